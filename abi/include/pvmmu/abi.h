@@ -1,0 +1,147 @@
+/*
+ * pvmmu public ABI: Xen's public headers (from Debian's libxen-dev, never copied
+ * into this tree) plus pvmmu's extensions to mmu_update and feature discovery.
+ * Usable from C and C++, hosted and freestanding. See docs/abi.md and SPEC §3.
+ */
+#ifndef PVMMU_ABI_H
+#define PVMMU_ABI_H
+
+#include <stdint.h>
+
+#ifndef __XEN_INTERFACE_VERSION__
+#define __XEN_INTERFACE_VERSION__ 0x00040e00 /* Xen 4.14+, what libxen-dev 4.17 calls latest */
+#endif
+
+#include <xen/xen.h>
+#include <xen/errno.h>
+#include <xen/features.h>
+#include <xen/version.h>
+#include <xen/sched.h>
+#include <xen/vcpu.h>
+#include <xen/callback.h>
+#include <xen/event_channel.h>
+
+/* --- mmu_update commands (SPEC §3): the command is ptr & 7 on x86-64. ------ */
+
+#define PVMMU_MMU_CMD_MASK 7u
+
+/* Checked atomic write; installs val | (current & (A|D)) at the instant of the
+ * install. The same number and meaning as Xen's MMU_PT_UPDATE_PRESERVE_AD. */
+#define MMU_ATOMIC_PT_UPDATE MMU_PT_UPDATE_PRESERVE_AD
+
+/* Range flag update of up to 1023 entries of one L1 page table. It is 4, not the
+ * seed's 3, because 3 is Xen's MMU_PT_UPDATE_NO_TRANSLATE upstream. */
+#define MMU_FLAG_RANGE_UPDATE 4
+
+/* Feature bit (XENVER_get_features, submap 0) that advertises
+ * MMU_FLAG_RANGE_UPDATE. Xen assigns bits upward from 0 (17 is its highest in
+ * 4.17); pvmmu takes the top bit of submap 0 so the two cannot meet soon. */
+#define PVMMU_FEAT_flag_range_update 31
+
+/* Bits 63:32 of the count argument of mmu_update are never a count: Xen and pvmmu
+ * use bit 31 to mark a preempted batch (continuation); see docs/abi.md. */
+#define PVMMU_MMU_UPDATE_PREEMPTED 0x80000000u
+
+/*
+ * MMU_FLAG_RANGE_UPDATE val word (SPEC §3 table):
+ *   11:0  mask for PTE bits 11:0      (1 = replace)
+ *   23:12 mask for PTE bits 63:52
+ *   35:24 new PTE bits 11:0           (where the mask is 1)
+ *   47:36 new PTE bits 63:52
+ *   57:48 count of entries, 0..1023
+ *   63:58 must be zero
+ */
+#define PVMMU_FR_MASK_LO_SHIFT 0
+#define PVMMU_FR_MASK_HI_SHIFT 12
+#define PVMMU_FR_NEW_LO_SHIFT 24
+#define PVMMU_FR_NEW_HI_SHIFT 36
+#define PVMMU_FR_COUNT_SHIFT 48
+#define PVMMU_FR_FIELD_MASK 0xfffull   /* each 12-bit flag field            */
+#define PVMMU_FR_COUNT_MASK 0x3ffull   /* 10-bit count                     */
+#define PVMMU_FR_COUNT_MAX 1023u
+#define PVMMU_FR_MBZ_MASK (~0ull << 58)
+#define PVMMU_PTE_HI_SHIFT 52          /* PTE bits 63:52 map to the HI fields */
+/* The PTE bits a FLAG_RANGE request can touch at all: 11:0 and 63:52. */
+#define PVMMU_FR_PTE_FLAG_BITS (0xfffull | (0xfffull << PVMMU_PTE_HI_SHIFT))
+
+#ifdef __cplusplus
+namespace pvmmu::abi {
+
+/* A decoded FLAG_RANGE val: mask and new bits are in PTE bit positions. */
+struct FlagRange {
+    uint64_t mask;   /* PTE bits to replace: a subset of PVMMU_FR_PTE_FLAG_BITS */
+    uint64_t bits;   /* new values for those bits (already ANDed with mask)     */
+    uint32_t count;  /* entries, 0..1023                                        */
+};
+
+/* PTE flag bits (subset of 11:0 and 63:52) -> the 24-bit packed field form. */
+constexpr uint64_t pack_flags(uint64_t pte_bits)
+{
+    return (pte_bits & PVMMU_FR_FIELD_MASK) |
+           (((pte_bits >> PVMMU_PTE_HI_SHIFT) & PVMMU_FR_FIELD_MASK) << 12);
+}
+
+constexpr uint64_t unpack_flags(uint64_t field24)
+{
+    return (field24 & PVMMU_FR_FIELD_MASK) |
+           (((field24 >> 12) & PVMMU_FR_FIELD_MASK) << PVMMU_PTE_HI_SHIFT);
+}
+
+/* Encode; mask/bits outside 11:0 and 63:52 and counts above 1023 are dropped,
+ * so check encodable() first when the inputs are not constants. */
+constexpr uint64_t encode_flag_range(uint64_t mask, uint64_t bits, uint32_t count)
+{
+    return (pack_flags(mask) << PVMMU_FR_MASK_LO_SHIFT) |
+           (pack_flags(bits & mask) << PVMMU_FR_NEW_LO_SHIFT) |
+           ((uint64_t(count) & PVMMU_FR_COUNT_MASK) << PVMMU_FR_COUNT_SHIFT);
+}
+
+constexpr bool encodable(uint64_t mask, uint64_t bits, uint32_t count)
+{
+    return (mask & ~uint64_t(PVMMU_FR_PTE_FLAG_BITS)) == 0 &&
+           (bits & ~mask) == 0 && count <= PVMMU_FR_COUNT_MAX;
+}
+
+constexpr bool flag_range_mbz_ok(uint64_t val) { return (val & PVMMU_FR_MBZ_MASK) == 0; }
+
+/* Decode; the caller checks flag_range_mbz_ok() first (MBZ bits give -EINVAL). */
+constexpr FlagRange decode_flag_range(uint64_t val)
+{
+    const uint64_t mask = unpack_flags(val >> PVMMU_FR_MASK_LO_SHIFT);
+    const uint64_t bits = unpack_flags(val >> PVMMU_FR_NEW_LO_SHIFT) & mask;
+    return FlagRange{mask, bits,
+                     uint32_t((val >> PVMMU_FR_COUNT_SHIFT) & PVMMU_FR_COUNT_MASK)};
+}
+
+/* The layouts the ABI depends on (x86-64). */
+static_assert(sizeof(mmu_update_t) == 16);
+static_assert(sizeof(mmuext_op_t) == 24);
+static_assert(sizeof(multicall_entry_t) == 64);
+static_assert(sizeof(xen_feature_info_t) == 8);
+static_assert(MMU_ATOMIC_PT_UPDATE == 2);
+static_assert(MMU_PT_UPDATE_NO_TRANSLATE == 3 && MMU_FLAG_RANGE_UPDATE == 4);
+static_assert(PVMMU_FR_COUNT_SHIFT + 10 == 58, "count is bits 57:48, MBZ 63:58");
+static_assert(PVMMU_FR_NEW_HI_SHIFT + 12 == PVMMU_FR_COUNT_SHIFT);
+
+/* Round trips, proven at compile time. */
+static_assert(decode_flag_range(encode_flag_range(0x2, 0x0, 512)).count == 512);
+static_assert(decode_flag_range(encode_flag_range(1ull << 63, 1ull << 63, 1)).bits == 1ull << 63);
+static_assert(decode_flag_range(encode_flag_range(0xfff, 0xa5a, 1023)).bits == 0xa5a);
+static_assert(!encodable(1ull << 12, 0, 1) && !encodable(1, 0, 1024) && !encodable(1, 2, 1));
+static_assert(!flag_range_mbz_ok(1ull << 58) && flag_range_mbz_ok(~0ull >> 6));
+
+} /* namespace pvmmu::abi */
+#else
+_Static_assert(sizeof(mmu_update_t) == 16, "mmu_update_t is 16 bytes");
+_Static_assert(sizeof(mmuext_op_t) == 24, "mmuext_op_t is 24 bytes");
+_Static_assert(sizeof(multicall_entry_t) == 64, "multicall_entry_t is 64 bytes");
+
+static inline uint64_t pvmmu_encode_flag_range(uint64_t mask, uint64_t bits, uint32_t count)
+{
+    uint64_t m = (mask & 0xfffull) | (((mask >> 52) & 0xfffull) << 12);
+    uint64_t b = ((bits & mask) & 0xfffull) | ((((bits & mask) >> 52) & 0xfffull) << 12);
+    return m | (b << PVMMU_FR_NEW_LO_SHIFT) | (((uint64_t)count & PVMMU_FR_COUNT_MASK) << PVMMU_FR_COUNT_SHIFT);
+}
+#endif
+
+#endif /* PVMMU_ABI_H */

@@ -1,0 +1,36 @@
+// The domain builder (as Xen's for a PV guest): gives a domain its frames and an
+// initial address space that maps every one of them once, at `physmap` +
+// gpfn * 4 KiB, its page-table frames read-only; pins the L4 through the normal
+// validation path and makes it every vCPU's base pointer.
+#pragma once
+
+#include "core/hypervisor.h"
+
+namespace pvmmu {
+
+inline constexpr Vaddr kDefaultPhysmap{0x0000'0080'0000'0000};   // L4 slot 1
+
+struct DomainSpec {
+    DomId id = 0;
+    unsigned nr_vcpus = 1;
+    CpuId first_cpu = 0;         // vCPU i runs on CPU first_cpu + i
+    Mfn first{0};                // the domain's frames: [first, first + nr_frames)
+    uint64_t nr_frames = 0;
+    Vaddr physmap = kDefaultPhysmap;   // must be 512 GiB aligned, below the reserved slots
+};
+
+struct DomainLayout {
+    Vaddr physmap{0};
+    Mfn first{0};
+    uint64_t nr_frames = 0;
+    uint64_t nr_pt_frames = 0;   // gpfns [0, nr_pt_frames) hold the initial tables
+    Mfn l4{0};
+
+    Mfn mfn(uint64_t gpfn) const { return Mfn{first.v + gpfn}; }
+    Vaddr va(uint64_t gpfn) const { return Vaddr{physmap.v + (gpfn << kPageShift)}; }
+};
+
+// 0, -EINVAL (bad spec), -EBUSY (a frame is not free) or a validation error.
+[[nodiscard]] int build_domain(Hypervisor& hv, Domain& d, const DomainSpec& spec, DomainLayout& out);
+
+} // namespace pvmmu

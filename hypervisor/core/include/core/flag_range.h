@@ -1,0 +1,13 @@
+// MMU_FLAG_RANGE_UPDATE on one L1 page table (SPEC §3).
+#pragma once
+
+#include "core/pagetable.h"
+
+namespace pvmmu {
+
+// Applies a FLAG_RANGE val (MBZ bits already checked, count >= 1) to entries
+// [first, first + count) of the locked, referenced L1 table `t`.
+[[nodiscard]] int flag_range_update(Hypervisor& hv, uint64_t* t, unsigned first,
+                                    const abi::FlagRange& fr);
+
+} // namespace pvmmu

@@ -1,0 +1,102 @@
+// Helpers shared by the batch hypercalls: the foreign-domain argument, the
+// pdone counter of Xen's continuation scheme, and the vCPU bitmaps of flushes.
+#pragma once
+
+#include <pvmmu/abi.h>
+
+#include "core/pagetable.h"
+#include "core/platform.h"
+
+namespace pvmmu {
+
+// Requests copied from the guest per round (one copy, not one per request).
+inline constexpr unsigned kBatchChunk = 32;
+
+// The MapContext for mmu_update's foreigndom argument: DOMID_SELF or the caller's
+// own id map only its frames; another domain or DOMID_IO needs the MapForeign
+// privilege (-EPERM), and must exist (-ESRCH).
+[[nodiscard]] inline int resolve_foreign(Hypervisor& hv, const Domain& d, uint64_t fd_arg,
+                                         MapContext& ctx)
+{
+    const DomId fd = DomId(fd_arg & 0xffff);
+    ctx = MapContext{d.id, d.id};
+    if (fd == DOMID_SELF || fd == d.id) return 0;
+    if (!d.policy.allows(Perm::MapForeign)) return -XEN_EPERM;
+    if (fd != DOMID_IO && !hv.domain(fd)) return -XEN_ESRCH;
+    ctx.foreign = fd == DOMID_IO ? kOwnerIo : fd;
+    return 0;
+}
+
+// Reads a guest vCPU bitmap (one xen_ulong_t: pvmmu has at most 64 vCPUs) and
+// turns it into physical CPUs. Bits naming absent vCPUs are -EINVAL.
+[[nodiscard]] inline int read_vcpumask(Hypervisor& hv, Vcpu& v, Vaddr mask_va, CpuMask& out)
+{
+    uint64_t bits = 0;
+    if (hv.platform().copy_from_guest(v, &bits, mask_va, sizeof(bits))) return -XEN_EFAULT;
+    const Domain& d = *v.domain;
+    if (bits & ~d.vcpu_bits_valid()) return -XEN_EINVAL;
+    out = d.cpus_of(bits);
+    return 0;
+}
+
+} // namespace pvmmu
+
+#include "core/hypercall.h"
+
+namespace pvmmu {
+
+// The batch loop of mmu_update and mmuext_op (Xen's semantics, SPEC §3):
+// arg[0] the request array, arg[1] the count, arg[2] pdone. Requests are copied
+// in chunks; the first failure stops the batch; after preempt_budget units of work
+// the call is preempted with arg[0] and arg[1] describing what is left and
+// PVMMU_MMU_UPDATE_PREEMPTED set, *pdone carrying the count so far.
+// `handler(req, units)` does one request; `handler.finish()` runs before the
+// results are written back (it releases what the batch held).
+template <class Req, class Handler>
+HcResult run_batch(Hypervisor& hv, Vcpu& v, HypercallFrame& f, long rc, Handler& handler)
+{
+    const Vaddr ureqs{f.arg[0]};
+    uint32_t count = uint32_t(f.arg[1]);
+    const Vaddr pdone{f.arg[2]};
+    Platform& plat = hv.platform();
+
+    uint32_t done = 0;
+    if (count & PVMMU_MMU_UPDATE_PREEMPTED) {
+        count &= ~PVMMU_MMU_UPDATE_PREEMPTED;
+        if (pdone.v && plat.copy_from_guest(v, &done, pdone, sizeof(done))) return pvmmu::done(-XEN_EFAULT);
+    }
+
+    uint32_t i = 0, work = 0;
+    bool preempt = false;
+    Req reqs[kBatchChunk];
+    while (rc == 0 && i < count && !preempt) {
+        const uint32_t n = count - i < kBatchChunk ? count - i : kBatchChunk;
+        if (plat.copy_from_guest(v, reqs, Vaddr{ureqs.v + uint64_t(i) * sizeof(Req)}, n * sizeof(Req))) {
+            rc = -XEN_EFAULT;
+            break;
+        }
+        for (uint32_t k = 0; k < n; ++k) {
+            uint32_t units = 1;
+            rc = handler(reqs[k], units);
+            if (rc) break;
+            ++i;
+            work += units;
+            if (work >= hv.config().preempt_budget && i < count) {
+                preempt = true;
+                break;
+            }
+        }
+    }
+    handler.finish();
+
+    done += i;
+    if (pdone.v && plat.copy_to_guest(v, pdone, &done, sizeof(done)) && rc == 0) rc = -XEN_EFAULT;
+    if (preempt && rc == 0) {
+        f.arg[0] = ureqs.v + uint64_t(i) * sizeof(Req);
+        f.arg[1] = (count - i) | PVMMU_MMU_UPDATE_PREEMPTED;
+        return preempted();
+    }
+    return pvmmu::done(rc);
+}
+
+} // namespace pvmmu

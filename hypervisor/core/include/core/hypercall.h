@@ -1,0 +1,39 @@
+// The hypercall entry of the core: one register frame in, a result out.
+// Xen's continuation semantics (SPEC §3): a long batch stops after a bounded
+// amount of work with its arguments rewritten to describe what is left; the
+// platform lets other work run and issues the same frame again.
+#pragma once
+
+#include "core/hypervisor.h"
+
+namespace pvmmu {
+
+struct HypercallFrame {
+    uint64_t op;
+    uint64_t arg[6];
+};
+
+struct [[nodiscard]] HcResult {
+    long rc;
+    bool preempted;   // arg[] rewritten: issue the frame again to continue
+};
+
+inline constexpr HcResult done(long rc) { return HcResult{rc, false}; }
+inline constexpr HcResult preempted() { return HcResult{0, true}; }
+
+// Dispatches frame.op through the hypercall table; unknown numbers: -ENOSYS.
+HcResult hypercall(Hypervisor& hv, Vcpu& v, HypercallFrame& frame);
+
+// Issues the frame until it completes, letting the platform run between rounds;
+// returns the result and how many times the call was preempted.
+long hypercall_to_completion(Hypervisor& hv, Vcpu& v, HypercallFrame frame,
+                             unsigned* continuations = nullptr);
+
+// The handlers, one per file. Arguments are in frame.arg, as in Xen's ABI.
+HcResult do_mmu_update(Hypervisor& hv, Vcpu& v, HypercallFrame& f);
+HcResult do_mmuext_op(Hypervisor& hv, Vcpu& v, HypercallFrame& f);
+HcResult do_update_va_mapping(Hypervisor& hv, Vcpu& v, HypercallFrame& f);
+HcResult do_multicall(Hypervisor& hv, Vcpu& v, HypercallFrame& f);
+HcResult do_xen_version(Hypervisor& hv, Vcpu& v, HypercallFrame& f);
+
+} // namespace pvmmu

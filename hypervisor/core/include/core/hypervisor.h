@@ -1,0 +1,62 @@
+// The machine-wide state of the core: memory, frame table, machine-to-physical
+// table, domains, the TLB clock and the platform it runs on. One per machine.
+#pragma once
+
+#include "core/domain.h"
+#include "core/tlb_clock.h"
+
+namespace pvmmu {
+
+inline constexpr unsigned kMaxDomains = 16;
+
+struct HvConfig {
+    // Guest L4 slots reserved to the hypervisor (Xen x86-64 PV: 256..271). Guests
+    // may not write them; a table with anything there does not validate.
+    unsigned l4_reserved_first = 256;
+    unsigned l4_reserved_last = 271;
+    // Work units (PTEs) a batch may do before it is preempted and continued.
+    uint32_t preempt_budget = 4096;
+};
+
+class Hypervisor {
+public:
+    Hypervisor(MachineMemory mem, FrameInfo* frames, uint64_t* m2p, Platform& p,
+               HvConfig cfg = {})
+        : mem_(mem), frames_(frames), m2p_(m2p), platform_(p), cfg_(cfg) {}
+
+    Hypervisor(const Hypervisor&) = delete;
+    Hypervisor& operator=(const Hypervisor&) = delete;
+
+    const MachineMemory& mem() const { return mem_; }
+    FrameInfo& frame(Mfn m) { return frames_[m.v]; }
+    const FrameInfo& frame(Mfn m) const { return frames_[m.v]; }
+    uint64_t& m2p(Mfn m) { return m2p_[m.v]; }
+    Platform& platform() { return platform_; }
+    TlbClock& clock() { return clock_; }
+    const HvConfig& config() const { return cfg_; }
+
+    // CPUs that may hold guest translations (the candidates of a type-change flush).
+    CpuMask online_cpus() const { return CpuMask{online_.load(std::memory_order_acquire)}; }
+    void cpu_online(CpuId c) { online_.fetch_or(uint64_t(1) << c, std::memory_order_acq_rel); }
+
+    // Registers a domain the platform has set up; returns false if the id is taken.
+    bool add_domain(Domain& d);
+    Domain* domain(DomId id) { return id < kMaxDomains ? domains_[id] : nullptr; }
+
+    bool l4_slot_reserved(unsigned i) const
+    {
+        return i >= cfg_.l4_reserved_first && i <= cfg_.l4_reserved_last;
+    }
+
+private:
+    MachineMemory mem_;
+    FrameInfo* frames_;
+    uint64_t* m2p_;
+    Platform& platform_;
+    HvConfig cfg_;
+    TlbClock clock_;
+    std::atomic<uint64_t> online_{0};
+    Domain* domains_[kMaxDomains] = {};
+};
+
+} // namespace pvmmu

@@ -1,0 +1,83 @@
+// Guest page tables (SPEC §4): which entries a guest may install at each level,
+// the references an entry holds, validation of whole tables, and the install of
+// one entry by a compare-exchange loop that tolerates only hardware A/D changes.
+#pragma once
+
+#include "core/refs.h"
+
+namespace pvmmu {
+
+// Flag bits a guest may not set in a present entry (SPEC §4: cache attributes,
+// global, protection keys; PS at L2/L3 since pvmmu maps no superpages).
+namespace disallow {
+inline constexpr uint64_t kL1 = pte_bit::PWT | pte_bit::PCD | pte_bit::PAT | pte_bit::G | pte_bit::PK;
+inline constexpr uint64_t kUpper = pte_bit::PWT | pte_bit::PCD | pte_bit::PS | pte_bit::G | pte_bit::PK;
+constexpr uint64_t at(Level l) { return l == Level::L1 ? kL1 : kUpper; }
+} // namespace disallow
+
+// x86-64 PV guests run in ring 3, so every present entry is made user-accessible
+// on install (as Xen's adjust_guest_l*e does).
+constexpr Pte adjust_guest_entry(Pte e) { return e.present() ? Pte{e.v | pte_bit::US} : e; }
+
+// Who a mapping in an L1 entry may name: the table's owner, or with the MapForeign
+// privilege the foreign domain given to mmu_update.
+struct MapContext {
+    DomId self;
+    DomId foreign;   // == self when no foreign domain was named
+};
+
+// References an entry at `level` holds while installed (it is present).
+[[nodiscard]] int get_entry_refs(Hypervisor& hv, Level level, Pte e, const MapContext& ctx);
+void put_entry_refs(Hypervisor& hv, Level level, Pte e);
+
+// Whole-table validation on the first type reference and its undo on the last.
+[[nodiscard]] int validate_table(Hypervisor& hv, Mfn m, Level level);
+void devalidate_table(Hypervisor& hv, Mfn m, Level level);
+
+// The install loop. `old` is the value the caller checked against and receives
+// the value actually replaced. With FoldAd (cmd 2) every A/D bit present at the
+// install survives: installed = nv | (current & (A|D)). Without (cmd 0, Xen's
+// normal update) A/D set meanwhile are overwritten. Any change other than A/D is
+// a concurrent writer that should not exist: -EBUSY, nothing installed.
+template <bool FoldAd>
+[[nodiscard]] inline int install_entry(uint64_t* slot, uint64_t& old, uint64_t nv)
+{
+    std::atomic_ref<uint64_t> e(*slot);
+    uint64_t cur = old;
+    while (!e.compare_exchange_weak(cur, FoldAd ? nv | (cur & pte_bit::AD) : nv,
+                                    std::memory_order_acq_rel)) {
+        if ((cur ^ old) & ~pte_bit::AD) return -XEN_EBUSY;
+    }
+    old = cur;
+    return 0;
+}
+
+inline uint64_t load_entry(uint64_t* slot)
+{
+    return std::atomic_ref<uint64_t>(*slot).load(std::memory_order_acquire);
+}
+
+inline bool entry_flags_ok(Level level, Pte e) { return (e.v & disallow::at(level)) == 0; }
+
+// The part of mod_entry that changes references (out of line: not the hot path).
+template <bool FoldAd>
+[[nodiscard]] int mod_entry_refs(Hypervisor& hv, Level level, uint64_t* slot, uint64_t old,
+                                 Pte nv, const MapContext& ctx);
+
+// Checked update of one entry of a validated table the caller holds (a type
+// reference and the page lock): validation of `nv`, reference changes, install.
+// A change of flags only (same frame, same P and RW) touches no frame: that is
+// the mprotect hot path of SPEC §4 "Cost", kept inline.
+template <bool FoldAd>
+[[nodiscard]] inline int mod_entry(Hypervisor& hv, Level level, uint64_t* slot, Pte nv,
+                                   const MapContext& ctx)
+{
+    uint64_t old = load_entry(slot);
+    nv = adjust_guest_entry(nv);
+    if (nv.present() && !entry_flags_ok(level, nv)) return -XEN_EINVAL;
+    constexpr uint64_t kRefBits = pte_bit::ADDR | pte_bit::P | pte_bit::RW;
+    if (nv.present() && ((old ^ nv.v) & kRefBits) == 0) return install_entry<FoldAd>(slot, old, nv.v);
+    return mod_entry_refs<FoldAd>(hv, level, slot, old, nv, ctx);
+}
+
+} // namespace pvmmu

@@ -1,0 +1,44 @@
+// What the portable core needs from the machine it runs on. The sim
+// (hypervisor/sim) and bare metal (hypervisor/arch/x86_64) each implement it; unit
+// tests may use a fake. Only rare or per-batch operations go through it: the per-PTE
+// path touches memory directly through MachineMemory.
+#pragma once
+
+#include <stddef.h>
+
+#include "core/types.h"
+
+namespace pvmmu {
+
+struct Vcpu;
+
+enum class FlushKind : uint8_t { All, Page };
+
+struct FlushRequest {
+    FlushKind kind = FlushKind::All;
+    Vaddr va{0};      // FlushKind::Page only
+};
+
+class Platform {
+public:
+    // Flush the TLBs of the given CPUs (the caller's own CPU included if named)
+    // and return only when every one has acknowledged (SPEC §5). A full flush on a
+    // CPU must be recorded with TlbClock::record_flush.
+    virtual void flush_tlbs(CpuMask cpus, FlushRequest req) = 0;
+
+    // Called in every spin-wait: serve pending shootdowns addressed to this CPU.
+    virtual void relax() = 0;
+
+    // Guest memory, at a guest virtual address of the given vCPU's address space.
+    // Return 0 or -EFAULT (Xen's errno, negated).
+    virtual int copy_from_guest(Vcpu& v, void* dst, Vaddr src, size_t n) = 0;
+    virtual int copy_to_guest(Vcpu& v, Vaddr dst, const void* src, size_t n) = 0;
+
+    // Address-space switch of the calling vCPU (NEW_BASEPTR): load the new root.
+    virtual void load_base(Vcpu& v) = 0;
+
+protected:
+    ~Platform() = default;
+};
+
+} // namespace pvmmu

@@ -1,0 +1,45 @@
+// Reference counting on frames (SPEC §4): general references (a mapping or a use
+// of the frame) and type references (a writable mapping, a link from the next
+// table level up, a pin, a base pointer). Taking the first reference of a
+// page-table type validates the table; dropping the last one devalidates it.
+// Every function returns 0 or a negative Xen errno.
+#pragma once
+
+#include <pvmmu/abi.h>
+
+#include "core/hypervisor.h"
+
+namespace pvmmu {
+
+// General reference on a frame owned by `owner`. -EPERM if someone else owns it.
+[[nodiscard]] int get_page(Hypervisor& hv, Mfn m, DomId owner);
+void put_page(Hypervisor& hv, Mfn m);
+
+// Type reference. For a page-table type the first reference validates the table
+// (taking references for its entries); for any type change the TLBs that may
+// still hold the frame's old use are flushed first. -EINVAL on a type conflict.
+[[nodiscard]] int get_page_type(Hypervisor& hv, Mfn m, PageType t);
+void put_page_type(Hypervisor& hv, Mfn m);
+
+// A type reference on a frame that already is a validated table of some level,
+// without changing or validating anything: what a writer of that table holds.
+// Returns the level, or 0 if the frame is no validated table owned by `owner`.
+[[nodiscard]] unsigned get_existing_table(Hypervisor& hv, Mfn m, DomId owner);
+
+[[nodiscard]] inline int get_page_and_type(Hypervisor& hv, Mfn m, DomId owner, PageType t)
+{
+    if (int rc = get_page(hv, m, owner)) return rc;
+    if (int rc = get_page_type(hv, m, t)) {
+        put_page(hv, m);
+        return rc;
+    }
+    return 0;
+}
+
+inline void put_page_and_type(Hypervisor& hv, Mfn m)
+{
+    put_page_type(hv, m);
+    put_page(hv, m);
+}
+
+} // namespace pvmmu

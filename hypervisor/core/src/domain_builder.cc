@@ -1,0 +1,77 @@
+// Domain builder; see core/domain_builder.h.
+#include "core/domain_builder.h"
+
+#include <string.h>
+
+#include <pvmmu/abi.h>
+
+#include "core/refs.h"
+
+namespace pvmmu {
+
+namespace {
+
+constexpr uint64_t kTableFlags = pte_bit::P | pte_bit::RW | pte_bit::US | pte_bit::A;
+
+uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+
+} // namespace
+
+int build_domain(Hypervisor& hv, Domain& d, const DomainSpec& spec, DomainLayout& out)
+{
+    const uint64_t n = spec.nr_frames;
+    const uint64_t nl1 = ceil_div(n, kEntriesPerTable), nl2 = ceil_div(nl1, kEntriesPerTable);
+    const uint64_t npt = 2 + nl2 + nl1;
+    const unsigned slot = table_index(spec.physmap, Level::L4);
+    if (spec.nr_vcpus == 0 || spec.nr_vcpus > kMaxVcpus || spec.first_cpu + spec.nr_vcpus > kMaxCpus ||
+        n <= npt || nl2 > kEntriesPerTable || (spec.physmap.v & ((1ull << 39) - 1)) ||
+        !canonical(spec.physmap) || hv.l4_slot_reserved(slot) || spec.first.v + n > hv.mem().nr_frames)
+        return -XEN_EINVAL;
+    for (uint64_t i = 0; i < n; ++i) {
+        const FrameInfo& f = hv.frame(Mfn{spec.first.v + i});
+        if (f.owner.load() != kOwnerFree || f.count.load() != 0 || f.type_count() != 0) return -XEN_EBUSY;
+    }
+
+    d.id = spec.id;
+    d.nr_vcpus = spec.nr_vcpus;
+    d.nr_frames = n;
+    if (!hv.add_domain(d)) return -XEN_EBUSY;
+
+    out = DomainLayout{spec.physmap, spec.first, n, npt, spec.first};
+    for (uint64_t i = 0; i < n; ++i) {
+        const Mfn m = out.mfn(i);
+        memset(hv.mem().frame(m), 0, kPageSize);
+        hv.m2p(m) = i;
+        hv.frame(m).owner.store(spec.id, std::memory_order_release);
+    }
+
+    // gpfn 0: L4, 1: L3, then the L2s, then the L1s.
+    const uint64_t l2_base = 2, l1_base = 2 + nl2;
+    hv.mem().table(out.mfn(0))[slot] = Pte::make(out.mfn(1), kTableFlags).v;
+    for (uint64_t j = 0; j < nl2; ++j)
+        hv.mem().table(out.mfn(1))[j] = Pte::make(out.mfn(l2_base + j), kTableFlags).v;
+    for (uint64_t k = 0; k < nl1; ++k)
+        hv.mem().table(out.mfn(l2_base + k / kEntriesPerTable))[k % kEntriesPerTable] =
+            Pte::make(out.mfn(l1_base + k), kTableFlags).v;
+    for (uint64_t i = 0; i < n; ++i) {
+        const uint64_t rw = i < npt ? 0 : pte_bit::RW;   // page tables are read-only to guests
+        hv.mem().table(out.mfn(l1_base + i / kEntriesPerTable))[i % kEntriesPerTable] =
+            Pte::make(out.mfn(i), pte_bit::P | pte_bit::US | pte_bit::A | rw).v;
+    }
+
+    // Pin and install through the normal paths: validation checks the builder too.
+    if (int rc = get_page_and_type(hv, out.l4, d.id, PageType::L4)) return rc;
+    hv.frame(out.l4).type_info.fetch_or(ti::kPinned, std::memory_order_acq_rel);
+    for (unsigned i = 0; i < d.nr_vcpus; ++i) {
+        Vcpu& v = d.vcpus[i];
+        v.cpu = spec.first_cpu + i;
+        if (int rc = get_page_and_type(hv, out.l4, d.id, PageType::L4)) return rc;
+        v.guest_table = out.l4;
+        v.has_table = true;
+        v.online = true;
+        hv.cpu_online(v.cpu);
+    }
+    return 0;
+}
+
+} // namespace pvmmu

@@ -1,0 +1,87 @@
+// HYPERVISOR_mmu_update (hypercall 1): a batch of {ptr, val} requests, the command
+// in ptr & 7 (SPEC §3). Xen's batch semantics: in order; the first failure stops
+// the batch; *pdone counts completed requests; a failed request changes nothing;
+// preempted after a bounded amount of work and continued where it stopped.
+#include "core/flag_range.h"
+#include "core/guest_args.h"
+#include "core/hypercall.h"
+#include "core/table_cursor.h"
+
+namespace pvmmu {
+
+namespace {
+
+struct Batch {
+    Hypervisor& hv;
+    Domain& d;
+    MapContext ctx;
+    TableCursor cursor;
+
+    int operator()(const mmu_update_t& req, uint32_t& units);
+    void finish() { cursor.release(); }
+};
+
+// cmd 0 and cmd 2: one checked entry update of a table of any level.
+template <bool FoldAd>
+int pt_update(Batch& b, const mmu_update_t& req)
+{
+    const Maddr a{req.ptr & ~uint64_t(PVMMU_MMU_CMD_MASK)};
+    const unsigned level = b.cursor.acquire(a.mfn());
+    if (!level) return -XEN_EINVAL;
+    const unsigned index = a.offset() / sizeof(uint64_t);
+    if (level == 4 && b.hv.l4_slot_reserved(index)) return -XEN_EINVAL;
+    return mod_entry<FoldAd>(b.hv, Level(level), b.cursor.table() + index, Pte{req.val}, b.ctx);
+}
+
+// cmd 1: the machine-to-physical entry of frame ptr >> 12. The offset bits of ptr
+// (11:3) must be zero: a misaligned ptr is a guest bug, not a frame.
+int machphys_update(Batch& b, const mmu_update_t& req)
+{
+    const Maddr a{req.ptr & ~uint64_t(PVMMU_MMU_CMD_MASK)};
+    if (a.offset() != 0 || !b.hv.mem().valid(a.mfn())) return -XEN_EINVAL;
+    const DomId owner = b.hv.frame(a.mfn()).owner.load(std::memory_order_acquire);
+    if (owner != b.ctx.self && owner != b.ctx.foreign) return -XEN_EPERM;
+    b.hv.m2p(a.mfn()) = req.val;
+    return 0;
+}
+
+// cmd 4; `units` receives the work done, for the preemption budget.
+int range_update(Batch& b, const mmu_update_t& req, uint32_t& units)
+{
+    if (!abi::flag_range_mbz_ok(req.val)) return -XEN_EINVAL;
+    const abi::FlagRange fr = abi::decode_flag_range(req.val);
+    if (fr.count == 0) return 0;
+    units = fr.count;
+    const Maddr a{req.ptr & ~uint64_t(PVMMU_MMU_CMD_MASK)};
+    if (b.cursor.acquire(a.mfn()) != 1) return -XEN_EINVAL;
+    return flag_range_update(b.hv, b.cursor.table(), a.offset() / sizeof(uint64_t), fr);
+}
+
+int Batch::operator()(const mmu_update_t& req, uint32_t& units)
+{
+    Batch& b = *this;
+    const Policy& p = d.policy;
+    switch (req.ptr & PVMMU_MMU_CMD_MASK) {
+    case MMU_NORMAL_PT_UPDATE:
+        return p.allows(Perm::MmuNormal) ? pt_update<false>(b, req) : -XEN_EPERM;
+    case MMU_ATOMIC_PT_UPDATE:
+        return p.allows(Perm::MmuAtomic) ? pt_update<true>(b, req) : -XEN_EPERM;
+    case MMU_MACHPHYS_UPDATE:
+        return p.allows(Perm::MmuMachphys) ? machphys_update(b, req) : -XEN_EPERM;
+    case MMU_FLAG_RANGE_UPDATE:
+        return p.allows(Perm::MmuFlagRange) ? range_update(b, req, units) : -XEN_EPERM;
+    default:   // 3 (Xen's NO_TRANSLATE, meaningless without translation), 5-7
+        return -XEN_ENOSYS;
+    }
+}
+
+} // namespace
+
+HcResult do_mmu_update(Hypervisor& hv, Vcpu& v, HypercallFrame& f)
+{
+    Batch b{hv, *v.domain, {}, TableCursor(hv, v.domain->id)};
+    const long rc = resolve_foreign(hv, b.d, f.arg[3], b.ctx);
+    return run_batch<mmu_update_t>(hv, v, f, rc, b);
+}
+
+} // namespace pvmmu

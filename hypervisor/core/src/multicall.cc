@@ -1,0 +1,55 @@
+// HYPERVISOR_multicall (hypercall 13): run a list of hypercalls, storing each
+// one's result in its entry. Entries do not stop the list when they fail (Xen).
+// A multicall inside a multicall is refused (-EINVAL in that entry's result).
+// When an entry is preempted, its rewritten arguments are stored back into the
+// guest's entry and the multicall itself continues from that entry.
+#include <pvmmu/abi.h>
+
+#include "core/hypercall.h"
+
+namespace pvmmu {
+
+// Entries run before the multicall itself yields (each is bounded on its own).
+static constexpr uint64_t kEntriesPerRound = 64;
+
+HcResult do_multicall(Hypervisor& hv, Vcpu& v, HypercallFrame& f)
+{
+    if (!v.domain->policy.allows(Perm::Multicall)) return done(-XEN_EPERM);
+    const uint64_t list = f.arg[0];
+    const uint32_t nr = uint32_t(f.arg[1]);
+    Platform& plat = hv.platform();
+
+    for (uint32_t i = 0; i < nr; ++i) {
+        if (i == kEntriesPerRound) {
+            f.arg[0] = list + i * sizeof(multicall_entry_t);
+            f.arg[1] = nr - i;
+            return preempted();
+        }
+        const Vaddr at{list + i * sizeof(multicall_entry_t)};
+        multicall_entry_t e;
+        if (plat.copy_from_guest(v, &e, at, sizeof(e))) return done(-XEN_EFAULT);
+
+        long result;
+        if (e.op == __HYPERVISOR_multicall) {
+            result = -XEN_EINVAL;
+        } else {
+            HypercallFrame inner{e.op, {e.args[0], e.args[1], e.args[2], e.args[3], e.args[4], e.args[5]}};
+            const HcResult r = hypercall(hv, v, inner);
+            if (r.preempted) {
+                for (unsigned k = 0; k < 6; ++k) e.args[k] = inner.arg[k];
+                if (plat.copy_to_guest(v, at, &e, sizeof(e))) return done(-XEN_EFAULT);
+                f.arg[0] = at.v;
+                f.arg[1] = nr - i;
+                return preempted();
+            }
+            result = r.rc;
+        }
+        e.result = uint64_t(result);
+        if (plat.copy_to_guest(v, Vaddr{at.v + offsetof(multicall_entry_t, result)}, &e.result,
+                               sizeof(e.result)))
+            return done(-XEN_EFAULT);
+    }
+    return done(0);
+}
+
+} // namespace pvmmu

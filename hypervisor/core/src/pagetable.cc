@@ -1,0 +1,105 @@
+// Page-table entry rules, references, validation and the checked entry update.
+#include "core/pagetable.h"
+
+namespace pvmmu {
+
+int get_entry_refs(Hypervisor& hv, Level level, Pte e, const MapContext& ctx)
+{
+    const Mfn m = e.mfn();
+    if (!hv.mem().valid(m)) return -XEN_EINVAL;
+    if (level != Level::L1) {
+        // L2-L4 entries name validated tables of the next level of the same domain.
+        return get_page_and_type(hv, m, ctx.self, table_type(Level(uint8_t(level) - 1)));
+    }
+    const DomId owner = hv.frame(m).owner.load(std::memory_order_acquire);
+    const DomId allowed = owner == ctx.self ? ctx.self : ctx.foreign;
+    if (int rc = get_page(hv, m, allowed)) return rc;
+    if (e.writable()) {
+        if (int rc = get_page_type(hv, m, PageType::Writable)) {
+            put_page(hv, m);
+            return rc;
+        }
+    }
+    return 0;
+}
+
+void put_entry_refs(Hypervisor& hv, Level level, Pte e)
+{
+    if (level != Level::L1 || e.writable()) put_page_type(hv, e.mfn());
+    put_page(hv, e.mfn());
+}
+
+int validate_table(Hypervisor& hv, Mfn m, Level level)
+{
+    uint64_t* t = hv.mem().table(m);
+    const DomId self = hv.frame(m).owner.load(std::memory_order_acquire);
+    const MapContext ctx{self, self};
+    unsigned i = 0;
+    int rc = 0;
+    for (; i < kEntriesPerTable; ++i) {
+        const Pte e{load_entry(&t[i])};
+        if (level == Level::L4 && hv.l4_slot_reserved(i)) {
+            if (e.v != 0) rc = -XEN_EINVAL;
+        } else if (e.present()) {
+            rc = entry_flags_ok(level, e) ? get_entry_refs(hv, level, e, ctx) : -XEN_EINVAL;
+            // Nobody can write the table while it is being validated (no writable
+            // mapping and no type reference exist), so a plain update is safe.
+            if (rc == 0) std::atomic_ref<uint64_t>(t[i]).store(adjust_guest_entry(e).v);
+        }
+        if (rc) break;
+    }
+    if (rc) {
+        while (i-- > 0) {
+            const Pte e{load_entry(&t[i])};
+            if (e.present() && !(level == Level::L4 && hv.l4_slot_reserved(i)))
+                put_entry_refs(hv, level, e);
+        }
+    }
+    return rc;
+}
+
+void devalidate_table(Hypervisor& hv, Mfn m, Level level)
+{
+    uint64_t* t = hv.mem().table(m);
+    for (unsigned i = 0; i < kEntriesPerTable; ++i) {
+        const Pte e{load_entry(&t[i])};
+        if (e.present() && !(level == Level::L4 && hv.l4_slot_reserved(i)))
+            put_entry_refs(hv, level, e);
+    }
+}
+
+template <bool FoldAd>
+int mod_entry_refs(Hypervisor& hv, Level level, uint64_t* slot, uint64_t old, Pte nv,
+                   const MapContext& ctx)
+{
+    const Pte o{old};
+    // Same frame still mapped: only a writable raise or drop changes references.
+    if (nv.present() && o.present() && nv.mfn() == o.mfn()) {
+        const bool raise = level == Level::L1 && nv.writable() && !o.writable();
+        const bool drop = level == Level::L1 && o.writable() && !nv.writable();
+        if (raise) {
+            if (int rc = get_page_type(hv, nv.mfn(), PageType::Writable)) return rc;
+        }
+        if (int rc = install_entry<FoldAd>(slot, old, nv.v)) {
+            if (raise) put_page_type(hv, nv.mfn());
+            return rc;
+        }
+        if (drop) put_page_type(hv, o.mfn());
+        return 0;
+    }
+
+    if (nv.present()) {
+        if (int rc = get_entry_refs(hv, level, nv, ctx)) return rc;
+    }
+    if (int rc = install_entry<FoldAd>(slot, old, nv.v)) {
+        if (nv.present()) put_entry_refs(hv, level, nv);
+        return rc;
+    }
+    if (o.present()) put_entry_refs(hv, level, o);
+    return 0;
+}
+
+template int mod_entry_refs<true>(Hypervisor&, Level, uint64_t*, uint64_t, Pte, const MapContext&);
+template int mod_entry_refs<false>(Hypervisor&, Level, uint64_t*, uint64_t, Pte, const MapContext&);
+
+} // namespace pvmmu
