@@ -1,0 +1,18 @@
+# pvmmu_add_gtest(NAME LABELS l1 [l2...] SOURCES s1 [s2...] [LIBS ...])
+# One GoogleTest executable whose tests are registered one by one with CTest,
+# every one carrying the labels (unit, concurrency, guest, ...).
+include(GoogleTest)
+find_package(GTest REQUIRED)
+
+function(pvmmu_add_gtest name)
+  cmake_parse_arguments(T "" "TIMEOUT" "LABELS;SOURCES;LIBS" ${ARGN})
+  if(NOT T_TIMEOUT)
+    set(T_TIMEOUT 300)
+  endif()
+  add_executable(${name} ${T_SOURCES})
+  target_link_libraries(${name} PRIVATE GTest::gtest GTest::gtest_main ${T_LIBS})
+  target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/tests)
+  gtest_discover_tests(${name}
+    PROPERTIES LABELS "${T_LABELS}" TIMEOUT ${T_TIMEOUT}
+    DISCOVERY_TIMEOUT 60)
+endfunction()

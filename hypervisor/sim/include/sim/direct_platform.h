@@ -1,0 +1,61 @@
+// A one-CPU platform whose guest virtual addresses are host addresses: the test
+// double for unit tests of the core and for counting the core's instructions
+// (perf/). Copies are memcpy (addresses below 64 KiB fault, as an unmapped low
+// region would); flushes are recorded, not performed; full flushes advance the
+// TLB clock as a real flush would.
+#pragma once
+
+#include <cstring>
+#include <vector>
+
+#include <pvmmu/abi.h>
+
+#include "core/hypervisor.h"
+#include "core/platform.h"
+
+namespace pvmmu::sim {
+
+class DirectPlatform final : public Platform {
+public:
+    static constexpr uint64_t kUnmappedBelow = 0x10000;
+
+    struct Flush {
+        CpuMask cpus;
+        FlushRequest req;
+    };
+
+    void attach(Hypervisor& hv) { hv_ = &hv; }
+
+    void flush_tlbs(CpuMask cpus, FlushRequest req) override
+    {
+        flushes.push_back(Flush{cpus, req});
+        if (req.kind != FlushKind::All || !hv_) return;
+        for (CpuId c = 0; c < kMaxCpus; ++c) {
+            if (!cpus.has(c)) continue;
+            const uint64_t t = hv_->clock().begin_flush();
+            hv_->clock().record_flush(c, t);
+        }
+    }
+    void relax() override {}
+    int copy_from_guest(Vcpu&, void* dst, Vaddr src, size_t n) override
+    {
+        if (src.v < kUnmappedBelow) return -XEN_EFAULT;
+        std::memcpy(dst, reinterpret_cast<const void*>(src.v), n);
+        return 0;
+    }
+    int copy_to_guest(Vcpu&, Vaddr dst, const void* src, size_t n) override
+    {
+        if (dst.v < kUnmappedBelow) return -XEN_EFAULT;
+        std::memcpy(reinterpret_cast<void*>(dst.v), src, n);
+        return 0;
+    }
+    void load_base(Vcpu&) override { ++base_loads; }
+
+    std::vector<Flush> flushes;
+    unsigned base_loads = 0;
+
+private:
+    Hypervisor* hv_ = nullptr;
+};
+
+} // namespace pvmmu::sim
