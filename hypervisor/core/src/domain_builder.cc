@@ -37,7 +37,7 @@ int build_domain(Hypervisor& hv, Domain& d, const DomainSpec& spec, DomainLayout
     d.nr_frames = n;
     if (!hv.add_domain(d)) return -XEN_EBUSY;
 
-    out = DomainLayout{spec.physmap, spec.first, n, npt, spec.first};
+    out = DomainLayout{spec.physmap, spec.first, n, npt, spec.first, 2 + nl2};
     for (uint64_t i = 0; i < n; ++i) {
         const Mfn m = out.mfn(i);
         memset(hv.mem().frame(m), 0, kPageSize);

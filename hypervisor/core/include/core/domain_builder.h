@@ -25,9 +25,16 @@ struct DomainLayout {
     uint64_t nr_frames = 0;
     uint64_t nr_pt_frames = 0;   // gpfns [0, nr_pt_frames) hold the initial tables
     Mfn l4{0};
+    uint64_t first_l1 = 0;       // gpfn of the L1 that maps gpfns 0..511; the next maps 512..
 
     Mfn mfn(uint64_t gpfn) const { return Mfn{first.v + gpfn}; }
     Vaddr va(uint64_t gpfn) const { return Vaddr{physmap.v + (gpfn << kPageShift)}; }
+    // The L1 that maps gpfn, and the machine address of gpfn's entry in it.
+    uint64_t l1_gpfn(uint64_t gpfn) const { return first_l1 + gpfn / kEntriesPerTable; }
+    Maddr pte_maddr(uint64_t gpfn) const
+    {
+        return Maddr{maddr_of(mfn(l1_gpfn(gpfn))).v + (gpfn % kEntriesPerTable) * sizeof(uint64_t)};
+    }
 };
 
 // 0, -EINVAL (bad spec), -EBUSY (a frame is not free) or a validation error.

@@ -1,0 +1,462 @@
+// The simulated SMP machine; see sim/machine.h.
+#include "sim/machine.h"
+
+#include <cstring>
+#include <thread>
+
+#include <boost/lockfree/queue.hpp>
+
+#include <pvmmu/abi.h>
+
+#include "core/pagetable.h"
+#include "sim/guest_context.h"
+
+namespace pvmmu::sim {
+
+namespace {
+
+// A shootdown: what to flush, and the ticket the sender waits to see acknowledged.
+struct Message {
+    FlushRequest req;
+    uint32_t from;     // sender's CPU slot (kControl for an unbound thread)
+    uint64_t ticket;
+};
+
+constexpr uint32_t kControl = kMaxCpus;   // slot of the control initiator
+constexpr unsigned kMaxWalkRetries = 1000;
+
+} // namespace
+
+struct Machine::Cpu {
+    explicit Cpu(unsigned tlb_entries) : tlb(tlb_entries) {}
+
+    CpuId id = 0;
+    Tlb tlb;
+    Vcpu* vcpu = nullptr;
+    std::atomic<bool> online{false};
+    // Mailbox: multi-producer, consumed by this CPU at its interrupt points.
+    boost::lockfree::queue<Message, boost::lockfree::capacity<2 * kMaxCpus>> mailbox;
+    std::atomic<uint32_t> pending{0};
+    // As a sender: the last ticket sent to each target and acknowledged by it.
+    uint64_t sent[kMaxCpus] = {};
+    std::atomic<uint64_t> acked[kMaxCpus] = {};
+    CpuCounters counters;
+};
+
+static thread_local Machine::Cpu* tls_cpu = nullptr;
+
+Machine::Machine(MachineConfig cfg)
+    : cfg_(cfg), arena_(cfg.frames), hv_(arena_.mem(), arena_.frames(), arena_.m2p(), *this, cfg.hv)
+{
+    if (cfg_.cpus == 0 || cfg_.cpus > kMaxCpus) cfg_.cpus = cfg_.cpus ? kMaxCpus : 1;
+    for (CpuId i = 0; i < cfg_.cpus; ++i) {
+        cpus_.push_back(std::make_unique<Cpu>(cfg_.tlb_entries));
+        cpus_.back()->id = i;
+    }
+    control_ = std::make_unique<Cpu>(1);
+    control_->id = kControl;
+    if (!cfg_.coherent_walker)
+        shadow_ = std::make_unique<std::atomic<uint64_t>[]>(cfg_.frames * kEntriesPerTable);
+}
+
+Machine::~Machine() = default;
+
+Machine::Cpu* Machine::current() { return tls_cpu; }
+
+Domain* Machine::create_domain(DomId id, uint64_t nr_frames, unsigned vcpus, DomainLayout& out, int* rc)
+{
+    int r = -XEN_EINVAL;
+    Domain* result = nullptr;
+    if (next_cpu_ + vcpus <= cfg_.cpus) {
+        Domain& d = domains_.emplace_back();
+        DomainSpec spec;
+        spec.id = id;
+        spec.nr_vcpus = vcpus;
+        spec.first_cpu = next_cpu_;
+        spec.first = arena_.allocate(nr_frames);
+        spec.nr_frames = nr_frames;
+        r = spec.first.v == ~0ull ? -XEN_ENOMEM : build_domain(hv_, d, spec, out);
+        if (r == 0) {
+            next_cpu_ += vcpus;
+            result = &d;
+            // A non-coherent walker starts from what the builder wrote.
+            if (shadow_)
+                for (uint64_t i = 0; i < out.nr_frames * kEntriesPerTable; ++i)
+                    shadow_[out.first.v * kEntriesPerTable + i].store(
+                        hv_.mem().table(out.first)[i], std::memory_order_relaxed);
+        }
+    }
+    if (rc) *rc = r;
+    return result;
+}
+
+const CpuCounters& Machine::counters(CpuId c) const { return cpu(c).counters; }
+
+CpuCounters Machine::total_counters() const
+{
+    CpuCounters t;
+    for (CpuId i = 0; i < cfg_.cpus; ++i) {
+        const CpuCounters& c = cpu(i).counters;
+        t.tlb_hits += c.tlb_hits, t.tlb_misses += c.tlb_misses, t.walks += c.walks;
+        t.faults += c.faults, t.a_set += c.a_set, t.d_set += c.d_set;
+        t.flush_all += c.flush_all, t.flush_page += c.flush_page;
+        t.shootdowns_sent += c.shootdowns_sent, t.shootdowns_served += c.shootdowns_served;
+        t.cleans += c.cleans;
+    }
+    return t;
+}
+
+// --- TLB maintenance and shootdown -------------------------------------------
+
+void Machine::flush_local(Cpu& c, FlushRequest req)
+{
+    if (req.kind == FlushKind::Page) {
+        c.tlb.flush_page(req.va.v >> kPageShift);
+        ++c.counters.flush_page;
+        return;
+    }
+    const uint64_t t = hv_.clock().begin_flush();
+    c.tlb.flush_all();
+    hv_.clock().record_flush(c.id, t);
+    ++c.counters.flush_all;
+}
+
+void Machine::serve(Cpu& c)
+{
+    if (c.pending.load(std::memory_order_acquire) == 0) return;
+    Message m;
+    while (c.mailbox.pop(m)) {
+        c.pending.fetch_sub(1, std::memory_order_acq_rel);
+        flush_local(c, m.req);
+        ++c.counters.shootdowns_served;
+        Cpu& from = m.from == kControl ? *control_ : cpu(m.from);
+        from.acked[c.id].store(m.ticket, std::memory_order_release);
+    }
+}
+
+void Machine::relax()
+{
+    if (Cpu* c = current()) serve(*c);
+    std::this_thread::yield();
+}
+
+void Machine::flush_tlbs(CpuMask cpus, FlushRequest req)
+{
+    Cpu* self = current();
+    Cpu& sender = self ? *self : *control_;
+    const uint32_t from = self ? self->id : kControl;
+    // An offline CPU is skipped: it flushes its whole TLB before it comes online.
+    CpuMask waiting;
+    for (CpuId t = 0; t < cfg_.cpus; ++t) {
+        if (!cpus.has(t)) continue;
+        Cpu& target = cpu(t);
+        if (&target == self) {
+            flush_local(target, req);
+            continue;
+        }
+        if (!target.online.load(std::memory_order_seq_cst)) continue;
+        const Message m{req, from, ++sender.sent[t]};
+        while (!target.mailbox.push(m)) relax();
+        target.pending.fetch_add(1, std::memory_order_acq_rel);
+        ++sender.counters.shootdowns_sent;
+        waiting.set(t);
+    }
+    for (CpuId t = 0; t < cfg_.cpus; ++t) {
+        if (!waiting.has(t)) continue;
+        while (sender.acked[t].load(std::memory_order_acquire) < sender.sent[t] &&
+               cpu(t).online.load(std::memory_order_acquire))
+            relax();
+    }
+}
+
+void Machine::load_base(Vcpu& v)
+{
+    // The sim's TLB is untagged: a new root flushes it, as a CR3 write does.
+    Cpu& c = cpu(v.cpu);
+    if (&c == current()) flush_local(c, FlushRequest{});
+}
+
+void Machine::bring_online(Cpu& c, Vcpu& v)
+{
+    serve(c);
+    flush_local(c, FlushRequest{});
+    c.vcpu = &v;
+    tls_cpu = &c;
+    c.online.store(true, std::memory_order_seq_cst);
+}
+
+void Machine::take_offline(Cpu& c)
+{
+    c.online.store(false, std::memory_order_seq_cst);
+    // Acknowledge whatever arrived: senders stop waiting once they see us offline,
+    // and we flush everything when we come back anyway.
+    c.pending.fetch_add(1);
+    serve(c);
+    c.pending.fetch_sub(1);
+    serve(c);
+    c.vcpu = nullptr;
+    tls_cpu = nullptr;
+}
+
+// --- The walker ----------------------------------------------------------------
+
+uint64_t Machine::read_pte(uint64_t* slot)
+{
+    if (!shadow_) return load_entry(slot);
+    const uint64_t off = uint64_t(reinterpret_cast<uint8_t*>(slot) - hv_.mem().base) / sizeof(uint64_t);
+    return shadow_[off].load(std::memory_order_acquire);
+}
+
+void Machine::clean(Maddr a)
+{
+    if (!shadow_ || !hv_.mem().valid(a.mfn())) return;
+    // One 64-byte line: eight entries become visible to walkers.
+    const uint64_t first = (a.v & ~uint64_t(63)) / sizeof(uint64_t);
+    uint64_t* mem = hv_.mem().table(Mfn{0});
+    for (uint64_t i = first; i < first + 8; ++i)
+        shadow_[i].store(load_entry(&mem[i]), std::memory_order_release);
+}
+
+// Sets `bit` in the live entry with a locked compare-exchange, as the hardware
+// walker does; fails if the entry changed in any other way since it was read
+// (the walk then restarts).
+static bool set_hw_bit(uint64_t* slot, uint64_t seen, uint64_t bit)
+{
+    std::atomic_ref<uint64_t> e(*slot);
+    uint64_t cur = seen;
+    while (!e.compare_exchange_weak(cur, cur | bit, std::memory_order_acq_rel)) {
+        if ((cur ^ seen) & ~pte_bit::AD) return false;
+    }
+    return true;
+}
+
+bool Machine::walk(Cpu& c, Vaddr va, Access a, bool user, TlbEntry& out, Fault& fault)
+{
+    ++c.counters.walks;
+    fault = Fault{va, a, false, false};
+    const Vcpu* v = c.vcpu;
+    if (!v || !v->has_table) return false;
+    for (unsigned attempt = 0; attempt < kMaxWalkRetries; ++attempt) {
+        Mfn m = v->guest_table;
+        bool rw = true, us = true, nx = false, restart = false;
+        uint64_t e = 0;
+        uint64_t* slot = nullptr;
+        for (unsigned l = 4; l >= 1; --l) {
+            slot = hv_.mem().table(m) + table_index(va, Level(uint8_t(l)));
+            e = read_pte(slot);
+            if (!(e & pte_bit::P) || !hv_.mem().valid(Pte{e}.mfn())) {
+                if (cfg_.tlb_caches_invalid)
+                    c.tlb.insert(TlbEntry{va.v >> kPageShift, 0, true, true});
+                return false;
+            }
+            rw &= bool(e & pte_bit::RW);
+            us &= bool(e & pte_bit::US);
+            nx |= bool(e & pte_bit::NX);
+            if (!(e & pte_bit::A)) {
+                if (!set_hw_bit(slot, e, pte_bit::A)) {
+                    restart = true;
+                    break;
+                }
+                if (shadow_) clean(Maddr{uint64_t(reinterpret_cast<uint8_t*>(slot) - hv_.mem().base)});
+                e |= pte_bit::A;
+                ++c.counters.a_set;
+            }
+            if (l > 1) m = Pte{e}.mfn();
+        }
+        if (restart) continue;
+        out = TlbEntry{va.v >> kPageShift, Pte{e}.mfn().v, true, false, rw, us, nx, bool(e & pte_bit::D)};
+        const bool denied = (user && !us) || (a == Access::Write && !rw) || (a == Access::Exec && nx);
+        if (!denied && a == Access::Write && !(e & pte_bit::D)) {
+            if (!set_hw_bit(slot, e, pte_bit::D)) continue;
+            if (shadow_) clean(Maddr{uint64_t(reinterpret_cast<uint8_t*>(slot) - hv_.mem().base)});
+            out.dirty = true;
+            ++c.counters.d_set;
+        }
+        // Cached even when the access is denied: the permissions come with it.
+        c.tlb.insert(out);
+        fault.present = true;
+        return !denied;
+    }
+    return false;
+}
+
+Machine::Translation Machine::translate(Cpu& c, Vaddr va, Access a, bool user)
+{
+    Translation t;
+    t.fault = Fault{va, a, false, false};
+    if (!canonical(va)) return t;
+    TlbEntry* hit = c.tlb.lookup(va.v >> kPageShift);
+    if (hit) {
+        ++c.counters.tlb_hits;
+        if (hit->negative) {
+            t.fault.from_tlb = true;
+            return t;
+        }
+        const bool denied = (user && !hit->us) || (a == Access::Write && !hit->rw) ||
+                            (a == Access::Exec && hit->nx);
+        if (denied) {
+            t.fault.present = true;
+            t.fault.from_tlb = true;
+            return t;
+        }
+        // A write through an entry cached clean walks again to set D (as x86 does).
+        if (!(a == Access::Write && !hit->dirty)) {
+            t.host = static_cast<uint8_t*>(hv_.mem().frame(Mfn{hit->mfn})) + (va.v & (kPageSize - 1));
+            return t;
+        }
+    } else {
+        ++c.counters.tlb_misses;
+    }
+    TlbEntry e;
+    if (walk(c, va, a, user, e, t.fault))
+        t.host = static_cast<uint8_t*>(hv_.mem().frame(Mfn{e.mfn})) + (va.v & (kPageSize - 1));
+    return t;
+}
+
+// --- Hypervisor access to guest memory -------------------------------------------
+
+int Machine::copy_guest(Vcpu& v, Vaddr va, void* buf, size_t n, bool to_guest)
+{
+    Cpu* c = current();
+    if (!c || c->vcpu != &v) return -XEN_EFAULT;
+    uint8_t* p = static_cast<uint8_t*>(buf);
+    while (n > 0) {
+        const size_t in_page = kPageSize - (va.v & (kPageSize - 1));
+        const size_t k = n < in_page ? n : in_page;
+        // The hypervisor accesses in supervisor mode: US is not needed, RW is (CR0.WP).
+        const Translation t = translate(*c, va, to_guest ? Access::Write : Access::Read, false);
+        if (!t.host) return -XEN_EFAULT;
+        // Other vCPUs may touch the same guest memory: access it atomically.
+        for (size_t i = 0; i < k; ++i) {
+            std::atomic_ref<uint8_t> g(t.host[i]);
+            if (to_guest) g.store(p[i], std::memory_order_relaxed);
+            else p[i] = g.load(std::memory_order_relaxed);
+        }
+        p += k;
+        va.v += k;
+        n -= k;
+    }
+    return 0;
+}
+
+int Machine::copy_from_guest(Vcpu& v, void* dst, Vaddr src, size_t n) { return copy_guest(v, src, dst, n, false); }
+
+int Machine::copy_to_guest(Vcpu& v, Vaddr dst, const void* src, size_t n)
+{
+    return copy_guest(v, dst, const_cast<void*>(src), n, true);
+}
+
+// --- Running guest code ------------------------------------------------------------
+
+void Machine::run(Domain& d, const std::function<void(GuestContext&)>& fn)
+{
+    std::atomic<unsigned> finished{0};
+    std::vector<std::thread> threads;
+    for (unsigned i = 0; i < d.nr_vcpus; ++i) {
+        threads.emplace_back([&, i] {
+            GuestContext g(*this, d.vcpus[i]);
+            fn(g);
+            finished.fetch_add(1, std::memory_order_acq_rel);
+            while (finished.load(std::memory_order_acquire) < d.nr_vcpus) {
+                g.poll();
+                std::this_thread::yield();
+            }
+        });
+    }
+    for (auto& t : threads) t.join();
+}
+
+// --- GuestContext ----------------------------------------------------------------------
+
+GuestContext::GuestContext(Machine& m, Vcpu& v) : m_(m), v_(v) { m_.bring_online(m_.cpu(v.cpu), v); }
+
+GuestContext::~GuestContext() { m_.take_offline(m_.cpu(v_.cpu)); }
+
+const CpuCounters& GuestContext::counters() const { return m_.cpu(v_.cpu).counters; }
+
+void GuestContext::poll() { m_.serve(m_.cpu(v_.cpu)); }
+
+bool GuestContext::try_access(Vaddr va, Access a, Fault& fault)
+{
+    poll();
+    const Machine::Translation t = m_.translate(m_.cpu(v_.cpu), va, a, true);
+    fault = t.fault;
+    return t.host != nullptr;
+}
+
+template <class Op>
+bool GuestContext::access(Vaddr va, Access a, Op&& op)
+{
+    Machine::Cpu& c = m_.cpu(v_.cpu);
+    for (unsigned attempt = 0; attempt < kMaxWalkRetries; ++attempt) {
+        poll();
+        const Machine::Translation t = m_.translate(c, va, a, true);
+        if (t.host) {
+            op(reinterpret_cast<uint64_t*>(t.host));
+            return true;
+        }
+        ++c.counters.faults;
+        if (!handler_ || !handler_(*this, t.fault)) return false;
+    }
+    return false;
+}
+
+bool GuestContext::load(Vaddr va, uint64_t& out)
+{
+    return access(va, Access::Read, [&](uint64_t* p) { out = std::atomic_ref<uint64_t>(*p).load(std::memory_order_acquire); });
+}
+
+bool GuestContext::store(Vaddr va, uint64_t val)
+{
+    return access(va, Access::Write, [&](uint64_t* p) { std::atomic_ref<uint64_t>(*p).store(val, std::memory_order_release); });
+}
+
+bool GuestContext::cmpxchg(Vaddr va, uint64_t& expected, uint64_t desired, bool& swapped)
+{
+    return access(va, Access::Write, [&](uint64_t* p) {
+        swapped = std::atomic_ref<uint64_t>(*p).compare_exchange_strong(expected, desired, std::memory_order_acq_rel);
+    });
+}
+
+bool GuestContext::write_bytes(Vaddr va, const void* src, size_t n)
+{
+    const uint8_t* p = static_cast<const uint8_t*>(src);
+    for (size_t i = 0; i < n; ++i)
+        if (!access(Vaddr{va.v + i}, Access::Write, [&](uint64_t* h) {
+                std::atomic_ref<uint8_t>(*reinterpret_cast<uint8_t*>(h)).store(p[i], std::memory_order_relaxed);
+            }))
+            return false;
+    return true;
+}
+
+bool GuestContext::read_bytes(Vaddr va, void* dst, size_t n)
+{
+    uint8_t* p = static_cast<uint8_t*>(dst);
+    for (size_t i = 0; i < n; ++i)
+        if (!access(Vaddr{va.v + i}, Access::Read, [&](uint64_t* h) {
+                p[i] = std::atomic_ref<uint8_t>(*reinterpret_cast<uint8_t*>(h)).load(std::memory_order_relaxed);
+            }))
+            return false;
+    return true;
+}
+
+bool GuestContext::exec(Vaddr va)
+{
+    return access(va, Access::Exec, [](uint64_t*) {});
+}
+
+long GuestContext::hypercall(uint64_t op, uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3, uint64_t a4,
+                             unsigned* continuations)
+{
+    return hypercall_to_completion(m_.hv(), v_, HypercallFrame{op, {a0, a1, a2, a3, a4, 0}}, continuations);
+}
+
+void GuestContext::clean(Vaddr va)
+{
+    Machine::Cpu& c = m_.cpu(v_.cpu);
+    ++c.counters.cleans;
+    const Machine::Translation t = m_.translate(c, va, Access::Read, false);
+    if (t.host) m_.clean(Maddr{uint64_t(t.host - m_.hv().mem().base)});
+}
+
+} // namespace pvmmu::sim

@@ -1,0 +1,95 @@
+// The simulated machine's walker and TLB behave as x86 hardware: A on access, D on
+// write, each set in the live entry; permissions cached with the translation.
+#include <gtest/gtest.h>
+
+#include "core/pagetable.h"
+#include "sim/guest_context.h"
+
+namespace pvmmu::sim {
+namespace {
+
+struct WalkerTest : ::testing::Test {
+    Machine m{MachineConfig{.cpus = 2, .frames = 4096}};
+    DomainLayout lay;
+    Domain* d = m.create_domain(1, 1024, 2, lay);
+    // gpfn 600 is a data page; its L1 entry lives in the second L1 (gpfn 3 + 1).
+    static constexpr uint64_t kPage = 600;
+    uint64_t* pte() { return m.hv().mem().table(lay.mfn(lay.nr_pt_frames - 2 + kPage / 512)) + kPage % 512; }
+};
+
+TEST_F(WalkerTest, ReadSetsAccessedOnlyAndWriteSetsDirty)
+{
+    ASSERT_NE(d, nullptr);
+    GuestContext g(m, d->vcpus[0]);
+    // The builder sets A; clear both to watch the walker.
+    std::atomic_ref<uint64_t>(*pte()).fetch_and(~pte_bit::AD);
+    uint64_t v = 1;
+    ASSERT_TRUE(g.load(lay.va(kPage), v));
+    EXPECT_EQ(*pte() & pte_bit::AD, pte_bit::A);
+    ASSERT_TRUE(g.store(lay.va(kPage), 42));
+    EXPECT_EQ(*pte() & pte_bit::AD, pte_bit::AD);
+    EXPECT_EQ(g.counters().d_set, 1u);
+    ASSERT_TRUE(g.load(lay.va(kPage), v));
+    EXPECT_EQ(v, 42u);
+}
+
+TEST_F(WalkerTest, PageTablesAreReadOnlyToTheGuest)
+{
+    GuestContext g(m, d->vcpus[0]);
+    uint64_t v;
+    ASSERT_TRUE(g.load(lay.va(0), v));
+    Fault f;
+    EXPECT_FALSE(g.try_access(lay.va(0), Access::Write, f));
+    EXPECT_TRUE(f.present);
+    EXPECT_FALSE(g.store(lay.va(0), 0));
+}
+
+TEST_F(WalkerTest, StaleTlbEntryKeepsWorkingUntilFlushed)
+{
+    GuestContext g(m, d->vcpus[0]);
+    ASSERT_TRUE(g.store(lay.va(kPage), 1));   // caches a writable, dirty entry
+    // Lower RW with cmd 2; the request array lives in guest memory (gpfn 700).
+    const uint64_t ma = uint64_t(reinterpret_cast<uint8_t*>(pte()) - m.hv().mem().base);
+    const mmu_update_t req{ma | MMU_ATOMIC_PT_UPDATE, *pte() & ~pte_bit::RW};
+    ASSERT_TRUE(g.write_bytes(lay.va(700), &req, sizeof(req)));
+    ASSERT_EQ(g.hypercall(__HYPERVISOR_mmu_update, lay.va(700).v, 1, 0, DOMID_SELF), 0);
+    EXPECT_FALSE(*pte() & pte_bit::RW);
+    // No flush yet: the stale writable entry still works, as on hardware.
+    EXPECT_TRUE(g.store(lay.va(kPage), 2));
+    mmuext_op_t op{};
+    op.cmd = MMUEXT_INVLPG_LOCAL;
+    op.arg1.linear_addr = lay.va(kPage).v;
+    ASSERT_TRUE(g.write_bytes(lay.va(701), &op, sizeof(op)));
+    ASSERT_EQ(g.hypercall(__HYPERVISOR_mmuext_op, lay.va(701).v, 1, 0, DOMID_SELF), 0);
+    Fault f;
+    EXPECT_FALSE(g.try_access(lay.va(kPage), Access::Write, f));
+    EXPECT_TRUE(f.present);
+    EXPECT_FALSE(f.from_tlb);
+}
+
+TEST_F(WalkerTest, ShootdownReachesTheOtherVcpu)
+{
+    std::atomic<int> phase{0};
+    m.run(*d, [&](GuestContext& g) {
+        if (g.vcpu().id == 1) {
+            ASSERT_TRUE(g.store(lay.va(kPage), 7));   // cache a writable entry
+            phase.store(1);
+            while (phase.load() != 2) g.poll();
+            Fault f;
+            EXPECT_FALSE(g.try_access(lay.va(kPage), Access::Write, f)) << "stale writable entry survived";
+            EXPECT_TRUE(f.present);
+            return;
+        }
+        while (phase.load() != 1) g.poll();
+        // Write the lowered entry from guest memory via update_va_mapping + flush all.
+        const long rc = g.hypercall(__HYPERVISOR_update_va_mapping, lay.va(kPage).v, *pte() & ~pte_bit::RW,
+                                    UVMF_INVLPG | UVMF_ALL);
+        EXPECT_EQ(rc, 0);
+        phase.store(2);
+    });
+    EXPECT_EQ(m.counters(1).shootdowns_served, 1u);
+    EXPECT_EQ(m.counters(0).shootdowns_sent, 1u);
+}
+
+} // namespace
+} // namespace pvmmu::sim
