@@ -218,16 +218,19 @@ void Machine::clean(Maddr a)
 }
 
 // Sets `bit` in the live entry with a locked compare-exchange, as the hardware
-// walker does; fails if the entry changed in any other way since it was read
-// (the walk then restarts).
-static bool set_hw_bit(uint64_t* slot, uint64_t seen, uint64_t bit)
+// walker does. Changed: this walker set it; Already: someone else had; Stale:
+// the entry changed in some other way since it was read, and the walk restarts.
+enum class HwBit { Changed, Already, Stale };
+
+static HwBit set_hw_bit(uint64_t* slot, uint64_t seen, uint64_t bit)
 {
     std::atomic_ref<uint64_t> e(*slot);
     uint64_t cur = seen;
-    while (!e.compare_exchange_weak(cur, cur | bit, std::memory_order_acq_rel)) {
-        if ((cur ^ seen) & ~pte_bit::AD) return false;
+    for (;;) {
+        if ((cur ^ seen) & ~pte_bit::AD) return HwBit::Stale;
+        if (cur & bit) return HwBit::Already;
+        if (e.compare_exchange_weak(cur, cur | bit, std::memory_order_acq_rel)) return HwBit::Changed;
     }
-    return true;
 }
 
 bool Machine::walk(Cpu& c, Vaddr va, Access a, bool user, TlbEntry& out, Fault& fault)
@@ -253,13 +256,14 @@ bool Machine::walk(Cpu& c, Vaddr va, Access a, bool user, TlbEntry& out, Fault& 
             us &= bool(e & pte_bit::US);
             nx |= bool(e & pte_bit::NX);
             if (!(e & pte_bit::A)) {
-                if (!set_hw_bit(slot, e, pte_bit::A)) {
+                const HwBit r = set_hw_bit(slot, e, pte_bit::A);
+                if (r == HwBit::Stale) {
                     restart = true;
                     break;
                 }
                 if (shadow_) clean(Maddr{uint64_t(reinterpret_cast<uint8_t*>(slot) - hv_.mem().base)});
                 e |= pte_bit::A;
-                ++c.counters.a_set;
+                c.counters.a_set += r == HwBit::Changed;
             }
             if (l > 1) m = Pte{e}.mfn();
         }
@@ -267,10 +271,11 @@ bool Machine::walk(Cpu& c, Vaddr va, Access a, bool user, TlbEntry& out, Fault& 
         out = TlbEntry{va.v >> kPageShift, Pte{e}.mfn().v, true, false, rw, us, nx, bool(e & pte_bit::D)};
         const bool denied = (user && !us) || (a == Access::Write && !rw) || (a == Access::Exec && nx);
         if (!denied && a == Access::Write && !(e & pte_bit::D)) {
-            if (!set_hw_bit(slot, e, pte_bit::D)) continue;
+            const HwBit r = set_hw_bit(slot, e, pte_bit::D);
+            if (r == HwBit::Stale) continue;
             if (shadow_) clean(Maddr{uint64_t(reinterpret_cast<uint8_t*>(slot) - hv_.mem().base)});
             out.dirty = true;
-            ++c.counters.d_set;
+            c.counters.d_set += r == HwBit::Changed;
         }
         // Cached even when the access is denied: the permissions come with it.
         c.tlb.insert(out);
