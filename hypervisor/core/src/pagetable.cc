@@ -15,7 +15,7 @@ int get_entry_refs(Hypervisor& hv, Level level, Pte e, const MapContext& ctx)
     const DomId allowed = owner == ctx.self ? ctx.self : ctx.foreign;
     if (int rc = get_page(hv, m, allowed)) return rc;
     if (e.writable()) {
-        if (int rc = get_page_type(hv, m, PageType::Writable)) {
+        if (int rc = get_writable_type(hv, m)) {
             put_page(hv, m);
             return rc;
         }
@@ -42,9 +42,6 @@ int validate_table(Hypervisor& hv, Mfn m, Level level)
             if (e.v != 0) rc = -XEN_EINVAL;
         } else if (e.present()) {
             rc = entry_flags_ok(level, e) ? get_entry_refs(hv, level, e, ctx) : -XEN_EINVAL;
-            // Nobody can write the table while it is being validated (no writable
-            // mapping and no type reference exist), so a plain update is safe.
-            if (rc == 0) std::atomic_ref<uint64_t>(t[i]).store(adjust_guest_entry(e).v);
         }
         if (rc) break;
     }
@@ -54,8 +51,18 @@ int validate_table(Hypervisor& hv, Mfn m, Level level)
             if (e.present() && !(level == Level::L4 && hv.l4_slot_reserved(i)))
                 put_entry_refs(hv, level, e);
         }
+        return rc;
     }
-    return rc;
+    // Entries are adjusted only once the whole table is accepted: a failed request
+    // changes nothing (SPEC §3). Nobody can write the table while it is being
+    // validated (no writable mapping and no type reference exist), so a plain
+    // update is safe. Reserved L4 slots are zero here, hence not present.
+    for (i = 0; i < kEntriesPerTable; ++i) {
+        const Pte e{load_entry(&t[i])};
+        const Pte a = adjust_guest_entry(e);
+        if (a.v != e.v) std::atomic_ref<uint64_t>(t[i]).store(a.v);
+    }
+    return 0;
 }
 
 void devalidate_table(Hypervisor& hv, Mfn m, Level level)
@@ -78,7 +85,7 @@ int mod_entry_refs(Hypervisor& hv, Level level, uint64_t* slot, uint64_t old, Pt
         const bool raise = level == Level::L1 && nv.writable() && !o.writable();
         const bool drop = level == Level::L1 && o.writable() && !nv.writable();
         if (raise) {
-            if (int rc = get_page_type(hv, nv.mfn(), PageType::Writable)) return rc;
+            if (int rc = get_writable_type(hv, nv.mfn())) return rc;
         }
         if (int rc = install_entry<FoldAd>(slot, old, nv.v)) {
             if (raise) put_page_type(hv, nv.mfn());

@@ -71,7 +71,10 @@ int get_page_type(Hypervisor& hv, Mfn m, PageType t)
             if (rc == 0) {
                 f.type_info.fetch_xor(ti::kBusy | ti::kValidated, std::memory_order_acq_rel);
             } else {
-                f.type_info.fetch_and(~(ti::kBusy | ti::kCountMask), std::memory_order_acq_rel);
+                // Back to the word before this reference (count 0, the old type): a
+                // failed request changes nothing (SPEC §3). Nobody else changes it
+                // while kBusy is set and the count is ours.
+                f.type_info.store(x, std::memory_order_release);
             }
             return rc;
         }

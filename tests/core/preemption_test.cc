@@ -1,0 +1,189 @@
+// Preemptible batches (SPEC §3, Xen's continuation semantics): after a bounded
+// amount of work a batch yields with its arguments rewritten to describe what is
+// left (PVMMU_MMU_UPDATE_PREEMPTED in the count), *pdone carrying the count so
+// far; issuing the frame again continues where it stopped.
+#include "support/core_fixture.h"
+
+namespace pvmmu::test {
+namespace {
+
+constexpr uint32_t kMillion = 1000000;
+
+class PreemptionTest : public CoreTest {
+protected:
+    // n cmd-2 requests: request k sets NX on the entry of gpfn 512 + k % 512 (the
+    // second L1) on even laps over the table and clears it on odd ones.
+    std::vector<mmu_update_t> toggles(uint32_t n)
+    {
+        std::vector<mmu_update_t> reqs(n);
+        for (uint32_t k = 0; k < n; ++k) {
+            const uint64_t g = 512 + k % 512;
+            reqs[k] = req(g, MMU_ATOMIC_PT_UPDATE, map(g, kDataFlags | ((k / 512) % 2 == 0 ? NX : 0)));
+        }
+        return reqs;
+    }
+    // The state after the first `applied` requests: each entry holds its last value.
+    Changes final_state(const Snapshot& before, const std::vector<mmu_update_t>& reqs, uint32_t applied)
+    {
+        Changes c(before);
+        for (uint32_t k = applied > 512 ? applied - 512 : 0; k < applied; ++k)
+            c.word(l1_of(512 + k % 512), idx(512 + k % 512), reqs[k].val);
+        return c;
+    }
+};
+
+TEST_F(PreemptionTest, MillionRequestBatchCompletesThroughContinuations)
+{
+    const std::vector<mmu_update_t> reqs = toggles(kMillion);
+    Snapshot before(m);
+    unsigned done = 0, continuations = 0;
+    EXPECT_EQ(mmu_update(reqs, &done, DOMID_SELF, nullptr, &continuations), 0);
+    EXPECT_EQ(done, kMillion);
+    // One per preempt_budget (4096) requests, none after the last.
+    EXPECT_EQ(continuations, (kMillion - 1) / hv().config().preempt_budget);
+    EXPECT_GT(continuations, 0u);
+    EXPECT_TRUE(only(final_state(before, reqs, kMillion), m));
+}
+
+TEST_F(PreemptionTest, MillionRequestBatchWithABadLastEntryStopsThere)
+{
+    std::vector<mmu_update_t> reqs = toggles(kMillion);
+    reqs.back().val |= PAT;
+    Snapshot before(m);
+    unsigned done = 0, continuations = 0;
+    EXPECT_EQ(mmu_update(reqs, &done, DOMID_SELF, nullptr, &continuations), -XEN_EINVAL);
+    EXPECT_EQ(done, kMillion - 1);
+    EXPECT_EQ(continuations, (kMillion - 1) / hv().config().preempt_budget);
+    EXPECT_TRUE(only(final_state(before, reqs, kMillion - 1), m));
+}
+
+class SmallBudgetTest : public CoreTest {
+protected:
+    SmallBudgetTest() : CoreTest(HvConfig{.preempt_budget = 8}) {}
+    HcResult issue(HypercallFrame& f) { return hypercall(hv(), v0(), f); }
+    mmu_update_t nx(uint64_t g) const { return req(g, MMU_ATOMIC_PT_UPDATE, map(g, kDataFlags | NX)); }
+    Changes nx_set(const Snapshot& before, uint64_t first, uint64_t end)
+    {
+        Changes c(before);
+        for (uint64_t g = first; g < end; ++g) c.word(l1_of(g), idx(g), map(g, kDataFlags | NX));
+        return c;
+    }
+};
+
+TEST_F(SmallBudgetTest, PreemptedBatchRewritesItsArgumentsAndPdone)
+{
+    std::vector<mmu_update_t> reqs;
+    for (uint64_t g = 600; g < 620; ++g) reqs.push_back(nx(g));
+    Snapshot before(m);
+    unsigned done = 0;
+    HypercallFrame f{__HYPERVISOR_mmu_update, {uint64_t(reqs.data()), 20, uint64_t(&done), DOMID_SELF, 0, 0}};
+
+    HcResult r = issue(f);
+    EXPECT_TRUE(r.preempted);
+    EXPECT_EQ(r.rc, 0);
+    EXPECT_EQ(f.arg[0], uint64_t(reqs.data() + 8));
+    EXPECT_EQ(f.arg[1], 12u | PVMMU_MMU_UPDATE_PREEMPTED);
+    EXPECT_EQ(f.arg[2], uint64_t(&done));
+    EXPECT_EQ(done, 8u);
+    EXPECT_TRUE(only(nx_set(before, 600, 608), m));
+
+    r = issue(f);
+    EXPECT_TRUE(r.preempted);
+    EXPECT_EQ(f.arg[0], uint64_t(reqs.data() + 16));
+    EXPECT_EQ(f.arg[1], 4u | PVMMU_MMU_UPDATE_PREEMPTED);
+    EXPECT_EQ(done, 16u);
+
+    r = issue(f);
+    EXPECT_FALSE(r.preempted);
+    EXPECT_EQ(r.rc, 0);
+    EXPECT_EQ(done, 20u);
+    EXPECT_TRUE(only(nx_set(before, 600, 620), m));
+}
+
+TEST_F(SmallBudgetTest, ContinuationTakesItsStartingCountFromPdone)
+{
+    // The count so far lives in the guest's pdone between rounds (Xen's protocol).
+    std::vector<mmu_update_t> reqs;
+    for (uint64_t g = 600; g < 612; ++g) reqs.push_back(nx(g));
+    unsigned done = 0;
+    HypercallFrame f{__HYPERVISOR_mmu_update, {uint64_t(reqs.data()), 12, uint64_t(&done), DOMID_SELF, 0, 0}};
+    ASSERT_TRUE(issue(f).preempted);
+    ASSERT_EQ(done, 8u);
+    done = 100;
+    const HcResult r = issue(f);
+    EXPECT_FALSE(r.preempted);
+    EXPECT_EQ(r.rc, 0);
+    EXPECT_EQ(done, 104u);
+    EXPECT_EQ(*pte(611) & NX, NX);
+}
+
+TEST_F(SmallBudgetTest, FailureInALaterRoundReportsTheTotalDone)
+{
+    std::vector<mmu_update_t> reqs;
+    for (uint64_t g = 600; g < 620; ++g) reqs.push_back(nx(g));
+    reqs[13].val |= PWT;
+    Snapshot before(m);
+    unsigned done = 0, continuations = 0;
+    EXPECT_EQ(m.call(v0(), __HYPERVISOR_mmu_update, uint64_t(reqs.data()), reqs.size(), uint64_t(&done),
+                     DOMID_SELF, 0, &continuations),
+              -XEN_EINVAL);
+    EXPECT_EQ(done, 13u);
+    EXPECT_EQ(continuations, 1u);
+    EXPECT_TRUE(only(nx_set(before, 600, 613), m));
+}
+
+TEST_F(SmallBudgetTest, FlagRangeCountsEveryEntryAgainstTheBudget)
+{
+    std::vector<mmu_update_t> reqs;
+    for (uint64_t g = 600; g < 630; g += 10)
+        reqs.push_back(mmu_update_t{ptr(l1_of(g), idx(g), MMU_FLAG_RANGE_UPDATE),
+                                    abi::encode_flag_range(NX, NX, 10)});
+    Snapshot before(m);
+    unsigned done = 0;
+    HypercallFrame f{__HYPERVISOR_mmu_update, {uint64_t(reqs.data()), 3, uint64_t(&done), DOMID_SELF, 0, 0}};
+    HcResult r = issue(f);
+    EXPECT_TRUE(r.preempted);   // 10 entries > budget 8: one request per round
+    EXPECT_EQ(f.arg[1], 2u | PVMMU_MMU_UPDATE_PREEMPTED);
+    EXPECT_EQ(done, 1u);
+    EXPECT_TRUE(only(nx_set(before, 600, 610), m));
+    unsigned continuations = 0;
+    done = 0;
+    EXPECT_EQ(m.call(v0(), __HYPERVISOR_mmu_update, uint64_t(reqs.data()), 3, uint64_t(&done), DOMID_SELF,
+                     0, &continuations),
+              0);
+    EXPECT_EQ(done, 3u);
+    EXPECT_EQ(continuations, 2u);
+    EXPECT_TRUE(only(nx_set(before, 600, 630), m));
+}
+
+TEST_F(SmallBudgetTest, MmuextBatchesArePreemptibleToo)
+{
+    std::vector<mmuext_op_t> ops(20, op_va(MMUEXT_TLB_FLUSH_LOCAL, 0));
+    Snapshot before(m);
+    unsigned done = 0, continuations = 0;
+    EXPECT_EQ(m.call(v0(), __HYPERVISOR_mmuext_op, uint64_t(ops.data()), ops.size(), uint64_t(&done),
+                     DOMID_SELF, 0, &continuations),
+              0);
+    EXPECT_EQ(done, 20u);
+    EXPECT_EQ(continuations, 2u);
+    Changes expected(before);
+    for (unsigned i = 0; i < 20; ++i) expected.flush(cpus({0}));
+    EXPECT_TRUE(only(expected, m));
+}
+
+TEST_F(SmallBudgetTest, BatchOfExactlyTheBudgetIsNotPreempted)
+{
+    std::vector<mmu_update_t> reqs;
+    for (uint64_t g = 600; g < 608; ++g) reqs.push_back(nx(g));
+    Snapshot before(m);
+    unsigned done = 0;
+    HypercallFrame f{__HYPERVISOR_mmu_update, {uint64_t(reqs.data()), 8, uint64_t(&done), DOMID_SELF, 0, 0}};
+    const HcResult r = issue(f);
+    EXPECT_FALSE(r.preempted);
+    EXPECT_EQ(r.rc, 0);
+    EXPECT_EQ(done, 8u);
+    EXPECT_TRUE(only(nx_set(before, 600, 608), m));
+}
+
+} // namespace
+} // namespace pvmmu::test

@@ -1,0 +1,106 @@
+// HYPERVISOR_xen_version (SPEC §3 "Feature discovery"): the interface version, the
+// page size, the extra version string and the feature bits, which follow the
+// domain's policy so that a guest never detects a command it may not use.
+#include <cstring>
+
+#include "support/core_fixture.h"
+
+namespace pvmmu::test {
+namespace {
+
+class XenVersionTest : public CoreTest {
+protected:
+    long version(uint64_t cmd, void* arg)
+    {
+        return m.call(v0(), __HYPERVISOR_xen_version, cmd, uint64_t(arg));
+    }
+    uint32_t features(uint32_t submap_idx = 0)
+    {
+        xen_feature_info_t fi{submap_idx, 0xffffffffu};
+        EXPECT_EQ(version(XENVER_get_features, &fi), 0);
+        EXPECT_EQ(fi.submap_idx, submap_idx);
+        return fi.submap;
+    }
+};
+
+TEST_F(XenVersionTest, UnknownSubcommandIsEnosys)
+{
+    Snapshot before(m);
+    for (uint64_t cmd : {uint64_t(XENVER_compile_info), uint64_t(XENVER_capabilities), uint64_t(1000)})
+        EXPECT_EQ(version(cmd, nullptr), -XEN_ENOSYS) << cmd;
+    EXPECT_TRUE(unchanged(before, m));
+}
+
+TEST_F(XenVersionTest, UnknownHypercallNumberIsEnosys)
+{
+    Snapshot before(m);
+    for (uint64_t op : {uint64_t(__HYPERVISOR_grant_table_op), uint64_t(63), uint64_t(64), ~uint64_t(0)})
+        EXPECT_EQ(m.call(v0(), op, 0, 0), -XEN_ENOSYS) << op;
+    EXPECT_TRUE(unchanged(before, m));
+}
+
+TEST_F(XenVersionTest, BadArgumentPointersAreEfault)
+{
+    Snapshot before(m);
+    EXPECT_EQ(version(XENVER_extraversion, reinterpret_cast<void*>(kBadGuestPtr)), -XEN_EFAULT);
+    EXPECT_EQ(version(XENVER_get_features, reinterpret_cast<void*>(kBadGuestPtr)), -XEN_EFAULT);
+    EXPECT_TRUE(unchanged(before, m));
+}
+
+TEST_F(XenVersionTest, VersionIsXen4_17)
+{
+    EXPECT_EQ(version(XENVER_version, nullptr), (4l << 16) | 17);
+}
+
+TEST_F(XenVersionTest, PagesizeIs4KiB)
+{
+    EXPECT_EQ(version(XENVER_pagesize, nullptr), 4096);
+}
+
+TEST_F(XenVersionTest, ExtraversionIsANulTerminatedString)
+{
+    xen_extraversion_t s;
+    std::memset(s, 'x', sizeof(s));
+    EXPECT_EQ(version(XENVER_extraversion, s), 0);
+    ASSERT_NE(std::memchr(s, 0, sizeof(s)), nullptr);
+    EXPECT_STREQ(s, "-pvmmu");
+}
+
+TEST_F(XenVersionTest, FeaturesReportPreserveAdAndFlagRange)
+{
+    const uint32_t f = features();
+    EXPECT_EQ(f, (1u << XENFEAT_mmu_pt_update_preserve_ad) | (1u << PVMMU_FEAT_flag_range_update));
+    EXPECT_EQ(XENFEAT_mmu_pt_update_preserve_ad, 5);
+    EXPECT_EQ(PVMMU_FEAT_flag_range_update, 31);
+}
+
+TEST_F(XenVersionTest, FeatureSubmapsOtherThanZeroAreEmpty)
+{
+    EXPECT_EQ(features(1), 0u);
+    EXPECT_EQ(features(7), 0u);
+}
+
+TEST_F(XenVersionTest, FeatureBitsDisappearWhenPolicyDeniesTheCommand)
+{
+    d->policy.deny(Perm::MmuFlagRange);
+    EXPECT_EQ(features(), 1u << XENFEAT_mmu_pt_update_preserve_ad);
+    d->policy.deny(Perm::MmuAtomic);
+    EXPECT_EQ(features(), 0u);
+    d->policy.allow(Perm::MmuFlagRange);
+    EXPECT_EQ(features(), 1u << PVMMU_FEAT_flag_range_update);
+}
+
+TEST_F(XenVersionTest, FeaturesArePerDomain)
+{
+    DomainLayout lay2;
+    Domain* d2 = m.create_domain(2, 64, 1, lay2);
+    ASSERT_NE(d2, nullptr);
+    d2->policy.deny(Perm::MmuAtomic);
+    xen_feature_info_t fi{0, 0};
+    EXPECT_EQ(m.call(d2->vcpus[0], __HYPERVISOR_xen_version, XENVER_get_features, uint64_t(&fi)), 0);
+    EXPECT_EQ(fi.submap, 1u << PVMMU_FEAT_flag_range_update);
+    EXPECT_EQ(features(), (1u << XENFEAT_mmu_pt_update_preserve_ad) | (1u << PVMMU_FEAT_flag_range_update));
+}
+
+} // namespace
+} // namespace pvmmu::test
