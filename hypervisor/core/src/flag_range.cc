@@ -51,7 +51,7 @@ int flag_range_update(Hypervisor& hv, uint64_t* t, unsigned first, const abi::Fl
             before[i] = load_entry(&t[i]);
             const Pte o{before[i]};
             if (!o.present() || o.writable()) continue;
-            if (int rc = get_page_type(hv, o.mfn(), PageType::Writable)) {
+            if (int rc = get_writable_type(hv, o.mfn())) {
                 drop_raised(hv, before, first, i);
                 return rc;
             }

@@ -10,7 +10,7 @@
 namespace pvmmu {
 
 // Requests copied from the guest per round (one copy, not one per request).
-inline constexpr unsigned kBatchChunk = 32;
+inline constexpr unsigned kBatchChunk = 64;
 
 // The MapContext for mmu_update's foreigndom argument: DOMID_SELF or the caller's
 // own id map only its frames; another domain or DOMID_IO needs the MapForeign
@@ -51,7 +51,10 @@ namespace pvmmu {
 // the call is preempted with arg[0] and arg[1] describing what is left and
 // PVMMU_MMU_UPDATE_PREEMPTED set, *pdone carrying the count so far.
 // `handler(req, units)` does one request; `handler.finish()` runs before the
-// results are written back (it releases what the batch held).
+// results are written back (it releases what the batch held). A handler may also
+// offer `handler.run(reqs, n, did)`: up to n requests of one unit each in one go,
+// stopping (with that request untouched) at the first it leaves to handler(req,
+// units) and failing as handler would; `did` receives the requests completed.
 template <class Req, class Handler>
 HcResult run_batch(Hypervisor& hv, Vcpu& v, HypercallFrame& f, long rc, Handler& handler)
 {
@@ -66,6 +69,7 @@ HcResult run_batch(Hypervisor& hv, Vcpu& v, HypercallFrame& f, long rc, Handler&
         if (pdone.v && plat.copy_from_guest(v, &done, pdone, sizeof(done))) return pvmmu::done(-XEN_EFAULT);
     }
 
+    const uint32_t budget = hv.config().preempt_budget;
     uint32_t i = 0, work = 0;
     bool preempt = false;
     Req reqs[kBatchChunk];
@@ -75,13 +79,25 @@ HcResult run_batch(Hypervisor& hv, Vcpu& v, HypercallFrame& f, long rc, Handler&
             rc = -XEN_EFAULT;
             break;
         }
-        for (uint32_t k = 0; k < n; ++k) {
-            uint32_t units = 1;
-            rc = handler(reqs[k], units);
+        for (uint32_t k = 0; k < n;) {
+            uint32_t did = 0, units = 0;
+            if constexpr (requires { handler.run(reqs, n, did); }) {
+                // Never past the budget, so preemption falls where one-by-one
+                // processing would put it (work < budget here, or budget is 0).
+                const uint32_t room = budget - work < n - k ? budget - work : n - k;
+                rc = handler.run(reqs + k, room, did);
+                units = did;
+            }
+            if (rc == 0 && did == 0) {
+                units = 1;
+                rc = handler(reqs[k], units);
+                did = rc == 0;
+            }
+            i += did;
+            k += did;
             if (rc) break;
-            ++i;
             work += units;
-            if (work >= hv.config().preempt_budget && i < count) {
+            if (work >= budget && i < count) {
                 preempt = true;
                 break;
             }

@@ -26,6 +26,22 @@ void put_page_type(Hypervisor& hv, Mfn m);
 // Returns the level, or 0 if the frame is no validated table owned by `owner`.
 [[nodiscard]] unsigned get_existing_table(Hypervisor& hv, Mfn m, DomId owner);
 
+// get_page_type(m, Writable) with its common case inline: the frame is already
+// typed writable and not being (de)validated, so the reference is one
+// compare-exchange and no type changes (SPEC §4 "Cost": an RW raise's only
+// per-frame atomic). Every other case takes the full path.
+[[nodiscard]] inline int get_writable_type(Hypervisor& hv, Mfn m)
+{
+    std::atomic<uint64_t>& word = hv.frame(m).type_info;
+    uint64_t x = word.load(std::memory_order_acquire);
+    if (ti::type(x) == PageType::Writable && !(x & ti::kBusy) && ti::count(x) < ti::kCountLimit) {
+        // As get_page_type: the first reference (re)marks a non-table type validated.
+        const uint64_t nx = ti::count(x) == 0 ? (x + 1) | ti::kValidated : x + 1;
+        if (word.compare_exchange_strong(x, nx, std::memory_order_acq_rel)) return 0;
+    }
+    return get_page_type(hv, m, PageType::Writable);
+}
+
 [[nodiscard]] inline int get_page_and_type(Hypervisor& hv, Mfn m, DomId owner, PageType t)
 {
     if (int rc = get_page(hv, m, owner)) return rc;

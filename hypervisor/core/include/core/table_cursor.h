@@ -39,6 +39,7 @@ public:
 
     uint64_t* table() const { return hv_.mem().table(mfn_); }
     Mfn mfn() const { return mfn_; }
+    unsigned level() const { return level_; }   // 0: nothing held
 
 private:
     Hypervisor& hv_;
