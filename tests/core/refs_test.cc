@@ -149,6 +149,23 @@ TEST_F(RefsTest, LinkingAnL1ValidatesItAfterFlushingCpusThatMayHoldItWritable)
     EXPECT_TRUE(only(expected, m));
 }
 
+// XSA-401's race: if the flush ran before the type changed, another CPU could
+// take and drop a writable reference in between and keep a writable translation
+// the flush never saw. The type changes first, so during the flush the frame can
+// no longer be made writable.
+TEST_F(RefsTest, NoWritableReferenceCanBeTakenWhileATypeChangeFlushes)
+{
+    prepare_l1();
+    int during_flush = 1;
+    m.platform().on_flush = [&] { during_flush = get_page_type(hv(), t(), PageType::Writable); };
+    unsigned done = 0;
+    EXPECT_EQ(mmu_update({link(map(t(), kTableLinkFlags))}, &done), 0);
+    m.platform().on_flush = nullptr;
+    EXPECT_EQ(during_flush, -XEN_EINVAL);
+    EXPECT_EQ(frame(t()).type(), PageType::L1);
+    EXPECT_TRUE(frame(t()).validated());
+}
+
 TEST_F(RefsTest, NoFlushWhenEveryCpuFlushedSinceTheWritableMappingWent)
 {
     prepare_l1();

@@ -93,3 +93,35 @@ TEST_F(WalkerTest, ShootdownReachesTheOtherVcpu)
 
 } // namespace
 } // namespace pvmmu::sim
+
+namespace pvmmu::sim {
+namespace {
+
+// Non-coherent walkers (SPEC §5): walkers see a page-table write only once the
+// line is cleaned. The hypervisor cleans every table page it wrote before it
+// unlocks it, so its updates never depend on the guest.
+TEST(NonCoherentWalker, SeesHypervisorUpdatesWithoutAGuestClean)
+{
+    Machine m(MachineConfig{.cpus = 1, .frames = 4096, .coherent_walker = false});
+    DomainLayout lay;
+    Domain* d = m.create_domain(1, 1024, 1, lay);
+    ASSERT_NE(d, nullptr);
+    GuestContext g(m, d->vcpus[0]);
+    constexpr uint64_t kPage = 600;
+    ASSERT_TRUE(g.store(lay.va(kPage), 1));
+    const uint64_t old = m.hv().mem().table(lay.mfn(lay.l1_gpfn(kPage)))[kPage % 512];
+    const mmu_update_t req{lay.pte_maddr(kPage).v | MMU_ATOMIC_PT_UPDATE, old & ~pte_bit::RW};
+    ASSERT_TRUE(g.write_bytes(lay.va(700), &req, sizeof(req)));
+    ASSERT_EQ(g.hypercall(__HYPERVISOR_mmu_update, lay.va(700).v, 1, 0, DOMID_SELF), 0);
+    mmuext_op_t op{};
+    op.cmd = MMUEXT_TLB_FLUSH_LOCAL;
+    ASSERT_TRUE(g.write_bytes(lay.va(701), &op, sizeof(op)));
+    ASSERT_EQ(g.hypercall(__HYPERVISOR_mmuext_op, lay.va(701).v, 1, 0, DOMID_SELF), 0);
+    Fault f;
+    EXPECT_FALSE(g.try_access(lay.va(kPage), Access::Write, f)) << "the walker used a stale writable entry";
+    EXPECT_TRUE(f.present);
+    EXPECT_EQ(g.counters().cleans, 0u) << "no guest clean was needed";
+}
+
+} // namespace
+} // namespace pvmmu::sim

@@ -62,6 +62,8 @@ int validate_table(Hypervisor& hv, Mfn m, Level level)
         const Pte a = adjust_guest_entry(e);
         if (a.v != e.v) std::atomic_ref<uint64_t>(t[i]).store(a.v);
     }
+    // Walkers must see what was validated, not an older copy of the frame.
+    hv.platform().tables_written(m);
     return 0;
 }
 

@@ -51,14 +51,11 @@ int get_page_type(Hypervisor& hv, Mfn m, PageType t)
             continue;
         }
         uint64_t nx;
+        const bool change = ti::count(x) == 0 && ti::type(x) != t;
         if (ti::count(x) == 0) {
-            if (ti::type(x) != t) {
-                flush_before_type_change(hv, f);
-                nx = ti::with_type(t) | (x & ti::kPinned) | 1;
-            } else {
-                nx = x + 1;
-            }
-            if (is_table_type(t)) nx = (nx & ~ti::kValidated) | ti::kBusy;
+            nx = change ? ti::with_type(t) | (x & ti::kPinned) | 1 : x + 1;
+            // Busy while the type changes (flush) or a table is validated.
+            if (change || is_table_type(t)) nx = (nx & ~ti::kValidated) | ti::kBusy;
             else nx |= ti::kValidated;
         } else {
             if (ti::count(x) >= ti::kCountLimit) return -XEN_EOVERFLOW;
@@ -66,6 +63,15 @@ int get_page_type(Hypervisor& hv, Mfn m, PageType t)
         }
         if (f.type_info.compare_exchange_weak(x, nx, std::memory_order_acq_rel)) {
             if (!(nx & ti::kBusy)) return 0;
+            // Flush only now that the new type is in place: before the exchange,
+            // another CPU could still take and drop a reference of the old type
+            // and leave a translation behind that the flush would miss (the race
+            // of Xen's XSA-401). From here on no such reference can be taken.
+            if (change) flush_before_type_change(hv, f);
+            if (!is_table_type(t)) {
+                f.type_info.fetch_xor(ti::kBusy | ti::kValidated, std::memory_order_acq_rel);
+                return 0;
+            }
             // First reference of a table type: validate while others wait on kBusy.
             const int rc = validate_table(hv, m, Level(uint8_t(t)));
             if (rc == 0) {

@@ -217,6 +217,12 @@ void Machine::clean(Maddr a)
         shadow_[i].store(load_entry(&mem[i]), std::memory_order_release);
 }
 
+void Machine::tables_written(Mfn m)
+{
+    if (!shadow_) return;
+    for (unsigned line = 0; line < kPageSize; line += 64) clean(Maddr{maddr_of(m).v + line});
+}
+
 // Sets `bit` in the live entry with a locked compare-exchange, as the hardware
 // walker does. Changed: this walker set it; Already: someone else had; Stale:
 // the entry changed in some other way since it was read, and the walk restarts.
@@ -267,7 +273,10 @@ bool Machine::walk(Cpu& c, Vaddr va, Access a, bool user, TlbEntry& out, Fault& 
             }
             if (l > 1) m = Pte{e}.mfn();
         }
-        if (restart) continue;
+        if (restart) {   // a writer holds the table: let it finish
+            std::this_thread::yield();
+            continue;
+        }
         out = TlbEntry{va.v >> kPageShift, Pte{e}.mfn().v, true, false, rw, us, nx, bool(e & pte_bit::D)};
         const bool denied = (user && !us) || (a == Access::Write && !rw) || (a == Access::Exec && nx);
         if (!denied && a == Access::Write && !(e & pte_bit::D)) {

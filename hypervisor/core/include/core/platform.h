@@ -37,6 +37,12 @@ public:
     // Address-space switch of the calling vCPU (NEW_BASEPTR): load the new root.
     virtual void load_base(Vcpu& v) = 0;
 
+    // The core has written entries of page-table page `m` and is about to unlock
+    // it. A platform whose walkers are not coherent with the data cache cleans the
+    // page here, so walkers see the hypervisor's writes (SPEC §5); once per page
+    // per batch, not per entry.
+    virtual void tables_written(Mfn m) { (void)m; }
+
 protected:
     ~Platform() = default;
 };

@@ -32,6 +32,7 @@ public:
     void release()
     {
         if (!level_) return;
+        hv_.platform().tables_written(mfn_);
         hv_.frame(mfn_).lock.unlock();
         put_page_type(hv_, mfn_);
         level_ = 0;

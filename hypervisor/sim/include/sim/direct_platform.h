@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstring>
+#include <functional>
 #include <vector>
 
 #include <pvmmu/abi.h>
@@ -29,6 +30,7 @@ public:
     void flush_tlbs(CpuMask cpus, FlushRequest req) override
     {
         flushes.push_back(Flush{cpus, req});
+        if (on_flush) on_flush();
         if (req.kind != FlushKind::All || !hv_) return;
         for (CpuId c = 0; c < kMaxCpus; ++c) {
             if (!cpus.has(c)) continue;
@@ -53,6 +55,8 @@ public:
 
     std::vector<Flush> flushes;
     unsigned base_loads = 0;
+    // Runs inside every flush: lets a test act as another CPU at that instant.
+    std::function<void()> on_flush;
 
 private:
     Hypervisor* hv_ = nullptr;

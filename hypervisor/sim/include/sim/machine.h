@@ -76,6 +76,7 @@ public:
     int copy_from_guest(Vcpu& v, void* dst, Vaddr src, size_t n) override;
     int copy_to_guest(Vcpu& v, Vaddr dst, const void* src, size_t n) override;
     void load_base(Vcpu& v) override;
+    void tables_written(Mfn m) override;
 
     struct Cpu;   // one simulated CPU: TLB, mailbox, counters (machine.cc)
 
