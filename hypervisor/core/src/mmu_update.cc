@@ -5,6 +5,7 @@
 #include "core/flag_range.h"
 #include "core/guest_args.h"
 #include "core/hypercall.h"
+#include "core/l1_run.h"
 #include "core/table_cursor.h"
 
 namespace pvmmu {
@@ -18,7 +19,7 @@ struct Batch {
     TableCursor cursor;
 
     int operator()(const mmu_update_t& req, uint32_t& units);
-    int run(const mmu_update_t* reqs, uint32_t n, uint32_t& did);
+    int run(RequestReader<mmu_update_t>& in, uint32_t i, uint32_t end, uint32_t& did);
     void finish() { cursor.release(); }
 };
 
@@ -58,68 +59,24 @@ int range_update(Batch& b, const mmu_update_t& req, uint32_t& units)
     return flag_range_update(b.hv, b.cursor.table(), a.offset() / sizeof(uint64_t), fr);
 }
 
-// A run of cmd-0 or cmd-2 requests on the L1 the cursor holds, as pt_update
-// would do them one by one, without the per-request lookup, dispatch and policy
-// check: the mprotect hot path (SPEC §4 "Cost"). It does flag-only changes and
-// same-frame RW changes (one writable type reference each), failing as pt_update
-// would; at anything else (another command, page or frame, a P change, a
-// disallowed flag) it stops with that request untouched and leaves it to
-// pt_update, which does or fails it with the full checks.
-// Kept out of line: the loop gets every register to itself (per run, not per PTE).
-template <bool FoldAd>
-[[gnu::noinline]] int l1_run(Hypervisor& hv, uint64_t* t, uint64_t want, const mmu_update_t* reqs,
-                             uint32_t n, uint32_t& did)
-{
-    constexpr uint64_t kEntryBits = kPageSize - sizeof(uint64_t);   // ptr 11:3: the entry
-    constexpr uint64_t kRefBits = pte_bit::ADDR | pte_bit::P | pte_bit::RW;
-    char* const page = reinterpret_cast<char*>(t);
-    int rc = 0;
-    const mmu_update_t* r = reqs;
-    for (const mmu_update_t* end = reqs + n; r != end; ++r) {
-        // ptr - want is the entry's byte offset exactly when ptr names an entry
-        // of this page with this command: one check for both.
-        const uint64_t off = r->ptr - want;
-        uint64_t nv = r->val;
-        if (off & ~kEntryBits) break;
-        if (!(nv & pte_bit::P) || (nv & disallow::kL1)) break;
-        nv |= pte_bit::US;   // adjust_guest_entry of a present entry
-        uint64_t* slot = reinterpret_cast<uint64_t*>(page + off);
-        uint64_t old = load_entry(slot);
-        const uint64_t ref_change = (old ^ nv) & kRefBits;
-        if (ref_change == 0) [[likely]] {
-            if ((rc = install_entry<FoldAd>(slot, old, nv))) break;
-            continue;
-        }
-        if (ref_change != pte_bit::RW) break;
-        // The same frame stays mapped; only its writable type reference changes,
-        // taken before the install and dropped after it, as mod_entry_refs does.
-        const Mfn m = Pte{nv}.mfn();
-        if (!(old & pte_bit::RW)) {
-            if ((rc = get_writable_type(hv, m))) break;
-            if ((rc = install_entry<FoldAd>(slot, old, nv))) {
-                put_page_type(hv, m);
-                break;
-            }
-        } else {
-            if ((rc = install_entry<FoldAd>(slot, old, nv))) break;
-            put_page_type(hv, m);
-        }
-    }
-    did = uint32_t(r - reqs);
-    return rc;
-}
-
-int Batch::run(const mmu_update_t* reqs, uint32_t n, uint32_t& did)
+// Runs of cmd 0 or 2 on an L1 go the fused way. The cursor moves to the
+// request's table as pt_update would move it; a table of another level, or none,
+// is left to pt_update.
+int Batch::run(RequestReader<mmu_update_t>& in, uint32_t i, uint32_t end, uint32_t& did)
 {
     did = 0;
-    if (n == 0 || cursor.level() != 1) return 0;
-    const unsigned cmd = reqs[0].ptr & PVMMU_MMU_CMD_MASK;
-    const uint64_t want = maddr_of(cursor.mfn()).v | cmd;
-    if (cmd == MMU_ATOMIC_PT_UPDATE && d.policy.allows(Perm::MmuAtomic))
-        return l1_run<true>(hv, cursor.table(), want, reqs, n, did);
-    if (cmd == MMU_NORMAL_PT_UPDATE && d.policy.allows(Perm::MmuNormal))
-        return l1_run<false>(hv, cursor.table(), want, reqs, n, did);
-    return 0;
+    if (i == end) return 0;
+    uint32_t n;
+    const mmu_update_t* req = in.at(i, n);
+    if (!req) return -XEN_EFAULT;
+    const unsigned cmd = req->ptr & PVMMU_MMU_CMD_MASK;
+    const bool atomic = cmd == MMU_ATOMIC_PT_UPDATE;
+    if (!(atomic ? d.policy.allows(Perm::MmuAtomic)
+                 : cmd == MMU_NORMAL_PT_UPDATE && d.policy.allows(Perm::MmuNormal)))
+        return 0;
+    if (cursor.acquire(Maddr{req->ptr & ~uint64_t(PVMMU_MMU_CMD_MASK)}.mfn()) != 1) return 0;
+    return atomic ? l1_run<true>(hv, in, cursor.mfn(), cmd, i, end, did)
+                  : l1_run<false>(hv, in, cursor.mfn(), cmd, i, end, did);
 }
 
 int Batch::operator()(const mmu_update_t& req, uint32_t& units)

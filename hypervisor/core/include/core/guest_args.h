@@ -6,11 +6,9 @@
 
 #include "core/pagetable.h"
 #include "core/platform.h"
+#include "core/request_reader.h"
 
 namespace pvmmu {
-
-// Requests copied from the guest per round (one copy, not one per request).
-inline constexpr unsigned kBatchChunk = 64;
 
 // The MapContext for mmu_update's foreigndom argument: DOMID_SELF or the caller's
 // own id map only its frames; another domain or DOMID_IO needs the MapForeign
@@ -46,15 +44,16 @@ inline constexpr unsigned kBatchChunk = 64;
 namespace pvmmu {
 
 // The batch loop of mmu_update and mmuext_op (Xen's semantics, SPEC §3):
-// arg[0] the request array, arg[1] the count, arg[2] pdone. Requests are copied
-// in chunks; the first failure stops the batch; after preempt_budget units of work
-// the call is preempted with arg[0] and arg[1] describing what is left and
-// PVMMU_MMU_UPDATE_PREEMPTED set, *pdone carrying the count so far.
-// `handler(req, units)` does one request; `handler.finish()` runs before the
-// results are written back (it releases what the batch held). A handler may also
-// offer `handler.run(reqs, n, did)`: up to n requests of one unit each in one go,
-// stopping (with that request untouched) at the first it leaves to handler(req,
-// units) and failing as handler would; `did` receives the requests completed.
+// arg[0] the request array, arg[1] the count, arg[2] pdone. Requests are read
+// through a RequestReader; the first failure stops the batch; after
+// preempt_budget units of work the call is preempted with arg[0] and arg[1]
+// describing what is left and PVMMU_MMU_UPDATE_PREEMPTED set, *pdone carrying the
+// count so far. `handler(req, units)` does one request; `handler.finish()` runs
+// before the results are written back (it releases what the batch held). A
+// handler may also offer `handler.run(reader, i, end, did)`: requests i .. end - 1,
+// one unit each, in one go, stopping (that request untouched) at the first it
+// leaves to handler(req, units) and failing as handler would; `did` receives the
+// requests it completed.
 template <class Req, class Handler>
 HcResult run_batch(Hypervisor& hv, Vcpu& v, HypercallFrame& f, long rc, Handler& handler)
 {
@@ -69,38 +68,36 @@ HcResult run_batch(Hypervisor& hv, Vcpu& v, HypercallFrame& f, long rc, Handler&
         if (pdone.v && plat.copy_from_guest(v, &done, pdone, sizeof(done))) return pvmmu::done(-XEN_EFAULT);
     }
 
+    RequestReader<Req> reqs(plat, v, ureqs, count);
     const uint32_t budget = hv.config().preempt_budget;
     uint32_t i = 0, work = 0;
     bool preempt = false;
-    Req reqs[kBatchChunk];
-    while (rc == 0 && i < count && !preempt) {
-        const uint32_t n = count - i < kBatchChunk ? count - i : kBatchChunk;
-        if (plat.copy_from_guest(v, reqs, Vaddr{ureqs.v + uint64_t(i) * sizeof(Req)}, n * sizeof(Req))) {
-            rc = -XEN_EFAULT;
-            break;
+    while (rc == 0 && i < count) {
+        uint32_t did = 0, units = 0;
+        if constexpr (requires { handler.run(reqs, i, count, did); }) {
+            // Never past the budget, so preemption falls where one-by-one
+            // processing would put it (work < budget here, or budget is 0).
+            const uint32_t room = budget - work < count - i ? budget - work : count - i;
+            rc = handler.run(reqs, i, i + room, did);
+            units = did;
         }
-        for (uint32_t k = 0; k < n;) {
-            uint32_t did = 0, units = 0;
-            if constexpr (requires { handler.run(reqs, n, did); }) {
-                // Never past the budget, so preemption falls where one-by-one
-                // processing would put it (work < budget here, or budget is 0).
-                const uint32_t room = budget - work < n - k ? budget - work : n - k;
-                rc = handler.run(reqs + k, room, did);
-                units = did;
-            }
-            if (rc == 0 && did == 0) {
-                units = 1;
-                rc = handler(reqs[k], units);
-                did = rc == 0;
-            }
-            i += did;
-            k += did;
-            if (rc) break;
-            work += units;
-            if (work >= budget && i < count) {
-                preempt = true;
+        if (rc == 0 && did == 0) {
+            uint32_t n;
+            const Req* req = reqs.at(i, n);
+            if (!req) {
+                rc = -XEN_EFAULT;
                 break;
             }
+            units = 1;
+            rc = handler(*req, units);
+            did = rc == 0;
+        }
+        i += did;
+        if (rc) break;
+        work += units;
+        if (work >= budget && i < count) {
+            preempt = true;
+            break;
         }
     }
     handler.finish();

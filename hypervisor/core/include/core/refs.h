@@ -29,7 +29,8 @@ void put_page_type(Hypervisor& hv, Mfn m);
 // get_page_type(m, Writable) with its common case inline: the frame is already
 // typed writable and not being (de)validated, so the reference is one
 // compare-exchange and no type changes (SPEC §4 "Cost": an RW raise's only
-// per-frame atomic). Every other case takes the full path.
+// per-frame atomic). Every other case takes the full path. This is
+// get_page_type's case "count 0 or more, type unchanged": keep the two in step.
 [[nodiscard]] inline int get_writable_type(Hypervisor& hv, Mfn m)
 {
     std::atomic<uint64_t>& word = hv.frame(m).type_info;
