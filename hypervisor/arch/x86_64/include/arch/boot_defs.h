@@ -1,0 +1,25 @@
+/* Facts about how pvmmu-hv is loaded and where it talks, shared by the
+ * assembly and the C++ (plain #defines): the Multiboot 1 header, COM1 and
+ * QEMU's isa-debug-exit device with the codes the hypervisor ends QEMU with. */
+#pragma once
+
+/* Multiboot 1 (Multiboot Specification 0.6.96, §3.1.1 "The layout of
+ * Multiboot header", §3.2 "Machine state"). */
+#define MB1_HEADER_MAGIC 0x1BADB002
+#define MB1_BOOT_MAGIC   0x2BADB002   /* in %eax at the entry point */
+/* Header flags: bit 0 page-align modules, bit 1 memory info wanted, bit 16
+ * the address fields (the "a.out kludge") are valid. A loader then ignores the
+ * ELF headers and loads [load_addr, load_end_addr) from the file position of
+ * the header minus (header_addr - load_addr): QEMU refuses ELF64 Multiboot
+ * images otherwise, so this is what lets one ELF64 file boot with -kernel. */
+#define MB1_FLAGS        ((1 << 0) | (1 << 1) | (1 << 16))
+
+#define COM1_PORT        0x3f8
+
+/* QEMU -device isa-debug-exit,iobase=0xf4,iosize=0x04: a write of v ends QEMU
+ * with exit status (v << 1) | 1. On hardware the write goes nowhere and the
+ * hypervisor halts instead. tests/qemu/ and ./pvmmu boot map these back. */
+#define DEBUG_EXIT_PORT  0xf4
+#define HV_EXIT_SUCCESS  0x10   /* QEMU status 33: booted, every check passed */
+#define HV_EXIT_FAILURE  0x11   /* QEMU status 35: a boot check failed */
+#define HV_EXIT_PANIC    0x12   /* QEMU status 37: exception or panic */

@@ -1,0 +1,39 @@
+// The portable core (hypervisor/core) on bare metal: the frame table covers
+// every machine frame below the top of RAM, MachineMemory is the direct map,
+// and BareMetal (platform.h) is the Platform. Frames the boot allocator handed
+// out, the image and everything below it belong to the hypervisor (DOMID_XEN);
+// usable RAM above is free for domains; the rest (holes, firmware, MMIO) is
+// DOMID_IO, so a guest can never map it.
+#pragma once
+
+#include "arch/multiboot.h"
+#include "core/domain_builder.h"
+#include "core/hypervisor.h"
+#include "core/invariants.h"
+
+namespace pvmmu::x86 {
+
+struct FrameCounts {
+    uint64_t total = 0, xen = 0, free = 0, io = 0;
+};
+
+// Allocates the frame table, the M2P and the invariant checker's scratch from
+// the boot allocator, closes it, classifies every frame and builds the
+// Hypervisor. On the boot CPU, before the APs start.
+FrameCounts core_init(const BootInfo& bi);
+
+// nullptr before core_init.
+Hypervisor* core();
+
+// Marks a CPU online in the core (a candidate for type-change flushes).
+void core_cpu_online(CpuId cpu);
+
+// The core's own whole-machine invariant check (core/invariants.h).
+bool core_check(InvariantReport& report);
+
+// Boot self-test of the linked core: builds a small domain through the core's
+// domain builder (which validates and pins its L4 through the normal paths).
+// Returns 0 or the builder's errno; fills the domain's layout.
+int core_build_test_domain(uint64_t nr_frames, DomainLayout& out);
+
+} // namespace pvmmu::x86

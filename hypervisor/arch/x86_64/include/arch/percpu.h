@@ -1,0 +1,74 @@
+// Per-CPU state, reached through %gs (IA32_GS_BASE holds this CPU's PerCpu,
+// whose first word points to itself, so this_cpu() is one load), and the
+// per-CPU virtual area each CPU gets in L4 slot 257:
+//
+//   +0x00000  GDT window, 16 pages: 0-13 unmapped (a PV guest's own GDT frames
+//             go there later), 14 the hypervisor's descriptors, 15 unmapped
+//   +0x10000  guard            +0x11000  stack, 16 KiB (also TSS.RSP0)
+//   +0x15000  guard            +0x16000  IST1 #DF stack, 4 KiB
+//   +0x17000  guard            +0x18000  IST2 NMI stack
+//   +0x19000  guard            +0x1a000  IST3 #MC stack
+//   +0x1b000  unmapped up to the next CPU's area (HV_PERCPU_STRIDE)
+//
+// Every stack has an unmapped page below it, so an overflow faults instead of
+// corrupting the next one; #DF runs on its own stack and reports it.
+#pragma once
+
+#include <atomic>
+#include <stdint.h>
+
+#include "arch/descriptors.h"
+#include "arch/layout.h"
+#include "core/types.h"
+
+namespace pvmmu::x86 {
+
+namespace area {
+inline constexpr uint64_t kGdtPage = FIRST_RESERVED_GDT_PAGE;   // page 14 of the window
+inline constexpr uint64_t kStack = 0x11000, kStackSize = 0x4000;
+inline constexpr uint64_t kIst[3] = {0x16000, 0x18000, 0x1a000};   // IST1..IST3, 4 KiB each
+inline constexpr uint64_t kEnd = 0x1b000;
+static_assert(kGdtPage * kPageSize == HV_GDT_RESERVED_OFFSET);
+static_assert(kStack >= 16 * kPageSize + kPageSize);   // the GDT window, then a guard
+static_assert(kEnd <= HV_PERCPU_STRIDE);
+static_assert(uint64_t(kMaxCpus + 1) * HV_PERCPU_STRIDE <= (1ull << 39));   // all in slot 257
+} // namespace area
+
+enum class CpuState : uint32_t { Absent, Starting, Online };
+
+struct PerCpu {
+    PerCpu* self = nullptr;       // %gs:0
+    uint32_t id = 0;              // dense number, 0 = the boot CPU
+    uint32_t apic_id = 0;
+    uint64_t area = 0;            // virtual base of this CPU's area (= its GDT base)
+    uint64_t stack_top = 0;
+    std::atomic<CpuState> state{CpuState::Absent};
+    // Control registers as the CPU saw them once online (the invariant check).
+    uint64_t cr0 = 0, cr3 = 0, cr4 = 0, efer = 0;
+    alignas(128) Tss tss{};       // 104 bytes in one 128-byte line: never straddles a page
+};
+static_assert(__builtin_offsetof(PerCpu, self) == 0);
+
+extern constinit PerCpu g_cpus[kMaxCpus];
+extern unsigned g_nr_cpus;   // CPUs found (ACPI MADT); ids [0, g_nr_cpus)
+
+inline PerCpu& this_cpu()
+{
+    PerCpu* p;
+    asm volatile("mov %%gs:0, %0" : "=r"(p));
+    return *p;
+}
+inline uint32_t this_cpu_id() { return this_cpu().id; }
+
+// Early: points %gs at g_cpus[0] so the console and the trap path can name
+// the CPU before anything else exists.
+void percpu_early_bsp();
+
+// Allocates and maps CPU `id`'s area (GDT page, TSS in PerCpu, stacks).
+void percpu_area_build(uint32_t id, uint32_t apic_id);
+
+// On the CPU itself: loads its GDT window, reloads the segment registers,
+// loads its TSS and the shared IDT, and sets %gs.
+void percpu_load(PerCpu& c);
+
+} // namespace pvmmu::x86

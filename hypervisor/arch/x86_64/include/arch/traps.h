@@ -1,0 +1,43 @@
+// Traps: the register frame trap_entry.S builds, the vectors the platform
+// uses, and the C++ side of the entry (traps.cc). For now every exception is
+// the hypervisor's own bug: it is reported (vector, error code, RIP, CR2, the
+// CPU) and ends the run. Guest exceptions will be bounced to the guest's trap
+// table instead (issue 6, later).
+#pragma once
+
+#include <stdint.h>
+
+namespace pvmmu::x86 {
+
+struct TrapFrame {
+    uint64_t r15, r14, r13, r12, r11, r10, r9, r8;
+    uint64_t rbp, rdi, rsi, rdx, rcx, rbx, rax;
+    uint64_t vector, error;
+    uint64_t rip, cs, rflags, rsp, ss;   // pushed by the CPU
+};
+static_assert(sizeof(TrapFrame) == 22 * 8);
+static_assert(sizeof(TrapFrame) % 16 == 0);   // keeps the call aligned (trap_entry.S)
+
+inline constexpr unsigned kNrExceptions = 32;
+inline constexpr uint8_t kVectorShootdown = 0xf0;
+inline constexpr uint8_t kVectorSpurious = 0xff;
+
+// The entry stubs of trap_entry.S, in IDT order: exceptions 0-31, then
+// kVectorShootdown and kVectorSpurious.
+extern "C" const uint64_t trap_stubs[kNrExceptions + 2];
+
+const char* exception_name(uint64_t vector);
+
+// Called from trap_entry.S.
+extern "C" void trap_dispatch(TrapFrame* f);
+
+// Boot self-test (cmdline "selftest=trap"): raises #UD so the QEMU test can
+// check that an exception is reported with its vector and RIP.
+void raise_test_exception();
+
+// Boot self-test (cmdline "selftest=overflow"): recurses until the stack runs
+// into its guard page. The page fault cannot push its frame there, so the CPU
+// raises #DF, which runs on its IST stack and is reported.
+void overflow_stack();
+
+} // namespace pvmmu::x86

@@ -1,0 +1,92 @@
+// The core on bare metal; see arch/core_glue.h.
+#include "arch/core_glue.h"
+
+#include <new>
+
+#include "arch/boot_alloc.h"
+#include "arch/direct_map.h"
+#include "arch/exit.h"
+#include "arch/platform.h"
+#include "arch/shootdown.h"
+#include "core/domain_builder.h"
+
+#include <pvmmu/abi.h>
+
+namespace pvmmu::x86 {
+
+namespace {
+
+// Static storage constructed at core_init: no global constructors in the image.
+alignas(Hypervisor) unsigned char g_hv_storage[sizeof(Hypervisor)];
+alignas(BareMetal) unsigned char g_platform_storage[sizeof(BareMetal)];
+Hypervisor* g_hv = nullptr;
+TallySpan g_scratch{nullptr, 0};
+Domain g_test_domain;
+
+bool usable_frame(const BootInfo& bi, uint64_t a)
+{
+    for (unsigned i = 0; i < bi.nr_regions; ++i) {
+        const MemRegion& r = bi.regions[i];
+        if (r.usable() && r.base <= a && a + kPageSize <= r.end()) return true;
+    }
+    return false;
+}
+
+} // namespace
+
+FrameCounts core_init(const BootInfo& bi)
+{
+    FrameCounts n;
+    n.total = bi.ram_top >> kPageShift;
+    const Maddr frames = boot_alloc(n.total * sizeof(FrameInfo));
+    const Maddr m2p = boot_alloc(n.total * sizeof(uint64_t));
+    const Maddr scratch = boot_alloc(n.total * sizeof(FrameTally));
+    boot_alloc_close();
+    const uint64_t hv_end = boot_alloc_end();
+
+    FrameInfo* fi = dmap<FrameInfo>(frames);
+    for (uint64_t m = 0; m < n.total; ++m) {
+        FrameInfo* f = new (&fi[m]) FrameInfo();
+        const uint64_t a = m << kPageShift;
+        DomId owner = kOwnerIo;
+        if (usable_frame(bi, a)) owner = a < hv_end ? kOwnerXen : kOwnerFree;
+        f->owner.store(owner, std::memory_order_relaxed);
+        (owner == kOwnerXen ? n.xen : owner == kOwnerFree ? n.free : n.io)++;
+    }
+    g_scratch = TallySpan{dmap<FrameTally>(scratch), n.total};
+
+    auto* platform = new (g_platform_storage) BareMetal();
+    g_hv = new (g_hv_storage) Hypervisor(MachineMemory{dmap<uint8_t>(Maddr{0}), n.total}, fi,
+                                         dmap<uint64_t>(m2p), *platform);
+    shootdown_set_clock(&g_hv->clock());
+    return n;
+}
+
+Hypervisor* core() { return g_hv; }
+
+void core_cpu_online(CpuId cpu)
+{
+    if (g_hv) g_hv->cpu_online(cpu);
+}
+
+bool core_check(InvariantReport& report) { return check_invariants(*g_hv, g_scratch, report); }
+
+int core_build_test_domain(uint64_t nr_frames, DomainLayout& out)
+{
+    // The lowest run of nr_frames free frames.
+    Hypervisor& hv = *g_hv;
+    uint64_t run = 0;
+    for (uint64_t m = 0; m < hv.mem().nr_frames; ++m) {
+        run = hv.frame(Mfn{m}).owner.load(std::memory_order_relaxed) == kOwnerFree ? run + 1 : 0;
+        if (run == nr_frames) {
+            DomainSpec spec;
+            spec.id = 1;
+            spec.first = Mfn{m + 1 - nr_frames};
+            spec.nr_frames = nr_frames;
+            return build_domain(hv, g_test_domain, spec, out);
+        }
+    }
+    return -XEN_ENOMEM;
+}
+
+} // namespace pvmmu::x86

@@ -1,0 +1,169 @@
+// The boot CPU's path from boot32.S to a booted machine, in order (see
+// docs/boot.md): console, traps, memory map, page tables, its own per-CPU
+// area, local APIC, the other CPUs (ACPI), the core's frame table, SMP
+// start-up, dropping the identity map, then the checks the QEMU test reads.
+// Each step prints one line or a few, so a hang shows where it happened.
+#include "arch/acpi.h"
+#include "arch/boot_alloc.h"
+#include "arch/console.h"
+#include "arch/core_glue.h"
+#include "arch/exit.h"
+#include "arch/hv_invariants.h"
+#include "arch/lapic.h"
+#include "arch/multiboot.h"
+#include "arch/paging.h"
+#include "arch/percpu.h"
+#include "arch/shootdown.h"
+#include "arch/smp.h"
+#include "arch/traps.h"
+#include "arch/x86.h"
+
+extern "C" void switch_stack(uint64_t top, void (*fn)());
+
+namespace pvmmu::x86 {
+
+namespace {
+
+constinit BootInfo g_boot;
+constinit CpuList g_found;
+
+// Builds a per-CPU area for every enabled CPU the MADT lists. The boot CPU,
+// whose APIC ID is `bsp_apic`, is CPU 0 whatever its place in the table.
+void find_cpus(uint32_t bsp_apic)
+{
+    if (acpi_find_cpus(g_found) != 0) {
+        printk("acpi: no MADT found; running on the boot CPU only\n");
+        g_nr_cpus = 1;
+        return;
+    }
+    printk("acpi: RSDP at 0x%lx, MADT: local APIC at 0x%lx, %u CPUs enabled", g_found.rsdp,
+           g_found.lapic_phys, g_found.count);
+    if (g_found.ignored) printk(" (%u more ignored)", g_found.ignored);
+    printk("\n");
+    g_nr_cpus = 1;
+    for (unsigned i = 0; i < g_found.count && g_nr_cpus < kMaxCpus; ++i)
+        if (g_found.apic_ids[i] != bsp_apic) percpu_area_build(g_nr_cpus++, g_found.apic_ids[i]);
+}
+
+// Self-test (cmdline "selftest=badmap"): plants the three kinds of mapping the
+// invariant check exists to refuse, so the QEMU test proves it catches them.
+void plant_bad_mappings()
+{
+    const Maddr f = boot_alloc_frame();
+    const uint64_t spare = HV_PERCPU_VIRT + uint64_t(kMaxCpus) * HV_PERCPU_STRIDE;
+    map_page(Vaddr{spare}, f, pte_bit::P | pte_bit::RW);                         // W+X
+    map_page(Vaddr{spare + kPageSize}, f, hv_pte::kRodata | pte_bit::US);        // user
+    map_page(Vaddr{0x0000'4000'0000'0000}, f, hv_pte::kRodata);                  // guest half
+    printk("selftest: planted a W+X page, a user page and a lower-half page\n");
+}
+
+void report_invariants()
+{
+    HvMapStats s;
+    if (!hv_check_invariants(s)) {
+        printk("invariants: FAILED (%lu violations)\n", s.violations);
+        hv_exit(HV_EXIT_FAILURE);
+    }
+    printk("invariants: ok (%lu tables; %lu 4K pages: %lu RX, %lu R, %lu RW; %lu 2M pages; "
+           "no user page, no W+X page, nothing outside slots %u/%u/%u; WP, NXE on %lu CPUs)\n",
+           s.tables, s.pages_4k, s.exec, s.read_only, s.writable, s.pages_2m, HV_SLOT_PERCPU,
+           HV_SLOT_IMAGE, HV_SLOT_DIRECTMAP, s.cpus);
+}
+
+// The linked core at work on this machine: a domain built and validated by
+// it, then the core's own whole-machine invariants over every frame.
+void report_core()
+{
+    DomainLayout d;
+    if (int rc = core_build_test_domain(256, d)) {
+        printk("core: FAILED: building a test domain: error %d\n", rc);
+        hv_exit(HV_EXIT_FAILURE);
+    }
+    printk("core: domain 1 built by the core: %lu frames from mfn 0x%lx, L4 mfn 0x%lx validated "
+           "and pinned\n", d.nr_frames, d.first.v, d.l4.v);
+    InvariantReport r;
+    if (!core_check(r)) {
+        for (unsigned i = 0; i < r.kept(); ++i)
+            printk("core invariants: VIOLATION: mfn 0x%lx: %s\n", r[i].frame.v, r[i].reason);
+        printk("core invariants: FAILED (%lu violations)\n", r.total());
+        hv_exit(HV_EXIT_FAILURE);
+    }
+    printk("core invariants: ok (%lu frames, %lu tables, %lu entries)\n", r.frames, r.tables,
+           r.entries);
+}
+
+// The rest of boot, on the boot CPU's own per-CPU stack.
+[[noreturn]] void bsp_continue()
+{
+    pic_mask_all();
+    lapic_init();
+    const uint32_t bsp_apic = lapic_id();
+    g_cpus[0].apic_id = bsp_apic;
+    find_cpus(bsp_apic);
+
+    const FrameCounts f = core_init(g_boot);
+    printk("frames: %lu machine frames: %lu hypervisor, %lu free, %lu I/O or firmware\n", f.total,
+           f.xen, f.free, f.io);
+    cpu_online(g_cpus[0], ", boot CPU");
+
+    const unsigned online = smp_boot();
+    printk("smp: %u of %u CPUs online\n", online, g_nr_cpus);
+
+    // Every AP runs on the hypervisor's addresses now: the trampoline's
+    // identity mapping goes, and every TLB that may still hold it is flushed.
+    paging_drop_identity();
+    CpuMask all;
+    for (unsigned i = 0; i < g_nr_cpus; ++i) all.set(i);
+    shootdown_flush(all, FlushRequest{});
+    printk("paging: identity map dropped; TLBs flushed on %u CPUs (%lu IPIs)\n", online,
+           shootdown_ipis_sent());
+
+    report_invariants();
+    report_core();
+
+    if (cmdline_has(g_boot, "selftest=trap")) {
+        printk("selftest: raising #UD\n");
+        raise_test_exception();
+    }
+    if (cmdline_has(g_boot, "selftest=overflow")) {
+        printk("selftest: overflowing the stack into its guard page\n");
+        overflow_stack();
+    }
+    if (online != g_nr_cpus) {
+        printk("pvmmu: FAILED: not every CPU came online\n");
+        hv_exit(HV_EXIT_FAILURE);
+    }
+    printk("pvmmu: boot complete; no domain to run yet, ending (isa-debug-exit)\n");
+    hv_exit(HV_EXIT_SUCCESS);
+}
+
+} // namespace
+
+} // namespace pvmmu::x86
+
+using namespace pvmmu::x86;
+
+// From boot32.S: 64-bit mode on the boot tables and the boot stack.
+extern "C" [[noreturn]] void bsp_main(uint32_t mb_info)
+{
+    percpu_early_bsp();
+    console_init();
+    printk("\npvmmu-hv: x86-64 paravirtual-MMU hypervisor (Multiboot 1)\n");
+    idt_init();
+    idt_load();
+
+    if (multiboot_parse(mb_info, g_boot) != 0) {
+        printk("pvmmu: FAILED: the loader passed no memory map\n");
+        hv_exit(HV_EXIT_FAILURE);
+    }
+    printk("boot: cmdline \"%s\"\n", g_boot.cmdline);
+    memory_map_print(g_boot);
+
+    boot_alloc_init(g_boot);
+    paging_build(g_boot);
+    if (cmdline_has(g_boot, "selftest=badmap")) plant_bad_mappings();
+    percpu_area_build(0, 0);   // APIC ID filled in once the APIC is up
+    percpu_load(g_cpus[0]);
+    switch_stack(g_cpus[0].stack_top, bsp_continue);
+    halt_forever();
+}

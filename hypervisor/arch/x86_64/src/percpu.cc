@@ -1,0 +1,58 @@
+// Per-CPU areas and loading a CPU's descriptors; see arch/percpu.h.
+#include "arch/percpu.h"
+
+#include "arch/boot_alloc.h"
+#include "arch/cpu_bits.h"
+#include "arch/direct_map.h"
+#include "arch/paging.h"
+#include "arch/x86.h"
+
+extern "C" void load_gdt_and_segments(const pvmmu::x86::DescriptorPointer* p);
+
+namespace pvmmu::x86 {
+
+constinit PerCpu g_cpus[kMaxCpus];
+unsigned g_nr_cpus = 1;
+
+void percpu_early_bsp()
+{
+    g_cpus[0].self = &g_cpus[0];
+    wrmsr(MSR_GS_BASE, reinterpret_cast<uint64_t>(&g_cpus[0]));
+}
+
+void percpu_area_build(uint32_t id, uint32_t apic_id)
+{
+    PerCpu& c = g_cpus[id];
+    c.self = &c;
+    c.id = id;
+    c.apic_id = apic_id;
+    c.area = HV_PERCPU_VIRT + uint64_t(id) * HV_PERCPU_STRIDE;
+
+    const Maddr gdt = boot_alloc_frame();
+    fill_hv_gdt_page(dmap<uint64_t>(gdt), &c.tss);
+    map_page(Vaddr{c.area + area::kGdtPage * kPageSize}, gdt, hv_pte::kData);
+
+    const Maddr stack = boot_alloc(area::kStackSize);
+    for (uint64_t off = 0; off < area::kStackSize; off += kPageSize)
+        map_page(Vaddr{c.area + area::kStack + off}, Maddr{stack.v + off}, hv_pte::kData);
+    c.stack_top = c.area + area::kStack + area::kStackSize;
+
+    for (unsigned i = 0; i < 3; ++i) {
+        map_page(Vaddr{c.area + area::kIst[i]}, boot_alloc_frame(), hv_pte::kData);
+        c.tss.ist[i] = c.area + area::kIst[i] + kPageSize;
+    }
+    // The stack ring 3 enters on (guests, later); the I/O bitmap past the limit.
+    c.tss.rsp[0] = c.stack_top;
+    c.tss.iomap_base = sizeof(Tss);
+}
+
+void percpu_load(PerCpu& c)
+{
+    const DescriptorPointer gdt{HV_GDT_LIMIT, c.area};
+    load_gdt_and_segments(&gdt);
+    asm volatile("ltr %w0" : : "r"(uint16_t(HV_SEL_TSS)));
+    idt_load();
+    wrmsr(MSR_GS_BASE, reinterpret_cast<uint64_t>(&c));
+}
+
+} // namespace pvmmu::x86

@@ -1,0 +1,90 @@
+// TLB shootdown; see arch/shootdown.h.
+//
+// One mailbox per target CPU, owned by one sender at a time (its lock): the
+// sender stores the request, then bumps `requested` (release); the target
+// flushes, then stores `done` = the sequence number it served (release). A
+// target may serve a request twice (IPI handler and a spin-wait racing on the
+// same CPU); a flush is idempotent, so that is harmless.
+#include "arch/shootdown.h"
+
+#include <atomic>
+
+#include "arch/lapic.h"
+#include "arch/percpu.h"
+#include "arch/raw_lock.h"
+#include "arch/traps.h"
+#include "arch/x86.h"
+
+namespace pvmmu::x86 {
+
+namespace {
+
+struct alignas(64) Mailbox {
+    RawLock sender;
+    FlushRequest req;
+    std::atomic<uint64_t> requested{0};
+    std::atomic<uint64_t> done{0};
+};
+
+Mailbox g_box[kMaxCpus];
+std::atomic<TlbClock*> g_clock{nullptr};
+std::atomic<uint64_t> g_ipis{0};
+
+void flush_local(const FlushRequest& req)
+{
+    if (req.kind == FlushKind::Page) {
+        invlpg(req.va.v);
+        return;
+    }
+    TlbClock* clock = g_clock.load(std::memory_order_acquire);
+    const uint64_t t = clock ? clock->begin_flush() : 0;
+    write_cr3(read_cr3());
+    if (clock) clock->record_flush(this_cpu_id(), t);
+}
+
+} // namespace
+
+void shootdown_set_clock(TlbClock* clock) { g_clock.store(clock, std::memory_order_release); }
+
+void shootdown_serve()
+{
+    Mailbox& b = g_box[this_cpu_id()];
+    const uint64_t want = b.requested.load(std::memory_order_acquire);
+    if (b.done.load(std::memory_order_relaxed) == want) return;
+    flush_local(b.req);
+    b.done.store(want, std::memory_order_release);
+}
+
+void shootdown_flush(CpuMask cpus, FlushRequest req)
+{
+    const uint32_t self = this_cpu_id();
+    uint64_t seq[kMaxCpus] = {};
+    CpuMask sent;
+    for (CpuId c = 0; c < g_nr_cpus; ++c) {
+        if (!cpus.has(c) || c == self) continue;
+        if (g_cpus[c].state.load(std::memory_order_acquire) != CpuState::Online) continue;
+        Mailbox& b = g_box[c];
+        // Serving our own mailbox while we wait for another sender keeps two
+        // CPUs that target each other from waiting on each other for ever.
+        while (!b.sender.try_lock(self)) shootdown_serve();
+        b.req = req;
+        seq[c] = b.requested.load(std::memory_order_relaxed) + 1;
+        b.requested.store(seq[c], std::memory_order_release);
+        lapic_send_fixed(g_cpus[c].apic_id, kVectorShootdown);
+        g_ipis.fetch_add(1, std::memory_order_relaxed);
+        sent.set(c);
+    }
+    if (cpus.has(self)) flush_local(req);
+    for (CpuId c = 0; c < g_nr_cpus; ++c) {
+        if (!sent.has(c)) continue;
+        while (g_box[c].done.load(std::memory_order_acquire) != seq[c]) {
+            shootdown_serve();
+            pause();
+        }
+        g_box[c].sender.unlock();
+    }
+}
+
+uint64_t shootdown_ipis_sent() { return g_ipis.load(std::memory_order_relaxed); }
+
+} // namespace pvmmu::x86

@@ -1,0 +1,105 @@
+/* Interrupt and exception entry stubs. Every vector gets the same frame
+ * (arch/traps.h TrapFrame): the CPU's push (SS, RSP, RFLAGS, CS, RIP), an
+ * error code (the CPU's, or 0 for vectors without one: "Exception and Interrupt
+ * Reference", SDM Vol. 3A), the vector number, then the general registers.
+ * In 64-bit mode the CPU aligns RSP to 16 before its push, and the stub adds
+ * 22 words, so the call to trap_dispatch sees the ABI's 16-byte alignment. */
+
+	.text
+
+.macro TRAP_STUB vec, cpu_pushes_error
+	.balign 16
+trap_stub_\vec:
+	.if \cpu_pushes_error == 0
+	pushq $0
+	.endif
+	pushq $\vec
+	jmp trap_common
+.endm
+
+/* Vectors 8, 10-14, 17, 21, 29, 30 push an error code. */
+	TRAP_STUB 0, 0
+	TRAP_STUB 1, 0
+	TRAP_STUB 2, 0
+	TRAP_STUB 3, 0
+	TRAP_STUB 4, 0
+	TRAP_STUB 5, 0
+	TRAP_STUB 6, 0
+	TRAP_STUB 7, 0
+	TRAP_STUB 8, 1
+	TRAP_STUB 9, 0
+	TRAP_STUB 10, 1
+	TRAP_STUB 11, 1
+	TRAP_STUB 12, 1
+	TRAP_STUB 13, 1
+	TRAP_STUB 14, 1
+	TRAP_STUB 15, 0
+	TRAP_STUB 16, 0
+	TRAP_STUB 17, 1
+	TRAP_STUB 18, 0
+	TRAP_STUB 19, 0
+	TRAP_STUB 20, 0
+	TRAP_STUB 21, 1
+	TRAP_STUB 22, 0
+	TRAP_STUB 23, 0
+	TRAP_STUB 24, 0
+	TRAP_STUB 25, 0
+	TRAP_STUB 26, 0
+	TRAP_STUB 27, 0
+	TRAP_STUB 28, 0
+	TRAP_STUB 29, 1
+	TRAP_STUB 30, 1
+	TRAP_STUB 31, 0
+/* Interrupt vectors the platform uses (arch/traps.h). */
+	TRAP_STUB 0xf0, 0               /* TLB shootdown IPI */
+	TRAP_STUB 0xff, 0               /* LAPIC spurious interrupt */
+
+trap_common:
+	pushq %rax
+	pushq %rbx
+	pushq %rcx
+	pushq %rdx
+	pushq %rsi
+	pushq %rdi
+	pushq %rbp
+	pushq %r8
+	pushq %r9
+	pushq %r10
+	pushq %r11
+	pushq %r12
+	pushq %r13
+	pushq %r14
+	pushq %r15
+	mov %rsp, %rdi
+	cld
+	call trap_dispatch
+	popq %r15
+	popq %r14
+	popq %r13
+	popq %r12
+	popq %r11
+	popq %r10
+	popq %r9
+	popq %r8
+	popq %rbp
+	popq %rdi
+	popq %rsi
+	popq %rdx
+	popq %rcx
+	popq %rbx
+	popq %rax
+	add $16, %rsp                   /* vector and error code */
+	iretq
+
+/* The stubs' addresses, for idt.cc: 32 exceptions, then the two interrupts. */
+	.section .rodata
+	.balign 8
+	.globl trap_stubs
+trap_stubs:
+	.irp v, 0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31
+	.quad trap_stub_\v
+	.endr
+	.quad trap_stub_0xf0
+	.quad trap_stub_0xff
+
+	.section .note.GNU-stack, "", @progbits

@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# Boots pvmmu-hv under QEMU (TCG) and checks what its console says.
+#
+#   boot_test.sh --image PATH [--cpus N] [--mem MIB] [--timeout S] [--selftest trap|overflow|badmap]
+#
+# A normal boot must: end QEMU through isa-debug-exit with HV_EXIT_SUCCESS
+# (status 33, arch/boot_defs.h); announce every CPU once ("cpu K online" for
+# K = 0..N-1); print the memory map with a usable region; pass the
+# hypervisor's own page-table invariants ("invariants: ok") and the core's
+# ("core invariants: ok"); report no violation, exception or panic.
+# --selftest trap boots with "selftest=trap": the hypervisor raises #UD after
+# boot and must report vector 6 with its RIP and end with HV_EXIT_PANIC (37).
+# --selftest overflow: the boot CPU recurses into its stack's guard page; the
+# page fault cannot be delivered on that stack, so #DF must be reported (it
+# runs on its own IST stack) with CR2 in the guard page, status 37.
+# --selftest badmap boots with "selftest=badmap": the hypervisor plants a W+X
+# page, a user page and a lower-half page before its invariant check, which
+# must name all three and end with HV_EXIT_FAILURE (35) — the check is shown
+# to catch what it looks for.
+#
+# Exit: 0 pass, 1 fail (also when QEMU hangs: it runs under `timeout`),
+# 77 skip — only when qemu-system-x86_64 is not installed.
+set -uo pipefail
+
+image='' cpus=4 mem=256 limit=60 selftest=''
+while (($#)); do
+  case $1 in
+    --image) image=$2; shift ;;
+    --cpus) cpus=$2; shift ;;
+    --mem) mem=$2; shift ;;
+    --timeout) limit=$2; shift ;;
+    --selftest) selftest=$2; shift ;;
+    *) echo "boot_test.sh: unknown option '$1'" >&2; exit 2 ;;
+  esac
+  shift
+done
+[[ -n $image && -f $image ]] || { echo "boot_test.sh: no image at '${image}'" >&2; exit 1; }
+
+QEMU=${QEMU:-qemu-system-x86_64}
+if ! command -v "$QEMU" >/dev/null 2>&1; then
+  echo "############################################################################"
+  echo "SKIP: $QEMU is not installed, so the bare-metal boot was NOT tested."
+  echo "      Install it with ./pvmmu deps (Debian package qemu-system-x86)."
+  echo "############################################################################"
+  exit 77
+fi
+
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+append=()
+[[ -n $selftest ]] && append=(-append "selftest=$selftest")
+
+# -no-reboot: a triple fault ends QEMU instead of looping through resets.
+cmd=("$QEMU" -accel tcg -machine pc -smp "$cpus" -m "$mem" -kernel "$image" "${append[@]}"
+     -display none -serial stdio -monitor none -no-reboot
+     -device isa-debug-exit,iobase=0xf4,iosize=0x04)
+echo "running: ${cmd[*]}"
+start=$SECONDS
+timeout --kill-after=5 "$limit" "${cmd[@]}" </dev/null >"$log" 2>&1
+rc=$?
+tr -d '\r' <"$log" >"$log.txt" && mv "$log.txt" "$log"
+echo "---- console (QEMU exit status $rc after $((SECONDS - start)) s) ----"
+cat "$log"
+echo "----"
+
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+expect() { grep -Eq -- "$1" "$log" || fail "no line matching /$1/ ($2)"; }
+refuse() { ! grep -Eq -- "$1" "$log" || fail "a line matches /$1/ ($2)"; }
+
+if ((rc == 124 || rc == 137)); then
+  fail "QEMU did not end within ${limit}s: the boot hung (last console line above)"
+fi
+
+if [[ $selftest == trap ]]; then
+  ((rc == 37)) || fail "QEMU exit status $rc, expected 37 (HV_EXIT_PANIC)"
+  expect '^selftest: raising #UD$' "the self-test ran"
+  expect '^EXCEPTION on cpu 0: vector 6 \(#UD invalid opcode\), error code 0x0$' "the exception was reported"
+  expect '^  rip ffff8280[0-9a-f]{8}  cs e008 ' "RIP in the image and the hypervisor's CS"
+  expect '^PANIC: cpu 0: unhandled exception 6 at rip 0xffff8280' "it ended through panic"
+elif [[ $selftest == overflow ]]; then
+  ((rc == 37)) || fail "QEMU exit status $rc, expected 37 (HV_EXIT_PANIC)"
+  expect '^EXCEPTION on cpu 0: vector 8 \(#DF double fault\), error code 0x0$' "#DF reported"
+  # CPU 0's guard page is its per-CPU area (0xffff808000000000) + 0x10000.
+  expect '^  rsp [0-9a-f]{16}  ss e010  cr2 ffff808000010[0-9a-f]{3} ' "the fault hit the guard page"
+elif [[ $selftest == badmap ]]; then
+  ((rc == 35)) || fail "QEMU exit status $rc, expected 35 (HV_EXIT_FAILURE)"
+  expect '^invariants: VIOLATION: writable and executable: va 0xffff808004000000 ' "the W+X page"
+  expect '^invariants: VIOLATION: user-accessible: va 0xffff808004001000 ' "the user page"
+  expect "^invariants: VIOLATION: mapping outside the hypervisor's L4 slots: va 0x0000400000000000 " \
+    "the lower-half page"
+  expect '^invariants: FAILED \(3 violations\)$' "exactly those three"
+  refuse '^invariants: ok' "the check did not pass"
+else
+  ((rc == 33)) || fail "QEMU exit status $rc, expected 33 (HV_EXIT_SUCCESS)"
+  for ((k = 0; k < cpus; k++)); do
+    n=$(grep -Ec "^cpu $k online \(apic id [0-9]+" "$log")
+    ((n == 1)) || fail "cpu $k announced $n times, expected once"
+  done
+  n=$(grep -Ec '^cpu [0-9]+ online' "$log")
+  ((n == cpus)) || fail "$n CPUs announced, expected $cpus"
+  expect '^memory map \(multiboot, [0-9]+ entries\):$' "the memory map header"
+  expect '^  \[[0-9a-f]{16}-[0-9a-f]{16}\] usable$' "a usable region"
+  expect "^smp: $cpus of $cpus CPUs online$" "the SMP summary"
+  expect '^invariants: ok ' "the hypervisor's page-table invariants"
+  expect '^core invariants: ok ' "the core's invariants"
+  expect '^pvmmu: boot complete' "the end of boot"
+  refuse 'VIOLATION|PANIC|EXCEPTION|FAILED' "nothing went wrong"
+fi
+
+if ((fails)); then
+  echo "qemu boot test: FAILED ($fails checks)"
+  exit 1
+fi
+echo "qemu boot test: passed"

@@ -1,0 +1,27 @@
+# Tests of the bare-metal image (included from hypervisor/arch/x86_64, where
+# the pvmmu-hv target lives).
+#
+# hv_image_check (label image): the ELF64 file is loadable as a Multiboot 1
+#   a.out-kludge image — no QEMU needed, so every build checks it.
+# qemu_boot_* (label qemu): boot the image under QEMU TCG and read the console.
+#   They fail (not hang) on a boot that stops: boot_test.sh runs QEMU under
+#   `timeout`. Without qemu-system-x86_64 they are skipped with exit code 77
+#   and a loud message (./pvmmu deps installs qemu-system-x86).
+find_package(Python3 COMPONENTS Interpreter REQUIRED)
+set(_qemu_dir ${PROJECT_SOURCE_DIR}/tests/qemu)
+
+add_test(NAME hv_image_check
+  COMMAND ${Python3_EXECUTABLE} ${_qemu_dir}/check_image.py $<TARGET_FILE:pvmmu-hv>)
+set_tests_properties(hv_image_check PROPERTIES LABELS image TIMEOUT 30)
+
+function(pvmmu_qemu_test name)
+  add_test(NAME ${name} COMMAND ${_qemu_dir}/boot_test.sh --image $<TARGET_FILE:pvmmu-hv> ${ARGN})
+  # 60 s inside the script (QEMU's timeout); CTest's own limit only backs it up.
+  set_tests_properties(${name} PROPERTIES LABELS qemu TIMEOUT 90 SKIP_RETURN_CODE 77)
+endfunction()
+
+pvmmu_qemu_test(qemu_boot_smp4 --cpus 4)
+pvmmu_qemu_test(qemu_boot_smp1 --cpus 1)
+pvmmu_qemu_test(qemu_boot_exception --cpus 2 --selftest trap)
+pvmmu_qemu_test(qemu_boot_stack_overflow --cpus 1 --selftest overflow)
+pvmmu_qemu_test(qemu_boot_invariant_violation --cpus 2 --selftest badmap)
