@@ -49,11 +49,13 @@ public:
     }
     void load_base(Vcpu&) override { ++base_loads; }
 
+    // Whether [a, a + n) is guest memory.
+    bool inside(uint64_t a, size_t n) const { return a >= base_ && n <= len_ && a - base_ <= len_ - n; }
+
     uint64_t flushes = 0;
     uint64_t base_loads = 0;
 
 private:
-    bool inside(uint64_t a, size_t n) const { return a >= base_ && n <= len_ && a - base_ <= len_ - n; }
 
     Hypervisor* hv_ = nullptr;
     uintptr_t base_ = 0;

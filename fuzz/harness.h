@@ -2,10 +2,13 @@
 // point so the same code replays the corpus and the regressions as unit tests
 // in every build (tests/invariants/fuzz_replay_test.cc).
 //
-// An input is a program: a configuration byte (preemption budget, a second
-// domain, vCPUs, privileges), then up to kMaxOps operations, each a hypercall
-// from one of the domains' vCPUs (every command and argument, valid and not) or
-// a guest's own write to memory it may write (how a guest builds a page table).
+// An input is a program: a configuration byte (bits 1:0 the preemption budget
+// 4096/1/2/7, bit 2 a second domain, bit 3 two vCPUs for the first, bits 4 and
+// 5 MapForeign for either), then up to kMaxOps operations, each a byte (bit 7:
+// the second domain calls, bit 6: its last vCPU, bits 5:0: the operation) and
+// the bytes decoder.h draws its arguments from: a hypercall (every command and
+// argument, valid and not), a guest's own write to memory it may write (how a
+// guest builds a page table), or a policy change. Bytes past the end read as 0.
 // After every hypercall round the invariant checker runs; a refused
 // single-request hypercall must leave the state as it found it (state.h).
 #pragma once

@@ -74,16 +74,20 @@ def ext_one(name, arg, **kw): return op(2, **kw) + ext_op(name, arg) + GOOD
 def ext_batch(ops, **kw): return op(3, **kw) + [len(ops) - 1] + sum(ops, []) + [4] + GOOD + [0] + GOOD + SELF
 
 UVMF = {"none": 0, "flush": 1, "invlpg": 2, "bad": 3}
-def uva(va, val, kind="invlpg", target=0, **kw): return op(4, **kw) + va + val + [UVMF[kind], target]
+def uva(va, val, kind="invlpg", target=0, **kw):   # target 0 local, 1 all, 2 a bitmap (append vcpumask())
+    return op(4, **kw) + va + val + [UVMF[kind], target]
 def xen_version(c, submap=0, **kw): return op(6, **kw) + [submap, 1, c] + GOOD
 def guest_write(f, entries, **kw):
     return op(7, **kw) + f + [len(entries) - 1] + sum((index(i) + v for i, v in entries), [])
 def guest_copy(to, frm, zero, **kw): return op(8, **kw) + to + frm + [1 if zero else 0]
-def multicall(entries, **kw): return op(5, **kw) + [len(entries) - 1] + sum(entries, []) + GOOD + [4]
+def multicall(entries, extra=None, **kw):   # extra: nr = len + extra (the rest of the list reads as op 0)
+    count = [4] if extra is None else [1, extra]
+    return op(5, **kw) + [len(entries) - 1] + sum(entries, []) + GOOD + count
 def mc_mmu_one(c, ptr, val): return [0] + mmu_req(c, ptr, val) + GOOD + SELF
 def mc_xv(c): return [4, 0, 1, c] + GOOD
 def mc_ext_one(name, arg): return [2, 1] + ext_op(name, arg) + GOOD
 def mc_self(): return [7]
+def mc_mmu_batch(reqs): return [1] + mmu_batch(reqs)[1:]
 def raw(nr, args):
     args = list(args) + [0] * (6 - len(args))
     return op(9) + [1, nr] + sum(([1] + u64(a) for a in args), [])
@@ -109,6 +113,7 @@ def flag_range():
             mmu_one(4, ptr_in(l1, 8), val_fr(FR_NX, RO_NX, 2)) +
             mmu_one(4, ptr_in(l1, 500), val_fr(FR_RW, NONE, 16)) +     # runs past the page
             mmu_one(4, ptr_in(l1, 4), val_fr(FR_RW, NONE, 16, mbz_bit=0)) +   # MBZ bit 58: EINVAL
+            mmu_one(4, ptr_in(l1, 0), val_fr(FR_RW, LINK, 16)) +      # RW over the tables' mappings: EINVAL
             mmu_one(4, ptr_in(l1, 4), val_fr(FR_P, NONE, 1)))          # P cleared: unmapped
 
 def new_base_pointer():
@@ -125,6 +130,13 @@ def multicalls():
                                   mc_ext_one("flush_all", va_own(6)), mc_self()]) +
             multicall([nested, mc_mmu_one(2, ptr_pte(6), val_own(6, LINK))]))
 
+def multicall_preempted():
+    # Budget 1: the batch inside the multicall is preempted at every request and
+    # its arguments rewritten into the guest's entry; then a list of 4 + 100
+    # entries preempts the multicall itself after 64.
+    reqs = [mmu_req(2, ptr_pte(g), val_own(g, RO)) for g in range(4, 8)]
+    return config(budget=1) + multicall([mc_mmu_batch(reqs), mc_xv(0)]) + multicall([mc_xv(0)] * 4, extra=100)
+
 def two_domains():
     return (config(dom_b=True, a_foreign=True) +
             mmu_one(0, ptr_pte(14), val_other_ro(8), fd=dom(1)) +       # foreign, privileged
@@ -139,7 +151,7 @@ def refused():
             mmu_one(2, ptr_pte(3), val_own(3, LINK)) + mmu_one(0, ptr_pte(7), val_own(7, PCD)) +
             mmu_one(0, ptr_upper(2, 0), val_frame(own_pt(3), PS)) + mmu_one(3, ptr_pte(7), val_zero()) +
             mmu_one(5, ptr_pte(7), val_zero()) + mmu_one(1, ptr_raw(0x1001), val_raw(7)) +
-            ext_one("pin2", own(9)) + ext_one("unpin", own(9)) + ext_one("bad21", own(9)) +
+            ext_one("pin2", own(9)) + ext_one("unpin", own(9)) + ext_one("bad21", va_own(9)) +
             uva(va_own(7), val_frame(xen(1), RO)) + uva([5, 0, 0, 0, 0], val_zero()))
 
 def preempted():
@@ -148,14 +160,21 @@ def preempted():
     return config(budget=1) + mmu_batch(reqs) + mmu_batch(back) + ext_batch(
         [ext_op("flush_local", va_own(4)), ext_op("invlpg_multi", va_own(5)), ext_op("flush_multi", va_own(5))])
 
+def update_va_mapping():
+    return (config(two_vcpus=True) + uva(va_own(6), val_own(6, RO), "invlpg", 0) +
+            uva(va_own(6), val_own(6, LINK), "flush", 1) +
+            uva(va_own(7), val_own(7, RO), "flush", 2) + vcpumask(2) +   # a vCPU bitmap: both vCPUs
+            uva(va_own(7), val_zero(), "none", 0) + uva(va_own(7), val_own(7, LINK), "none", 0, last_vcpu=True) +
+            uva(va_own(8), val_own(3, LINK), "invlpg", 0))              # RW map of the L1: EINVAL
+
 def version_and_raw():
     return (config() + sum((xen_version(c) for c in (0, 1, 6, 7, 9, 10)), []) +
             raw(0, [0, 0]) + raw(63, [1, 2]) + raw(17, [6, 0x1000]) + policy(2) +   # deny cmd 2
             mmu_one(2, ptr_pte(6), val_own(6, RO)) + policy(2) + mmu_one(2, ptr_pte(6), val_own(6, RO)))
 
 SEEDS = {"l1_life_cycle": l1_life_cycle, "flag_range": flag_range, "new_base_pointer": new_base_pointer,
-         "multicalls": multicalls, "two_domains": two_domains, "refused": refused,
-         "preempted": preempted, "version_and_raw": version_and_raw}
+         "multicalls": multicalls, "multicall_preempted": multicall_preempted, "two_domains": two_domains, "refused": refused,
+         "preempted": preempted, "update_va_mapping": update_va_mapping, "version_and_raw": version_and_raw}
 
 def main():
     out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "corpus")

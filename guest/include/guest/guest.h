@@ -1,0 +1,121 @@
+// The domain-wide state of the guest library: start-of-day facts, the feature
+// level found once at start-up (SPEC §6), the frame allocator, the batching
+// configuration, the split page-table locks and the address spaces that page
+// faults are dispatched to. One per domain; each vCPU attaches its Cpu to it.
+#pragma once
+
+#include <pvmmu/abi.h>   // Xen errno values, hypercall numbers
+
+#include "guest/frame_alloc.h"
+
+namespace pvmmu::guest {
+
+// How PTEs are changed, best first. Dropping a level is the fallback of SPEC §6:
+// no MMU_FLAG_RANGE_UPDATE -> cmd-2 arrays; no cmd 2 -> cmd 0 with get_and_clear.
+enum class MmuLevel : uint8_t { FlagRange = 0, Atomic = 1, Normal = 2 };
+
+// One entry of a page table, named by the table's gpfn and the entry's index.
+struct PteRef {
+    Gpfn table;
+    unsigned index;
+};
+
+class FlushPlan;
+class AddressSpace;
+
+// Entries [first, first + count) of the L1 `l1`, which map va onwards.
+struct PteRange {
+    Gpfn l1;
+    unsigned first;
+    unsigned count;
+    Va va;
+};
+
+// The hook where a platform supplies its own range updater (the reviewers'
+// arch_change_pte_range): called per L1 with the L1's lock held; it changes the
+// range's entries to `prot`, adds every page whose access it reduced to `plan`,
+// and returns 0 or a negative Xen errno.
+using ChangePteRangeFn = int (*)(Cpu& c, const PteRange& r, unsigned prot, FlushPlan& plan, void* ctx);
+
+// PTEs per mmu_update hypercall. A whole L1 per call was fastest on the sim (see
+// docs/guest.md, "Batch size"): the per-request cost is flat, the per-call cost
+// (argument copy-in rounds, lookup, lock) is paid once per L1.
+inline constexpr unsigned kDefaultBatchPtes = 512;
+// Pages flushed one by one (INVLPG) up to this many; beyond, the whole TLB.
+// Linux's tlb_single_page_flush_ceiling is 33 for the same trade-off.
+inline constexpr unsigned kDefaultFlushThreshold = 32;
+
+struct MmuConfig {
+    unsigned batch_ptes = kDefaultBatchPtes;
+    unsigned flush_threshold = kDefaultFlushThreshold;
+    ChangePteRangeFn change_pte_range = nullptr;   // nullptr: the library's batching
+    void* change_pte_range_ctx = nullptr;
+};
+
+class Guest {
+public:
+    static constexpr unsigned kMaxSpaces = 8;
+    static constexpr unsigned kPteLocks = 64;
+
+    // Start of day on the boot vCPU: frame allocator, the boot vCPU's scratch
+    // pages, feature detection. 0 or a negative Xen errno.
+    [[nodiscard]] int init(Cpu& boot, const BootInfo& bi);
+    // Every other vCPU, once init has returned: its scratch pages.
+    [[nodiscard]] int attach(Cpu& c);
+
+    // XENVER_get_features, once; a hypervisor without it (-ENOSYS) has none.
+    [[nodiscard]] int detect_features(Cpu& c);
+    MmuLevel level() const { return MmuLevel(level_.load(std::memory_order_acquire)); }
+    uint32_t features() const { return features_; }
+    // The hypervisor refused mmu_update command `cmd` (-ENOSYS, -EPERM): drop to
+    // the best level that does without it (cmd 4: Atomic; cmd 2: Normal). true
+    // if the current level no longer uses it, so the work can be redone.
+    bool refused(Cpu& c, unsigned cmd);
+
+    const BootInfo& boot() const { return boot_; }
+    FrameAllocator& frames() { return frames_; }
+    MmuConfig config;
+
+    // The physmap: frame numbers and addresses of the domain's memory.
+    Mfn mfn(Gpfn g) const { return Mfn{boot_.first_mfn.v + g.v}; }
+    bool gpfn_of(Mfn m, Gpfn& out) const
+    {
+        out = Gpfn{m.v - boot_.first_mfn.v};
+        return m.v >= boot_.first_mfn.v && out.v < boot_.nr_frames;
+    }
+    Va va(Gpfn g) const { return boot_.physmap + (g.v << kPageShift); }
+    // The physmap's own L1 entry for gpfn g.
+    PteRef physmap_pte(Gpfn g) const
+    {
+        return PteRef{Gpfn{boot_.first_l1 + g.v / kEntriesPerTable}, unsigned(g.v % kEntriesPerTable)};
+    }
+    Gpfn l4() const { return Gpfn{0}; }   // the builder's L4 (gpfn 0)
+
+    // The split lock of one page table: every software writer of its entries
+    // holds it (SPEC §4's per-page lock, on the guest side).
+    SpinLock& pte_lock(Gpfn table) { return pte_locks_[table.v % kPteLocks]; }
+
+    // Address spaces page faults are dispatched to.
+    [[nodiscard]] bool add_space(AddressSpace* as);
+    void remove_space(AddressSpace* as);
+    // The library's page-fault handler: true to retry the access.
+    bool handle_fault(Cpu& c, const FaultInfo& f);
+
+private:
+    BootInfo boot_{};
+    FrameAllocator frames_;
+    std::atomic<uint8_t> level_{uint8_t(MmuLevel::Normal)};
+    uint32_t features_ = 0;
+    SpinLock pte_locks_[kPteLocks];
+    std::atomic<AddressSpace*> spaces_[kMaxSpaces] = {};
+};
+
+// Addresses of an entry: where the guest reads it (physmap, read-only) and the
+// machine address mmu_update names it by.
+inline Va pte_va(const Guest& g, PteRef r) { return g.va(r.table) + r.index * sizeof(uint64_t); }
+inline Maddr pte_maddr(const Guest& g, PteRef r)
+{
+    return Maddr{maddr_of(g.mfn(r.table)).v + r.index * sizeof(uint64_t)};
+}
+
+} // namespace pvmmu::guest

@@ -1,0 +1,73 @@
+// Operations on one page-table entry (SPEC §6), all through hypercalls: page
+// tables are read-only to the guest, which reads them through the physmap.
+//
+// Every software writer of an entry holds its table's split lock (PteLock, taken
+// by the caller as Linux callers hold the PTE lock); hardware changes only A and
+// D. On top of that:
+//   - the atomic operations use MMU_ATOMIC_PT_UPDATE (cmd 2), which installs
+//     val | (A/D present at the install): no window in which another vCPU sees
+//     an empty entry (the seeds' Lameter patch) and no A/D bit lost;
+//   - without cmd 2 (MmuLevel::Normal) they fall back to Lameter's generic
+//     form, get_and_clear followed by set, both cmd 0 (see ptep_get_and_clear).
+// Each write is followed by a counted clean when the walker is not coherent.
+#pragma once
+
+#include "guest/guest.h"
+
+namespace pvmmu::guest {
+
+// Holds the split lock of r's table for the lifetime of the object.
+class PteLock {
+public:
+    PteLock(Cpu& c, PteRef r) : lock_(c.guest->pte_lock(r.table)), ref_(r) { lock_.lock(c); }
+    ~PteLock() { lock_.unlock(); }
+    PteLock(const PteLock&) = delete;
+    PteLock& operator=(const PteLock&) = delete;
+    PteRef ref() const { return ref_; }
+
+private:
+    SpinLock& lock_;
+    PteRef ref_;
+};
+
+// The entry's value, read through the physmap (no lock needed to read).
+[[nodiscard]] bool pte_read(Cpu& c, PteRef r, uint64_t& out);
+
+// Makes a PTE write visible to a non-coherent walker (counted); nothing on a
+// coherent one.
+void clean_pte(Cpu& c, PteRef r);
+
+// A plain write of the entry (cmd 0, Xen's normal update: it is native set_pte,
+// which overwrites A/D — meant for entries that map nothing yet).
+[[nodiscard]] int set_pte(Cpu& c, PteLock& l, uint64_t val);
+
+// Clears the entry and returns what it held. With cmd 2 the A/D bits are exact:
+// the clear folds them into the cleared entry, which is read back and then
+// zeroed by a cmd-0 write (hardware never touches a non-present entry, so
+// nothing can be lost in between). With cmd 0 only, the hypervisor cannot
+// report what it replaced: A/D set between the guest's read and the clear are
+// unknown, so `old` assumes the worst — accessed if present, dirty if writable —
+// and a dirty page is never reported clean.
+[[nodiscard]] int ptep_get_and_clear(Cpu& c, PteLock& l, uint64_t& old);
+
+// Installs nv in one step and returns the previous value. cmd 2 carries the
+// A/D bits of the old mapping into the new entry; `old` reports them (exact when
+// nv is not present, a superset otherwise). Fallback: get_and_clear + set.
+[[nodiscard]] int ptep_xchg(Cpu& c, PteLock& l, uint64_t nv, uint64_t& old);
+
+// If the entry's bits other than A/D equal those of `expected`, installs nv
+// (cmd 2: with the A/D present at the install) and sets `swapped`; `seen`
+// receives the value compared. Atomic against every other writer of the entry
+// because they all hold the lock, and against hardware because hardware only
+// sets A/D, which the compare ignores and the install keeps.
+[[nodiscard]] int ptep_cmpxchg(Cpu& c, PteLock& l, uint64_t expected, uint64_t nv, uint64_t& seen,
+                               bool& swapped);
+
+// A protection change in two steps (Linux's ptep_modify_prot_start/commit, as
+// Xen PV implements them): start reads the entry — hardware may still set A/D —
+// and commit installs with cmd 2, so those bits survive. Fallback: start is
+// get_and_clear, commit is set.
+[[nodiscard]] int ptep_modify_prot_start(Cpu& c, PteLock& l, uint64_t& old);
+[[nodiscard]] int ptep_modify_prot_commit(Cpu& c, PteLock& l, uint64_t old, uint64_t nv);
+
+} // namespace pvmmu::guest

@@ -1,0 +1,63 @@
+// The guest test convention (SPEC §6, after the Xen Test Framework): one folder
+// per test under guest/tests/<name>/, defining
+//     const char test_title[] = "...";
+//     const pvmmu::guest::TestConfig test_config = {...};
+//     void test_main();          // runs on vCPU 0 once the library is up
+// The test reports with rt::fail / rt::error / rt::skip (or the CHECK macros);
+// the runtime then prints the last console line
+//     Test result: SUCCESS | SKIP | ERROR | FAILURE
+// (ERROR: the test itself is broken; FAILURE: the thing tested is), which
+// `pvmmu run` maps to the exit codes 0, 3, 4, 5 (6: crashed, hung or no result).
+#pragma once
+
+#include "guest/runtime.h"
+
+namespace pvmmu::guest {
+
+// Hypercall commands a test can have denied by policy (SPEC §4 hooks).
+namespace deny {
+inline constexpr uint32_t kMmuNormal = 1u << 0;     // mmu_update cmd 0
+inline constexpr uint32_t kMmuAtomic = 1u << 1;     // cmd 2
+inline constexpr uint32_t kFlagRange = 1u << 2;     // cmd 4
+inline constexpr uint32_t kPin = 1u << 3;           // MMUEXT_(UN)PIN_*
+inline constexpr uint32_t kTlbFlush = 1u << 4;      // MMUEXT_TLB_FLUSH_* / INVLPG_*
+inline constexpr uint32_t kUpdateVaMapping = 1u << 5;
+inline constexpr uint32_t kMulticall = 1u << 6;
+} // namespace deny
+
+// What a test needs from the platform that runs it.
+struct TestConfig {
+    unsigned cpus = 2;                 // vCPUs by default (`pvmmu run --cpus N` overrides)
+    uint64_t frames = 4096;            // the domain's memory, in 4 KiB frames
+    uint32_t deny = 0;                 // deny:: bits, applied before the guest starts
+    bool second_domain = false;        // another domain whose frames the test may name
+    bool tlb_caches_invalid = false;   // platform property (SPEC §5)
+    bool coherent_walker = true;       // platform property (SPEC §5)
+};
+
+enum class Outcome : uint8_t { Success = 0, Skip = 1, Error = 2, Failure = 3 };
+
+namespace rt {
+// Record an outcome with a console line; the worst one recorded is the result.
+void fail(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+void error(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+void skip(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+Outcome outcome();
+bool failed();   // anything worse than SKIP recorded so far
+
+// What the CHECK macros call.
+bool check(bool ok, const char* file, int line, const char* what);
+bool check_eq(uint64_t a, uint64_t b, const char* file, int line, const char* ea, const char* eb);
+} // namespace rt
+
+} // namespace pvmmu::guest
+
+extern const char test_title[];
+extern const pvmmu::guest::TestConfig test_config;
+void test_main();
+
+// Record a FAILURE (and go on) when cond is false; evaluates to cond.
+#define CHECK(cond) ::pvmmu::guest::rt::check(bool(cond), __FILE__, __LINE__, #cond)
+// Exact equality of two integers (errno values, PTEs, counts), printed on failure.
+#define CHECK_EQ(a, b) \
+    ::pvmmu::guest::rt::check_eq(uint64_t(a), uint64_t(b), __FILE__, __LINE__, #a, #b)

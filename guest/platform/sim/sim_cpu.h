@@ -1,0 +1,43 @@
+// The guest library's two interfaces on the simulated machine: one vCPU's
+// GuestContext is both its hypercall transport and its memory accessor (every
+// access goes through that CPU's TLB and walker, so A/D bits and faults are real).
+// The only guest file besides main.cc that includes sim headers.
+#pragma once
+
+#include <thread>
+
+#include "guest/platform.h"
+#include "sim/guest_context.h"
+
+namespace pvmmu::guest::simplat {
+
+class SimCpu final : public Transport, public Memory {
+public:
+    explicit SimCpu(sim::GuestContext& g) : g_(g) {}
+
+    long hypercall(unsigned op, uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3, uint64_t a4) override
+    {
+        return g_.hypercall(op, a0, a1, a2, a3, a4);
+    }
+    void relax() override
+    {
+        g_.poll();
+        std::this_thread::yield();   // more vCPU threads than host cores
+    }
+
+    bool load(Va va, uint64_t& out) override { return g_.load(Vaddr{va.v}, out); }
+    bool store(Va va, uint64_t val) override { return g_.store(Vaddr{va.v}, val); }
+    bool cmpxchg(Va va, uint64_t& expected, uint64_t desired, bool& swapped) override
+    {
+        return g_.cmpxchg(Vaddr{va.v}, expected, desired, swapped);
+    }
+    bool fetch(Va va) override { return g_.exec(Vaddr{va.v}); }
+    void clean(Va va) override { g_.clean(Vaddr{va.v}); }
+
+    sim::GuestContext& context() { return g_; }
+
+private:
+    sim::GuestContext& g_;
+};
+
+} // namespace pvmmu::guest::simplat

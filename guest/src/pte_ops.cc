@@ -1,0 +1,126 @@
+// Operations on one page-table entry; see guest/pte_ops.h for the guarantees.
+#include "guest/pte_ops.h"
+
+#include "guest/hypercalls.h"
+#include "guest/pte.h"
+
+namespace pvmmu::guest {
+
+namespace {
+
+// One update of the locked entry with `cmd`; cleaned afterwards whatever the
+// outcome (a failed request changed nothing, so the clean is merely spare).
+int write(Cpu& c, PteLock& l, unsigned cmd, uint64_t val)
+{
+    const long rc = mmu_update_one(c, pte_maddr(*c.guest, l.ref()), cmd, val);
+    clean_pte(c, l.ref());
+    return int(rc);
+}
+
+bool atomic_ok(Cpu& c) { return c.guest->level() != MmuLevel::Normal; }
+
+// A cmd-2 write; when cmd 2 is refused the level drops and `fell_back` says
+// that the write did not happen for that reason.
+// `fell_back` is set when the write did not happen for that reason.
+int write_atomic(Cpu& c, PteLock& l, uint64_t val, bool& fell_back)
+{
+    fell_back = false;
+    const int rc = write(c, l, MMU_ATOMIC_PT_UPDATE, val);
+    if ((rc == -XEN_ENOSYS || rc == -XEN_EPERM) && c.guest->refused(c, MMU_ATOMIC_PT_UPDATE)) fell_back = true;
+    return fell_back ? 0 : rc;
+}
+
+// Worst case for what cmd 0 replaced without telling (see ptep_get_and_clear).
+uint64_t assume_worst(uint64_t seen)
+{
+    if (!pte_present(seen)) return seen;
+    return seen | pte::A | ((seen & pte::RW) ? pte::D : 0);
+}
+
+int get_and_clear_normal(Cpu& c, PteLock& l, uint64_t& old)
+{
+    uint64_t seen;
+    if (!pte_read(c, l.ref(), seen)) return -XEN_EFAULT;
+    if (int rc = write(c, l, MMU_NORMAL_PT_UPDATE, 0)) return rc;
+    old = assume_worst(seen);
+    return 0;
+}
+
+} // namespace
+
+bool pte_read(Cpu& c, PteRef r, uint64_t& out) { return c.mem.load(pte_va(*c.guest, r), out); }
+
+void clean_pte(Cpu& c, PteRef r)
+{
+    if (c.guest->boot().coherent_walker) return;
+    c.mem.clean(pte_va(*c.guest, r));
+    ++c.stats.cleans;
+}
+
+int set_pte(Cpu& c, PteLock& l, uint64_t val) { return write(c, l, MMU_NORMAL_PT_UPDATE, val); }
+
+int ptep_get_and_clear(Cpu& c, PteLock& l, uint64_t& old)
+{
+    if (!atomic_ok(c)) return get_and_clear_normal(c, l, old);
+    uint64_t seen, after;
+    if (!pte_read(c, l.ref(), seen)) return -XEN_EFAULT;
+    bool fell_back;
+    if (int rc = write_atomic(c, l, 0, fell_back)) return rc;
+    if (fell_back) return get_and_clear_normal(c, l, old);
+    if (!pte_read(c, l.ref(), after)) return -XEN_EFAULT;
+    old = seen | (after & pte::AD);
+    // The cleared entry holds the folded A/D bits: zero it for good.
+    return after ? write(c, l, MMU_NORMAL_PT_UPDATE, 0) : 0;
+}
+
+int ptep_xchg(Cpu& c, PteLock& l, uint64_t nv, uint64_t& old)
+{
+    if (atomic_ok(c)) {
+        uint64_t seen, after;
+        if (!pte_read(c, l.ref(), seen)) return -XEN_EFAULT;
+        bool fell_back;
+        if (int rc = write_atomic(c, l, nv, fell_back)) return rc;
+        if (!fell_back) {
+            if (!pte_read(c, l.ref(), after)) return -XEN_EFAULT;
+            old = seen | (after & pte::AD & ~nv);
+            return 0;
+        }
+    }
+    // Lameter's generic fallback: the entry is empty between the two writes.
+    if (int rc = get_and_clear_normal(c, l, old)) return rc;
+    return set_pte(c, l, nv);
+}
+
+int ptep_cmpxchg(Cpu& c, PteLock& l, uint64_t expected, uint64_t nv, uint64_t& seen, bool& swapped)
+{
+    swapped = false;
+    if (!pte_read(c, l.ref(), seen)) return -XEN_EFAULT;
+    if ((seen ^ expected) & ~pte::AD) return 0;
+    uint64_t old;
+    if (int rc = ptep_xchg(c, l, nv, old)) return rc;
+    swapped = true;
+    return 0;
+}
+
+int ptep_modify_prot_start(Cpu& c, PteLock& l, uint64_t& old)
+{
+    if (!atomic_ok(c)) return get_and_clear_normal(c, l, old);
+    return pte_read(c, l.ref(), old) ? 0 : -XEN_EFAULT;
+}
+
+int ptep_modify_prot_commit(Cpu& c, PteLock& l, uint64_t old, uint64_t nv)
+{
+    if (atomic_ok(c)) {
+        bool fell_back;
+        const int rc = write_atomic(c, l, nv, fell_back);
+        if (!fell_back) return rc;
+        // cmd 2 went away between start and commit: finish the Normal way.
+        uint64_t cleared;
+        if (int r = get_and_clear_normal(c, l, cleared)) return r;
+        nv |= cleared & pte::AD;
+    }
+    (void)old;
+    return set_pte(c, l, nv);
+}
+
+} // namespace pvmmu::guest

@@ -1,0 +1,130 @@
+// Helpers shared by the guest tests: an address space every vCPU has entered,
+// access probes, raw request arrays with exact `done` counts, and counter
+// snapshots. Guest code only: the library and the runtime, no platform headers.
+#pragma once
+
+#include "guest/address_space.h"
+#include "guest/hypercalls.h"
+#include "guest/pte_ops.h"
+#include "guest/test.h"
+
+namespace pvmmu::guest::testing {
+
+// Tests build their address space in L4 slot 2 (the physmap is slot 1).
+inline constexpr unsigned kSlot = 2;
+
+// Creates `as` and has every vCPU enter it. false (after an ERROR) on failure.
+inline bool setup_space(AddressSpace& as)
+{
+    Cpu& c = rt::this_cpu();
+    if (int rc = as.create(c, kSlot)) {
+        rt::error("AddressSpace::create: %d", rc);
+        return false;
+    }
+    rt::on_all([&](Cpu& v) { as.enter(v); });
+    return true;
+}
+
+// The page at index i of a region.
+inline Va page(Va base, uint64_t i) { return base + i * kPageSize; }
+
+// Whether an access succeeds (after the fault handler had its say).
+inline bool can_read(Cpu& c, Va va)
+{
+    uint64_t v;
+    return c.mem.load(va, v);
+}
+inline bool can_write(Cpu& c, Va va, uint64_t val) { return c.mem.store(va, val); }
+
+inline uint64_t load_or(Cpu& c, Va va, uint64_t dflt = ~0ull)
+{
+    uint64_t v;
+    return c.mem.load(va, v) ? v : dflt;
+}
+
+// The entry that maps va in `as`, or ~0 when no L1 covers it.
+inline uint64_t pte_at(Cpu& c, AddressSpace& as, Va va)
+{
+    PteRef r;
+    uint64_t e;
+    return as.pte_of(c, va, r) && pte_read(c, r, e) ? e : ~0ull;
+}
+
+struct Req {
+    uint64_t ptr, val;
+};
+
+// An mmu_update of exactly these requests (from the scratch pages).
+inline long raw_mmu_update(Cpu& c, const Req* reqs, unsigned n, uint32_t& done, unsigned domid = DOMID_SELF)
+{
+    for (unsigned i = 0; i < n; ++i)
+        if (!put_mmu_req(c, i, reqs[i].ptr, reqs[i].val)) return -XEN_EFAULT;
+    if (!c.mem.store(c.scratch_at(scratch::kDone), 0xdead)) return -XEN_EFAULT;
+    return mmu_update_scratch(c, n, &done, domid);
+}
+
+// Machine address of the entry `r`, with a command.
+inline uint64_t ptr_of(Cpu& c, PteRef r, unsigned cmd) { return pte_maddr(*c.guest, r).v | cmd; }
+
+// The counters of one vCPU that tests compare, copied.
+struct Snap {
+    uint64_t faults, spurious, spurious_write, spurious_read, demand_zero, denied;
+    uint64_t flush_local, flush_remote, invlpg_pages, cleans, hypercalls, mmu_calls, mmuext_calls;
+    uint64_t req0, req2, req4;
+};
+inline Snap snap(const Cpu& c)
+{
+    const CpuStats& s = c.stats;
+    return Snap{s.faults.get(),       s.spurious.get(),     s.spurious_write.get(), s.spurious_read.get(),
+                s.demand_zero.get(),  s.denied.get(),       s.flush_local.get(),    s.flush_remote.get(),
+                s.invlpg_pages.get(), s.cleans.get(),       s.hypercalls.get(),     s.mmu_update_calls.get(),
+                s.mmuext_calls.get(), s.req[0].get(),       s.req[2].get(),         s.req[4].get()};
+}
+
+} // namespace pvmmu::guest::testing
+
+namespace pvmmu::guest::testing {
+
+// A physmap L1 whose 512 frames the test owns (taken out of the allocator), so
+// raw requests on its entries touch nothing the library or runtime uses. The
+// builder mapped them P|RW|US|A.
+struct TestL1 {
+    Gpfn first{0};   // the first gpfn it maps (512-aligned)
+    Gpfn table{0};   // the physmap L1 itself
+
+    PteRef ref(unsigned i) const { return PteRef{table, i}; }
+    Gpfn gpfn(unsigned i) const { return Gpfn{first.v + i}; }
+};
+
+// The last full L1 of the physmap. false (after an ERROR) if it is not free.
+inline bool reserve_test_l1(Cpu& c, TestL1& out)
+{
+    const uint64_t k = c.guest->boot().nr_frames / kEntriesPerTable - 1;
+    out.first = Gpfn{k * kEntriesPerTable};
+    out.table = c.guest->physmap_pte(out.first).table;
+    if (out.first.v < c.guest->boot().nr_pt_frames || !c.guest->frames().reserve(c, out.first, kEntriesPerTable)) {
+        rt::error("cannot reserve gpfns %llu..+512", (unsigned long long)out.first.v);
+        return false;
+    }
+    return true;
+}
+
+// All 512 entries of a table, read through the physmap.
+inline bool read_table(Cpu& c, Gpfn table, uint64_t* out)
+{
+    for (unsigned i = 0; i < kEntriesPerTable; ++i)
+        if (!pte_read(c, PteRef{table, i}, out[i])) return false;
+    return true;
+}
+
+// Entries that differ between two readings (ignoring A/D, which hardware may set
+// at any time, when ignore_ad).
+inline unsigned table_diff(const uint64_t* a, const uint64_t* b, bool ignore_ad = false)
+{
+    unsigned n = 0;
+    const uint64_t m = ignore_ad ? ~pte::AD : ~0ull;
+    for (unsigned i = 0; i < kEntriesPerTable; ++i) n += ((a[i] ^ b[i]) & m) != 0;
+    return n;
+}
+
+} // namespace pvmmu::guest::testing

@@ -1,0 +1,131 @@
+// A fake platform for host unit tests of the guest library: guest memory is a
+// flat array behind the physmap, and the transport carries out mmu_update
+// (cmd 0, 2, 4), mmuext_op and XENVER_get_features on it with the ABI's value
+// semantics — no validation, no TLB — recording every request. What the
+// library asked for, and what its entries became, can then be checked exactly.
+#pragma once
+
+#include <cstring>
+#include <vector>
+
+#include <pvmmu/abi.h>
+
+#include "guest/guest.h"
+#include "guest/pte.h"
+
+namespace pvmmu::guest::fake {
+
+struct Request {
+    unsigned cmd;
+    uint64_t gpfn;     // table
+    unsigned index;    // entry
+    uint64_t val;
+};
+
+class Platform final : public Transport, public Memory {
+public:
+    static constexpr uint64_t kFrames = 1024;
+    static constexpr Mfn kFirstMfn{0x4000};
+    static constexpr Va kPhysmap{0x0000'0080'0000'0000};
+
+    Platform() : mem_(kFrames * kPageSize / 8) {}
+
+    BootInfo boot() const
+    {
+        return BootInfo{.physmap = kPhysmap, .first_mfn = kFirstMfn, .nr_frames = kFrames, .nr_pt_frames = 4,
+                        .first_l1 = 2, .nr_vcpus = 1};
+    }
+
+    // --- Transport
+    long hypercall(unsigned op, uint64_t a0, uint64_t a1, uint64_t a2, uint64_t, uint64_t) override
+    {
+        ++calls;
+        if (op == __HYPERVISOR_xen_version && a0 == XENVER_get_features) {
+            word(Va{a1}) = uint64_t(features) << 32;
+            return 0;
+        }
+        if (op == __HYPERVISOR_mmuext_op) {
+            for (uint64_t i = 0; i < a1; ++i) mmuext_cmds.push_back(unsigned(word(Va{a0 + i * 24})));
+            return 0;
+        }
+        if (op != __HYPERVISOR_mmu_update) return -XEN_ENOSYS;
+        ++mmu_calls;
+        uint32_t done = 0;
+        long rc = 0;
+        for (; done < a1; ++done) {
+            const uint64_t ptr = word(Va{a0 + done * 16}), val = word(Va{a0 + done * 16 + 8});
+            const unsigned cmd = ptr & 7;
+            const uint64_t gpfn = ((ptr & ~7ull) >> kPageShift) - kFirstMfn.v;
+            const unsigned index = unsigned((ptr & (kPageSize - 1)) >> 3);
+            requests.push_back(Request{cmd, gpfn, index, val});
+            if (cmd == refuse) {
+                rc = -XEN_EPERM;
+                break;
+            }
+            apply(cmd, gpfn, index, val);
+        }
+        if (a2) word(Va{a2}) = done;
+        return rc;
+    }
+    void relax() override {}
+
+    // --- Memory
+    bool load(Va va, uint64_t& out) override
+    {
+        out = word(va);
+        return true;
+    }
+    bool store(Va va, uint64_t v) override
+    {
+        word(va) = v;
+        return true;
+    }
+    bool cmpxchg(Va va, uint64_t& expected, uint64_t desired, bool& swapped) override
+    {
+        swapped = word(va) == expected;
+        if (swapped) word(va) = desired;
+        else expected = word(va);
+        return true;
+    }
+    bool fetch(Va) override { return true; }
+    void clean(Va) override { ++cleans; }
+
+    uint64_t& entry(uint64_t gpfn, unsigned i) { return mem_[gpfn * kEntriesPerTable + i]; }
+    uint64_t& word(Va va) { return mem_[(va.v - kPhysmap.v) / 8]; }
+
+    uint32_t features = (1u << XENFEAT_mmu_pt_update_preserve_ad) | (1u << PVMMU_FEAT_flag_range_update);
+    unsigned refuse = 8;   // a command answered -EPERM (8: none)
+    std::vector<Request> requests;
+    std::vector<unsigned> mmuext_cmds;
+    unsigned calls = 0, mmu_calls = 0, cleans = 0;
+
+private:
+    void apply(unsigned cmd, uint64_t gpfn, unsigned index, uint64_t val)
+    {
+        uint64_t& e = entry(gpfn, index);
+        const uint64_t us = [](uint64_t v) { return (v & pte::P) ? v | pte::US : v; }(val);
+        if (cmd == MMU_NORMAL_PT_UPDATE) e = us;
+        if (cmd == MMU_ATOMIC_PT_UPDATE) e = us | (e & pte::AD);
+        if (cmd == MMU_FLAG_RANGE_UPDATE) {
+            const abi::FlagRange fr = abi::decode_flag_range(val);
+            for (unsigned i = index; i < index + fr.count; ++i) {
+                uint64_t& x = entry(gpfn, i);
+                if (!(x & pte::P)) continue;
+                x = (x & ~fr.mask) | fr.bits;
+                if (x & pte::P) x |= pte::US;
+            }
+        }
+    }
+
+    std::vector<uint64_t> mem_;
+};
+
+// A guest on the fake platform with one vCPU, its library started.
+struct Guest1 {
+    Platform p;
+    Guest g;
+    Cpu c{p, p, 0};
+    int init_rc = g.init(c, p.boot());
+};
+
+} // namespace pvmmu::guest::fake

@@ -1,0 +1,190 @@
+// Host unit tests of the guest library on a fake platform (guest/fake_guest.h):
+// what the planner sends at each feature level, batch splitting, the fallback
+// after a refusal, exact get_and_clear, the frame allocator and the flush plan.
+// The behaviour on a real (simulated) MMU is what the guest tests check.
+#include <gtest/gtest.h>
+
+#include "guest/change_pte_range.h"
+#include "guest/pte_ops.h"
+#include "guest/fake_guest.h"
+
+namespace pvmmu::guest {
+namespace {
+
+constexpr uint64_t kL1 = 100;   // a table gpfn of the fake guest
+constexpr unsigned rw = kProtRead | kProtWrite;
+
+// Entries 0..99 and 120..511 map pages RW (dirty or not), 100..109 are holes,
+// 110..119 are PROT_NONE pages.
+void fill(fake::Platform& p)
+{
+    for (unsigned i = 0; i < kEntriesPerTable; ++i) {
+        const uint64_t m = make_pte(Mfn{0x9000 + i}, 0);
+        p.entry(kL1, i) = i >= 100 && i < 110 ? 0
+                          : i >= 110 && i < 120 ? m | pte::US | pte::PROTNONE
+                                                : m | pte::P | pte::RW | pte::US | pte::A | (i % 2 ? pte::D : 0);
+    }
+}
+
+int change(fake::Guest1& f, unsigned prot, FlushPlan& plan)
+{
+    const PteRange r{Gpfn{kL1}, 0, kEntriesPerTable, Va{0x100'0000'0000}};
+    return change_pte_range(f.c, r, prot, plan);
+}
+
+TEST(GuestPlanner, FlagRangeLevelSendsOneRangeAndCmd2ForProtNonePages)
+{
+    fake::Guest1 f;
+    ASSERT_EQ(f.init_rc, 0);
+    ASSERT_EQ(f.g.level(), MmuLevel::FlagRange);
+    fill(f.p);
+    f.p.requests.clear();
+    FlushPlan plan(32);
+    ASSERT_EQ(change(f, kProtRead, plan), 0);
+    // Ten cmd-2 requests bring the PROT_NONE pages back, one cmd 4 does the rest.
+    ASSERT_EQ(f.p.requests.size(), 11u);
+    for (unsigned k = 0; k < 10; ++k) {
+        EXPECT_EQ(f.p.requests[k].cmd, unsigned(MMU_ATOMIC_PT_UPDATE));
+        EXPECT_EQ(f.p.requests[k].index, 110 + k);
+    }
+    const fake::Request& r = f.p.requests[10];
+    EXPECT_EQ(r.cmd, unsigned(MMU_FLAG_RANGE_UPDATE));
+    EXPECT_EQ(r.index, 0u);
+    EXPECT_EQ(r.val, abi::encode_flag_range(kProtBits, prot_to_bits(kProtRead) & kProtBits, kEntriesPerTable));
+    EXPECT_EQ(f.p.mmu_calls, 1u);   // all eleven in one mmu_update
+    EXPECT_EQ(plan.reduced(), 492u);
+    EXPECT_TRUE(plan.whole());
+    for (unsigned i = 0; i < kEntriesPerTable; ++i) {
+        const uint64_t e = f.p.entry(kL1, i);
+        if (i >= 100 && i < 110) EXPECT_EQ(e, 0u);
+        else EXPECT_EQ(e & kProtBits, prot_to_bits(kProtRead) & kProtBits) << i;
+    }
+}
+
+TEST(GuestPlanner, AtomicLevelSendsOneCmd2PerChangedEntryInBatches)
+{
+    fake::Guest1 f;
+    f.p.features = 1u << XENFEAT_mmu_pt_update_preserve_ad;
+    ASSERT_EQ(f.g.detect_features(f.c), 0);
+    ASSERT_EQ(f.g.level(), MmuLevel::Atomic);
+    fill(f.p);
+    f.g.config.batch_ptes = 31;
+    f.p.requests.clear();
+    f.p.mmu_calls = 0;
+    FlushPlan plan(32);
+    ASSERT_EQ(change(f, kProtRead, plan), 0);
+    EXPECT_EQ(f.p.requests.size(), 502u);
+    EXPECT_EQ(f.p.mmu_calls, (502u + 30) / 31);
+    for (const auto& r : f.p.requests) EXPECT_EQ(r.cmd, unsigned(MMU_ATOMIC_PT_UPDATE));
+    // Nothing to do the second time.
+    f.p.requests.clear();
+    ASSERT_EQ(change(f, kProtRead, plan), 0);
+    EXPECT_TRUE(f.p.requests.empty());
+}
+
+TEST(GuestPlanner, NormalLevelClearsThenSetsAndAssumesDirtyForWritablePages)
+{
+    fake::Guest1 f;
+    f.p.features = 0;
+    ASSERT_EQ(f.g.detect_features(f.c), 0);
+    ASSERT_EQ(f.g.level(), MmuLevel::Normal);
+    fill(f.p);
+    f.p.requests.clear();
+    FlushPlan plan(32);
+    ASSERT_EQ(change(f, kProtRead, plan), 0);
+    EXPECT_EQ(f.p.requests.size(), 2u * 492 + 10);
+    for (const auto& r : f.p.requests) EXPECT_EQ(r.cmd, unsigned(MMU_NORMAL_PT_UPDATE));
+    for (unsigned i = 0; i < 100; ++i) EXPECT_TRUE(f.p.entry(kL1, i) & pte::D) << i;   // clean ones too
+}
+
+TEST(GuestPlanner, RefusedRangeDropsALevelAndRedoesTheL1)
+{
+    fake::Guest1 f;
+    fill(f.p);
+    f.p.refuse = MMU_FLAG_RANGE_UPDATE;
+    FlushPlan plan(32);
+    ASSERT_EQ(change(f, kProtRead, plan), 0);
+    EXPECT_EQ(f.g.level(), MmuLevel::Atomic);
+    EXPECT_EQ(f.c.stats.downgrades.get(), 1u);
+    EXPECT_EQ(plan.reduced(), 492u);   // counted once, not once per attempt
+    for (unsigned i = 120; i < kEntriesPerTable; ++i) EXPECT_FALSE(f.p.entry(kL1, i) & pte::RW) << i;
+}
+
+TEST(GuestPteOps, GetAndClearWithCmd2ReportsTheDirtyBitAndLeavesZero)
+{
+    fake::Guest1 f;
+    const PteRef r{Gpfn{kL1}, 7};
+    f.p.entry(kL1, 7) = make_pte(Mfn{0x9000}, pte::P | pte::RW | pte::US | pte::A | pte::D);
+    uint64_t old = 0;
+    {
+        PteLock l(f.c, r);
+        ASSERT_EQ(ptep_get_and_clear(f.c, l, old), 0);
+    }
+    EXPECT_TRUE(old & pte::D);
+    EXPECT_EQ(f.p.entry(kL1, 7), 0u);
+}
+
+TEST(GuestPteOps, XchgIsOneCmd2Install)
+{
+    fake::Guest1 f;
+    const PteRef r{Gpfn{kL1}, 9};
+    f.p.entry(kL1, 9) = make_pte(Mfn{0x9000}, pte::P | pte::US | pte::A | pte::D);
+    f.p.requests.clear();
+    uint64_t old = 0;
+    {
+        PteLock l(f.c, r);
+        ASSERT_EQ(ptep_xchg(f.c, l, make_pte(Mfn{0x9001}, pte::P | pte::US), old), 0);
+    }
+    ASSERT_EQ(f.p.requests.size(), 1u);
+    EXPECT_EQ(f.p.requests[0].cmd, unsigned(MMU_ATOMIC_PT_UPDATE));
+    EXPECT_EQ(pte_mfn(old).v, 0x9000u);
+    EXPECT_TRUE(old & pte::D);
+}
+
+TEST(GuestFrames, ContiguousRunsReuseTheLowestFreedFrameAndRefuseWhenFull)
+{
+    fake::Guest1 f;
+    FrameAllocator& a = f.g.frames();
+    const uint64_t free0 = a.nr_free();
+    Gpfn x, y, z;
+    ASSERT_TRUE(a.alloc(f.c, 3, x));
+    ASSERT_TRUE(a.alloc(f.c, 1, y));
+    EXPECT_EQ(y.v, x.v + 3);
+    a.free(f.c, Gpfn{x.v + 1});
+    ASSERT_TRUE(a.alloc(f.c, 1, z));
+    EXPECT_EQ(z.v, x.v + 1);
+    EXPECT_FALSE(a.reserve(f.c, x, 1));
+    EXPECT_FALSE(a.alloc(f.c, unsigned(free0), z));
+    a.free(f.c, x, 3);
+    a.free(f.c, y);
+    a.free(f.c, y);   // a double free changes nothing
+    EXPECT_EQ(a.nr_free(), free0);
+}
+
+TEST(GuestFlushPlan, PagesUpToTheThresholdThenTheWholeTlb)
+{
+    FlushPlan p(2);
+    EXPECT_TRUE(p.empty());
+    p.add(Va{0x1000});
+    p.add(Va{0x2000});
+    EXPECT_FALSE(p.whole());
+    EXPECT_EQ(p.pages(), 2u);
+    p.add(Va{0x3000});
+    EXPECT_TRUE(p.whole());
+    EXPECT_EQ(p.reduced(), 3u);
+}
+
+TEST(GuestPte, ModifyKeepsFrameAndAccessedDirtyAndReductionsAreRecognised)
+{
+    const uint64_t e = make_pte(Mfn{77}, pte::P | pte::RW | pte::US | pte::A | pte::D | pte::AVL10);
+    const uint64_t ro = pte_modify(e, kProtRead);
+    EXPECT_EQ(pte_mfn(ro).v, 77u);
+    EXPECT_EQ(ro & (pte::AD | pte::AVL10), pte::AD | pte::AVL10);
+    EXPECT_TRUE(pte_reduces(e, ro));
+    EXPECT_FALSE(pte_reduces(ro, pte_modify(ro, rw | kProtExec)));
+    EXPECT_TRUE(pte_reduces(e, pte_modify(e, kProtNone)));
+    EXPECT_FALSE(pte_present(pte_modify(e, kProtNone)));
+}
+
+} // namespace
+} // namespace pvmmu::guest

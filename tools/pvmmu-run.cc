@@ -1,0 +1,287 @@
+// pvmmu-run: runs guest programs and reports their outcome (SPEC §6, the Xen
+// Test Framework's runner). Each program runs as a child process with its
+// console captured and echoed; the last console line must be
+// `Test result: SUCCESS|SKIP|ERROR|FAILURE`, mapped to the exit codes 0/3/4/5.
+// A program that crashes, prints no result, exits with a status other than its
+// result's, or outlives --timeout gives 6 (it is killed, so a hung guest never
+// hangs the runner). Several programs: the worst code. Usage errors: 2.
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <poll.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace {
+
+struct Program {
+    const char* name;
+    const char* path;
+};
+
+const Program kPrograms[] = {
+#include "pvmmu-run-programs.inc"
+};
+
+constexpr int kCrashed = 6;
+
+struct Options {
+    std::string platform = "sim";
+    std::string cpus;   // empty: the program's default
+    double timeout_s = 60;
+    bool quiet = false;
+    std::vector<std::string> names;
+};
+
+void usage(FILE* f)
+{
+    std::fprintf(f,
+        "usage: pvmmu-run [--platform sim] [--cpus N] [--timeout SECONDS] [--quiet] NAME...\n"
+        "       pvmmu-run --list\n"
+        "\n"
+        "Runs the guest programs NAME... (guest/tests/<NAME>/) one after the other and\n"
+        "exits with the worst outcome:\n"
+        "  0 SUCCESS, 3 SKIP, 4 ERROR (the test is broken), 5 FAILURE (what it tests is),\n"
+        "  6 crashed, timed out, printed no `Test result:` line last, or exited with\n"
+        "    another status than that line's; 2 usage error.\n"
+        "\n"
+        "  --platform P     where the guest runs; only `sim` (the simulated machine) so far\n"
+        "  --cpus N         vCPUs of the guest's domain (default: the test's own)\n"
+        "  --timeout S      kill a program after S seconds (default 60)\n"
+        "  --quiet          do not echo the guest console, only one line per program\n"
+        "  --list           list the programs with their titles\n"
+        "  NAME may be `all` for every program.\n");
+}
+
+const Program* find(const std::string& name)
+{
+    for (const Program& p : kPrograms)
+        if (name == p.name) return &p;
+    return nullptr;
+}
+
+int code_of(const std::string& last)
+{
+    static const struct {
+        const char* word;
+        int code;
+    } kResults[] = {{"SUCCESS", 0}, {"SKIP", 3}, {"ERROR", 4}, {"FAILURE", 5}};
+    const std::string prefix = "Test result: ";
+    if (last.compare(0, prefix.size(), prefix) != 0) return kCrashed;
+    const std::string word = last.substr(prefix.size());
+    for (const auto& r : kResults)
+        if (word == r.word) return r.code;
+    return kCrashed;
+}
+
+// Runs argv with stdout+stderr captured; echo (unless quiet) and keep the last
+// line. Returns the exit code by the rules above; `why` explains a 6.
+int run_one(const std::vector<std::string>& args, const Options& o, std::string& why)
+{
+    int fds[2];
+    if (pipe(fds) != 0) {
+        why = std::string("pipe: ") + std::strerror(errno);
+        return kCrashed;
+    }
+    const pid_t pid = fork();
+    if (pid < 0) {
+        why = std::string("fork: ") + std::strerror(errno);
+        return kCrashed;
+    }
+    if (pid == 0) {
+        setpgid(0, 0);   // its own process group, so a kill reaches every thread and child
+        dup2(fds[1], STDOUT_FILENO);
+        dup2(fds[1], STDERR_FILENO);
+        close(fds[0]);
+        close(fds[1]);
+        std::vector<char*> argv;
+        for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+        argv.push_back(nullptr);
+        execv(argv[0], argv.data());
+        std::fprintf(stderr, "pvmmu-run: cannot execute %s: %s\n", argv[0], std::strerror(errno));
+        _exit(127);
+    }
+    setpgid(pid, pid);
+    close(fds[1]);
+
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(o.timeout_s);
+    std::string line, last;
+    bool timed_out = false;
+    char buf[4096];
+    for (;;) {
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+        if (left.count() <= 0) {
+            timed_out = true;
+            break;
+        }
+        pollfd p{fds[0], POLLIN, 0};
+        const int r = poll(&p, 1, int(left.count() > 1000 ? 1000 : left.count()));
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) continue;
+        const ssize_t n = read(fds[0], buf, sizeof(buf));
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;   // EOF: the program (and its threads) are gone
+        for (ssize_t i = 0; i < n; ++i) {
+            if (buf[i] != '\n') {
+                line += buf[i];
+                continue;
+            }
+            if (!o.quiet) std::printf("%s\n", line.c_str());
+            last = line;
+            line.clear();
+        }
+        std::fflush(stdout);
+    }
+    if (!line.empty()) {   // an unterminated last line still counts as the last line
+        if (!o.quiet) std::printf("%s\n", line.c_str());
+        last = line;
+    }
+    if (timed_out) kill(-pid, SIGKILL);
+    close(fds[0]);
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    if (timed_out) {
+        why = "timed out after " + std::to_string(int(o.timeout_s)) + " s";
+        return kCrashed;
+    }
+    if (WIFSIGNALED(status)) {
+        why = std::string("killed by signal ") + strsignal(WTERMSIG(status));
+        return kCrashed;
+    }
+    const int code = code_of(last);
+    if (code == kCrashed) {
+        why = "no `Test result:` line at the end of the console";
+        return code;
+    }
+    // A sim program exits with its result's code; anything else happened after
+    // the result line (a crash in teardown, a sanitizer's report at exit).
+    if (WIFEXITED(status) && WEXITSTATUS(status) != code) {
+        why = "exit status " + std::to_string(WEXITSTATUS(status)) + " after `" + last + "`";
+        return kCrashed;
+    }
+    return code;
+}
+
+std::string title_of(const Program& p)
+{
+    std::string cmd = std::string("'") + p.path + "' --info 2>/dev/null";
+    FILE* f = popen(cmd.c_str(), "r");
+    if (!f) return "";
+    char buf[512];
+    std::string title;
+    while (std::fgets(buf, sizeof(buf), f)) {
+        if (std::strncmp(buf, "title: ", 7) == 0) {
+            title = buf + 7;
+            if (!title.empty() && title.back() == '\n') title.pop_back();
+        }
+    }
+    pclose(f);
+    return title;
+}
+
+const char* word_of(int code)
+{
+    switch (code) {
+    case 0: return "SUCCESS";
+    case 3: return "SKIP";
+    case 4: return "ERROR";
+    case 5: return "FAILURE";
+    default: return "CRASHED";
+    }
+}
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+    Options o;
+    bool list = false;
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        auto value = [&](const char* what) -> std::string {
+            if (i + 1 >= argc) {
+                std::fprintf(stderr, "pvmmu-run: %s needs a value (see --help)\n", what);
+                std::exit(2);
+            }
+            return argv[++i];
+        };
+        if (a == "-h" || a == "--help") {
+            usage(stdout);
+            return 0;
+        } else if (a == "--list") {
+            list = true;
+        } else if (a == "--quiet" || a == "-q") {
+            o.quiet = true;
+        } else if (a == "--platform") {
+            o.platform = value("--platform");
+        } else if (a == "--cpus") {
+            o.cpus = value("--cpus");
+            char* end = nullptr;
+            const unsigned long n = std::strtoul(o.cpus.c_str(), &end, 10);
+            if (*end || n == 0 || n > 64) {
+                std::fprintf(stderr, "pvmmu-run: --cpus takes 1..64\n");
+                return 2;
+            }
+        } else if (a == "--timeout") {
+            const std::string t = value("--timeout");
+            char* end = nullptr;
+            o.timeout_s = std::strtod(t.c_str(), &end);
+            if (*end || o.timeout_s <= 0) {
+                std::fprintf(stderr, "pvmmu-run: --timeout takes a positive number of seconds\n");
+                return 2;
+            }
+        } else if (!a.empty() && a[0] == '-') {
+            std::fprintf(stderr, "pvmmu-run: unknown option '%s' (see --help)\n", a.c_str());
+            return 2;
+        } else if (a == "all") {
+            for (const Program& p : kPrograms) o.names.push_back(p.name);
+        } else {
+            o.names.push_back(a);
+        }
+    }
+    if (o.platform != "sim") {
+        std::fprintf(stderr, "pvmmu-run: platform '%s' is not available; the only one is 'sim'\n",
+                     o.platform.c_str());
+        return 2;
+    }
+    if (list) {
+        for (const Program& p : kPrograms) std::printf("%-28s %s\n", p.name, title_of(p).c_str());
+        return 0;
+    }
+    if (o.names.empty()) {
+        usage(stderr);
+        return 2;
+    }
+    for (const auto& n : o.names) {
+        if (!find(n)) {
+            std::fprintf(stderr, "pvmmu-run: no guest program '%s' (see --list)\n", n.c_str());
+            return 2;
+        }
+    }
+
+    int worst = 0;
+    for (const auto& n : o.names) {
+        const Program& p = *find(n);
+        std::vector<std::string> args{p.path};
+        if (!o.cpus.empty()) {
+            args.push_back("--cpus");
+            args.push_back(o.cpus);
+        }
+        const auto t0 = std::chrono::steady_clock::now();
+        std::string why;
+        const int code = run_one(args, o, why);
+        const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        std::printf("pvmmu-run: %s: %s (exit %d) in %.1f s%s%s\n", n.c_str(), word_of(code), code, s,
+                    why.empty() ? "" : ": ", why.c_str());
+        std::fflush(stdout);
+        if (code > worst) worst = code;
+    }
+    return worst;
+}
