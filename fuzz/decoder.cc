@@ -101,9 +101,11 @@ uint64_t Decoder::flags()
 
 uint64_t Decoder::flag_range_val()
 {
-    static constexpr uint64_t kMasks[] = {RW, P, NX, AD, US, RW | NX, P | RW, 0xfff, G, PCD, 0xfffull | NX};
+    // The masks guests use, and (the last, 0) any mask at all: 24 bits packed.
+    static constexpr uint64_t kMasks[] = {RW, P, NX, AD, US, RW | NX, P | RW, 0xfff, G, PCD, 0xfffull | NX, 0};
     static constexpr uint32_t kCounts[] = {0, 1, 2, 16, 511, 512, 513, 1023};
-    const uint64_t mask = in_.pick(kMasks);
+    uint64_t mask = in_.pick(kMasks);
+    if (mask == 0) mask = abi::unpack_flags(in_.u32() & 0xffffff);
     const uint64_t bits = flags() & mask;
     const uint8_t c = in_.u8();
     const uint32_t count = c & 0x80 ? kCounts[c % 8] : in_.u16() % 1024;
