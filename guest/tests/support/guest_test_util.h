@@ -66,6 +66,28 @@ inline long raw_mmu_update(Cpu& c, const Req* reqs, unsigned n, uint32_t& done, 
 // Machine address of the entry `r`, with a command.
 inline uint64_t ptr_of(Cpu& c, PteRef r, unsigned cmd) { return pte_maddr(*c.guest, r).v | cmd; }
 
+// The outcome of an attack on entry `r`, which held `before`: the call must
+// have returned `want` and the entry must be exactly as it was. A FAILURE
+// naming `what` otherwise.
+inline void expect_untouched(Cpu& c, PteRef r, uint64_t before, long rc, long want, const char* what)
+{
+    uint64_t after = ~0ull;
+    if (!pte_read(c, r, after) || rc != want || after != before)
+        rt::fail("%s: rc %ld (want %ld), entry %#llx -> %#llx", what, rc, want, (unsigned long long)before,
+                 (unsigned long long)after);
+}
+
+// One mmu_update request aimed at entry `r` (usually `req.ptr` names it) that
+// must be refused with `want`: done 0 and the entry unchanged.
+inline void attack_entry(Cpu& c, PteRef r, const Req& req, long want, const char* what)
+{
+    uint64_t before = ~0ull;
+    CHECK(pte_read(c, r, before));
+    uint32_t done = 99;
+    expect_untouched(c, r, before, raw_mmu_update(c, &req, 1, done), want, what);
+    if (done != 0) rt::fail("%s: done %u (want 0)", what, done);
+}
+
 // The counters of one vCPU that tests compare, copied.
 struct Snap {
     uint64_t faults, spurious, spurious_write, spurious_read, demand_zero, denied;
