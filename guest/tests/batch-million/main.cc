@@ -1,6 +1,6 @@
 // batch-million: one mmu_update of 10^6 requests whose last one is bad. Models
-// the class of Xen advisories about long-running, preemptible MMU hypercalls
-// (XSA-45, XSA-97: unbounded work in one call; XSA-16x continuation bugs): the
+// the class of Xen advisories about long-running MMU hypercalls (XSA-45:
+// page-table operations that were not preemptible) and their continuations: the
 // hypervisor must not hold the CPU for the whole batch, so it preempts it ~244
 // times (budget 4096 units) and continues it transparently — and across all of
 // those pieces the guest must see Xen's batch semantics exactly: one call, the

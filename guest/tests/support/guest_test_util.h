@@ -79,12 +79,12 @@ inline void expect_untouched(Cpu& c, PteRef r, uint64_t before, long rc, long wa
 
 // One mmu_update request aimed at entry `r` (usually `req.ptr` names it) that
 // must be refused with `want`: done 0 and the entry unchanged.
-inline void attack_entry(Cpu& c, PteRef r, const Req& req, long want, const char* what)
+inline void attack_entry(Cpu& c, PteRef r, const Req& req, long want, const char* what, unsigned domid = DOMID_SELF)
 {
     uint64_t before = ~0ull;
     CHECK(pte_read(c, r, before));
     uint32_t done = 99;
-    expect_untouched(c, r, before, raw_mmu_update(c, &req, 1, done), want, what);
+    expect_untouched(c, r, before, raw_mmu_update(c, &req, 1, done, domid), want, what);
     if (done != 0) rt::fail("%s: done %u (want 0)", what, done);
 }
 
