@@ -1,0 +1,98 @@
+// hypervisor-pages-denied: reaching, or making executable, what belongs to the
+// hypervisor. Models the class of Xen advisories where a guest gained access to
+// hypervisor mappings through its own L4 (the Xen-reserved slots 256–271, which
+// Xen fills itself) or made a page the hypervisor hands it executable or
+// writable (read-only M2P and shared-info style pages; XSA-148 is the
+// superpage variant, refused here by the PS rule).
+//
+// What pvmmu shares with a guest: no hypervisor frame at all (no shared-info
+// page, no read-only M2P mapping; hypervisor frames are never mappable, with
+// any flags — foreign-frame-denied). The only pages it hands a guest read-only
+// are the guest's own page tables in its physmap. So the attacks are:
+//   - link a valid L3 of its own into each hypervisor L4 slot (cmd 0, cmd 2):
+//     -EINVAL, the slot stays empty; the same link into a free guest slot
+//     works (the refusal is the slot, not the table);
+//   - update_va_mapping of an executable mapping at the base of each
+//     hypervisor slot: -EINVAL (no L1 maps it); loads, stores and fetches
+//     there fault;
+//   - NX removal on the read-only physmap mappings of its page tables by cmd 4
+//     and cmd 2: allowed (as on Xen, the guest chooses NX on its own frames),
+//     and RW stays clear: a store still faults, nothing is written.
+#include "guest/pagetable.h"
+#include "guest_test_util.h"
+
+using namespace pvmmu::guest;
+using namespace pvmmu::guest::testing;
+
+const char test_title[] = "the hypervisor's L4 slots cannot be linked or mapped; NX on page tables grants no write";
+const TestConfig test_config = {.cpus = 1};
+
+namespace {
+
+constexpr unsigned kFirstXenSlot = 256, kLastXenSlot = 271, kFreeSlot = 3;
+AddressSpace as;
+
+Va slot_base(unsigned s) { return Va{(s >= 256 ? 0xffff'0000'0000'0000ull : 0) | (uint64_t(s) << 39)}; }
+
+void xen_slots(Cpu& c)
+{
+    const Gpfn l4 = c.guest->l4();
+    const uint64_t link = make_pte(c.guest->mfn(as.root()), pte::kTableLink);
+    const Mfn data = c.guest->mfn(Gpfn{c.guest->boot().nr_pt_frames});   // an ordinary frame of ours
+    for (unsigned s = kFirstXenSlot; s <= kLastXenSlot; ++s) {
+        for (unsigned cmd : {MMU_NORMAL_PT_UPDATE, MMU_ATOMIC_PT_UPDATE})
+            attack_entry(c, PteRef{l4, s}, Req{ptr_of(c, PteRef{l4, s}, cmd), link}, -XEN_EINVAL,
+                         "link into a hypervisor L4 slot");
+        const Va va = slot_base(s);
+        CHECK_EQ(hypercall(c, __HYPERVISOR_update_va_mapping, va.v, make_pte(data, pte::P | pte::RW | pte::US),
+                           UVMF_INVLPG | UVMF_LOCAL),
+                 -XEN_EINVAL);
+        uint64_t v;
+        CHECK(!c.mem.load(va, v));
+        CHECK(!c.mem.store(va + 8, 0));
+        CHECK(!c.mem.fetch(va + 16));
+    }
+    // The same table links into a guest slot (and is taken out again).
+    uint32_t done;
+    const Req ok{ptr_of(c, PteRef{l4, kFreeSlot}, MMU_NORMAL_PT_UPDATE), link};
+    CHECK_EQ(raw_mmu_update(c, &ok, 1, done), 0);
+    CHECK_EQ(load_or(c, slot_base(kFreeSlot) + (as.base().v & (level_span(Level::L4) - 1)) + 12 * level_span(Level::L2)),
+             7);
+    const Req gone{ptr_of(c, PteRef{l4, kFreeSlot}, MMU_NORMAL_PT_UPDATE), 0};
+    CHECK_EQ(raw_mmu_update(c, &gone, 1, done), 0);
+    CHECK_EQ(mmuext_one(c, MMUEXT_TLB_FLUSH_LOCAL, 0), 0);
+}
+
+void nx_on_page_tables(Cpu& c)
+{
+    uint32_t done;
+    for (uint64_t g = 0; g < c.guest->boot().nr_pt_frames; ++g) {
+        const PteRef pm = c.guest->physmap_pte(Gpfn{g});
+        uint64_t e = 0, now = 0, first = 0;
+        CHECK(pte_read(c, pm, e));
+        CHECK(pte_read(c, PteRef{Gpfn{g}, 0}, first));
+        const Req set_nx{ptr_of(c, pm, MMU_FLAG_RANGE_UPDATE), pvmmu::abi::encode_flag_range(pte::NX, pte::NX, 1)};
+        const Req clear_nx{ptr_of(c, pm, MMU_FLAG_RANGE_UPDATE), pvmmu::abi::encode_flag_range(pte::NX, 0, 1)};
+        const Req clear_nx2{ptr_of(c, pm, MMU_ATOMIC_PT_UPDATE), e & ~pte::NX};
+        for (const Req& r : {set_nx, clear_nx, set_nx, clear_nx2}) {
+            CHECK_EQ(raw_mmu_update(c, &r, 1, done), 0);
+            CHECK(pte_read(c, pm, now));
+            CHECK(!(now & pte::RW));
+            CHECK(!can_write(c, c.guest->va(Gpfn{g}), ~0ull));
+        }
+        CHECK_EQ(now & ~pte::AD, e & ~pte::AD & ~pte::NX);
+        CHECK_EQ(load_or(c, c.guest->va(Gpfn{g})), first);
+    }
+}
+
+} // namespace
+
+void test_main()
+{
+    Cpu& c = rt::this_cpu();
+    if (!setup_space(as)) return;
+    CHECK_EQ(as.map_anon(c, as.base() + 12 * level_span(Level::L2), kPageSize, kProtRead | kProtWrite), 0);
+    CHECK(c.mem.store(as.base() + 12 * level_span(Level::L2), 7));
+    xen_slots(c);
+    nx_on_page_tables(c);
+}
