@@ -11,7 +11,6 @@
 // domain named as foreigndom (no MapForeign privilege). No entry changes, the
 // addresses the links would have opened stay unmapped, and this domain's own
 // tree still works.
-#include "guest/pagetable.h"
 #include "guest_test_util.h"
 
 using namespace pvmmu::guest;
@@ -24,8 +23,9 @@ namespace {
 
 constexpr unsigned kFreeL4Slot = 3;
 AddressSpace as;
+LivePage live;
 
-Va probe() { return as.base() + 12 * level_span(Level::L2); }
+Va probe() { return live.va; }
 
 struct Link {
     const char* what;
@@ -50,11 +50,8 @@ void test_main()
     Cpu& c = rt::this_cpu();
     rt::ForeignDomain f;
     if (!rt::foreign_domain(f)) return rt::error("the platform gave no second domain");
-    if (!setup_space(as)) return;
-    CHECK_EQ(as.map_anon(c, probe(), kPageSize, kProtRead | kProtWrite), 0);
-    CHECK(c.mem.store(probe(), 1));
-    Gpfn l2;
-    CHECK(pt_child(c, as.root(), table_index(probe(), Level::L3), l2));
+    if (!setup_space(as) || !map_live_page(c, as, as.base() + 12 * level_span(Level::L2), 1, live)) return;
+    const Gpfn l2 = live.l2;
     const Mfn fl4{f.first.v}, fl3{f.first.v + 1}, fl2{f.first.v + 2}, fl1{f.first.v + 3};
 
     const unsigned l3_slot = table_index(probe(), Level::L3) + 1, l2_slot = table_index(probe(), Level::L2) + 1;

@@ -15,7 +15,6 @@
 //     §4.5): rc 0, each such entry bit for bit the same, no access through it;
 //     the present ones get exactly the new bits. Setting P on them with cmd 2
 //     instead is checked like any new mapping and refused.
-#include "guest/pagetable.h"
 #include "guest_test_util.h"
 
 using namespace pvmmu::guest;

@@ -94,9 +94,8 @@ void test_main()
     Cpu& c = rt::this_cpu();
     rt::ForeignDomain f;
     if (!rt::foreign_domain(f)) return rt::error("the platform gave no second domain");
-    if (!setup_space(as)) return;
-    CHECK_EQ(as.map_anon(c, spare() - kPageSize, kPageSize, kProtRead | kProtWrite), 0);
-    CHECK(c.mem.store(spare() - kPageSize, 1));   // builds the L2 and L1 around spare()
+    LivePage live;   // builds the L2 and L1 around spare()
+    if (!setup_space(as) || !map_live_page(c, as, spare() - kPageSize, 1, live)) return;
 
     const Target targets[] = {
         {"another domain's data frame", Mfn{f.first.v + f.nr_frames - 1}, -XEN_EPERM},

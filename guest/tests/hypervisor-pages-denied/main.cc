@@ -18,7 +18,6 @@
 //   - NX removal on the read-only physmap mappings of its page tables by cmd 4
 //     and cmd 2: allowed (as on Xen, the guest chooses NX on its own frames),
 //     and RW stays clear: a store still faults, nothing is written.
-#include "guest/pagetable.h"
 #include "guest_test_util.h"
 
 using namespace pvmmu::guest;
@@ -90,9 +89,8 @@ void nx_on_page_tables(Cpu& c)
 void test_main()
 {
     Cpu& c = rt::this_cpu();
-    if (!setup_space(as)) return;
-    CHECK_EQ(as.map_anon(c, as.base() + 12 * level_span(Level::L2), kPageSize, kProtRead | kProtWrite), 0);
-    CHECK(c.mem.store(as.base() + 12 * level_span(Level::L2), 7));
+    LivePage live;
+    if (!setup_space(as) || !map_live_page(c, as, as.base() + 12 * level_span(Level::L2), 7, live)) return;
     xen_slots(c);
     nx_on_page_tables(c);
 }

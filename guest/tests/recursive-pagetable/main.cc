@@ -13,7 +13,6 @@
 // Every refused request leaves the entry as it was; the VA the trick would have
 // opened stays unmapped; the frames used for the built tables become ordinary
 // writable pages again (no type reference left behind).
-#include "guest/pagetable.h"
 #include "guest_test_util.h"
 
 using namespace pvmmu::guest;
@@ -26,9 +25,10 @@ namespace {
 
 constexpr unsigned kFreeL4Slot = 3;   // physmap is slot 1, the address space slot 2
 AddressSpace as;
-Gpfn l2, l1;   // the address space's tables around probe()
+LivePage live;   // a written page of the address space, and its L2 and L1
+Gpfn l2, l1;
 
-Va probe() { return as.base() + 12 * level_span(Level::L2); }   // mapped, written
+Va probe() { return live.va; }
 // A free entry in each of the address space's tables (nothing mapped there).
 unsigned free_l3_slot() { return table_index(probe(), Level::L3) + 1; }
 unsigned free_l2_slot() { return table_index(probe(), Level::L2) + 1; }
@@ -161,13 +161,9 @@ void built_tables(Cpu& c)
 void test_main()
 {
     Cpu& c = rt::this_cpu();
-    if (!setup_space(as)) return;
-    CHECK_EQ(as.map_anon(c, probe(), kPageSize, kProtRead | kProtWrite), 0);
-    CHECK(c.mem.store(probe(), 1));   // builds the L2 and L1 around probe()
-    PteRef r;
-    CHECK(as.pte_of(c, probe(), r));
-    l1 = r.table;
-    CHECK(pt_child(c, as.root(), table_index(probe(), Level::L3), l2));
+    if (!setup_space(as) || !map_live_page(c, as, as.base() + 12 * level_span(Level::L2), 1, live)) return;
+    l2 = live.l2;
+    l1 = live.l1;
 
     live_links(c);
     writable_self_maps(c);

@@ -5,6 +5,7 @@
 
 #include "guest/address_space.h"
 #include "guest/hypercalls.h"
+#include "guest/pagetable.h"
 #include "guest/pte_ops.h"
 #include "guest/test.h"
 
@@ -22,6 +23,25 @@ inline bool setup_space(AddressSpace& as)
         return false;
     }
     rt::on_all([&](Cpu& v) { as.enter(v); });
+    return true;
+}
+
+// One page of `as` mapped read-write and written (which builds the L2 and L1
+// around it), and those two tables: what attacks on a live tree aim at.
+struct LivePage {
+    Va va{0};
+    Gpfn l2{0}, l1{0};
+};
+inline bool map_live_page(Cpu& c, AddressSpace& as, Va va, uint64_t val, LivePage& out)
+{
+    PteRef r;
+    out.va = va;
+    if (as.map_anon(c, va, kPageSize, kProtRead | kProtWrite) || !c.mem.store(va, val) || !as.pte_of(c, va, r) ||
+        !pt_child(c, as.root(), table_index(va, Level::L3), out.l2)) {
+        rt::error("cannot map a live page at %#llx", (unsigned long long)va.v);
+        return false;
+    }
+    out.l1 = r.table;
     return true;
 }
 
