@@ -5,7 +5,9 @@
 // times (budget 4096 units) and continues it transparently — and across all of
 // those pieces the guest must see Xen's batch semantics exactly: one call, the
 // bad request's errno, *done = 999 999, every earlier request applied, the bad
-// one not. A later legitimate batch on the same table still works.
+// one not. The same again as the one entry of a multicall (preempted with it,
+// its arguments rewritten in the list). A later legitimate batch on the same
+// table still works.
 #include "guest_test_util.h"
 
 using namespace pvmmu::guest;
@@ -29,6 +31,28 @@ uint64_t good_val(unsigned j)
     return orig[j % kEntriesPerTable] | (uint64_t((1 + j / kEntriesPerTable) % (1u << kPassBits)) << 52);
 }
 
+// Every entry holds the last request below `last` that names it (the bad entry
+// what the request before it wrote, not the hypervisor frame); then the table
+// takes a legitimate batch that puts every entry back.
+void check_applied_and_restore(Cpu& c, const char* how)
+{
+    constexpr unsigned last = kRequests - 1;
+    uint64_t now[kEntriesPerTable];
+    CHECK(read_table(c, t.table, now));
+    unsigned wrong = 0;
+    for (unsigned e = 0; e < kEntriesPerTable; ++e) {
+        const unsigned j = last - 1 - (last - 1 - e) % kEntriesPerTable;
+        wrong += (now[e] & ~pte::AD) != (good_val(j) & ~pte::AD);
+    }
+    if (wrong) rt::fail("%s: %u entries not as the requests before the bad one left them", how, wrong);
+    const Req restore{ptr_of(c, t.ref(0), MMU_FLAG_RANGE_UPDATE),
+                      pvmmu::abi::encode_flag_range(pte::AVL_HI, 0, kEntriesPerTable)};
+    uint32_t done = 0;
+    CHECK_EQ(raw_mmu_update(c, &restore, 1, done), 0);
+    CHECK(read_table(c, t.table, now));
+    CHECK_EQ(table_diff(orig, now, true), 0);
+}
+
 } // namespace
 
 void test_main()
@@ -37,12 +61,12 @@ void test_main()
     if (!reserve_test_l1(c, t)) return;
     CHECK(read_table(c, t.table, orig));
     Gpfn buf;
-    constexpr uint64_t kPages = (uint64_t(kRequests) * 16 + kPageSize - 1) / kPageSize;
-    if (!c.guest->frames().alloc(c, unsigned(kPages), buf)) return rt::error("no room for %llu request pages", (unsigned long long)kPages);
-    const Va reqs = c.guest->va(buf);
+    constexpr unsigned kPages = unsigned((uint64_t(kRequests) * 16 + kPageSize - 1) / kPageSize) + 1;   // + a multicall entry
+    if (!c.guest->frames().alloc(c, kPages, buf)) return rt::error("no room for %u request pages", kPages);
+    const Va reqs = c.guest->va(buf), list = c.guest->va(Gpfn{buf.v + kPages - 1});
 
     // The bad last request maps a hypervisor frame into the entry it names.
-    const unsigned last = kRequests - 1, bad_entry = last % kEntriesPerTable;
+    const unsigned last = kRequests - 1;
     for (unsigned j = 0; j < kRequests; ++j) {
         const uint64_t ptr = ptr_of(c, t.ref(j % kEntriesPerTable), MMU_ATOMIC_PT_UPDATE);
         const uint64_t val = j == last ? make_pte(rt::hypervisor_frame(), pte::P | pte::US) : good_val(j);
@@ -56,26 +80,18 @@ void test_main()
     CHECK_EQ(c.stats.hypercalls.get() - calls, 1);   // the continuations are the hypervisor's
     const uint64_t done_all = load_or(c, pdone) & 0xffffffff;
     CHECK_EQ(done_all, last);
+    check_applied_and_restore(c, "mmu_update");
 
-    // Every entry holds the last request below `last` that names it; the bad
-    // entry holds what the request before it wrote, not the hypervisor frame.
-    uint64_t now[kEntriesPerTable];
-    CHECK(read_table(c, t.table, now));
-    unsigned wrong = 0;
-    for (unsigned e = 0; e < kEntriesPerTable; ++e) {
-        const unsigned j = last - 1 - (last - 1 - e) % kEntriesPerTable;
-        if (e == bad_entry) CHECK_EQ(pte_mfn(now[e]).v, c.guest->mfn(t.gpfn(e)).v);
-        wrong += (now[e] & ~pte::AD) != (good_val(j) & ~pte::AD);
-    }
-    CHECK_EQ(wrong, 0);
+    // The same batch as the one entry of a multicall: the entry is preempted
+    // with it (its arguments rewritten in the list) and its result is exact.
+    const uint64_t entry[8] = {__HYPERVISOR_mmu_update, 0xbad, reqs.v, kRequests, pdone.v, DOMID_SELF, 0, 0};
+    CHECK(put_words(c, list, entry, sizeof(entry)));
+    CHECK(c.mem.store(pdone, 0xdead));
+    CHECK_EQ(hypercall(c, __HYPERVISOR_multicall, list.v, 1), 0);
+    CHECK_EQ(load_or(c, list + 8), uint64_t(-XEN_EPERM));
+    CHECK_EQ(load_or(c, pdone) & 0xffffffff, last);
+    check_applied_and_restore(c, "multicall");
 
-    // The table still takes a legitimate batch: put every entry back.
-    const Req restore{ptr_of(c, t.ref(0), MMU_FLAG_RANGE_UPDATE),
-                      pvmmu::abi::encode_flag_range(pte::AVL_HI, 0, kEntriesPerTable)};
-    uint32_t done = 0;
-    CHECK_EQ(raw_mmu_update(c, &restore, 1, done), 0);
-    CHECK(read_table(c, t.table, now));
-    CHECK_EQ(table_diff(orig, now, true), 0);
-    c.guest->frames().free(c, buf, unsigned(kPages));
+    c.guest->frames().free(c, buf, kPages);
     rt::print("%u requests in one call: done %llu", kRequests, (unsigned long long)done_all);
 }
