@@ -21,6 +21,9 @@ namespace {
 
 TestL1 t;
 
+bool counted = false;   // whether the platform counts flushes (the sim does)
+
+// The flush counters of vCPUs 0 and 1 (zero where the platform cannot tell).
 struct Counts {
     rt::PlatformCounters v[2];
 };
@@ -28,7 +31,7 @@ struct Counts {
 Counts counts()
 {
     Counts k{};
-    for (unsigned i = 0; i < 2 && i < rt::nr_vcpus(); ++i) CHECK(rt::platform_counters(i, k.v[i]));
+    for (unsigned i = 0; i < 2 && i < rt::nr_vcpus(); ++i) counted = rt::platform_counters(i, k.v[i]);
     return k;
 }
 
@@ -73,13 +76,11 @@ void in_batch(Cpu& c, uint64_t bad)
     CHECK(put_mmuext(c, 0, MMUEXT_TLB_FLUSH_MULTI, 0, good.v));
     CHECK(put_mmuext(c, 1, MMUEXT_TLB_FLUSH_MULTI, 0, bad_at.v));
     CHECK(put_mmuext(c, 2, MMUEXT_TLB_FLUSH_MULTI, 0, good.v));
-    rt::PlatformCounters before, after;
-    CHECK(rt::platform_counters(0, before));
+    const Counts before = counts();
     uint32_t done = 99;
     CHECK_EQ(mmuext_scratch(c, 3, &done), -XEN_EINVAL);
     CHECK_EQ(done, 1);
-    CHECK(rt::platform_counters(0, after));
-    CHECK_EQ(after.flush_all - before.flush_all, 1);   // only the first operation flushed
+    CHECK_EQ(counts().v[0].flush_all - before.v[0].flush_all, counted ? 1 : 0);   // only the first operation flushed
 }
 
 } // namespace
@@ -125,9 +126,9 @@ void test_main()
     Va at{0};
     CHECK(put_vcpumask(c, 1ull << (n - 1), at));
     rt::PlatformCounters b0, b1, a0, a1;
-    CHECK(rt::platform_counters(0, b0) && rt::platform_counters(n - 1, b1));
+    counted = rt::platform_counters(0, b0) && rt::platform_counters(n - 1, b1);
     CHECK_EQ(mmuext_one(c, MMUEXT_TLB_FLUSH_MULTI, 0, at.v), 0);
-    CHECK(rt::platform_counters(0, a0) && rt::platform_counters(n - 1, a1));
+    if (!counted || !rt::platform_counters(0, a0) || !rt::platform_counters(n - 1, a1)) return;
     CHECK_EQ(a1.flush_all - b1.flush_all, 1);
     if (n > 1) CHECK_EQ(a0.flush_all - b0.flush_all, 0);
 }
