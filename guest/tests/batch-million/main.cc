@@ -84,11 +84,10 @@ void test_main()
 
     // The same batch as the one entry of a multicall: the entry is preempted
     // with it (its arguments rewritten in the list) and its result is exact.
-    const uint64_t entry[8] = {__HYPERVISOR_mmu_update, 0xbad, reqs.v, kRequests, pdone.v, DOMID_SELF, 0, 0};
-    CHECK(put_words(c, list, entry, sizeof(entry)));
+    CHECK(put_multicall_entry(c, list, __HYPERVISOR_mmu_update, {reqs.v, kRequests, pdone.v, DOMID_SELF}));
     CHECK(c.mem.store(pdone, 0xdead));
     CHECK_EQ(hypercall(c, __HYPERVISOR_multicall, list.v, 1), 0);
-    CHECK_EQ(load_or(c, list + 8), uint64_t(-XEN_EPERM));
+    CHECK_EQ(multicall_result(c, list), uint64_t(-XEN_EPERM));
     CHECK_EQ(load_or(c, pdone) & 0xffffffff, last);
     check_applied_and_restore(c, "multicall");
 

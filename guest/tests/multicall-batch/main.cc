@@ -26,10 +26,7 @@ Va gva(unsigned i) { return rt::guest().va(t.gpfn(i)); }
 
 void put_entry(Cpu& c, unsigned i, uint64_t op, std::initializer_list<uint64_t> args)
 {
-    uint64_t e[8] = {op, 0xbadbadbad, 0, 0, 0, 0, 0, 0};
-    unsigned k = 2;
-    for (uint64_t a : args) e[k++] = a;
-    CHECK(put_words(c, list + i * 64, e, sizeof(e)));
+    CHECK(put_multicall_entry(c, list + i * 64, op, args));
 }
 
 void put_reqs(Cpu& c, Va at, std::initializer_list<Req> rs)

@@ -39,12 +39,8 @@ Va gva(unsigned i) { return rt::guest().va(t.gpfn(i)); }
 
 void put_entry(Cpu& c, Va at, uint64_t op, std::initializer_list<uint64_t> args)
 {
-    uint64_t e[8] = {op, 0xbadbadbad, 0, 0, 0, 0, 0, 0};
-    unsigned k = 2;
-    for (uint64_t a : args) e[k++] = a;
-    CHECK(put_words(c, at, e, sizeof(e)));
+    CHECK(put_multicall_entry(c, at, op, args));
 }
-uint64_t result_of(Cpu& c, Va entry) { return load_or(c, entry + 8); }
 
 // Entries [first, first + n) of the test L1 hold orig | AVL10 exactly, the rest orig.
 void check_changed(Cpu& c, unsigned first, unsigned n, const char* what)
@@ -74,11 +70,11 @@ void nesting(Cpu& c)
     put_entry(c, outer + 64, __HYPERVISOR_multicall, {inner.v, 2});
     put_entry(c, outer + 128, __HYPERVISOR_xen_version, {XENVER_version});
     CHECK_EQ(hypercall(c, __HYPERVISOR_multicall, outer.v, 3), 0);
-    CHECK_EQ(result_of(c, outer), uint64_t(-XEN_EINVAL));
-    CHECK_EQ(result_of(c, outer + 64), uint64_t(-XEN_EINVAL));
-    CHECK_EQ(result_of(c, outer + 128), uint64_t(version));
-    CHECK_EQ(result_of(c, inner), 0xbadbadbad);   // the nested list never ran
-    CHECK_EQ(result_of(c, inner + 64), 0xbadbadbad);
+    CHECK_EQ(multicall_result(c, outer), uint64_t(-XEN_EINVAL));
+    CHECK_EQ(multicall_result(c, outer + 64), uint64_t(-XEN_EINVAL));
+    CHECK_EQ(multicall_result(c, outer + 128), uint64_t(version));
+    CHECK_EQ(multicall_result(c, inner), 0xbadbadbad);   // the nested list never ran
+    CHECK_EQ(multicall_result(c, inner + 64), 0xbadbadbad);
     check_changed(c, 0, 0, "nested multicall");
 }
 
@@ -90,7 +86,7 @@ void huge_multicall(Cpu& c)
         put_entry(c, list + i * 64, __HYPERVISOR_update_va_mapping, {gva(i).v, orig[i] | pte::AVL10, 0});
     CHECK_EQ(hypercall(c, __HYPERVISOR_multicall, list.v, 0xffffffffu), -XEN_EFAULT);
     unsigned bad = 0;
-    for (unsigned i = 0; i < kGood; ++i) bad += result_of(c, list + i * 64) != 0;
+    for (unsigned i = 0; i < kGood; ++i) bad += multicall_result(c, list + i * 64) != 0;
     CHECK_EQ(bad, 0);
     check_changed(c, 0, kGood, "multicall of 2^32 - 1");
     // A list that cannot be read at all: nothing runs.

@@ -1,7 +1,10 @@
 // Helpers shared by the guest tests: an address space every vCPU has entered,
-// access probes, raw request arrays with exact `done` counts, and counter
+// access probes, raw request arrays with exact `done` counts, attacks on one
+// entry that must leave it untouched, multicall entries, and counter
 // snapshots. Guest code only: the library and the runtime, no platform headers.
 #pragma once
+
+#include <initializer_list>
 
 #include "guest/address_space.h"
 #include "guest/hypercalls.h"
@@ -82,6 +85,18 @@ inline long raw_mmu_update(Cpu& c, const Req* reqs, unsigned n, uint32_t& done, 
     if (!c.mem.store(c.scratch_at(scratch::kDone), 0xdead)) return -XEN_EFAULT;
     return mmu_update_scratch(c, n, &done, domid);
 }
+
+// Writes a multicall_entry_t at `at`: op, a result of 0xbadbadbad (so an entry
+// that never ran shows), then the arguments.
+inline bool put_multicall_entry(Cpu& c, Va at, uint64_t op, std::initializer_list<uint64_t> args)
+{
+    uint64_t e[8] = {op, 0xbadbadbad, 0, 0, 0, 0, 0, 0};
+    unsigned k = 2;
+    for (uint64_t a : args)
+        if (k < 8) e[k++] = a;
+    return put_words(c, at, e, sizeof(e));
+}
+inline uint64_t multicall_result(Cpu& c, Va entry) { return load_or(c, entry + 8); }
 
 // Machine address of the entry `r`, with a command.
 inline uint64_t ptr_of(Cpu& c, PteRef r, unsigned cmd) { return pte_maddr(*c.guest, r).v | cmd; }
