@@ -33,11 +33,16 @@ Va probe() { return live.va; }
 unsigned free_l3_slot() { return table_index(probe(), Level::L3) + 1; }
 unsigned free_l2_slot() { return table_index(probe(), Level::L2) + 1; }
 unsigned free_l1_slot() { return table_index(probe(), Level::L1) + 1; }
-Va va_of_l1_slot(unsigned i) { return Va{probe().v - table_index(probe(), Level::L1) * kPageSize + i * kPageSize}; }
+// The address probe() would have with index i at level l (and zeros below).
+Va at_index(Level l, unsigned i)
+{
+    const uint64_t span = level_span(l);
+    return Va{(probe().v & ~(span * kEntriesPerTable - 1)) + i * span};
+}
 
 Mfn mfn(Cpu& c, Gpfn g) { return c.guest->mfn(g); }
 
-// Entry `slot` of `table` (a live table at `level`) pointed at each of `targets`
+// Entry `slot` of the live upper-level `table` pointed at each of `targets`
 // with cmd 0 and cmd 2, read-only and writable: all -EINVAL.
 void link_up(Cpu& c, const char* what, Gpfn table, unsigned slot, std::initializer_list<Gpfn> targets)
 {
@@ -65,7 +70,7 @@ void writable_self_maps(Cpu& c)
 {
     const unsigned i = free_l1_slot();
     const PteRef r{l1, i};
-    const Va va = va_of_l1_slot(i);
+    const Va va = at_index(Level::L1, i);
     for (Gpfn t : {l1, l2, as.root(), c.guest->l4()}) {
         const uint64_t rw = make_pte(mfn(c, t), pte::P | pte::RW | pte::US);
         for (unsigned cmd : {MMU_NORMAL_PT_UPDATE, MMU_ATOMIC_PT_UPDATE})
@@ -141,8 +146,7 @@ void built_tables(Cpu& c)
     CHECK_EQ(pt_pin(c, f, Level::L1), 0);
     const unsigned s = free_l2_slot();
     CHECK_EQ(pt_link(c, l2, s, f), 0);
-    const Va self = Va{probe().v - table_index(probe(), Level::L2) * level_span(Level::L2) + s * level_span(Level::L2)} +
-                    5 * kPageSize;
+    const Va self = at_index(Level::L2, s) + 5 * kPageSize;   // entry 5 of f maps f
     uint64_t seen = 0;
     CHECK(c.mem.load(self + 5 * 8, seen));
     CHECK_EQ(seen & ~pte::AD, make_pte(mfn(c, f), pte::P | pte::US));
