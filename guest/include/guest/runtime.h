@@ -78,6 +78,28 @@ Mfn io_frame();
 // cannot change its policy at run time.
 [[nodiscard]] bool deny(uint32_t bits);
 
+// The program's arguments: `key=value` words the platform was given (on the
+// sim, the command line after its own options; on bare metal, the boot command
+// line). The value of `key`, or nullptr when absent.
+const char* arg(const char* key);
+// The same as a number (decimal or 0x-hex), or `dflt` when absent or malformed.
+uint64_t arg_u64(const char* key, uint64_t dflt);
+
+// A monotonic clock in nanoseconds, for benchmarks (never for test outcomes).
+uint64_t now_ns();
+
+// --- Benchmarking only ---------------------------------------------------------
+
+// The ceiling of SPEC §7's "native" mode: a compare-exchange on the page-table
+// entry at machine address `entry` as if the guest's page tables were writable
+// to it, with no hypervisor check, no reference counting and no lock. Unsafe by
+// design (it can break every invariant of SPEC §4); only benchmarks use it, and
+// only on entries whose frame and RW-writable reference do not change meaning.
+// false: the platform refuses (it is free to; bare metal under a real policy
+// does), and nothing happened. Otherwise `swapped` says whether `desired` went
+// in, and `expected` receives the value seen.
+[[nodiscard]] bool native_pte_cmpxchg(Maddr entry, uint64_t& expected, uint64_t desired, bool& swapped);
+
 // Called by the platform for every page fault of guest code: the library's
 // handler; true to retry the access.
 bool fault(Cpu& c, const FaultInfo& f);
