@@ -59,7 +59,7 @@ Va region[kMaxVcpus];           // private: one per vCPU; shared: region[0]
 uint8_t written[kMaxPages];     // written since the last harvest (one writer per page)
 Tally tally[kMaxVcpus];
 rt::Barrier* barrier;
-std::atomic<bool> stop{false}, broken{false};
+std::atomic<bool> go{false}, stop{false}, broken{false};
 uint64_t epoch_start, timed_ns;
 
 unsigned nr_pages() { return P.shared ? P.pages : V * P.pages; }
@@ -99,8 +99,12 @@ void cycle(Cpu& c, Va start)
     counted_mprotect(c, start, kProtRead | kProtWrite);
 }
 
+// Starts with vCPU 0's first mprotect, not before: a writer let loose first
+// would write every page before the first entry is read, and no update could
+// then race with a write.
 void shared_writer(Cpu& c)
 {
+    rt::wait_until(c, [] { return go.load(std::memory_order_acquire); });
     while (!stop.load(std::memory_order_acquire)) {
         bool all = true;
         for (unsigned g = c.id - 1; g < P.pages && !stop.load(std::memory_order_relaxed); g += V - 1)
@@ -122,6 +126,7 @@ void epoch(Cpu& c)
             for (unsigned w = 0; w < P.burst && next < P.pages; ++w) (void)write_once(c, c.id * P.pages + next++);
         }
     } else if (c.id == 0) {
+        go.store(true, std::memory_order_release);
         for (unsigned k = 0; k < P.cycles && !broken.load(); ++k) cycle(c, region[0]);
         stop.store(true, std::memory_order_release);
     } else {
@@ -176,6 +181,7 @@ void phase(Cpu& c, const Mode& m, unsigned run)
     timed_ns = 0;
     AdCount ad;
     for (unsigned e = 0; e < P.epochs && !broken.load(); ++e) {
+        go.store(false);
         stop.store(false);
         rt::on_all([](Cpu& v) { epoch(v); });
         if (int rc = harvest(c, ad)) broke("harvest", rc);

@@ -108,6 +108,10 @@ public:
     void remove_space(AddressSpace* as);
     // The library's page-fault handler: true to retry the access.
     bool handle_fault(Cpu& c, const FaultInfo& f);
+    // A write fault in the physmap on a frame whose mapping is writable again (a
+    // page table freed by pt_free: a raise, never flushed, seed 004) comes from
+    // a stale read-only TLB entry: dropped here, on this vCPU. true if so.
+    bool fix_physmap_fault(Cpu& c, const FaultInfo& f);
 
 private:
     BootInfo boot_{};

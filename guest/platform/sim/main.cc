@@ -2,7 +2,7 @@
 // domain(s) its TestConfig asks for, runs the runtime on every vCPU thread, and
 // exits with the outcome's code (0 success, 3 skip, 4 error, 5 failure) — the
 // console's last line says the same, which is what `pvmmu run` reads.
-//   guest-<name> [--cpus N] [--interleave] [--info] [KEY=VALUE...]
+//   guest-<name> [--cpus N] [--interleave] [--tlb-caches-invalid] [--info] [KEY=VALUE...]
 // --interleave makes every vCPU thread yield the host CPU on each hypercall
 // entry: the vCPUs are threads, and on a host with fewer free cores than vCPUs
 // they rarely run at the same time, so the window between a guest's read of an
@@ -70,9 +70,10 @@ int exit_code(Outcome o)
 
 int usage(FILE* f, int rc)
 {
-    std::fprintf(f, "usage: guest-<name> [--cpus N] [--interleave] [--info] [KEY=VALUE...]\n"
+    std::fprintf(f, "usage: guest-<name> [--cpus N] [--interleave] [--tlb-caches-invalid] [--info] [KEY=VALUE...]\n"
                     "  --cpus N   run with N vCPUs instead of the test's default\n"
                     "  --interleave  yield the host CPU at every hypercall entry (races show on a busy host)\n"
+                    "  --tlb-caches-invalid  the TLB caches failed walks (SPEC 5 property; overrides the program's)\n"
                     "  --info     print the test's title and configuration, run nothing\n"
                     "  KEY=VALUE  arguments for the program (rt::arg)\n");
     return rc;
@@ -98,7 +99,8 @@ bool platform_counters(unsigned vcpu, PlatformCounters& out)
 {
     if (vcpu >= state.domain->nr_vcpus) return false;
     const sim::CpuCounters& c = state.machine->counters(state.domain->vcpus[vcpu].cpu);
-    out = PlatformCounters{c.faults, c.flush_all, c.flush_page, c.shootdowns_sent, c.shootdowns_served, c.cleans};
+    out = PlatformCounters{c.faults, c.tlb_misses, c.flush_all, c.flush_page, c.shootdowns_sent, c.shootdowns_served,
+                           c.cleans};
     return true;
 }
 
@@ -155,6 +157,10 @@ int sim_main(int argc, char** argv)
         }
         if (!std::strcmp(argv[i], "--cpus") && i + 1 < argc) {
             cfg.cpus = unsigned(std::strtoul(argv[++i], nullptr, 0));
+            continue;
+        }
+        if (!std::strcmp(argv[i], "--tlb-caches-invalid")) {
+            cfg.tlb_caches_invalid = true;
             continue;
         }
         if (!std::strcmp(argv[i], "--interleave")) {
