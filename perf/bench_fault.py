@@ -15,7 +15,8 @@ seen, 2 the run failed.
 import argparse
 import sys
 
-from guest_bench import (Progress, Unavailable, common_args, make_platform, run_program, spread, utc_now,
+from guest_bench import (Progress, Unavailable, command_line, common_args, make_platform, run_program, spread,
+                         utc_now,
                          write_json)
 
 TLBS = [("tlb caches valid only", []), ("tlb caches invalid", ["--tlb-caches-invalid"])]
@@ -27,7 +28,7 @@ def main():
     ap.add_argument("--pages", type=int, default=1024, help="pages mapped and touched per run (1..4096, default 1024)")
     opts = ap.parse_args()
     doc = {"platform": None, "machine": None, "date": utc_now(),
-           "command": "./pvmmu bench fault " + " ".join(sys.argv[1:]),
+           "command": command_line("fault"),
            "params": {"pages": opts.pages, "runs": opts.runs}, "results": []}
     progress = Progress(len(TLBS))
     try:

@@ -22,7 +22,8 @@ import subprocess
 import sys
 import tempfile
 
-from guest_bench import Progress, Unavailable, default_build_dir, make_platform, run_program, utc_now
+from guest_bench import (Progress, Unavailable, command_line, default_build_dir, make_platform, run_program,
+                         utc_now)
 
 MODES = ["native", "per-pte", "linux-xen", "atomic-array", "flag-range", "unsafe"]
 WORKLOADS = ["private", "shared"]
@@ -223,7 +224,7 @@ def main():
 
     plat = make_platform(opts.platform, opts.build_dir, opts.accel, ["--interleave"] if opts.interleave else [])
     doc = {"platform": plat.name, "machine": plat.machine(), "date": utc_now(),
-           "command": "./pvmmu bench mprotect " + " ".join(sys.argv[1:]),
+           "command": command_line("mprotect"),
            "params": {"pages": opts.pages, "runs": opts.runs, "epochs": opts.epochs, "cycles": opts.cycles,
                       "interleave": opts.interleave},
            "results": []}

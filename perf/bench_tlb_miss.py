@@ -13,7 +13,8 @@ overhead against `walk`. Exit status: 0 done, 2 the run failed.
 import argparse
 import sys
 
-from guest_bench import (Progress, Unavailable, common_args, make_platform, run_program, spread, utc_now,
+from guest_bench import (Progress, Unavailable, command_line, common_args, make_platform, run_program, spread,
+                         utc_now,
                          write_json)
 
 VARIANTS = ["hits", "walk", "walk+lock"]
@@ -28,7 +29,7 @@ def main():
     opts = ap.parse_args()
     plat = make_platform(opts.platform, opts.build_dir, opts.accel)
     doc = {"platform": plat.name, "machine": plat.machine(), "date": utc_now(),
-           "command": "./pvmmu bench tlb-miss " + " ".join(sys.argv[1:]),
+           "command": command_line("tlb-miss"),
            "params": {"vcpus": opts.vcpus, "pages": opts.pages, "rounds": opts.rounds, "runs": opts.runs},
            "results": []}
     progress = Progress(1)

@@ -157,3 +157,17 @@ def write_json(path, doc):
     with open(path, "w") as f:
         json.dump(doc, f, indent=1)
         f.write("\n")
+
+
+def command_line(name):
+    """How the benchmark was started, as a person would type it (without the
+    --build-dir that ./pvmmu adds)."""
+    args, skip = [], False
+    for a in sys.argv[1:]:
+        if skip:
+            skip = False
+        elif a == "--build-dir":
+            skip = True
+        elif not a.startswith("--build-dir="):
+            args.append(a)
+    return " ".join([f"./pvmmu bench {name}"] + args)
