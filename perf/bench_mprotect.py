@@ -234,7 +234,7 @@ def main():
             for v in opts.vcpus:
                 args = [f"workload={wl}", f"pages={opts.pages}", f"runs={opts.runs}", f"epochs={opts.epochs}",
                         f"cycles={opts.cycles}", "modes=" + ",".join(opts.modes)]
-                rows = run_program(plat, "mprotect", v, args, progress, f"{wl}, {v} vCPUs",
+                rows = run_program(plat, "mprotect", v, args, progress, f"{wl}, {v} vCPU{'s' if v != 1 else ''}",
                                    opts.runs * len(opts.modes))
                 doc["results"] += summarise(rows, wl, v)
         progress.end()

@@ -70,9 +70,8 @@ int per_pte_range(Cpu& c, const PteRange& r, unsigned prot, FlushPlan& plan, voi
 int unsafe_range(Cpu& c, const PteRange& r, unsigned prot, FlushPlan& plan, void*)
 {
     MmuBatch b(c, r.l1, c.guest->config.batch_ptes);
-    if (int rc = for_each_change(c, r, prot, plan,
-                                 [&](PteRef ref, uint64_t, uint64_t nv) { return b.add(MMU_NORMAL_PT_UPDATE, ref.index, nv); }))
-        return rc;
+    const auto add = [&](PteRef ref, uint64_t, uint64_t nv) { return b.add(MMU_NORMAL_PT_UPDATE, ref.index, nv); };
+    if (int rc = for_each_change(c, r, prot, plan, add)) return rc;
     return b.flush();
 }
 
