@@ -171,6 +171,17 @@ int harvest(Cpu& c, AdCount& ad)
     return flush_tlb(c, all, as.vcpus());
 }
 
+// v in decimal into out (at least 21 bytes), for a field that may also be "na".
+void decimal(char* out, uint64_t v)
+{
+    char tmp[20];
+    unsigned n = 0;
+    do tmp[n++] = char('0' + v % 10);
+    while ((v /= 10) != 0);
+    for (unsigned i = 0; i < n; ++i) out[i] = tmp[n - 1 - i];
+    out[n] = '\0';
+}
+
 // One (mode, run): `epochs` timed epochs, each followed by a harvest.
 void phase(Cpu& c, const Mode& m, unsigned run)
 {
@@ -193,15 +204,8 @@ void phase(Cpu& c, const Mode& m, unsigned run)
         sum.spurious += tally[v].spurious;
         retries += native_retries(v);
     }
-    char rbuf[24] = "na";
-    if (m.counts_retries) {
-        // A tiny decimal print: the console formatter does the rest.
-        unsigned n = 0;
-        char tmp[24];
-        do tmp[n++] = char('0' + retries % 10); while ((retries /= 10) && n < sizeof(tmp));
-        for (unsigned i = 0; i < n; ++i) rbuf[i] = tmp[n - 1 - i];
-        rbuf[n] = '\0';
-    }
+    char rbuf[24] = "na";   // retries inside the hypervisor are not visible to the guest
+    if (m.counts_retries) decimal(rbuf, retries);
     rt::print("bench mode=%s workload=%s vcpus=%u run=%u pages=%u mprotects=%llu ptes=%llu ns=%llu "
               "update_calls=%llu flush_local=%llu flush_remote=%llu spurious=%llu retries=%s "
               "ad_checked=%llu ad_lost=%llu",
