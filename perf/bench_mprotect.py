@@ -98,7 +98,8 @@ def print_table(doc, out):
               file=out)
     print("\nupdates/s: PTE updates per second, median of the runs; %native: against native in the same guest run;\n"
           "hc/512: hypercalls that update PTEs per 512 PTEs; fl.loc/fl.rem: TLB flush operations per mprotect;\n"
-          "retries: the guest's own cmpxchg retries (native only; '-': inside the hypervisor, not visible);\n"
+          "retries: cmpxchg rounds lost to a hardware A/D update: the guest's own loop (native), the hypervisor's\n"
+          "install loops (the rest; '-' where the platform cannot tell);\n"
           "A/D lost: Accessed/Dirty bits the writers caused that are neither in the PTE nor handed back.",
           file=out)
 

@@ -89,6 +89,11 @@ uint64_t arg_u64(const char* key, uint64_t dflt);
 // A monotonic clock in nanoseconds, for benchmarks (never for test outcomes).
 uint64_t now_ns();
 
+// Rounds of the hypervisor's A/D-preserving install loops that lost to a
+// hardware A/D update and went round again (SPEC §7's cmpxchg retries), counted
+// machine-wide since boot. false where the platform cannot tell.
+[[nodiscard]] bool hypervisor_install_retries(uint64_t& out);
+
 // --- Benchmarking only ---------------------------------------------------------
 
 // The ceiling of SPEC §7's "native" mode: a compare-exchange on the page-table

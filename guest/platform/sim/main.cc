@@ -120,6 +120,12 @@ bool deny(uint32_t bits)
     return true;
 }
 
+bool hypervisor_install_retries(uint64_t& out)
+{
+    out = state.machine->hv().install_retries();
+    return true;
+}
+
 const char* platform_arg(unsigned i) { return i < state.args.size() ? state.args[i] : nullptr; }
 
 uint64_t now_ns()

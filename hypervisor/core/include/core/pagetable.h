@@ -38,15 +38,17 @@ void devalidate_table(Hypervisor& hv, Mfn m, Level level);
 // the value actually replaced. With FoldAd (cmd 2) every A/D bit present at the
 // install survives: installed = nv | (current & (A|D)). Without (cmd 0, Xen's
 // normal update) A/D set meanwhile are overwritten. Any change other than A/D is
-// a concurrent writer that should not exist: -EBUSY, nothing installed.
+// a concurrent writer that should not exist: -EBUSY, nothing installed. A round
+// lost to hardware is counted (Hypervisor::install_retries; off the fast path).
 template <bool FoldAd>
-[[nodiscard]] inline int install_entry(uint64_t* slot, uint64_t& old, uint64_t nv)
+[[nodiscard]] inline int install_entry(Hypervisor& hv, uint64_t* slot, uint64_t& old, uint64_t nv)
 {
     std::atomic_ref<uint64_t> e(*slot);
     uint64_t cur = old;
     while (!e.compare_exchange_weak(cur, FoldAd ? nv | (cur & pte_bit::AD) : nv,
                                     std::memory_order_acq_rel)) {
         if ((cur ^ old) & ~pte_bit::AD) return -XEN_EBUSY;
+        hv.note_install_retry();
     }
     old = cur;
     return 0;
@@ -76,7 +78,7 @@ template <bool FoldAd>
     nv = adjust_guest_entry(nv);
     if (nv.present() && !entry_flags_ok(level, nv)) return -XEN_EINVAL;
     constexpr uint64_t kRefBits = pte_bit::ADDR | pte_bit::P | pte_bit::RW;
-    if (nv.present() && ((old ^ nv.v) & kRefBits) == 0) return install_entry<FoldAd>(slot, old, nv.v);
+    if (nv.present() && ((old ^ nv.v) & kRefBits) == 0) return install_entry<FoldAd>(hv, slot, old, nv.v);
     return mod_entry_refs<FoldAd>(hv, level, slot, old, nv, ctx);
 }
 
