@@ -1,7 +1,8 @@
 // The seam between the guest runtime and the platform that runs it. The
 // platform defines the rt:: functions of guest/runtime.h that only it can know
 // (this_cpu, nr_vcpus, platform_counters, foreign_domain, hypervisor_frame,
-// io_frame, deny, hypervisor_install_retries, now_ns, native_pte_cmpxchg) plus console_write below, and calls boot_main on vCPU 0 and
+// io_frame, deny, hypervisor_install_retries, now_ns, native_pte_cmpxchg) plus
+// console_write and platform_arg below, and calls boot_main on vCPU 0 and
 // secondary_main on every other vCPU.
 #pragma once
 
