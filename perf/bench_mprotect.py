@@ -123,11 +123,11 @@ def write_plot(doc, path):
     modes = [m for m in MODES if any(r["mode"] == m for r in doc["results"])]
     svg = path.endswith(".svg")
     with tempfile.TemporaryDirectory() as tmp:
-        script = [f"set terminal {'svg size 1000,420 dynamic' if svg else 'pngcairo size 1000,420'} font 'sans,10'",
+        script = [f"set terminal {'svg size 1000,460 dynamic' if svg else 'pngcairo size 1000,460'} font 'sans,10'",
                   f"set output '{path}'",
                   f"set multiplot layout 1,{len(workloads)} title "
                   f"'mprotect: PTE updates/s against vCPUs ({doc['platform']}, {doc['date'][:10]})'",
-                  "set logscale y", "set key outside right", "set grid",
+                  "set logscale y", "set key below horizontal", "set grid",
                   "set xlabel 'vCPUs'", "set ylabel 'PTE updates/s (median)'"]
         for wl in workloads:
             plots = []

@@ -222,6 +222,12 @@ void phase(Cpu& c, const Mode& m, unsigned run)
               (unsigned long long)ad.checked, (unsigned long long)ad.lost);
 }
 
+bool same(const char* a, const char* b)
+{
+    while (*a && *a == *b) ++a, ++b;
+    return *a == *b;
+}
+
 bool parse(const Mode** modes, unsigned& nr)
 {
     const char* w = rt::arg("workload");
