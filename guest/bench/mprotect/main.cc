@@ -230,9 +230,10 @@ bool same(const char* a, const char* b)
 
 bool parse(const Mode** modes, unsigned& nr)
 {
-    const char* w = rt::arg("workload");
-    if (w && w[0] == 's') P.shared = true;
-    else if (w && w[0] != 'p') return false;
+    if (const char* w = rt::arg("workload")) {
+        P.shared = same(w, "shared");
+        if (!P.shared && !same(w, "private")) return false;
+    }
     P.pages = unsigned(rt::arg_u64("pages", P.pages));
     P.runs = unsigned(rt::arg_u64("runs", P.runs));
     P.epochs = unsigned(rt::arg_u64("epochs", P.epochs));
