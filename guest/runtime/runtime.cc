@@ -91,6 +91,38 @@ bool check_eq(uint64_t a, uint64_t b, const char* file, int line, const char* ea
 
 Guest& guest() { return the_guest; }
 
+const char* arg(const char* key)
+{
+    for (unsigned i = 0; const char* w = platform_arg(i); ++i) {
+        unsigned k = 0;
+        while (key[k] && w[k] == key[k]) ++k;
+        if (!key[k] && w[k] == '=') return w + k + 1;
+    }
+    return nullptr;
+}
+
+uint64_t arg_u64(const char* key, uint64_t dflt)
+{
+    const char* v = arg(key);
+    if (!v || !*v) return dflt;
+    unsigned base = 10;
+    if (v[0] == '0' && (v[1] == 'x' || v[1] == 'X')) {
+        base = 16;
+        v += 2;
+    }
+    uint64_t n = 0;
+    for (; *v; ++v) {
+        const char ch = *v;
+        const unsigned d = ch >= '0' && ch <= '9' ? unsigned(ch - '0')
+                           : ch >= 'a' && ch <= 'f' ? unsigned(ch - 'a' + 10)
+                           : ch >= 'A' && ch <= 'F' ? unsigned(ch - 'A' + 10)
+                                                    : 99;
+        if (d >= base) return dflt;
+        n = n * base + d;
+    }
+    return n;
+}
+
 bool fault(Cpu& c, const FaultInfo& f) { return c.guest && the_guest.handle_fault(c, f); }
 
 void Barrier::wait(Cpu& c)

@@ -4,6 +4,9 @@
 
 #include "guest/address_space.h"
 #include "guest/hypercalls.h"
+#include "guest/pte.h"
+#include "guest/pte_ops.h"
+#include "guest/tlb.h"
 
 namespace pvmmu::guest {
 
@@ -83,7 +86,21 @@ bool Guest::handle_fault(Cpu& c, const FaultInfo& f)
         AddressSpace* as = s.load(std::memory_order_acquire);
         if (as && as->contains(f.va)) return as->handle_fault(c, f);
     }
-    return false;
+    return fix_physmap_fault(c, f);
+}
+
+bool Guest::fix_physmap_fault(Cpu& c, const FaultInfo& f)
+{
+    const uint64_t off = f.va.v - boot_.physmap.v;
+    if (f.va.v < boot_.physmap.v || off >= (boot_.nr_frames << kPageShift) || !f.present ||
+        f.access != Access::Write)
+        return false;
+    uint64_t e;
+    if (!pte_read(c, physmap_pte(Gpfn{off >> kPageShift}), e) || !(e & pte::RW)) return false;
+    ++c.stats.faults;
+    ++c.stats.spurious;
+    ++c.stats.spurious_write;
+    return flush_local_page(c, Va{f.va.v & ~(kPageSize - 1)}) == 0;
 }
 
 } // namespace pvmmu::guest

@@ -47,6 +47,9 @@ inline constexpr unsigned kDefaultFlushThreshold = 32;
 
 struct MmuConfig {
     unsigned batch_ptes = kDefaultBatchPtes;
+    // The best level the library may use even when the hypervisor offers more
+    // (benchmarks compare the levels side by side on one hypervisor, SPEC §7).
+    MmuLevel level_cap = MmuLevel::FlagRange;
     unsigned flush_threshold = kDefaultFlushThreshold;
     ChangePteRangeFn change_pte_range = nullptr;   // nullptr: the library's batching
     void* change_pte_range_ctx = nullptr;
@@ -65,7 +68,12 @@ public:
 
     // XENVER_get_features, once; a hypervisor without it (-ENOSYS) has none.
     [[nodiscard]] int detect_features(Cpu& c);
-    MmuLevel level() const { return MmuLevel(level_.load(std::memory_order_acquire)); }
+    // The level in use: the detected one (lowered by refusals), or the cap if worse.
+    MmuLevel level() const
+    {
+        const uint8_t l = level_.load(std::memory_order_acquire);
+        return MmuLevel(l > uint8_t(config.level_cap) ? l : uint8_t(config.level_cap));
+    }
     uint32_t features() const { return features_; }
     // The hypervisor refused mmu_update command `cmd` (-ENOSYS, -EPERM): drop to
     // the best level that does without it (cmd 4: Atomic; cmd 2: Normal). true
@@ -100,6 +108,10 @@ public:
     void remove_space(AddressSpace* as);
     // The library's page-fault handler: true to retry the access.
     bool handle_fault(Cpu& c, const FaultInfo& f);
+    // A write fault in the physmap on a frame whose mapping is writable again (a
+    // page table freed by pt_free: a raise, never flushed, seed 004) comes from
+    // a stale read-only TLB entry: dropped here, on this vCPU. true if so.
+    bool fix_physmap_fault(Cpu& c, const FaultInfo& f);
 
 private:
     BootInfo boot_{};

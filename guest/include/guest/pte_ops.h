@@ -19,8 +19,15 @@ namespace pvmmu::guest {
 // Holds the split lock of r's table for the lifetime of the object.
 class PteLock {
 public:
-    PteLock(Cpu& c, PteRef r) : lock_(c.guest->pte_lock(r.table)), ref_(r) { lock_.lock(c); }
-    ~PteLock() { lock_.unlock(); }
+    PteLock(Cpu& c, PteRef r) : lock_(c.guest->pte_lock(r.table)), ref_(r), owned_(true) { lock_.lock(c); }
+    // For code the caller already runs under the table's lock (an mprotect range
+    // hook, MmuConfig::change_pte_range): names the entry, neither locks nor unlocks.
+    struct Held {};
+    PteLock(Cpu& c, PteRef r, Held) : lock_(c.guest->pte_lock(r.table)), ref_(r), owned_(false) {}
+    ~PteLock()
+    {
+        if (owned_) lock_.unlock();
+    }
     PteLock(const PteLock&) = delete;
     PteLock& operator=(const PteLock&) = delete;
     PteRef ref() const { return ref_; }
@@ -28,6 +35,7 @@ public:
 private:
     SpinLock& lock_;
     PteRef ref_;
+    bool owned_;
 };
 
 // The entry's value, read through the physmap (no lock needed to read).

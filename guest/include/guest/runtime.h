@@ -55,6 +55,7 @@ void wait_until(Cpu& c, P&& pred)
 // What the platform counted for one vCPU's CPU: TLB work and shootdowns.
 struct PlatformCounters {
     uint64_t faults = 0;             // page faults raised by the MMU
+    uint64_t tlb_misses = 0;         // accesses the TLB did not hold (a walk followed)
     uint64_t flush_all = 0, flush_page = 0;   // TLB flushes this CPU performed
     uint64_t shootdowns_sent = 0, shootdowns_served = 0;
     uint64_t cleans = 0;
@@ -77,6 +78,33 @@ Mfn io_frame();
 // TestConfig::deny). Only while the other vCPUs are idle. false if the platform
 // cannot change its policy at run time.
 [[nodiscard]] bool deny(uint32_t bits);
+
+// The program's arguments: `key=value` words the platform was given (on the
+// sim, the command line after its own options; on bare metal, the boot command
+// line). The value of `key`, or nullptr when absent.
+const char* arg(const char* key);
+// The same as a number (decimal or 0x-hex), or `dflt` when absent or malformed.
+uint64_t arg_u64(const char* key, uint64_t dflt);
+
+// A monotonic clock in nanoseconds, for benchmarks (never for test outcomes).
+uint64_t now_ns();
+
+// Rounds of the hypervisor's A/D-preserving install loops that lost to a
+// hardware A/D update and went round again (SPEC §7's cmpxchg retries), counted
+// machine-wide since boot. false where the platform cannot tell.
+[[nodiscard]] bool hypervisor_install_retries(uint64_t& out);
+
+// --- Benchmarking only ---------------------------------------------------------
+
+// The ceiling of SPEC §7's "native" mode: a compare-exchange on the page-table
+// entry at machine address `entry` as if the guest's page tables were writable
+// to it, with no hypervisor check, no reference counting and no lock. Unsafe by
+// design (it can break every invariant of SPEC §4); only benchmarks use it, and
+// only on entries whose frame and RW-writable reference do not change meaning.
+// false: the platform refuses (it is free to; bare metal under a real policy
+// does), and nothing happened. Otherwise `swapped` says whether `desired` went
+// in, and `expected` receives the value seen.
+[[nodiscard]] bool native_pte_cmpxchg(Maddr entry, uint64_t& expected, uint64_t desired, bool& swapped);
 
 // Called by the platform for every page fault of guest code: the library's
 // handler; true to retry the access.

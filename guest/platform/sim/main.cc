@@ -2,11 +2,20 @@
 // domain(s) its TestConfig asks for, runs the runtime on every vCPU thread, and
 // exits with the outcome's code (0 success, 3 skip, 4 error, 5 failure) — the
 // console's last line says the same, which is what `pvmmu run` reads.
-//   guest-<name> [--cpus N] [--info]
+//   guest-<name> [--cpus N] [--interleave] [--tlb-caches-invalid] [--info] [KEY=VALUE...]
+// --interleave makes every vCPU thread yield the host CPU on each hypercall
+// entry: the vCPUs are threads, and on a host with fewer free cores than vCPUs
+// they rarely run at the same time, so the window between a guest's read of an
+// entry and the hypervisor's install (where an A/D bit can be lost) would almost
+// never see another vCPU's write. It costs a host yield per hypercall: for
+// demonstrating races, not for timing.
+#include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <vector>
 
 #include "rt_platform.h"
 #include "sim_cpu.h"
@@ -21,6 +30,8 @@ struct State {
     Domain* foreign = nullptr;
     DomainLayout foreign_layout;
     std::mutex console;
+    std::vector<const char*> args;   // the KEY=VALUE words (rt::arg)
+    bool interleave = false;
 };
 State state;
 thread_local Cpu* tls_cpu = nullptr;
@@ -59,9 +70,12 @@ int exit_code(Outcome o)
 
 int usage(FILE* f, int rc)
 {
-    std::fprintf(f, "usage: guest-<name> [--cpus N] [--info]\n"
-                    "  --cpus N  run with N vCPUs instead of the test's default\n"
-                    "  --info    print the test's title and configuration, run nothing\n");
+    std::fprintf(f, "usage: guest-<name> [--cpus N] [--interleave] [--tlb-caches-invalid] [--info] [KEY=VALUE...]\n"
+                    "  --cpus N   run with N vCPUs instead of the test's default\n"
+                    "  --interleave  yield the host CPU at every hypercall entry (races show on a busy host)\n"
+                    "  --tlb-caches-invalid  the TLB caches failed walks (SPEC 5 property; overrides the program's)\n"
+                    "  --info     print the test's title and configuration, run nothing\n"
+                    "  KEY=VALUE  arguments for the program (rt::arg)\n");
     return rc;
 }
 
@@ -85,7 +99,8 @@ bool platform_counters(unsigned vcpu, PlatformCounters& out)
 {
     if (vcpu >= state.domain->nr_vcpus) return false;
     const sim::CpuCounters& c = state.machine->counters(state.domain->vcpus[vcpu].cpu);
-    out = PlatformCounters{c.faults, c.flush_all, c.flush_page, c.shootdowns_sent, c.shootdowns_served, c.cleans};
+    out = PlatformCounters{c.faults, c.tlb_misses, c.flush_all, c.flush_page, c.shootdowns_sent, c.shootdowns_served,
+                           c.cleans};
     return true;
 }
 
@@ -105,6 +120,33 @@ bool deny(uint32_t bits)
     return true;
 }
 
+bool hypervisor_install_retries(uint64_t& out)
+{
+    out = state.machine->hv().install_retries();
+    return true;
+}
+
+const char* platform_arg(unsigned i) { return i < state.args.size() ? state.args[i] : nullptr; }
+
+uint64_t now_ns()
+{
+    return uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                        std::chrono::steady_clock::now().time_since_epoch())
+                        .count());
+}
+
+// The sim grants it: the entry is changed in machine memory directly, as a
+// guest store through a writable mapping of its page table would (the walker
+// sees it at once; the sim benchmarks a coherent walker).
+bool native_pte_cmpxchg(Maddr entry, uint64_t& expected, uint64_t desired, bool& swapped)
+{
+    const MachineMemory& mem = state.machine->hv().mem();
+    if ((entry.v & 7) || !mem.valid(pvmmu::Maddr{entry.v}.mfn())) return false;
+    uint64_t* slot = mem.table(pvmmu::Maddr{entry.v}.mfn()) + (entry.v & (kPageSize - 1)) / sizeof(uint64_t);
+    swapped = std::atomic_ref<uint64_t>(*slot).compare_exchange_strong(expected, desired, std::memory_order_acq_rel);
+    return true;
+}
+
 } // namespace rt
 
 int sim_main(int argc, char** argv)
@@ -121,6 +163,18 @@ int sim_main(int argc, char** argv)
         }
         if (!std::strcmp(argv[i], "--cpus") && i + 1 < argc) {
             cfg.cpus = unsigned(std::strtoul(argv[++i], nullptr, 0));
+            continue;
+        }
+        if (!std::strcmp(argv[i], "--tlb-caches-invalid")) {
+            cfg.tlb_caches_invalid = true;
+            continue;
+        }
+        if (!std::strcmp(argv[i], "--interleave")) {
+            state.interleave = true;
+            continue;
+        }
+        if (argv[i][0] != '-' && std::strchr(argv[i], '=')) {
+            state.args.push_back(argv[i]);
             continue;
         }
         return usage(stderr, 2);
@@ -167,7 +221,7 @@ int sim_main(int argc, char** argv)
     };
     Outcome result = Outcome::Error;
     m.run(*d, [&](sim::GuestContext& g) {
-        simplat::SimCpu plat(g);
+        simplat::SimCpu plat(g, state.interleave);
         Cpu cpu(plat, plat, g.vcpu().id);
         tls_cpu = &cpu;
         g.set_fault_handler([&cpu](sim::GuestContext&, const sim::Fault& f) {

@@ -13,10 +13,12 @@ namespace pvmmu::guest::simplat {
 
 class SimCpu final : public Transport, public Memory {
 public:
-    explicit SimCpu(sim::GuestContext& g) : g_(g) {}
+    // interleave: yield the host thread on every hypercall entry (see main.cc).
+    SimCpu(sim::GuestContext& g, bool interleave) : g_(g), interleave_(interleave) {}
 
     long hypercall(unsigned op, uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3, uint64_t a4) override
     {
+        if (interleave_) std::this_thread::yield();
         return g_.hypercall(op, a0, a1, a2, a3, a4);
     }
     void relax() override
@@ -38,6 +40,7 @@ public:
 
 private:
     sim::GuestContext& g_;
+    const bool interleave_;
 };
 
 } // namespace pvmmu::guest::simplat

@@ -81,6 +81,7 @@ int flag_range_update(Hypervisor& hv, uint64_t* t, unsigned first, const abi::Fl
                 if (to_rw) drop_raised(hv, before, first, end);
                 return -XEN_EBUSY;
             }
+            hv.note_install_retry();
         }
         before[i] = cur;
     }

@@ -89,7 +89,7 @@ int mod_entry_refs(Hypervisor& hv, Level level, uint64_t* slot, uint64_t old, Pt
         if (raise) {
             if (int rc = get_writable_type(hv, nv.mfn())) return rc;
         }
-        if (int rc = install_entry<FoldAd>(slot, old, nv.v)) {
+        if (int rc = install_entry<FoldAd>(hv, slot, old, nv.v)) {
             if (raise) put_page_type(hv, nv.mfn());
             return rc;
         }
@@ -100,7 +100,7 @@ int mod_entry_refs(Hypervisor& hv, Level level, uint64_t* slot, uint64_t old, Pt
     if (nv.present()) {
         if (int rc = get_entry_refs(hv, level, nv, ctx)) return rc;
     }
-    if (int rc = install_entry<FoldAd>(slot, old, nv.v)) {
+    if (int rc = install_entry<FoldAd>(hv, slot, old, nv.v)) {
         if (nv.present()) put_entry_refs(hv, level, nv);
         return rc;
     }

@@ -43,6 +43,11 @@ public:
     bool add_domain(Domain& d);
     Domain* domain(DomId id) { return id < kMaxDomains ? domains_[id] : nullptr; }
 
+    // Rounds of the A/D-preserving install loops that lost to a hardware A/D
+    // update and went round again (SPEC §7's cmpxchg retries), machine-wide.
+    void note_install_retry() { install_retries_.fetch_add(1, std::memory_order_relaxed); }
+    uint64_t install_retries() const { return install_retries_.load(std::memory_order_relaxed); }
+
     bool l4_slot_reserved(unsigned i) const
     {
         return i >= cfg_.l4_reserved_first && i <= cfg_.l4_reserved_last;
@@ -56,6 +61,7 @@ private:
     HvConfig cfg_;
     TlbClock clock_;
     std::atomic<uint64_t> online_{0};
+    std::atomic<uint64_t> install_retries_{0};
     Domain* domains_[kMaxDomains] = {};
 };
 

@@ -39,17 +39,31 @@ void devalidate_table(Hypervisor& hv, Mfn m, Level level);
 // install survives: installed = nv | (current & (A|D)). Without (cmd 0, Xen's
 // normal update) A/D set meanwhile are overwritten. Any change other than A/D is
 // a concurrent writer that should not exist: -EBUSY, nothing installed.
+//
+// The first round is inline; a round lost to hardware goes out of line, where
+// it is counted (Hypervisor::install_retries), so the per-PTE path is one
+// compare-exchange and a branch, as before the count.
 template <bool FoldAd>
-[[nodiscard]] inline int install_entry(uint64_t* slot, uint64_t& old, uint64_t nv)
+[[gnu::noinline, gnu::cold]] int install_entry_contended(Hypervisor& hv, uint64_t* slot, uint64_t& old,
+                                                         uint64_t nv, uint64_t cur)
 {
     std::atomic_ref<uint64_t> e(*slot);
-    uint64_t cur = old;
-    while (!e.compare_exchange_weak(cur, FoldAd ? nv | (cur & pte_bit::AD) : nv,
-                                    std::memory_order_acq_rel)) {
+    do {
         if ((cur ^ old) & ~pte_bit::AD) return -XEN_EBUSY;
-    }
+        hv.note_install_retry();
+    } while (!e.compare_exchange_weak(cur, FoldAd ? nv | (cur & pte_bit::AD) : nv, std::memory_order_acq_rel));
     old = cur;
     return 0;
+}
+
+template <bool FoldAd>
+[[nodiscard]] inline int install_entry(Hypervisor& hv, uint64_t* slot, uint64_t& old, uint64_t nv)
+{
+    uint64_t cur = old;
+    if (std::atomic_ref<uint64_t>(*slot).compare_exchange_strong(cur, FoldAd ? nv | (cur & pte_bit::AD) : nv,
+                                                                 std::memory_order_acq_rel)) [[likely]]
+        return 0;
+    return install_entry_contended<FoldAd>(hv, slot, old, nv, cur);
 }
 
 inline uint64_t load_entry(uint64_t* slot)
@@ -76,7 +90,7 @@ template <bool FoldAd>
     nv = adjust_guest_entry(nv);
     if (nv.present() && !entry_flags_ok(level, nv)) return -XEN_EINVAL;
     constexpr uint64_t kRefBits = pte_bit::ADDR | pte_bit::P | pte_bit::RW;
-    if (nv.present() && ((old ^ nv.v) & kRefBits) == 0) return install_entry<FoldAd>(slot, old, nv.v);
+    if (nv.present() && ((old ^ nv.v) & kRefBits) == 0) return install_entry<FoldAd>(hv, slot, old, nv.v);
     return mod_entry_refs<FoldAd>(hv, level, slot, old, nv, ctx);
 }
 

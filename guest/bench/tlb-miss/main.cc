@@ -1,0 +1,116 @@
+// tlb-miss: seed 000's "wicked" test as a guest program (issue 4; the host
+// half is perf/bench_tlb_miss.py, `./pvmmu bench tlb-miss`). Every vCPU stores
+// one word per page across far more pages than a TLB holds, so every access
+// misses and walks the page tables; the cost of a TLB miss is then what the
+// walk costs, plus whatever protects the walk against page tables being freed
+// under it.
+//
+// pvmmu protects walks by deferring reuse, not by locking: a table's frame can
+// take another type only after every CPU that may still walk it has flushed
+// (docs/architecture.md §3, the TLB clock), so nothing at all runs on the walk
+// path — pvmmu's protected walk and the unprotected walk are the same walk.
+// For comparison the program also runs the seed's scheme: a lock shared by
+// all vCPUs taken (read side: one atomic increment and decrement of one cache
+// line) around every access that misses.
+//
+// Variants, each `runs` times, interleaved: hits (the same loop over fewer
+// pages than the TLB holds), walk (pvmmu), walk+lock (seed 000's lock).
+// Arguments: pages=N per vCPU (default 4096), rounds=R passes (default 8),
+// runs=R (default 5). One line per (variant, run):
+//   bench variant=V vcpus=N run=R accesses=… ns=… tlb_misses=…
+#include <atomic>
+
+#include "guest/address_space.h"
+#include "guest/test.h"
+
+using namespace pvmmu::guest;
+
+const char test_title[] = "TLB miss cost: pvmmu's lock-free walk against seed 000's locked walk";
+const TestConfig test_config = {.cpus = 1, .frames = 20480};
+
+namespace {
+
+constexpr unsigned kMaxVcpus = 4;
+constexpr unsigned kHitPages = 16;   // well inside any TLB (the sim's holds 64)
+
+enum Variant : unsigned { kHits, kWalk, kWalkLock, kVariants };
+const char* const kNames[kVariants] = {"hits", "walk", "walk+lock"};
+
+AddressSpace as;
+unsigned pages = 4096, rounds = 8, runs = 5;
+Va region[kMaxVcpus];
+std::atomic<uint64_t> walk_lock{0};   // the seed's lock: readers in a shared word
+rt::Barrier* barrier;
+uint64_t start_ns, elapsed_ns;
+
+// rounds passes over n pages, one store per page.
+void touch(Cpu& c, unsigned n, bool lock)
+{
+    for (unsigned r = 0; r < rounds; ++r)
+        for (unsigned p = 0; p < n; ++p) {
+            if (lock) walk_lock.fetch_add(1, std::memory_order_acquire);
+            const bool ok = c.mem.store(region[c.id] + uint64_t(p) * kPageSize, r);
+            if (lock) walk_lock.fetch_sub(1, std::memory_order_release);
+            if (!ok) return rt::error("store to page %u failed", p);
+        }
+}
+
+Variant current;
+
+void measure(Cpu& c)
+{
+    barrier->wait(c);
+    if (c.id == 0) start_ns = rt::now_ns();
+    const unsigned n = current == kHits ? kHitPages : pages;
+    // The same number of accesses in every variant.
+    for (unsigned k = 0; k < (current == kHits ? pages / kHitPages : 1); ++k) touch(c, n, current == kWalkLock);
+    barrier->wait(c);
+    if (c.id == 0) elapsed_ns = rt::now_ns() - start_ns;
+}
+
+uint64_t misses()
+{
+    uint64_t sum = 0;
+    for (unsigned v = 0; v < rt::nr_vcpus(); ++v) {
+        rt::PlatformCounters pc;
+        if (rt::platform_counters(v, pc)) sum += pc.tlb_misses;
+    }
+    return sum;
+}
+
+} // namespace
+
+void test_main()
+{
+    Cpu& c = rt::this_cpu();
+    const unsigned V = rt::nr_vcpus();
+    pages = unsigned(rt::arg_u64("pages", pages));
+    rounds = unsigned(rt::arg_u64("rounds", rounds));
+    runs = unsigned(rt::arg_u64("runs", runs));
+    if (V > kMaxVcpus || pages < kHitPages || pages % kHitPages || uint64_t(pages) * V > 16384 || rounds == 0)
+        return rt::error("bad arguments: at most %u vCPUs, pages a multiple of %u, pages x vCPUs <= 16384",
+                         kMaxVcpus, kHitPages);
+    if (int rc = as.create(c, 2)) return rt::error("create: %d", rc);
+    for (unsigned v = 0; v < V; ++v) {
+        region[v] = as.base() + level_span(Level::L2) * (1 + v * (pages / kEntriesPerTable + 2));
+        if (int rc = as.map_anon(c, region[v], uint64_t(pages) * kPageSize, kProtRead | kProtWrite))
+            return rt::error("map_anon: %d", rc);
+    }
+    rt::Barrier b(V);
+    barrier = &b;
+    rt::on_all([](Cpu& v) {
+        as.enter(v);
+        for (unsigned p = 0; p < pages; ++p)   // demand-zero every page first
+            if (!v.mem.store(region[v.id] + uint64_t(p) * kPageSize, p)) return rt::error("touch %u", p);
+    });
+    if (rt::failed()) return;
+    for (unsigned run = 0; run < runs; ++run)
+        for (unsigned var = 0; var < kVariants; ++var) {
+            current = Variant(var);
+            const uint64_t m0 = misses();
+            rt::on_all([](Cpu& v) { measure(v); });
+            rt::print("bench variant=%s vcpus=%u run=%u accesses=%llu ns=%llu tlb_misses=%llu", kNames[var], V, run,
+                      (unsigned long long)(uint64_t(V) * pages * rounds), (unsigned long long)elapsed_ns,
+                      (unsigned long long)(misses() - m0));
+        }
+}

@@ -1,0 +1,266 @@
+#!/usr/bin/env python3
+"""The mprotect scaling benchmark (SPEC §7, issue 4): the host driver.
+
+Runs the guest program guest/bench/mprotect once per (workload, vCPU count) on
+a platform, reads its `bench ...` console lines (one per mode and run; every
+mode measured in the same domain, run by run), and reports per (mode, workload,
+vCPUs): PTE updates/s (median of the runs, min, max), % of native (the median
+of `native` in the same guest run), hypercalls per 512 PTEs, TLB flushes per
+mprotect (local, remote), spurious faults, cmpxchg retries and A/D bits lost.
+
+Exit status: 0 done (and, with --check, every exact target holds), 1 a --check
+target failed, 2 the run itself failed (bad arguments, a guest that did not
+succeed, a platform that is not available).
+"""
+import argparse
+import csv
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+
+from guest_bench import (Progress, Unavailable, command_line, default_build_dir, make_platform, run_program,
+                         utc_now)
+
+MODES = ["native", "per-pte", "linux-xen", "atomic-array", "flag-range", "unsafe"]
+WORKLOADS = ["private", "shared"]
+ENTRIES_PER_L1 = 512
+
+
+def summarise(rows, workload, vcpus):
+    """Results per mode from one guest run's lines."""
+    by_mode = {}
+    for r in rows:
+        by_mode.setdefault(r["mode"], []).append(r)
+    medians = {}
+    results = []
+    for mode, rs in by_mode.items():
+        rates = [int(r["ptes"]) / (int(r["ns"]) / 1e9) for r in rs if int(r["ns"]) > 0]
+        total = lambda k: sum(int(r[k]) for r in rs)
+        ptes, mprotects = total("ptes"), total("mprotects")
+        medians[mode] = statistics.median(rates) if rates else 0.0
+        retries = None if any(r["retries"] == "na" for r in rs) else total("retries")
+        results.append({
+            "mode": mode, "workload": workload, "vcpus": vcpus,
+            "pte_updates_per_s": round(medians[mode]),
+            "pte_updates_per_s_min": round(min(rates)) if rates else 0,
+            "pte_updates_per_s_max": round(max(rates)) if rates else 0,
+            "pct_of_native": None,
+            "hypercalls_per_512_ptes": round(total("update_calls") * ENTRIES_PER_L1 / ptes, 3) if ptes else None,
+            "tlb_flushes_local_per_mprotect": round(total("flush_local") / mprotects, 4) if mprotects else None,
+            "tlb_flushes_remote_per_mprotect": round(total("flush_remote") / mprotects, 4) if mprotects else None,
+            "spurious_faults": total("spurious"),
+            "cmpxchg_retries": retries,
+            "ad_lost": total("ad_lost"),
+            "ad_checked": total("ad_checked"),
+            "runs": len(rs), "mprotects": mprotects, "pte_updates": ptes,
+        })
+    native = medians.get("native")
+    for r in results:
+        if native:
+            r["pct_of_native"] = round(100.0 * medians[r["mode"]] / native, 1)
+    results.sort(key=lambda r: MODES.index(r["mode"]))
+    return results
+
+
+def fmt_rate(x):
+    for unit, scale in (("G", 1e9), ("M", 1e6), ("k", 1e3)):
+        if x >= scale:
+            return f"{x / scale:.2f}{unit}"
+    return f"{x:.0f}"
+
+
+def print_table(doc, out):
+    print(f"mprotect scaling benchmark on {doc['machine']}, {doc['date']}", file=out)
+    p = doc["params"]
+    print(f"platform {doc['platform']}; {p['pages']} pages per region, {p['runs']} runs x {p['epochs']} epochs "
+          f"x {p['cycles']} RW->RO->RW cycles{'; --interleave' if p.get('interleave') else ''}", file=out)
+    head = (f"{'workload':<8} {'vCPUs':>5} {'mode':<12} {'updates/s':>10} {'min':>9} {'max':>9} {'%native':>8} "
+            f"{'hc/512':>7} {'fl.loc':>6} {'fl.rem':>6} {'spurious':>8} {'retries':>8} {'A/D lost':>14}")
+    print(head, file=out)
+    print("-" * len(head), file=out)
+    last = None
+    for r in doc["results"]:
+        key = (r["workload"], r["vcpus"])
+        if last and key != last:
+            print(file=out)
+        last = key
+        pct = "-" if r["pct_of_native"] is None else f"{r['pct_of_native']:.1f}"
+        hc = "-" if r["hypercalls_per_512_ptes"] is None else f"{r['hypercalls_per_512_ptes']:g}"
+        retries = "-" if r["cmpxchg_retries"] is None else str(r["cmpxchg_retries"])
+        print(f"{r['workload']:<8} {r['vcpus']:>5} {r['mode']:<12} {fmt_rate(r['pte_updates_per_s']):>10} "
+              f"{fmt_rate(r['pte_updates_per_s_min']):>9} {fmt_rate(r['pte_updates_per_s_max']):>9} {pct:>8} "
+              f"{hc:>7} {r['tlb_flushes_local_per_mprotect']:>6g} {r['tlb_flushes_remote_per_mprotect']:>6g} "
+              f"{r['spurious_faults']:>8} {retries:>8} {str(r['ad_lost']) + ' of ' + str(r['ad_checked']):>14}",
+              file=out)
+    print("\nupdates/s: PTE updates per second, median of the runs; %native: against native in the same guest run;\n"
+          "hc/512: hypercalls that update PTEs per 512 PTEs; fl.loc/fl.rem: TLB flush operations per mprotect;\n"
+          "retries: cmpxchg rounds lost to a hardware A/D update: the guest's own loop (native), the hypervisor's\n"
+          "install loops (the rest; '-' where the platform cannot tell);\n"
+          "A/D lost: Accessed/Dirty bits the writers caused that are neither in the PTE nor handed back.",
+          file=out)
+
+
+def write_csv(doc, path):
+    cols = [(w, m) for w in WORKLOADS for m in MODES
+            if any(r["workload"] == w and r["mode"] == m for r in doc["results"])]
+    tasks = sorted({r["vcpus"] for r in doc["results"]})
+    rate = {(r["workload"], r["mode"], r["vcpus"]): r["pte_updates_per_s"] for r in doc["results"]}
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["tasks"] + [f"{wl}_{m}" for wl, m in cols])
+        for t in tasks:
+            w.writerow([t] + [rate.get((wl, m, t), "") for wl, m in cols])
+
+
+def write_plot(doc, path):
+    if not shutil.which("gnuplot"):
+        raise Unavailable("gnuplot is not installed (apt-get install gnuplot-nox; it is in tools/deps.txt)")
+    workloads = [w for w in WORKLOADS if any(r["workload"] == w for r in doc["results"])]
+    modes = [m for m in MODES if any(r["mode"] == m for r in doc["results"])]
+    svg = path.endswith(".svg")
+    with tempfile.TemporaryDirectory() as tmp:
+        script = [f"set terminal {'svg size 1000,460 dynamic' if svg else 'pngcairo size 1000,460'} font 'sans,10'",
+                  f"set output '{path}'",
+                  f"set multiplot layout 1,{len(workloads)} title "
+                  f"'mprotect: PTE updates/s against vCPUs ({doc['platform']}, {doc['date'][:10]})'",
+                  "set logscale y", "set key below horizontal", "set grid",
+                  "set xlabel 'vCPUs'", "set ylabel 'PTE updates/s (median)'"]
+        for wl in workloads:
+            plots = []
+            for m in modes:
+                data = os.path.join(tmp, f"{wl}-{m}.dat")
+                with open(data, "w") as f:
+                    for r in doc["results"]:
+                        if r["workload"] == wl and r["mode"] == m:
+                            f.write(f"{r['vcpus']} {r['pte_updates_per_s']} "
+                                    f"{r['pte_updates_per_s_min']} {r['pte_updates_per_s_max']}\n")
+                plots.append(f"'{data}' using 1:2:3:4 with yerrorlines title '{m}'")
+            vcpus = sorted({r["vcpus"] for r in doc["results"]})
+            script.append("set xtics (" + ", ".join(str(v) for v in vcpus) + ")")
+            script.append(f"set title '{wl}'")
+            script.append("plot " + ", ".join(plots))
+        script.append("unset multiplot")
+        r = subprocess.run(["gnuplot"], input="\n".join(script) + "\n", capture_output=True, text=True)
+        if r.returncode != 0:
+            raise RuntimeError(f"gnuplot failed:\n{r.stderr}")
+
+
+def check(doc):
+    """The exact targets of issue 4 (counts, never timings). Returns failures."""
+    bad = []
+    expect_hc = {"native": 0, "per-pte": 1024, "linux-xen": -(-ENTRIES_PER_L1 // 31), "atomic-array": 1,
+                 "flag-range": 1, "unsafe": 1}
+    full_l1s = doc["params"]["pages"] % ENTRIES_PER_L1 == 0
+    for r in doc["results"]:
+        name = f"{r['mode']} {r['workload']} {r['vcpus']} vCPUs"
+        hc = r["hypercalls_per_512_ptes"]
+        if r["mode"] in ("flag-range", "atomic-array") and hc > 1:
+            bad.append(f"{name}: {hc} hypercalls per 512 PTEs (target <= 1)")
+        if full_l1s and hc != expect_hc[r["mode"]]:
+            bad.append(f"{name}: {hc} hypercalls per 512 PTEs (designed: {expect_hc[r['mode']]})")
+        if r["mode"] != "unsafe" and r["ad_lost"] != 0:
+            bad.append(f"{name}: {r['ad_lost']} A/D bits lost (target 0)")
+        if r["mode"] == "unsafe" and r["workload"] == "shared" and r["vcpus"] > 1 and r["ad_lost"] == 0:
+            bad.append(f"{name}: no A/D bit lost (the accounting must see unsafe's loss)")
+        # One flush per RW->RO (half the calls), none per raise: local while the
+        # caller is the only vCPU in the address space, remote otherwise.
+        local, remote = (0.5, 0.0) if r["vcpus"] == 1 else (0.0, 0.5)
+        if (r["tlb_flushes_local_per_mprotect"], r["tlb_flushes_remote_per_mprotect"]) != (local, remote):
+            bad.append(f"{name}: flushes per mprotect local {r['tlb_flushes_local_per_mprotect']} remote "
+                       f"{r['tlb_flushes_remote_per_mprotect']} (designed: {local} / {remote})")
+    return bad
+
+
+def int_list(s):
+    try:
+        v = [int(x) for x in s.split(",") if x]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a list of numbers: {s}")
+    if not v or any(x < 1 or x > 16 for x in v):
+        raise argparse.ArgumentTypeError("vCPU counts must be 1..16")
+    return sorted(set(v))
+
+
+def mode_list(s):
+    v = [x for x in s.split(",") if x]
+    unknown = [x for x in v if x not in MODES]
+    if unknown or not v:
+        raise argparse.ArgumentTypeError(f"unknown mode(s) {', '.join(unknown)}; modes: {', '.join(MODES)}")
+    return [m for m in MODES if m in v]
+
+
+def main():
+    ap = argparse.ArgumentParser(
+        prog="pvmmu bench mprotect",
+        description="The mprotect scaling benchmark (SPEC §7): every update mode, per workload and vCPU count. "
+                    "Without options: the sim, 1, 2 and 4 vCPUs, both workloads, all modes (about a minute).",
+        epilog=f"modes: {', '.join(MODES)}. Exit status: 0 done, 1 a --check target failed, 2 the run failed.")
+    ap.add_argument("--platform", choices=["sim", "qemu"], default="sim",
+                    help="where the guest runs (qemu: the bare-metal hypervisor, not available yet)")
+    ap.add_argument("--accel", choices=["kvm", "tcg"], default="kvm", help="QEMU accelerator (--platform qemu)")
+    ap.add_argument("--vcpus", type=int_list, default=[1, 2, 4], help="vCPU counts (default 1,2,4)")
+    ap.add_argument("--pages", type=int, default=1024, help="pages per region (default 1024: two full L1s)")
+    ap.add_argument("--workload", choices=["private", "shared", "both"], default="both")
+    ap.add_argument("--modes", type=mode_list, default=MODES, help="comma-separated (default all)")
+    ap.add_argument("--runs", type=int, default=5, help="runs per mode; the median is reported (default 5)")
+    ap.add_argument("--epochs", type=int, default=4, help="A/D-accounting epochs per run (default 4)")
+    ap.add_argument("--cycles", type=int, default=4, help="RW->RO->RW cycles per epoch (default 4)")
+    ap.add_argument("--interleave", action="store_true",
+                    help="sim: vCPUs yield the host CPU on every hypercall, so races show on a busy host "
+                         "(distorts timings)")
+    ap.add_argument("--json", metavar="FILE", help="write the results as JSON")
+    ap.add_argument("--csv", metavar="FILE", help="write updates/s as will-it-scale-style CSV (tasks = vCPUs)")
+    ap.add_argument("--plot", metavar="FILE", help="draw updates/s against vCPUs per mode (gnuplot; .svg or .png)")
+    ap.add_argument("--check", action="store_true",
+                    help="check the exact targets (hypercall and flush counts, A/D accounting); exit 1 if one fails")
+    ap.add_argument("--build-dir", default=default_build_dir(), help=argparse.SUPPRESS)
+    opts = ap.parse_args()
+    if opts.pages < 1 or opts.runs < 1 or opts.epochs < 1 or opts.cycles < 1:
+        ap.error("--pages, --runs, --epochs and --cycles must be positive")
+    workloads = WORKLOADS if opts.workload == "both" else [opts.workload]
+
+    plat = make_platform(opts.platform, opts.build_dir, opts.accel, ["--interleave"] if opts.interleave else [])
+    doc = {"platform": plat.name, "machine": plat.machine(), "date": utc_now(),
+           "command": command_line("mprotect"),
+           "params": {"pages": opts.pages, "runs": opts.runs, "epochs": opts.epochs, "cycles": opts.cycles,
+                      "interleave": opts.interleave},
+           "results": []}
+    progress = Progress(len(workloads) * len(opts.vcpus))
+    try:
+        for wl in workloads:
+            for v in opts.vcpus:
+                args = [f"workload={wl}", f"pages={opts.pages}", f"runs={opts.runs}", f"epochs={opts.epochs}",
+                        f"cycles={opts.cycles}", "modes=" + ",".join(opts.modes)]
+                rows = run_program(plat, "mprotect", v, args, progress, f"{wl}, {v} vCPU{'s' if v != 1 else ''}",
+                                   opts.runs * len(opts.modes))
+                doc["results"] += summarise(rows, wl, v)
+        progress.end()
+        if opts.json:
+            with open(opts.json, "w") as f:
+                json.dump(doc, f, indent=1)
+                f.write("\n")
+        if opts.csv:
+            write_csv(doc, opts.csv)
+        if opts.plot:
+            write_plot(doc, opts.plot)
+    except (Unavailable, RuntimeError, OSError) as e:
+        progress.end()
+        print(f"pvmmu bench mprotect: {e}", file=sys.stderr)
+        return 2
+    print_table(doc, sys.stdout)
+    if opts.check:
+        bad = check(doc)
+        for b in bad:
+            print(f"CHECK FAILED: {b}", file=sys.stderr)
+        if bad:
+            return 1
+        print(f"\ncheck: every exact target holds ({len(doc['results'])} results)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
