@@ -18,6 +18,7 @@ namespace pvmmu::fuzz {
 class AdWalker {
 public:
     static constexpr unsigned kRoots = 8;
+    static constexpr uint64_t kMinSteps = 16;
 
     explicit AdWalker(MachineMemory mem) : mem_(mem) {}
     AdWalker(const AdWalker&) = delete;
@@ -29,8 +30,12 @@ public:
         stop_.store(false);
         thread_ = std::thread([this] { run(); });
     }
+    // Lets the walker take at least kMinSteps steps first, so every run really
+    // had hardware racing it however the host schedules the thread.
     void stop()
     {
+        while (thread_.joinable() && steps_.load(std::memory_order_relaxed) < kMinSteps)
+            std::this_thread::yield();
         stop_.store(true);
         if (thread_.joinable()) thread_.join();
     }
@@ -60,6 +65,7 @@ private:
             return rng;
         };
         while (!stop_.load(std::memory_order_relaxed)) {
+            steps_.fetch_add(1, std::memory_order_relaxed);
             const uint64_t root = roots_[next() % kRoots].load(std::memory_order_acquire);
             if (root >= mem_.nr_frames) continue;
             uint64_t m = root;
@@ -90,6 +96,7 @@ private:
     std::atomic<uint64_t> roots_[kRoots] = {};
     std::atomic<bool> stop_{false};
     std::atomic<uint64_t> bits_set_{0};
+    std::atomic<uint64_t> steps_{0};
     std::thread thread_;
 };
 
