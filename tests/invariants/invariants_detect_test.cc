@@ -142,7 +142,7 @@ TEST_F(InvariantsDetect, LinkToATableThatLostValidation)
 TEST_F(InvariantsDetect, HypervisorL4SlotWritten)
 {
     table(l4())[256] = table(l4())[1];
-    EXPECT_TRUE(invariant_broken(m, "hypervisor L4 slot not empty"));
+    EXPECT_TRUE(invariant_broken(m, "hypervisor L4 slot not the platform's entry"));
 }
 
 TEST_F(InvariantsDetect, DisallowedFlagInAnL1Entry)

@@ -2,6 +2,7 @@
 # Boots pvmmu-hv under QEMU (TCG) and checks what its console says.
 #
 #   boot_test.sh --image PATH [--cpus N] [--mem MIB] [--timeout S] [--selftest trap|overflow|badmap]
+#                [--guest KERNEL --expect poweroff|crash]
 #
 # A normal boot must: end QEMU through isa-debug-exit with HV_EXIT_SUCCESS
 # (status 33, arch/boot_defs.h); announce every CPU once ("cpu K online" for
@@ -17,12 +18,17 @@
 # page, a user page and a lower-half page before its invariant check, which
 # must name all three and end with HV_EXIT_FAILURE (35) — the check is shown
 # to catch what it looks for.
+# --guest KERNEL passes a guest kernel as a Multiboot module (QEMU -initrd):
+# the hypervisor runs it as domain 1 in ring 3. --expect poweroff: the guest
+# (tests/qemu/hello_guest) must print that all its checks passed and shut
+# down with SHUTDOWN_poweroff (status 65); --expect crash: the guest's ud2,
+# with no trap table, must be reported and end the domain as a crash (71).
 #
 # Exit: 0 pass, 1 fail (also when QEMU hangs: it runs under `timeout`),
 # 77 skip — only when qemu-system-x86_64 is not installed.
 set -uo pipefail
 
-image='' cpus=4 mem=256 limit=60 selftest=''
+image='' cpus=4 mem=256 limit=60 selftest='' guest='' expect=''
 while (($#)); do
   case $1 in
     --image) image=$2; shift ;;
@@ -30,6 +36,8 @@ while (($#)); do
     --mem) mem=$2; shift ;;
     --timeout) limit=$2; shift ;;
     --selftest) selftest=$2; shift ;;
+    --guest) guest=$2; shift ;;
+    --expect) expect=$2; shift ;;
     *) echo "boot_test.sh: unknown option '$1'" >&2; exit 2 ;;
   esac
   shift
@@ -49,6 +57,7 @@ log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 append=()
 [[ -n $selftest ]] && append=(-append "selftest=$selftest")
+[[ -n $guest ]] && append+=(-initrd "$guest")
 
 # -no-reboot: a triple fault ends QEMU instead of looping through resets.
 cmd=("$QEMU" -accel tcg -machine pc -smp "$cpus" -m "$mem" -kernel "$image" "${append[@]}"
@@ -72,7 +81,23 @@ if ((rc == 124 || rc == 137)); then
   fail "QEMU did not end within ${limit}s: the boot hung (last console line above)"
 fi
 
-if [[ $selftest == trap ]]; then
+if [[ -n $guest ]]; then
+  expect '^domain 1: [0-9]+ frames from mfn 0x[0-9a-f]+, virt_base 0x8000000000, entry 0x' "the guest was loaded"
+  expect '^core invariants: ok ' "the core's invariants with the guest's domain built"
+  expect '^hello guest: running in ring 3$' "the guest's console_io output"
+  if [[ $expect == poweroff ]]; then
+    ((rc == 65)) || fail "QEMU exit status $rc, expected 65 (domain shut down: poweroff)"
+    expect '^hello guest: all checks passed$' "every check of the guest passed"
+    expect '^pvmmu: domain 1 shut down \(poweroff\) by vCPU 0$' "the shutdown was reported"
+    refuse 'FAILED|PANIC|EXCEPTION' "nothing went wrong"
+  else
+    ((rc == 71)) || fail "QEMU exit status $rc, expected 71 (domain shut down: crash)"
+    expect '^pvmmu: domain 1 vCPU 0 crashed: exception in the guest: vector 6 \(#UD invalid opcode\), error code 0x0, rip 0x80002' \
+      "the guest's #UD was reported with its RIP in the guest image"
+    expect '^pvmmu: domain 1 shut down \(crash\) by vCPU 0$' "the crash ended the domain"
+    refuse 'PANIC|EXCEPTION' "the hypervisor itself did not fail"
+  fi
+elif [[ $selftest == trap ]]; then
   ((rc == 37)) || fail "QEMU exit status $rc, expected 37 (HV_EXIT_PANIC)"
   expect '^selftest: raising #UD$' "the self-test ran"
   expect '^EXCEPTION on cpu 0: vector 6 \(#UD invalid opcode\), error code 0x0$' "the exception was reported"

@@ -25,3 +25,13 @@ pvmmu_qemu_test(qemu_boot_smp1 --cpus 1)
 pvmmu_qemu_test(qemu_boot_exception --cpus 2 --selftest trap)
 pvmmu_qemu_test(qemu_boot_stack_overflow --cpus 1 --selftest overflow)
 pvmmu_qemu_test(qemu_boot_invariant_violation --cpus 2 --selftest badmap)
+
+# Guest kernels in ring 3 (label qemu): the hypervisor loads a guest passed as
+# a Multiboot module (-initrd) and ends the run with the domain's shutdown
+# reason (boot_defs.h HV_EXIT_SHUTDOWN: poweroff 65, crash 71).
+include(${PROJECT_SOURCE_DIR}/guest/platform/xenpv/xenpv.cmake)
+pvmmu_xenpv_guest(hello-guest SOURCES ${_qemu_dir}/hello_guest/main.cc)
+pvmmu_xenpv_guest(crash-guest SOURCES ${_qemu_dir}/hello_guest/main.cc DEFINES HELLO_CRASH)
+add_dependencies(pvmmu-hv hello-guest crash-guest)
+pvmmu_qemu_test(qemu_guest_hello --cpus 2 --guest $<TARGET_FILE:hello-guest> --expect poweroff)
+pvmmu_qemu_test(qemu_guest_crash --cpus 1 --guest $<TARGET_FILE:crash-guest> --expect crash)

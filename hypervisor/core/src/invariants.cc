@@ -106,7 +106,8 @@ struct Checker {
         for (uint32_t i = 0; i < kEntriesPerTable; ++i) {
             const Pte p{load_entry(&e[i])};
             if (level == Level::L4 && hv.l4_slot_reserved(i)) {
-                if (p.v) fail(t, i, "hypervisor L4 slot not empty", 0, p.v);
+                const uint64_t want = hv.platform().reserved_l4_entry(i);
+                if (p.v != want) fail(t, i, "hypervisor L4 slot not the platform's entry", want, p.v);
                 continue;
             }
             if (!p.present()) continue;

@@ -7,7 +7,9 @@
 #include "arch/boot_alloc.h"
 #include "arch/console.h"
 #include "arch/core_glue.h"
+#include "arch/direct_map.h"
 #include "arch/exit.h"
+#include "arch/guest.h"
 #include "arch/hv_invariants.h"
 #include "arch/lapic.h"
 #include "arch/multiboot.h"
@@ -26,6 +28,7 @@ namespace {
 
 constinit BootInfo g_boot;
 constinit CpuList g_found;
+GuestDomain g_dom1;
 
 // Builds a per-CPU area for every enabled CPU the MADT lists. The boot CPU,
 // whose APIC ID is `bsp_apic`, is CPU 0 whatever its place in the table.
@@ -70,17 +73,9 @@ void report_invariants()
            HV_SLOT_IMAGE, HV_SLOT_DIRECTMAP, s.cpus);
 }
 
-// The linked core at work on this machine: a domain built and validated by
-// it, then the core's own whole-machine invariants over every frame.
-void report_core()
+// The core's own whole-machine invariants over every frame.
+void report_core_invariants()
 {
-    DomainLayout d;
-    if (int rc = core_build_test_domain(256, d)) {
-        printk("core: FAILED: building a test domain: error %d\n", rc);
-        hv_exit(HV_EXIT_FAILURE);
-    }
-    printk("core: domain 1 built by the core: %lu frames from mfn 0x%lx, L4 mfn 0x%lx validated "
-           "and pinned\n", d.nr_frames, d.first.v, d.l4.v);
     InvariantReport r;
     if (!core_check(r)) {
         for (unsigned i = 0; i < r.kept(); ++i)
@@ -90,6 +85,37 @@ void report_core()
     }
     printk("core invariants: ok (%lu frames, %lu tables, %lu entries)\n", r.frames, r.tables,
            r.entries);
+}
+
+// The linked core at work on this machine when there is no guest: a domain
+// built and validated by it, then the core's invariants.
+void report_core()
+{
+    DomainLayout d;
+    if (int rc = core_build_test_domain(256, d)) {
+        printk("core: FAILED: building a test domain: error %d\n", rc);
+        hv_exit(HV_EXIT_FAILURE);
+    }
+    printk("core: domain 1 built by the core: %lu frames from mfn 0x%lx, L4 mfn 0x%lx validated "
+           "and pinned\n", d.nr_frames, d.first.v, d.l4.v);
+    report_core_invariants();
+}
+
+// The guest kernel passed as the first boot module becomes domain 1, its
+// vCPU 0 runs on this CPU; the run ends when the domain shuts down.
+[[noreturn]] void run_guest()
+{
+    constexpr uint64_t kGuestFrames = 16384;   // 64 MiB
+    const BootInfo::Module& m = g_boot.modules[0];
+    printk("domain: loading the guest kernel from module 0 ([0x%lx-0x%lx), %lu bytes)\n", m.start,
+           m.end, m.end - m.start);
+    if (guest_load(1, dmap<const uint8_t>(Maddr{m.start}), m.end - m.start, kGuestFrames, 1, g_dom1)) {
+        printk("pvmmu: FAILED: no domain to run\n");
+        hv_exit(HV_EXIT_FAILURE);
+    }
+    report_core_invariants();
+    printk("domain 1: starting vCPU 0 on cpu 0\n");
+    guest_run(g_dom1.dom.vcpus[0]);
 }
 
 // The rest of boot, on the boot CPU's own per-CPU stack.
@@ -119,6 +145,7 @@ void report_core()
            shootdown_ipis_sent());
 
     report_invariants();
+    if (g_boot.modules[0].end > g_boot.modules[0].start) run_guest();
     report_core();
 
     if (cmdline_has(g_boot, "selftest=trap")) {

@@ -81,7 +81,12 @@ int multiboot_parse(uint32_t info_phys, BootInfo& bi)
         bi.nr_modules = mbi.mods_count;
         const Mb1Module* m = dmap<const Mb1Module>(Maddr{mbi.mods_addr});
         keep(bi, mbi.mods_addr, uint64_t(mbi.mods_count) * sizeof(Mb1Module));
-        for (uint32_t i = 0; i < mbi.mods_count; ++i) keep(bi, m[i].mod_start, m[i].mod_end - m[i].mod_start);
+        for (uint32_t i = 0; i < mbi.mods_count; ++i) {
+            if (m[i].mod_end < m[i].mod_start || !in_window(m[i].mod_start, m[i].mod_end - m[i].mod_start))
+                continue;   // unreadable: not a module the hypervisor will use
+            keep(bi, m[i].mod_start, m[i].mod_end - m[i].mod_start);
+            if (i < BootInfo::kMaxModules) bi.modules[i] = BootInfo::Module{m[i].mod_start, m[i].mod_end};
+        }
     }
     if (!(mbi.flags & kHasMmap) || !in_window(mbi.mmap_addr, mbi.mmap_length)) return -1;
     keep(bi, mbi.mmap_addr, mbi.mmap_length);

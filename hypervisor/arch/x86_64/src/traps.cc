@@ -3,6 +3,7 @@
 
 #include "arch/console.h"
 #include "arch/exit.h"
+#include "arch/guest.h"
 #include "arch/lapic.h"
 #include "arch/percpu.h"
 #include "arch/shootdown.h"
@@ -50,6 +51,12 @@ const char* exception_name(uint64_t vector)
 
 extern "C" void trap_dispatch(TrapFrame* f)
 {
+    // A fault on guest_copy's access to guest memory resumes at its fixup,
+    // which reports the bytes not copied (the copy returns -EFAULT).
+    if ((f->vector == 14 || f->vector == 13) && (f->cs & 3) == 0 && f->rip == guest_copy_extable[0]) {
+        f->rip = guest_copy_extable[1];
+        return;
+    }
     switch (f->vector) {
     case kVectorShootdown:
         shootdown_serve();
@@ -58,6 +65,7 @@ extern "C" void trap_dispatch(TrapFrame* f)
     case kVectorSpurious:   // no EOI for the spurious vector ("Spurious Interrupt")
         return;
     default:
+        if ((f->cs & 3) == 3) guest_crash(*f, "exception in the guest");
         fatal(*f);
     }
 }

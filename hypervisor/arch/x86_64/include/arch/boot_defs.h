@@ -23,3 +23,9 @@
 #define HV_EXIT_SUCCESS  0x10   /* QEMU status 33: booted, every check passed */
 #define HV_EXIT_FAILURE  0x11   /* QEMU status 35: a boot check failed */
 #define HV_EXIT_PANIC    0x12   /* QEMU status 37: exception or panic */
+
+/* The last domain shut down with reason r (SHUTDOWN_* of <xen/sched.h>, 0-5):
+ * code HV_EXIT_SHUTDOWN + r, QEMU status 65 + 2r: poweroff 65, reboot 67,
+ * suspend 69, crash 71 (also a guest the hypervisor crashed), watchdog 73,
+ * soft_reset 75. docs/boot.md "Exit codes". */
+#define HV_EXIT_SHUTDOWN 0x20

@@ -26,6 +26,11 @@ struct BootInfo {
     unsigned nr_regions = 0;
     char cmdline[256] = {};
     uint32_t nr_modules = 0;
+    // The first kMaxModules modules (guest kernels), physical [start, end).
+    static constexpr unsigned kMaxModules = 8;
+    struct Module {
+        uint64_t start = 0, end = 0;
+    } modules[kMaxModules] = {};
     // The end of every byte the loader handed over that must survive boot:
     // the image with its bss, the info structure, command line and modules.
     uint64_t loader_end = 0;

@@ -5,7 +5,10 @@
 // table instead (issue 6, later).
 #pragma once
 
+#include <stddef.h>
 #include <stdint.h>
+
+#include "arch/entry_defs.h"
 
 namespace pvmmu::x86 {
 
@@ -15,7 +18,7 @@ struct TrapFrame {
     uint64_t vector, error;
     uint64_t rip, cs, rflags, rsp, ss;   // pushed by the CPU
 };
-static_assert(sizeof(TrapFrame) == 22 * 8);
+static_assert(sizeof(TrapFrame) == TRAP_FRAME_SIZE);
 static_assert(sizeof(TrapFrame) % 16 == 0);   // keeps the call aligned (trap_entry.S)
 
 inline constexpr unsigned kNrExceptions = 32;
@@ -27,6 +30,10 @@ inline constexpr uint8_t kVectorSpurious = 0xff;
 extern "C" const uint64_t trap_stubs[kNrExceptions + 2];
 
 const char* exception_name(uint64_t vector);
+
+// syscall_entry.S: the faulting instruction of guest_copy and its fixup.
+extern "C" const uint64_t guest_copy_extable[2];
+extern "C" size_t guest_copy(void* dst, const void* src, size_t n);
 
 // Called from trap_entry.S.
 extern "C" void trap_dispatch(TrapFrame* f);
