@@ -26,9 +26,17 @@ hypercall_page:
 	.globl _start
 _start:
 	mov %rsi, %rdi          /* start_info */
+	mov %rsp, %rsi          /* the top of the boot structures */
 	and $-16, %rsp
 	call xenpv_start
 1:	ud2                     /* xenpv_start never returns */
 	jmp 1b
+
+/* xenpv_switch_stack(top, fn): continues in fn() on the stack ending at top. */
+	.globl xenpv_switch_stack
+xenpv_switch_stack:
+	mov %rdi, %rsp
+	pushq $0
+	jmp *%rsi
 
 	.section .note.GNU-stack, "", @progbits

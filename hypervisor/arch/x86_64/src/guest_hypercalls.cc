@@ -68,8 +68,14 @@ struct ArchTable {
     ArchHandler h[64] = {};
     constexpr ArchTable()
     {
+        h[__HYPERVISOR_set_trap_table] = do_set_trap_table;
+        h[__HYPERVISOR_stack_switch] = do_stack_switch;
+        h[__HYPERVISOR_set_callbacks] = do_set_callbacks;
         h[__HYPERVISOR_console_io] = do_console_io;
+        h[__HYPERVISOR_iret] = do_iret;
         h[__HYPERVISOR_sched_op] = do_sched_op;
+        h[__HYPERVISOR_callback_op] = do_callback_op;
+        h[__HYPERVISOR_vcpu_op] = do_vcpu_op;
     }
 };
 constexpr ArchTable kArch;

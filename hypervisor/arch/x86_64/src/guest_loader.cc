@@ -3,7 +3,8 @@
 // every gpfn g at virt_base + g * 4 KiB (virt_base from XEN_ELFNOTE_VIRT_BASE
 // is the builder's physmap), page tables first; the image's segments go to
 // the gpfns their addresses name, above the tables; then, as Xen's builder
-// orders them, the P2M list (mfn_list), start_info and a boot stack.
+// orders them, the P2M list (mfn_list), start_info, shared_info and a boot
+// stack.
 #include <string.h>
 
 #include <pvmmu/abi.h>
@@ -32,19 +33,32 @@ uint8_t* guest_bytes(const DomainLayout& l, uint64_t va)
 }
 
 // The 32-byte stub of hypercall `nr` (Xen's x86-64 PV hypercall page): SYSCALL
-// clobbers RCX and R11, so the stub keeps them; the number goes in EAX.
+// clobbers RCX and R11, so the stub keeps them; the number goes in EAX. The
+// iret stub is jumped to, not called, and never returns: it also pushes RAX,
+// completing struct iret_context on the guest's stack (guest_traps.cc).
 void write_stub(uint8_t* p, uint32_t nr)
 {
-    const uint8_t stub[] = {0x51,                          // push %rcx
-                            0x41, 0x53,                    // push %r11
-                            0xb8, 0, 0, 0, 0,              // mov $nr, %eax
-                            0x0f, 0x05,                    // syscall
-                            0x41, 0x5b,                    // pop %r11
-                            0x59,                          // pop %rcx
-                            0xc3};                         // ret
+    const uint8_t call[] = {0x51,                 // push %rcx
+                            0x41, 0x53,           // push %r11
+                            0xb8, 0, 0, 0, 0,     // mov $nr, %eax
+                            0x0f, 0x05,           // syscall
+                            0x41, 0x5b,           // pop %r11
+                            0x59,                 // pop %rcx
+                            0xc3};                // ret
+    const uint8_t iret[] = {0x51,                 // push %rcx
+                            0x41, 0x53,           // push %r11
+                            0x50,                 // push %rax
+                            0xb8, 0, 0, 0, 0,     // mov $nr, %eax
+                            0x0f, 0x05,           // syscall
+                            0x0f, 0x0b};          // ud2
     memset(p, 0xcc, 32);   // int3 in the padding
-    memcpy(p, stub, sizeof(stub));
-    memcpy(p + 4, &nr, 4);
+    if (nr == __HYPERVISOR_iret) {
+        memcpy(p, iret, sizeof(iret));
+        memcpy(p + 5, &nr, 4);
+    } else {
+        memcpy(p, call, sizeof(call));
+        memcpy(p + 4, &nr, 4);
+    }
 }
 
 int refuse(const char* why)
@@ -78,7 +92,8 @@ int guest_load(DomId id, const uint8_t* file, size_t size, uint64_t nr_frames, u
     const uint64_t lo = l.physmap.v + (l.nr_pt_frames << kPageShift);
     const uint64_t p2m_pages = pages(nr_frames * sizeof(uint64_t));
     const uint64_t si_va = elf.image_end + (p2m_pages << kPageShift);
-    const uint64_t stack_top = si_va + ((1 + kStackPages) << kPageShift);
+    const uint64_t shared_va = si_va + kPageSize;
+    const uint64_t stack_top = shared_va + ((1 + kStackPages) << kPageShift);
     if (elf.image_end < lo || stack_top > l.physmap.v + (nr_frames << kPageShift))
         return refuse("the image and its boot structures do not fit the domain's memory");
     bool entry_in = false, hcall_in = false;
@@ -104,6 +119,11 @@ int guest_load(DomId id, const uint8_t* file, size_t size, uint64_t nr_frames, u
     si.pt_base = l.physmap.v;   // the L4 is gpfn 0
     si.nr_pt_frames = l.nr_pt_frames;
     si.mfn_list = elf.image_end;
+    // shared_info is one of the guest's own frames, already mapped (Xen's is
+    // a hypervisor frame the guest maps itself): the hypervisor writes it
+    // (vcpu_info[].arch.cr2 before a page-fault bounce), so does the guest.
+    out.shared = reinterpret_cast<shared_info_t*>(guest_bytes(l, shared_va));
+    si.shared_info = (l.first.v << kPageShift) + (shared_va - l.physmap.v);
 
     for (unsigned i = 0; i < nr_vcpus; ++i) out.dom.vcpus[i].platform_data = &out.vcpu[i];
     TrapFrame& f = out.vcpu[0].start;

@@ -31,14 +31,19 @@ const char* reason_name(unsigned r)
     return r <= SHUTDOWN_MAX ? kNames[r] : "unknown";
 }
 
-[[noreturn]] void idle()
-{
-    this_cpu().vcpu = nullptr;
-    write_cr3(hv_root().v);
-    for (;;) sti_hlt();
-}
-
 } // namespace
+
+void cpu_idle()
+{
+    PerCpu& c = this_cpu();
+    c.vcpu = nullptr;
+    write_cr3(hv_root().v);
+    for (;;) {
+        cli();   // a kick between the check and the hlt still ends the hlt: sti_hlt
+        if (Vcpu* v = c.next.exchange(nullptr, std::memory_order_acq_rel)) guest_run(*v);
+        sti_hlt();
+    }
+}
 
 void syscall_init()
 {
@@ -56,6 +61,7 @@ void guest_run(Vcpu& v)
 {
     cli();
     if (v.id == 0) g_running.fetch_add(1, std::memory_order_acq_rel);
+    static_cast<VcpuArch*>(v.platform_data)->state = VcpuState::Up;
     this_cpu().vcpu = &v;
     write_cr3(maddr_of(v.guest_table).v);
     guest_enter(&static_cast<VcpuArch*>(v.platform_data)->start);
@@ -73,7 +79,7 @@ void guest_shutdown(unsigned reason)
             hv_exit(HV_EXIT_SHUTDOWN + reason);
         }
     }
-    idle();
+    cpu_idle();
 }
 
 void guest_crash(const TrapFrame& f, const char* why)

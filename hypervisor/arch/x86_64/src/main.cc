@@ -101,15 +101,23 @@ void report_core()
     report_core_invariants();
 }
 
-// The guest kernel passed as the first boot module becomes domain 1, its
-// vCPU 0 runs on this CPU; the run ends when the domain shuts down.
-[[noreturn]] void run_guest()
+// The guest kernel passed as the first boot module becomes domain 1 with
+// "frames=N" frames (default 16384, 64 MiB) and "vcpus=N" vCPUs (default 1,
+// at most one per online CPU: vCPU i is pinned to CPU i). Its vCPU 0 runs on
+// this CPU; the run ends when the domain shuts down.
+[[noreturn]] void run_guest(unsigned cpus_online)
 {
-    constexpr uint64_t kGuestFrames = 16384;   // 64 MiB
+    uint64_t frames = 16384, vcpus = 1;
+    (void)cmdline_uint(g_boot, "frames", frames);
+    (void)cmdline_uint(g_boot, "vcpus", vcpus);
+    if (vcpus == 0 || vcpus > cpus_online) {
+        printk("pvmmu: FAILED: vcpus=%lu, but %u CPUs are online (one per vCPU)\n", vcpus, cpus_online);
+        hv_exit(HV_EXIT_FAILURE);
+    }
     const BootInfo::Module& m = g_boot.modules[0];
     printk("domain: loading the guest kernel from module 0 ([0x%lx-0x%lx), %lu bytes)\n", m.start,
            m.end, m.end - m.start);
-    if (guest_load(1, dmap<const uint8_t>(Maddr{m.start}), m.end - m.start, kGuestFrames, 1, g_dom1)) {
+    if (guest_load(1, dmap<const uint8_t>(Maddr{m.start}), m.end - m.start, frames, unsigned(vcpus), g_dom1)) {
         printk("pvmmu: FAILED: no domain to run\n");
         hv_exit(HV_EXIT_FAILURE);
     }
@@ -145,7 +153,7 @@ void report_core()
            shootdown_ipis_sent());
 
     report_invariants();
-    if (g_boot.modules[0].end > g_boot.modules[0].start) run_guest();
+    if (g_boot.modules[0].end > g_boot.modules[0].start) run_guest(online);
     report_core();
 
     if (cmdline_has(g_boot, "selftest=trap")) {

@@ -119,7 +119,10 @@ void memory_map_print(const BootInfo& bi)
     printk("memory: %lu MiB usable, top of RAM 0x%lx\n", bi.usable_bytes >> 20, bi.ram_top);
 }
 
-bool cmdline_has(const BootInfo& bi, const char* key)
+namespace {
+
+// The word "key" or "key=value" of the command line; value (or "") in *val.
+bool cmdline_find(const BootInfo& bi, const char* key, const char** val, size_t* vlen)
 {
     const size_t klen = strlen(key);
     for (const char* p = bi.cmdline; *p;) {
@@ -127,9 +130,36 @@ bool cmdline_has(const BootInfo& bi, const char* key)
         const char* w = p;
         while (*p && *p != ' ') ++p;
         const size_t n = size_t(p - w);
-        if (n >= klen && memcmp(w, key, klen) == 0 && (n == klen || w[klen] == '=')) return true;
+        if (n >= klen && memcmp(w, key, klen) == 0 && (n == klen || w[klen] == '=')) {
+            *val = n == klen ? w + n : w + klen + 1;
+            *vlen = n == klen ? 0 : n - klen - 1;
+            return true;
+        }
     }
     return false;
+}
+
+} // namespace
+
+bool cmdline_has(const BootInfo& bi, const char* key)
+{
+    const char* v;
+    size_t n;
+    return cmdline_find(bi, key, &v, &n);
+}
+
+bool cmdline_uint(const BootInfo& bi, const char* key, uint64_t& out)
+{
+    const char* v;
+    size_t n;
+    if (!cmdline_find(bi, key, &v, &n) || n == 0 || n > 18) return false;
+    uint64_t x = 0;
+    for (size_t i = 0; i < n; ++i) {
+        if (v[i] < '0' || v[i] > '9') return false;
+        x = x * 10 + uint64_t(v[i] - '0');
+    }
+    out = x;
+    return true;
 }
 
 } // namespace pvmmu::x86

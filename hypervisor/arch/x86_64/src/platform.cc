@@ -8,6 +8,7 @@
 #include "arch/core_glue.h"
 #include "arch/direct_map.h"
 #include "arch/exit.h"
+#include "arch/guest.h"
 #include "arch/paging.h"
 #include "arch/percpu.h"
 #include "arch/traps.h"
@@ -35,12 +36,10 @@ namespace {
 bool guest_range(const Vcpu& v, uint64_t va, size_t n)
 {
     const uint64_t last = va + n - 1;
-    if (&v != this_cpu().vcpu || last < va) return false;
-    if (!canonical(Vaddr{va}) || !canonical(Vaddr{last})) return false;
-    // Canonical and not wrapping: the range lies in one half; in the upper
-    // half it must be entirely above the hypervisor's slots.
-    if (va >> 63) return table_index(Vaddr{va}, Level::L4) > core()->config().l4_reserved_last;
-    return true;
+    // Canonical and not wrapping: both ends lie in one half, and nothing
+    // between them in the hypervisor's slots when neither end is.
+    return &v == this_cpu().vcpu && last >= va && guest_va_ok(va) && guest_va_ok(last) &&
+           (va >> 63) == (last >> 63);
 }
 
 } // namespace

@@ -52,6 +52,7 @@ trap_stub_\vec:
 	TRAP_STUB 31, 0
 /* Interrupt vectors the platform uses (arch/traps.h). */
 	TRAP_STUB 0xf0, 0               /* TLB shootdown IPI */
+	TRAP_STUB 0xf1, 0               /* kick: a vCPU to run */
 	TRAP_STUB 0xff, 0               /* LAPIC spurious interrupt */
 
 /* From ring 3 (the saved CS has RPL 3) %gs holds the guest's base: swap in
@@ -104,7 +105,7 @@ trap_return:
 	swapgs
 2:	iretq
 
-/* The stubs' addresses, for idt.cc: 32 exceptions, then the two interrupts. */
+/* The stubs' addresses, for idt.cc: 32 exceptions, then the three interrupts. */
 	.section .rodata
 	.balign 8
 	.globl trap_stubs
@@ -113,6 +114,7 @@ trap_stubs:
 	.quad trap_stub_\v
 	.endr
 	.quad trap_stub_0xf0
+	.quad trap_stub_0xf1
 	.quad trap_stub_0xff
 
 	.section .note.GNU-stack, "", @progbits

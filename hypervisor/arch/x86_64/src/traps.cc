@@ -62,10 +62,14 @@ extern "C" void trap_dispatch(TrapFrame* f)
         shootdown_serve();
         lapic_eoi();
         return;
+    case kVectorKick:   // cpu_idle looks for its vCPU once the interrupt returns
+        lapic_eoi();
+        return;
     case kVectorSpurious:   // no EOI for the spurious vector ("Spurious Interrupt")
         return;
     default:
-        if ((f->cs & 3) == 3) guest_crash(*f, "exception in the guest");
+        if ((f->cs & 3) == 3 && !guest_bounce(*f)) guest_crash(*f, "exception in the guest");
+        if ((f->cs & 3) == 3) return;
         fatal(*f);
     }
 }

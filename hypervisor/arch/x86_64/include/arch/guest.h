@@ -8,19 +8,49 @@
 #include "arch/traps.h"
 #include "core/domain_builder.h"
 
+#include <pvmmu/abi.h>
+
 namespace pvmmu::x86 {
 
-// What the hypervisor keeps per vCPU beyond the core's Vcpu.
+// What the hypervisor keeps per vCPU beyond the core's Vcpu: its start
+// registers and its virtual IDT and callbacks (guest_traps.cc).
+enum class VcpuState : uint8_t { Down, Initialised, Up };
+
 struct VcpuArch {
-    TrapFrame start{};   // the registers the vCPU starts with (guest_enter)
+    VcpuState state = VcpuState::Down;
+    TrapFrame start{};          // the registers the vCPU starts with (guest_enter)
+    uint64_t trap[32] = {};     // set_trap_table: handler of exception vector v, 0 = none
+    uint64_t callback[8] = {};  // set_callbacks / callback_op, by CALLBACKTYPE_*
+    uint64_t kernel_ss = 0, kernel_sp = 0;   // stack_switch
 };
 
 struct GuestDomain {
     Domain dom;
     DomainLayout layout;
     VcpuArch vcpu[kMaxVcpus];
-    bool running = false;
+    shared_info_t* shared = nullptr;   // the domain's shared_info page (direct map)
 };
+
+inline VcpuArch& arch(Vcpu& v) { return *static_cast<VcpuArch*>(v.platform_data); }
+inline GuestDomain& guest_domain(Vcpu& v) { return *reinterpret_cast<GuestDomain*>(v.domain); }
+static_assert(__builtin_offsetof(GuestDomain, dom) == 0);
+
+// An address a guest may name as code or stack: canonical, and not in the
+// hypervisor's L4 slots.
+bool guest_va_ok(uint64_t va);
+
+// An exception of the running vCPU (from ring 3) delivered to the handler its
+// trap table names, with Xen's x86-64 PV bounce frame on the guest's stack;
+// false when there is no handler or the frame cannot be written.
+bool guest_bounce(TrapFrame& f);
+
+// The hypercalls of guest_traps.cc, for guest_hypercalls.cc's table.
+long do_set_trap_table(Vcpu& v, TrapFrame& f);
+long do_iret(Vcpu& v, TrapFrame& f);
+long do_set_callbacks(Vcpu& v, TrapFrame& f);
+long do_callback_op(Vcpu& v, TrapFrame& f);
+long do_stack_switch(Vcpu& v, TrapFrame& f);
+long do_vcpu_op(Vcpu& v, TrapFrame& f);   // guest_vcpu.cc
 
 // Builds domain `id` from the ELF image [file, file + size) with nr_frames
 // frames and nr_vcpus vCPUs (on CPUs 0..nr_vcpus-1), loads it and prepares
@@ -35,6 +65,10 @@ void syscall_init();
 // Runs vCPU `v` (of a domain guest_load built) on this CPU from its start
 // registers, on its L4; never returns.
 [[noreturn]] void guest_run(Vcpu& v);
+
+// An idle CPU: halts with interrupts on (shootdowns are served) and runs the
+// vCPU VCPUOP_up hands it (PerCpu::next, then a kVectorKick IPI).
+[[noreturn]] void cpu_idle();
 
 // The domain of the vCPU running on this CPU stops with `reason` (SHUTDOWN_*,
 // <xen/sched.h>); when it was the last domain running the hypervisor ends

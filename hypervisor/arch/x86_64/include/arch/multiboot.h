@@ -46,4 +46,8 @@ void memory_map_print(const BootInfo& bi);
 // True when `key` appears as a word of the command line ("key" or "key=...").
 bool cmdline_has(const BootInfo& bi, const char* key);
 
+// The decimal value of "key=N" (at most 18 digits); false, out unchanged, when
+// the key is absent or its value is not such a number.
+bool cmdline_uint(const BootInfo& bi, const char* key, uint64_t& out);
+
 } // namespace pvmmu::x86

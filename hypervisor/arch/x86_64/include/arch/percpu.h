@@ -45,6 +45,7 @@ struct PerCpu {
     uint32_t apic_id = 0;
     uint64_t area = 0;            // virtual base of this CPU's area (= its GDT base)
     pvmmu::Vcpu* vcpu = nullptr;  // the guest vCPU pinned here, once it runs
+    std::atomic<pvmmu::Vcpu*> next{nullptr};   // VCPUOP_up: a vCPU for this idle CPU to run
     std::atomic<CpuState> state{CpuState::Absent};
     // Control registers as the CPU saw them once online (the invariant check).
     uint64_t cr0 = 0, cr3 = 0, cr4 = 0, efer = 0;

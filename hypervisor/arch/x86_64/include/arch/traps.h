@@ -23,11 +23,12 @@ static_assert(sizeof(TrapFrame) % 16 == 0);   // keeps the call aligned (trap_en
 
 inline constexpr unsigned kNrExceptions = 32;
 inline constexpr uint8_t kVectorShootdown = 0xf0;
+inline constexpr uint8_t kVectorKick = 0xf1;   // wakes an idle CPU to run a vCPU (VCPUOP_up)
 inline constexpr uint8_t kVectorSpurious = 0xff;
 
 // The entry stubs of trap_entry.S, in IDT order: exceptions 0-31, then
-// kVectorShootdown and kVectorSpurious.
-extern "C" const uint64_t trap_stubs[kNrExceptions + 2];
+// kVectorShootdown, kVectorKick and kVectorSpurious.
+extern "C" const uint64_t trap_stubs[kNrExceptions + 3];
 
 const char* exception_name(uint64_t vector);
 
