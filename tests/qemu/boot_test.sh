@@ -2,7 +2,7 @@
 # Boots pvmmu-hv under QEMU (TCG) and checks what its console says.
 #
 #   boot_test.sh --image PATH [--cpus N] [--mem MIB] [--timeout S] [--selftest trap|overflow|badmap]
-#                [--guest KERNEL --expect poweroff|crash]
+#                [--guest KERNEL --expect poweroff|crash|bad-iret|bad-stack]
 #
 # A normal boot must: end QEMU through isa-debug-exit with HV_EXIT_SUCCESS
 # (status 33, arch/boot_defs.h); announce every CPU once ("cpu K online" for
@@ -22,7 +22,10 @@
 # the hypervisor runs it as domain 1 in ring 3. --expect poweroff: the guest
 # (tests/qemu/hello_guest) must print that all its checks passed and shut
 # down with SHUTDOWN_poweroff (status 65); --expect crash: the guest's ud2,
-# with no trap table, must be reported and end the domain as a crash (71).
+# with no trap table, must be reported and end the domain as a crash (71);
+# bad-iret / bad-stack: an iret to a non-canonical RIP, or an exception whose
+# bounce frame cannot be written, must crash the domain (71), not the
+# hypervisor. The domain gets one vCPU per CPU (vcpus=N).
 #
 # Exit: 0 pass, 1 fail (also when QEMU hangs: it runs under `timeout`),
 # 77 skip — only when qemu-system-x86_64 is not installed.
@@ -57,7 +60,7 @@ log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 append=()
 [[ -n $selftest ]] && append=(-append "selftest=$selftest")
-[[ -n $guest ]] && append+=(-initrd "$guest")
+[[ -n $guest ]] && append+=(-initrd "$guest" -append "vcpus=$cpus")
 
 # -no-reboot: a triple fault ends QEMU instead of looping through resets.
 cmd=("$QEMU" -accel tcg -machine pc -smp "$cpus" -m "$mem" -kernel "$image" "${append[@]}"
@@ -92,8 +95,12 @@ if [[ -n $guest ]]; then
     refuse 'FAILED|PANIC|EXCEPTION' "nothing went wrong"
   else
     ((rc == 71)) || fail "QEMU exit status $rc, expected 71 (domain shut down: crash)"
-    expect '^pvmmu: domain 1 vCPU 0 crashed: exception in the guest: vector 6 \(#UD invalid opcode\), error code 0x0, rip 0x80002' \
-      "the guest's #UD was reported with its RIP in the guest image"
+    case $expect in
+      crash) why='exception in the guest: vector 6 \(#UD invalid opcode\), error code 0x0, rip 0x80002' ;;
+      bad-iret) why='iret: bad frame: ' ;;
+      bad-stack) why='exception in the guest: vector 6 \(#UD invalid opcode\), error code 0x0, rip 0x80002[0-9a-f]+, rsp 0xffff830000100000' ;;
+    esac
+    expect "^pvmmu: domain 1 vCPU 0 crashed: $why" "the guest's fault was reported as a crash"
     expect '^pvmmu: domain 1 shut down \(crash\) by vCPU 0$' "the crash ended the domain"
     refuse 'PANIC|EXCEPTION' "the hypervisor itself did not fail"
   fi

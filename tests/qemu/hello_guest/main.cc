@@ -3,9 +3,13 @@
 // reach both the hypervisor's own table and the core's, that bad guest
 // pointers are -EFAULT (an unmapped address, the hypervisor's slots, a
 // read-only page table) and bad arguments the ABI's errno, then shuts down.
-// Built twice (tests/qemu/tests.cmake): `hello-guest` ends with
-// SHUTDOWN_poweroff after its checks; `crash-guest` (HELLO_CRASH) executes
-// ud2 instead, which must end the domain as a crash.
+// Built four times (tests/qemu/tests.cmake): `hello-guest` ends with
+// SHUTDOWN_poweroff after its checks (it runs with 2 vCPUs: vCPU 1 is never
+// started); the others must end the domain as a crash, never the hypervisor:
+// `crash-guest` (HELLO_CRASH) executes ud2 with no trap table,
+// `bad-iret-guest` (HELLO_BAD_IRET) returns by iret to a non-canonical RIP,
+// `bad-stack-guest` (HELLO_BAD_STACK) takes a #UD with its handler set but
+// RSP in the hypervisor's slots, so the bounce frame cannot be written.
 #include <stddef.h>
 #include <stdint.h>
 
@@ -83,9 +87,56 @@ extern "C" [[noreturn]] void xenpv_start(const start_info_t* si)
           hypercall(__HYPERVISOR_sched_op, SCHEDOP_shutdown, 0x0000100000000000), -XEN_EFAULT);
     check("yield", hypercall(__HYPERVISOR_sched_op, SCHEDOP_yield, 0), 0);
 
+    // The trap ABI: handlers must be guest code addresses.
+    trap_info_t bad_traps[] = {{6, 0, FLAT_RING3_CS64, 0xffff828000100000}, {0, 0, 0, 0}};
+    check("trap handler in the hypervisor's slots", hypercall(__HYPERVISOR_set_trap_table, uint64_t(bad_traps)),
+          -XEN_EINVAL);
+    bad_traps[0].address = 0x0000800000000000;
+    check("non-canonical trap handler", hypercall(__HYPERVISOR_set_trap_table, uint64_t(bad_traps)), -XEN_EINVAL);
+    check("unmapped trap table", hypercall(__HYPERVISOR_set_trap_table, 0x0000100000000000), -XEN_EFAULT);
+    check("clearing the trap table", hypercall(__HYPERVISOR_set_trap_table, 0), 0);
+    check("stack_switch to a ring-0 selector", hypercall(__HYPERVISOR_stack_switch, 0xe010, 0x8000300000),
+          -XEN_EINVAL);
+    callback_register_t cb{CALLBACKTYPE_sysenter_deprecated, 0, 0x8000300000};
+    check("callback_op with a bad type", hypercall(__HYPERVISOR_callback_op, CALLBACKOP_register, uint64_t(&cb)),
+          -XEN_EINVAL);
+
+    // vcpu_op: vCPU 1 exists and is down; vCPU 2 does not exist.
+    check("vcpu 0 is up", hypercall(__HYPERVISOR_vcpu_op, VCPUOP_is_up, 0, 0), 1);
+    check("vcpu 1 is down", hypercall(__HYPERVISOR_vcpu_op, VCPUOP_is_up, 1, 0), 0);
+    check("no vcpu 2", hypercall(__HYPERVISOR_vcpu_op, VCPUOP_is_up, 2, 0), -XEN_ENOENT);
+    check("up before initialise", hypercall(__HYPERVISOR_vcpu_op, VCPUOP_up, 1, 0), -XEN_EINVAL);
+    check("down of another vcpu", hypercall(__HYPERVISOR_vcpu_op, VCPUOP_down, 1, 0), -XEN_EINVAL);
+    check("initialise from an unmapped context",
+          hypercall(__HYPERVISOR_vcpu_op, VCPUOP_initialise, 1, 0x0000100000000000), -XEN_EFAULT);
+    static vcpu_guest_context_t ctx;
+    ctx.user_regs.rip = 0x0000800000000000;
+    ctx.user_regs.rsp = 0x8000300000;
+    ctx.ctrlreg[3] = xen_pfn_to_cr3(reinterpret_cast<const uint64_t*>(si->mfn_list)[0]);
+    check("initialise with a non-canonical rip", hypercall(__HYPERVISOR_vcpu_op, VCPUOP_initialise, 1, uint64_t(&ctx)),
+          -XEN_EINVAL);
+    ctx.user_regs.rip = 0x8000300000;
+    ctx.ctrlreg[3] = xen_pfn_to_cr3(reinterpret_cast<const uint64_t*>(si->mfn_list)[1]);   // the L3
+    check("initialise with an L3 as cr3", hypercall(__HYPERVISOR_vcpu_op, VCPUOP_initialise, 1, uint64_t(&ctx)),
+          -XEN_EINVAL);
+    check("vcpu 1 still down", hypercall(__HYPERVISOR_vcpu_op, VCPUOP_is_up, 1, 0), 0);
+    check("vcpu_op unknown command", hypercall(__HYPERVISOR_vcpu_op, 77, 0, 0), -XEN_ENOSYS);
+
 #ifdef HELLO_CRASH
     write("hello guest: executing ud2 with no trap table\n");
     asm volatile("ud2");
+#endif
+#ifdef HELLO_BAD_IRET
+    // struct iret_context after the stub's pushes: flags, rip, cs, rflags, rsp, ss.
+    write("hello guest: iret to a non-canonical rip\n");
+    asm volatile("pushq $0xe02b; pushq %%rsp; pushq $0x202; pushq $0xe033; pushq %0; pushq $0; jmp *%1"
+                 : : "r"(0x0000800000000000ull), "r"(hypercall_page + __HYPERVISOR_iret * 32));
+#endif
+#ifdef HELLO_BAD_STACK
+    trap_info_t ud[] = {{6, 0, FLAT_RING3_CS64, uint64_t(&xenpv_start)}, {0, 0, 0, 0}};
+    check("a #UD handler", hypercall(__HYPERVISOR_set_trap_table, uint64_t(ud)), 0);
+    write("hello guest: ud2 with rsp in the hypervisor's slots\n");
+    asm volatile("mov %0, %%rsp; ud2" : : "r"(0xffff830000100000ull));
 #endif
     if (g_failed) {
         write("hello guest: some checks FAILED\n");
