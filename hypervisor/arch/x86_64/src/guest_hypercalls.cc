@@ -82,7 +82,7 @@ constexpr ArchTable kArch;
 
 } // namespace
 
-extern "C" void syscall_dispatch(TrapFrame* f)
+void syscall_dispatch(TrapFrame* f)
 {
     Vcpu& v = *this_cpu().vcpu;
     const uint64_t op = f->rax;

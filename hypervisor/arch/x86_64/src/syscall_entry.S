@@ -6,7 +6,8 @@
  * and IF cleared by IA32_FMASK ("SYSCALL" in SDM Vol. 2B). The entry swaps
  * in the hypervisor's %gs, takes this CPU's stack (the same top as TSS.RSP0,
  * so a hypercall and a trap from ring 3 leave their frame at one place) and
- * builds the TrapFrame the trap path builds, with vector VECTOR_SYSCALL.
+ * builds the TrapFrame the trap path builds, with vector VECTOR_SYSCALL,
+ * then saves the registers and returns through the trap path's code.
  * The way back is trap_return's IRETQ, never SYSRET: IRETQ takes any frame
  * the hypervisor checked, SYSRET with a non-canonical RCX would fault in
  * ring 0 on the guest's stack. */
@@ -26,28 +27,8 @@ syscall_entry:
 	pushq $HV_SEL_GUEST_CS64        /* cs */
 	pushq %rcx                      /* rip */
 	pushq $0                        /* error code */
-	pushq $VECTOR_SYSCALL
-	pushq %rax
-	pushq %rbx
-	pushq %rcx
-	pushq %rdx
-	pushq %rsi
-	pushq %rdi
-	pushq %rbp
-	pushq %r8
-	pushq %r9
-	pushq %r10
-	pushq %r11
-	pushq %r12
-	pushq %r13
-	pushq %r14
-	pushq %r15
-	mov %rsp, %rdi
-	cld
-	sti                             /* shootdown IPIs may arrive during a hypercall */
-	call syscall_dispatch
-	cli
-	jmp trap_return
+	pushq $VECTOR_SYSCALL           /* trap_dispatch calls syscall_dispatch */
+	jmp trap_save
 
 /* guest_enter(const TrapFrame* start): the first entry into a vCPU. The
  * frame is copied to the top of this CPU's stack, where ring 3 enters and

@@ -60,9 +60,12 @@ trap_stub_\vec:
  * the way out. The frame's CS is 24 bytes up: vector, error code, RIP. */
 trap_common:
 	testb $3, 24(%rsp)
-	jz 1f
+	jz trap_save
 	swapgs
-1:	pushq %rax
+/* syscall_entry joins here with its frame built and the hypervisor's %gs. */
+	.globl trap_save
+trap_save:
+	pushq %rax
 	pushq %rbx
 	pushq %rcx
 	pushq %rdx

@@ -51,6 +51,12 @@ const char* exception_name(uint64_t vector)
 
 extern "C" void trap_dispatch(TrapFrame* f)
 {
+    if (f->vector == VECTOR_SYSCALL) {
+        sti();   // shootdown IPIs may arrive during a hypercall
+        syscall_dispatch(f);
+        cli();
+        return;
+    }
     // A fault on guest_copy's access to guest memory resumes at its fixup,
     // which reports the bytes not copied (the copy returns -EFAULT).
     if ((f->vector == 14 || f->vector == 13) && (f->cs & 3) == 0 && f->rip == guest_copy_extable[0]) {

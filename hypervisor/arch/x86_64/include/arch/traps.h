@@ -36,8 +36,11 @@ const char* exception_name(uint64_t vector);
 extern "C" const uint64_t guest_copy_extable[2];
 extern "C" size_t guest_copy(void* dst, const void* src, size_t n);
 
-// Called from trap_entry.S.
+// Called from trap_entry.S, for every vector and for hypercalls
+// (VECTOR_SYSCALL, from syscall_entry.S), which go to syscall_dispatch
+// (guest_hypercalls.cc) with interrupts on.
 extern "C" void trap_dispatch(TrapFrame* f);
+void syscall_dispatch(TrapFrame* f);
 
 // Boot self-test (cmdline "selftest=trap"): raises #UD so the QEMU test can
 // check that an exception is reported with its vector and RIP.
