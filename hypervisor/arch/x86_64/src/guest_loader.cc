@@ -100,6 +100,7 @@ int guest_load(DomId id, const uint8_t* file, size_t size, uint64_t nr_frames, u
     for (unsigned i = 0; i < elf.nr_segments; ++i) {
         const GuestSegment& s = elf.seg[i];
         if (s.vaddr < lo) return refuse("a segment overlaps the domain's page tables");
+        if (s.vaddr + s.memsz > elf.image_end) return refuse("a segment past the image's end");   // defensive
         memcpy(guest_bytes(l, s.vaddr), file + s.offset, s.filesz);   // the rest stays zero
         entry_in |= elf.entry >= s.vaddr && elf.entry < s.vaddr + s.memsz;
         hcall_in |= elf.hypercall_page >= s.vaddr && elf.hypercall_page + kPageSize <= s.vaddr + s.memsz;

@@ -28,7 +28,7 @@ namespace {
 
 constinit BootInfo g_boot;
 constinit CpuList g_found;
-GuestDomain g_dom1;
+constinit GuestDomain g_dom1;
 
 // Builds a per-CPU area for every enabled CPU the MADT lists. The boot CPU,
 // whose APIC ID is `bsp_apic`, is CPU 0 whatever its place in the table.

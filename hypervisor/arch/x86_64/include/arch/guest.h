@@ -8,16 +8,20 @@
 #include "arch/traps.h"
 #include "core/domain_builder.h"
 
+#include <atomic>
+
 #include <pvmmu/abi.h>
 
 namespace pvmmu::x86 {
 
 // What the hypervisor keeps per vCPU beyond the core's Vcpu: its start
 // registers and its virtual IDT and callbacks (guest_traps.cc).
-enum class VcpuState : uint8_t { Down, Initialised, Up };
+// Busy: a VCPUOP_initialise is changing the vCPU (vcpu_op calls of several
+// vCPUs on one target are serialised by this state, guest_vcpu.cc).
+enum class VcpuState : uint8_t { Down, Initialised, Busy, Up };
 
 struct VcpuArch {
-    VcpuState state = VcpuState::Down;
+    std::atomic<VcpuState> state{VcpuState::Down};
     TrapFrame start{};          // the registers the vCPU starts with (guest_enter)
     uint64_t trap[32] = {};     // set_trap_table: handler of exception vector v, 0 = none
     uint64_t callback[8] = {};  // set_callbacks / callback_op, by CALLBACKTYPE_*
