@@ -2,7 +2,7 @@
 # Boots pvmmu-hv under QEMU (TCG) and checks what its console says.
 #
 #   boot_test.sh --image PATH [--cpus N] [--mem MIB] [--timeout S] [--selftest trap|overflow|badmap]
-#                [--guest KERNEL --expect poweroff|crash|bad-iret|bad-stack]
+#                [--guest KERNEL [--domains N] --expect poweroff|crash|bad-iret|bad-stack|isolation]
 #
 # A normal boot must: end QEMU through isa-debug-exit with HV_EXIT_SUCCESS
 # (status 33, arch/boot_defs.h); announce every CPU once ("cpu K online" for
@@ -25,13 +25,16 @@
 # with no trap table, must be reported and end the domain as a crash (71);
 # bad-iret / bad-stack: an iret to a non-canonical RIP, or an exception whose
 # bounce frame cannot be written, must crash the domain (71), not the
-# hypervisor. The domain gets one vCPU per CPU (vcpus=N).
+# hypervisor. The domain gets one vCPU per CPU (vcpus=N). --domains N boots
+# the kernel N times, one vCPU each; --expect isolation: every domain's
+# attempts on the others' frames are refused (tests/qemu/isolation_guest),
+# domain 2's frames follow domain 1's, and all power off (65).
 #
 # Exit: 0 pass, 1 fail (also when QEMU hangs: it runs under `timeout`),
 # 77 skip — only when qemu-system-x86_64 is not installed.
 set -uo pipefail
 
-image='' cpus=4 mem=256 limit=60 selftest='' guest='' expect=''
+image='' cpus=4 mem=256 limit=60 selftest='' guest='' expect='' domains=1
 while (($#)); do
   case $1 in
     --image) image=$2; shift ;;
@@ -41,6 +44,7 @@ while (($#)); do
     --selftest) selftest=$2; shift ;;
     --guest) guest=$2; shift ;;
     --expect) expect=$2; shift ;;
+    --domains) domains=$2; shift ;;
     *) echo "boot_test.sh: unknown option '$1'" >&2; exit 2 ;;
   esac
   shift
@@ -60,7 +64,15 @@ log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 append=()
 [[ -n $selftest ]] && append=(-append "selftest=$selftest")
-[[ -n $guest ]] && append+=(-initrd "$guest" -append "vcpus=$cpus")
+if [[ -n $guest ]]; then
+  if ((domains == 1)); then
+    append+=(-initrd "$guest" -append "vcpus=$cpus")
+  else
+    mods="$guest vcpus=1"
+    for ((d = 1; d < domains; d++)); do mods+=",$guest vcpus=1"; done
+    append+=(-initrd "$mods")
+  fi
+fi
 
 # -no-reboot: a triple fault ends QEMU instead of looping through resets.
 cmd=("$QEMU" -accel tcg -machine pc -smp "$cpus" -m "$mem" -kernel "$image" "${append[@]}"
@@ -84,7 +96,20 @@ if ((rc == 124 || rc == 137)); then
   fail "QEMU did not end within ${limit}s: the boot hung (last console line above)"
 fi
 
-if [[ -n $guest ]]; then
+if [[ $expect == isolation ]]; then
+  ((rc == 65)) || fail "QEMU exit status $rc, expected 65 (the last domain powered off)"
+  n=$(grep -c '^isolation guest: all checks passed$' "$log")
+  ((n == domains)) || fail "$n domains passed their checks, expected $domains"
+  for ((d = 1; d <= domains; d++)); do
+    expect "^pvmmu: domain $d shut down \\(poweroff\\) by vCPU 0$" "domain $d powered off"
+  done
+  # Domain 2's frames right after domain 1's: the frames each domain tried
+  # just past its ends are the other's.
+  read -r f1 n1 < <(sed -nE 's/^domain 1: ([0-9]+) frames from mfn (0x[0-9a-f]+),.*/\2 \1/p' "$log")
+  read -r f2 _ < <(sed -nE 's/^domain 2: ([0-9]+) frames from mfn (0x[0-9a-f]+),.*/\2 \1/p' "$log")
+  [[ -n ${f1:-} && -n ${f2:-} ]] && (( f2 == f1 + n1 )) || fail "domain 2's frames (${f2:-?}) do not follow domain 1's (${f1:-?} + ${n1:-?})"
+  refuse 'FAILED|PANIC|EXCEPTION|crashed' "nothing went wrong"
+elif [[ -n $guest ]]; then
   expect '^domain 1: [0-9]+ frames from mfn 0x[0-9a-f]+, virt_base 0x8000000000, entry 0x' "the guest was loaded"
   expect '^core invariants: ok ' "the core's invariants with the guest's domain built"
   expect '^hello guest: running in ring 3$' "the guest's console_io output"

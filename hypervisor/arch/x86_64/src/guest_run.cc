@@ -57,10 +57,11 @@ void syscall_init()
     wrmsr(MSR_KERNEL_GS_BASE, 0);
 }
 
+void guest_domain_running() { g_running.fetch_add(1, std::memory_order_acq_rel); }
+
 void guest_run(Vcpu& v)
 {
     cli();
-    if (v.id == 0) g_running.fetch_add(1, std::memory_order_acq_rel);
     static_cast<VcpuArch*>(v.platform_data)->state.store(VcpuState::Up, std::memory_order_release);
     this_cpu().vcpu = &v;
     write_cr3(maddr_of(v.guest_table).v);

@@ -71,8 +71,9 @@ long initialise_locked(Vcpu& self, Vcpu& t, uint64_t ctx_va)
     return 0;
 }
 
-// VCPUOP_up: the vCPU's CPU (idle) is handed the vCPU and kicked.
-long up(Vcpu& t)
+} // namespace
+
+long vcpu_up(Vcpu& t)
 {
     VcpuState was = VcpuState::Initialised;
     if (!arch(t).state.compare_exchange_strong(was, VcpuState::Up, std::memory_order_acq_rel))
@@ -82,8 +83,6 @@ long up(Vcpu& t)
     lapic_send_fixed(c.apic_id, kVectorKick);
     return 0;
 }
-
-} // namespace
 
 // vcpu_op(cmd, vcpuid, arg).
 long do_vcpu_op(Vcpu& v, TrapFrame& f)
@@ -95,7 +94,7 @@ long do_vcpu_op(Vcpu& v, TrapFrame& f)
     case VCPUOP_initialise:
         return initialise(v, t, f.rdx);
     case VCPUOP_up:
-        return up(t);
+        return vcpu_up(t);
     case VCPUOP_down:
         // Only the calling vCPU: its CPU goes idle. Its state is gone (it must
         // be initialised again), where Xen would resume it.

@@ -85,7 +85,14 @@ int multiboot_parse(uint32_t info_phys, BootInfo& bi)
             if (m[i].mod_end < m[i].mod_start || !in_window(m[i].mod_start, m[i].mod_end - m[i].mod_start))
                 continue;   // unreadable: not a module the hypervisor will use
             keep(bi, m[i].mod_start, m[i].mod_end - m[i].mod_start);
-            if (i < BootInfo::kMaxModules) bi.modules[i] = BootInfo::Module{m[i].mod_start, m[i].mod_end};
+            if (i >= BootInfo::kMaxModules) continue;
+            BootInfo::Module& mod = bi.modules[i];
+            mod.start = m[i].mod_start;
+            mod.end = m[i].mod_end;
+            if (m[i].string && in_window(m[i].string, sizeof(mod.cmdline))) {
+                const char* s = dmap<const char>(Maddr{m[i].string});
+                for (size_t k = 0; k + 1 < sizeof(mod.cmdline) && s[k]; ++k) mod.cmdline[k] = s[k];
+            }
         }
     }
     if (!(mbi.flags & kHasMmap) || !in_window(mbi.mmap_addr, mbi.mmap_length)) return -1;
@@ -122,10 +129,10 @@ void memory_map_print(const BootInfo& bi)
 namespace {
 
 // The word "key" or "key=value" of the command line; value (or "") in *val.
-bool cmdline_find(const BootInfo& bi, const char* key, const char** val, size_t* vlen)
+bool cmdline_find(const char* cmdline, const char* key, const char** val, size_t* vlen)
 {
     const size_t klen = strlen(key);
-    for (const char* p = bi.cmdline; *p;) {
+    for (const char* p = cmdline; *p;) {
         while (*p == ' ') ++p;
         const char* w = p;
         while (*p && *p != ' ') ++p;
@@ -145,14 +152,14 @@ bool cmdline_has(const BootInfo& bi, const char* key)
 {
     const char* v;
     size_t n;
-    return cmdline_find(bi, key, &v, &n);
+    return cmdline_find(bi.cmdline, key, &v, &n);
 }
 
-bool cmdline_uint(const BootInfo& bi, const char* key, uint64_t& out)
+bool cmdline_uint(const char* cmdline, const char* key, uint64_t& out)
 {
     const char* v;
     size_t n;
-    if (!cmdline_find(bi, key, &v, &n) || n == 0 || n > 18) return false;
+    if (!cmdline_find(cmdline, key, &v, &n) || n == 0 || n > 18) return false;
     uint64_t x = 0;
     for (size_t i = 0; i < n; ++i) {
         if (v[i] < '0' || v[i] > '9') return false;

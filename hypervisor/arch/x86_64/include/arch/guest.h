@@ -57,11 +57,19 @@ long do_stack_switch(Vcpu& v, TrapFrame& f);
 long do_vcpu_op(Vcpu& v, TrapFrame& f);   // guest_vcpu.cc
 
 // Builds domain `id` from the ELF image [file, file + size) with nr_frames
-// frames and nr_vcpus vCPUs (on CPUs 0..nr_vcpus-1), loads it and prepares
-// vCPU 0 to start at its entry point with start_info in %rsi. 0, or a
-// negative Xen errno with the reason printed.
+// frames and nr_vcpus vCPUs (vCPU i on CPU first_cpu + i), loads it and
+// prepares vCPU 0 to start at its entry point with start_info in %rsi; the
+// domain then counts as running (guest_shutdown). 0, or a negative Xen errno
+// with the reason printed.
 int guest_load(DomId id, const uint8_t* file, size_t size, uint64_t nr_frames, unsigned nr_vcpus,
-               GuestDomain& out);
+               CpuId first_cpu, GuestDomain& out);
+
+// Counts a built domain as running, until it shuts down.
+void guest_domain_running();
+
+// VCPUOP_up: the vCPU's CPU (idle) is handed the vCPU and kicked; 0, or
+// -EINVAL when it was never initialised (guest_vcpu.cc).
+long vcpu_up(Vcpu& v);
 
 // Sets this CPU up for guests: EFER.SCE and the SYSCALL MSRs. Every CPU.
 void syscall_init();

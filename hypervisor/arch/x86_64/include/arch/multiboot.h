@@ -30,6 +30,7 @@ struct BootInfo {
     static constexpr unsigned kMaxModules = 8;
     struct Module {
         uint64_t start = 0, end = 0;
+        char cmdline[128] = {};   // the module's string: "path key=value ..."
     } modules[kMaxModules] = {};
     // The end of every byte the loader handed over that must survive boot:
     // the image with its bss, the info structure, command line and modules.
@@ -46,8 +47,9 @@ void memory_map_print(const BootInfo& bi);
 // True when `key` appears as a word of the command line ("key" or "key=...").
 bool cmdline_has(const BootInfo& bi, const char* key);
 
-// The decimal value of "key=N" (at most 18 digits); false, out unchanged, when
-// the key is absent or its value is not such a number.
-bool cmdline_uint(const BootInfo& bi, const char* key, uint64_t& out);
+// The decimal value of "key=N" (at most 18 digits) in a command line (the
+// hypervisor's, or a module's string); false, out unchanged, when the key is
+// absent or its value is not such a number.
+bool cmdline_uint(const char* cmdline, const char* key, uint64_t& out);
 
 } // namespace pvmmu::x86
