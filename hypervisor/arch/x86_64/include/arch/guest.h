@@ -87,6 +87,10 @@ void syscall_init();
 // the run with HV_EXIT_SHUTDOWN + reason (boot_defs.h). This CPU idles.
 [[noreturn]] void guest_shutdown(unsigned reason);
 
+// True once v's domain has shut down: v must not run on (traps.cc and
+// syscall_dispatch check it on the way back to the guest).
+bool guest_domain_stopped(const Vcpu& v);
+
 // A fault the guest cannot be told about: reported, then a crash shutdown.
 [[noreturn]] void guest_crash(const TrapFrame& f, const char* why);
 
