@@ -41,3 +41,11 @@ pvmmu_qemu_test(qemu_guest_crash --cpus 1 --guest $<TARGET_FILE:crash-guest> --e
 pvmmu_qemu_test(qemu_guest_bad_iret --cpus 1 --guest $<TARGET_FILE:bad-iret-guest> --expect bad-iret)
 pvmmu_qemu_test(qemu_guest_bad_stack --cpus 1 --guest $<TARGET_FILE:bad-stack-guest> --expect bad-stack)
 pvmmu_qemu_test(qemu_guest_isolation --cpus 2 --guest $<TARGET_FILE:isolation-guest> --domains 2 --expect isolation)
+
+# Two domains described in xl.cfg syntax (read with Xen's libxlutil), each a
+# guest test program with 2 vCPUs, running at once on 4 CPUs: both must
+# report SUCCESS and power off.
+add_test(NAME qemu_config_two_domains
+  COMMAND pvmmu-run --accel tcg --timeout 100 --config ${_qemu_dir}/configs/atomic-ad.cfg
+          --config ${_qemu_dir}/configs/tlb.cfg)
+set_tests_properties(qemu_config_two_domains PROPERTIES LABELS qemu TIMEOUT 120)
