@@ -53,4 +53,15 @@ inline void shutdown(unsigned reason)
     hypercall(__HYPERVISOR_sched_op, SCHEDOP_shutdown, uint64_t(&s));
 }
 
+// "<who>: all checks passed" and poweroff, or "<who>: some checks FAILED"
+// and a crash shutdown.
+[[noreturn]] inline void finish(const char* who)
+{
+    write(who);
+    write(g_failed ? ": some checks FAILED\n" : ": all checks passed\n");
+    shutdown(g_failed ? SHUTDOWN_crash : SHUTDOWN_poweroff);
+    for (;;) {
+    }
+}
+
 } // namespace tiny
