@@ -3,6 +3,7 @@
 #
 #   boot_test.sh --image PATH [--cpus N] [--mem MIB] [--timeout S] [--selftest trap|overflow|badmap]
 #                [--guest KERNEL [--domains N] --expect poweroff|crash|bad-iret|bad-stack|isolation]
+#                [--iso ISO --guest KERNEL --expect poweroff]
 #
 # A normal boot must: end QEMU through isa-debug-exit with HV_EXIT_SUCCESS
 # (status 33, arch/boot_defs.h); announce every CPU once ("cpu K online" for
@@ -28,13 +29,15 @@
 # hypervisor. The domain gets one vCPU per CPU (vcpus=N). --domains N boots
 # the kernel N times, one vCPU each; --expect isolation: every domain's
 # attempts on the others' frames are refused (tests/qemu/isolation_guest),
-# domain 2's frames follow domain 1's, and all power off (65).
+# domain 2's frames follow domain 1's, and all power off (65). --iso boots
+# the ISO tools/make-iso.sh made (BIOS, GRUB, Multiboot 2) instead of
+# -kernel; the hypervisor must say it was loaded by Multiboot 2.
 #
 # Exit: 0 pass, 1 fail (also when QEMU hangs: it runs under `timeout`),
 # 77 skip — only when qemu-system-x86_64 is not installed.
 set -uo pipefail
 
-image='' cpus=4 mem=256 limit=60 selftest='' guest='' expect='' domains=1
+image='' cpus=4 mem=256 limit=60 selftest='' guest='' expect='' domains=1 iso=''
 while (($#)); do
   case $1 in
     --image) image=$2; shift ;;
@@ -45,6 +48,7 @@ while (($#)); do
     --guest) guest=$2; shift ;;
     --expect) expect=$2; shift ;;
     --domains) domains=$2; shift ;;
+    --iso) iso=$2; shift ;;
     *) echo "boot_test.sh: unknown option '$1'" >&2; exit 2 ;;
   esac
   shift
@@ -75,7 +79,9 @@ if [[ -n $guest ]]; then
 fi
 
 # -no-reboot: a triple fault ends QEMU instead of looping through resets.
-cmd=("$QEMU" -accel tcg -machine pc -smp "$cpus" -m "$mem" -kernel "$image" "${append[@]}"
+boot=(-kernel "$image" "${append[@]}")
+[[ -n $iso ]] && boot=(-cdrom "$iso")
+cmd=("$QEMU" -accel tcg -machine pc -smp "$cpus" -m "$mem" "${boot[@]}"
      -display none -serial stdio -monitor none -no-reboot
      -device isa-debug-exit,iobase=0xf4,iosize=0x04)
 echo "running: ${cmd[*]}"
@@ -110,6 +116,10 @@ if [[ $expect == isolation ]]; then
   [[ -n ${f1:-} && -n ${f2:-} ]] && (( f2 == f1 + n1 )) || fail "domain 2's frames (${f2:-?}) do not follow domain 1's (${f1:-?} + ${n1:-?})"
   refuse 'FAILED|PANIC|EXCEPTION|crashed' "nothing went wrong"
 elif [[ -n $guest ]]; then
+  if [[ -n $iso ]]; then
+    expect '^pvmmu-hv: x86-64 paravirtual-MMU hypervisor \(Multiboot 2\)$' "GRUB loaded it by Multiboot 2"
+    expect '^memory map \(multiboot2, [0-9]+ entries\):$' "the Multiboot 2 memory map"
+  fi
   expect '^domain 1: [0-9]+ frames from mfn 0x[0-9a-f]+, virt_base 0x8000000000, entry 0x' "the guest was loaded"
   expect '^core invariants: ok ' "the core's invariants with the guest's domain built"
   expect '^hello guest: running in ring 3$' "the guest's console_io output"

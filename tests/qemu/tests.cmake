@@ -49,3 +49,19 @@ add_test(NAME qemu_config_two_domains
   COMMAND pvmmu-run --accel tcg --timeout 100 --config ${_qemu_dir}/configs/atomic-ad.cfg
           --config ${_qemu_dir}/configs/tlb.cfg)
 set_tests_properties(qemu_config_two_domains PROPERTIES LABELS qemu TIMEOUT 120)
+
+# The same image from an ISO (BIOS -> GRUB 2 -> Multiboot 2) that
+# tools/make-iso.sh (./pvmmu iso) makes, with hello-guest as its module.
+find_program(PVMMU_GRUB_MKRESCUE grub-mkrescue)
+if(PVMMU_GRUB_MKRESCUE)
+  set(_iso ${CMAKE_CURRENT_BINARY_DIR}/hello.iso)
+  add_custom_command(OUTPUT ${_iso}
+    COMMAND ${PROJECT_SOURCE_DIR}/tools/make-iso.sh ${_iso} $<TARGET_FILE:pvmmu-hv>
+            "$<TARGET_FILE:hello-guest> vcpus=2"
+    DEPENDS pvmmu-hv hello-guest ${PROJECT_SOURCE_DIR}/tools/make-iso.sh
+    COMMENT "Making the GRUB ISO of the QEMU test")
+  add_custom_target(pvmmu_test_iso ALL DEPENDS ${_iso})
+  pvmmu_qemu_test(qemu_iso_hello --cpus 2 --iso ${_iso} --guest $<TARGET_FILE:hello-guest> --expect poweroff)
+else()
+  message(STATUS "grub-mkrescue not found: the ISO boot test (qemu_iso_hello) is not registered")
+endif()

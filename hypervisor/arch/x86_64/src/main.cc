@@ -194,15 +194,15 @@ void report_core()
 using namespace pvmmu::x86;
 
 // From boot32.S: 64-bit mode on the boot tables and the boot stack.
-extern "C" [[noreturn]] void bsp_main(uint32_t mb_info)
+extern "C" [[noreturn]] void bsp_main(uint32_t mb_info, uint32_t mb_magic)
 {
     percpu_early_bsp();
     console_init();
-    printk("\npvmmu-hv: x86-64 paravirtual-MMU hypervisor (Multiboot 1)\n");
+    printk("\npvmmu-hv: x86-64 paravirtual-MMU hypervisor (Multiboot %c)\n", mb_magic == MB2_BOOT_MAGIC ? '2' : '1');
     idt_init();
     idt_load();
 
-    if (multiboot_parse(mb_info, g_boot) != 0) {
+    if (multiboot_parse(mb_info, mb_magic, g_boot) != 0) {
         printk("pvmmu: FAILED: the loader passed no memory map\n");
         hv_exit(HV_EXIT_FAILURE);
     }

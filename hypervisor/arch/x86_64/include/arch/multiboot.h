@@ -36,12 +36,14 @@ struct BootInfo {
     // the image with its bss, the info structure, command line and modules.
     uint64_t loader_end = 0;
     uint64_t ram_top = 0;     // end of the highest usable region
+    bool multiboot2 = false;  // the loader was a Multiboot 2 one (GRUB's multiboot2)
     uint64_t usable_bytes = 0;
 };
 
 // 0, or -1 when the loader passed no memory map (flags bit 6), which leaves
 // the hypervisor nothing to manage.
-int multiboot_parse(uint32_t info_phys, BootInfo& out);
+// `magic`: EAX at entry, MB1_BOOT_MAGIC or MB2_BOOT_MAGIC (boot_defs.h).
+int multiboot_parse(uint32_t info_phys, uint32_t magic, BootInfo& out);
 void memory_map_print(const BootInfo& bi);
 
 // True when `key` appears as a word of the command line ("key" or "key=...").
