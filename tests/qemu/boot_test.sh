@@ -126,6 +126,7 @@ elif [[ -n $guest ]]; then
   if [[ $expect == poweroff ]]; then
     ((rc == 65)) || fail "QEMU exit status $rc, expected 65 (domain shut down: poweroff)"
     expect '^hello guest: all checks passed$' "every check of the guest passed"
+    expect '^hello guest: through the console ring$' "the console ring was printed"
     expect '^pvmmu: domain 1 shut down \(poweroff\) by vCPU 0$' "the shutdown was reported"
     refuse 'FAILED|PANIC|EXCEPTION' "nothing went wrong"
   else

@@ -11,6 +11,7 @@
 #include <atomic>
 
 #include <pvmmu/abi.h>
+#include <xen/io/console.h>
 
 namespace pvmmu::x86 {
 
@@ -32,8 +33,13 @@ struct GuestDomain {
     Domain dom;
     DomainLayout layout;
     VcpuArch vcpu[kMaxVcpus];
-    shared_info_t* shared = nullptr;   // the domain's shared_info page (direct map)
+    shared_info_t* shared = nullptr;         // the domain's shared_info page (direct map)
+    xencons_interface* console = nullptr;    // its console ring (start_info.console.domU)
 };
+
+// The event channel of the console ring (start_info.console.domU.evtchn):
+// EVTCHNOP_send on it makes the hypervisor print what the ring holds.
+inline constexpr evtchn_port_t kConsolePort = 1;
 
 inline VcpuArch& arch(Vcpu& v) { return *static_cast<VcpuArch*>(v.platform_data); }
 inline GuestDomain& guest_domain(Vcpu& v) { return *reinterpret_cast<GuestDomain*>(v.domain); }
@@ -55,6 +61,7 @@ long do_set_callbacks(Vcpu& v, TrapFrame& f);
 long do_callback_op(Vcpu& v, TrapFrame& f);
 long do_stack_switch(Vcpu& v, TrapFrame& f);
 long do_vcpu_op(Vcpu& v, TrapFrame& f);   // guest_vcpu.cc
+long do_event_channel_op(Vcpu& v, TrapFrame& f);   // guest_hypercalls.cc
 
 // Builds domain `id` from the ELF image [file, file + size) with nr_frames
 // frames and nr_vcpus vCPUs (vCPU i on CPU first_cpu + i), loads it and
