@@ -5,6 +5,9 @@
 // A program that crashes, prints no result, exits with a status other than its
 // result's, or outlives --timeout gives 6 (it is killed, so a hung guest never
 // hangs the runner). Several programs: the worst code. Usage errors: 2.
+// --platform qemu boots the bare-metal hypervisor under QEMU with the test's
+// guest kernel (guest/platform/xenpv) as a Multiboot module; QEMU's exit
+// status carries the domain's shutdown reason (docs/boot.md "Exit codes").
 #include <cerrno>
 #include <chrono>
 #include <csignal>
@@ -14,6 +17,8 @@
 #include <string>
 #include <vector>
 
+#include "xl_config.h"
+
 #include <poll.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -22,7 +27,8 @@ namespace {
 
 struct Program {
     const char* name;
-    const char* path;
+    const char* path;     // the sim program
+    const char* kernel;   // the guest kernel for the bare-metal hypervisor
 };
 
 const Program kPrograms[] = {
@@ -31,18 +37,26 @@ const Program kPrograms[] = {
 
 constexpr int kCrashed = 6;
 
+// QEMU's exit status when the last domain shut down with SHUTDOWN_poweroff
+// (isa-debug-exit code 0x20: status (0x20 << 1) | 1; boot_defs.h).
+constexpr int kQemuPoweroff = 65;
+
 struct Options {
     std::string platform = "sim";
+    std::string accel;  // qemu: kvm or tcg; empty: kvm when /dev/kvm is usable
     std::string cpus;   // empty: the program's default
     double timeout_s = 60;
     bool quiet = false;
     std::vector<std::string> names;
+    std::vector<std::string> configs;   // --config: xl.cfg files, one domain each
 };
 
 void usage(FILE* f)
 {
     std::fprintf(f,
-        "usage: pvmmu-run [--platform sim] [--cpus N] [--timeout SECONDS] [--quiet] NAME...\n"
+        "usage: pvmmu-run [--platform sim|qemu] [--accel kvm|tcg] [--cpus N] [--timeout SECONDS]\n"
+        "                 [--quiet] NAME...\n"
+        "       pvmmu-run [--accel kvm|tcg] [--timeout SECONDS] [--quiet] --config FILE...\n"
         "       pvmmu-run --list\n"
         "\n"
         "Runs the guest programs NAME... (guest/tests/<NAME>/) one after the other and\n"
@@ -51,10 +65,20 @@ void usage(FILE* f)
         "  6 crashed, timed out, printed no `Test result:` line last, or exited with\n"
         "    another status than that line's; 2 usage error.\n"
         "\n"
-        "  --platform P     where the guest runs; only `sim` (the simulated machine) so far\n"
+        "  --platform P     where the guest runs: `sim` (the simulated machine, default) or\n"
+        "                   `qemu` (the bare-metal hypervisor under qemu-system-x86_64, one\n"
+        "                   CPU per vCPU; tests needing a second domain, a policy, or a TLB or\n"
+        "                   walker property x86 lacks skip)\n"
+        "  --accel A        qemu: kvm or tcg (default: kvm when /dev/kvm is usable)\n"
         "  --cpus N         vCPUs of the guest's domain (default: the test's own)\n"
         "  --timeout S      kill a program after S seconds (default 60)\n"
         "  --quiet          do not echo the guest console, only one line per program\n"
+        "  --config FILE    boot the domains described by xl.cfg files (Xen's syntax, read\n"
+        "                   with libxlutil: name, vcpus, memory in MiB, kernel = a guest\n"
+        "                   kernel or a guest program's name, extra = more module words)\n"
+        "                   together on the bare-metal hypervisor, one CPU per vCPU;\n"
+        "                   exit 0 when the last domain powers off (or by the last\n"
+        "                   `Test result:` line, if one is printed), else 6\n"
         "  --list           list the programs with their titles\n"
         "  NAME may be `all` for every program.\n");
 }
@@ -81,8 +105,14 @@ int code_of(const std::string& last)
 }
 
 // Runs argv with stdout+stderr captured; echo (unless quiet) and keep the last
-// line. Returns the exit code by the rules above; `why` explains a 6.
-int run_one(const std::vector<std::string>& args, const Options& o, std::string& why)
+// line (on qemu: the last `Test result:` line, the hypervisor reports the
+// shutdown after it). `expect_status`: the exit status that goes with a
+// result (-1: the result's own code, as a sim program exits). A run that need
+// not print a result (--config, several domains) is judged by expect_status
+// and the worst `Test result:` line, if any. Returns the exit code by the
+// rules above; `why` explains a 6.
+int run_one(const std::vector<std::string>& args, const Options& o, int expect_status, bool need_result,
+            std::string& why)
 {
     int fds[2];
     if (pipe(fds) != 0) {
@@ -112,6 +142,7 @@ int run_one(const std::vector<std::string>& args, const Options& o, std::string&
 
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(o.timeout_s);
     std::string line, last;
+    int worst = 0;   // of every `Test result:` line
     bool timed_out = false;
     char buf[4096];
     for (;;) {
@@ -128,12 +159,14 @@ int run_one(const std::vector<std::string>& args, const Options& o, std::string&
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) break;   // EOF: the program (and its threads) are gone
         for (ssize_t i = 0; i < n; ++i) {
+            if (buf[i] == '\r') continue;   // the serial console's line ends
             if (buf[i] != '\n') {
                 line += buf[i];
                 continue;
             }
             if (!o.quiet) std::printf("%s\n", line.c_str());
-            last = line;
+            if (expect_status < 0 || line.rfind("Test result: ", 0) == 0) last = line;
+            if (line.rfind("Test result: ", 0) == 0 && code_of(line) > worst) worst = code_of(line);
             line.clear();
         }
         std::fflush(stdout);
@@ -155,35 +188,121 @@ int run_one(const std::vector<std::string>& args, const Options& o, std::string&
         why = std::string("killed by signal ") + strsignal(WTERMSIG(status));
         return kCrashed;
     }
+    if (!need_result && WIFEXITED(status) && WEXITSTATUS(status) == expect_status) return worst;
     const int code = code_of(last);
     if (code == kCrashed) {
         why = "no `Test result:` line at the end of the console";
         return code;
     }
     // A sim program exits with its result's code; anything else happened after
-    // the result line (a crash in teardown, a sanitizer's report at exit).
-    if (WIFEXITED(status) && WEXITSTATUS(status) != code) {
+    // the result line (a crash in teardown, a sanitizer's report at exit). On
+    // qemu the domain must have powered off after its result.
+    const int want = expect_status < 0 ? code : expect_status;
+    if (WIFEXITED(status) && WEXITSTATUS(status) != want) {
         why = "exit status " + std::to_string(WEXITSTATUS(status)) + " after `" + last + "`";
         return kCrashed;
     }
     return code;
 }
 
-std::string title_of(const Program& p)
+// What a test asks of its platform (TestConfig), as its sim program's
+// --info prints it.
+struct TestInfo {
+    std::string title;
+    unsigned cpus = 1;
+    unsigned long frames = 4096;
+    unsigned long deny = 0;
+    bool second_domain = false;
+    bool tlb_caches_invalid = false, coherent_walker = true;
+};
+
+TestInfo info_of(const Program& p)
 {
     std::string cmd = std::string("'") + p.path + "' --info 2>/dev/null";
+    TestInfo t;
     FILE* f = popen(cmd.c_str(), "r");
-    if (!f) return "";
+    if (!f) return t;
     char buf[512];
-    std::string title;
     while (std::fgets(buf, sizeof(buf), f)) {
-        if (std::strncmp(buf, "title: ", 7) == 0) {
-            title = buf + 7;
-            if (!title.empty() && title.back() == '\n') title.pop_back();
-        }
+        std::string l = buf;
+        if (!l.empty() && l.back() == '\n') l.pop_back();
+        auto value = [&](const char* key) -> const char* {
+            const size_t n = std::strlen(key);
+            return l.compare(0, n, key) == 0 ? l.c_str() + n : nullptr;
+        };
+        if (const char* v = value("title: ")) t.title = v;
+        if (const char* v = value("cpus: ")) t.cpus = unsigned(std::strtoul(v, nullptr, 0));
+        if (const char* v = value("frames: ")) t.frames = std::strtoul(v, nullptr, 0);
+        if (const char* v = value("deny: ")) t.deny = std::strtoul(v, nullptr, 0);
+        if (const char* v = value("second_domain: ")) t.second_domain = std::strtoul(v, nullptr, 0) != 0;
+        if (const char* v = value("tlb_caches_invalid: ")) t.tlb_caches_invalid = std::strtoul(v, nullptr, 0) != 0;
+        if (const char* v = value("coherent_walker: ")) t.coherent_walker = std::strtoul(v, nullptr, 0) != 0;
     }
     pclose(f);
-    return title;
+    return t;
+}
+
+bool kvm_usable() { return access("/dev/kvm", R_OK | W_OK) == 0; }
+
+// A domain for the bare-metal hypervisor: a Multiboot module whose string
+// carries its size and vCPU count (docs/abi.md §10).
+struct QemuDomain {
+    std::string kernel, extra;
+    unsigned long vcpus = 1, frames = 4096;
+};
+
+// The QEMU command that boots the hypervisor with these domains: one CPU per
+// vCPU, the hypervisor's own memory and the domains', with room to spare.
+std::vector<std::string> qemu_args(const std::vector<QemuDomain>& doms, const Options& o)
+{
+    unsigned long cpus = 0, frames = 0;
+    std::string modules;
+    for (const QemuDomain& d : doms) {
+        cpus += d.vcpus;
+        frames += d.frames;
+        if (!modules.empty()) modules += ",";
+        modules += d.kernel + " vcpus=" + std::to_string(d.vcpus) + " frames=" + std::to_string(d.frames);
+        if (!d.extra.empty()) modules += " " + d.extra;
+    }
+    const std::string accel = o.accel.empty() ? (kvm_usable() ? "kvm" : "tcg") : o.accel;
+    return {"/usr/bin/env", "qemu-system-x86_64", "-accel", accel, "-machine", "pc",
+            "-smp", std::to_string(cpus), "-m", std::to_string(128 + frames * 4096 / (1024 * 1024)),
+            "-kernel", PVMMU_HV_IMAGE, "-initrd", modules,
+            "-display", "none", "-serial", "stdio", "-monitor", "none", "-no-reboot",
+            "-device", "isa-debug-exit,iobase=0xf4,iosize=0x04"};
+}
+
+const char* word_of(int code);
+
+// --config: every file one domain, all booted together.
+int run_configs(const Options& o)
+{
+    std::vector<QemuDomain> doms;
+    for (const std::string& path : o.configs) {
+        pvmmu::run::DomainConfig c;
+        std::string err;
+        if (!pvmmu::run::read_xl_config(path, c, err)) {
+            std::fprintf(stderr, "pvmmu-run: %s\n", err.c_str());
+            return 2;
+        }
+        QemuDomain d;
+        d.kernel = find(c.kernel) ? find(c.kernel)->kernel : c.kernel;
+        if (d.kernel.find_first_of(", ") != std::string::npos || access(d.kernel.c_str(), R_OK) != 0) {
+            std::fprintf(stderr, "pvmmu-run: %s: kernel '%s': not a guest program, nor a readable file "
+                                 "without ',' or ' ' in its path\n", path.c_str(), c.kernel.c_str());
+            return 2;
+        }
+        d.extra = c.extra;
+        d.vcpus = unsigned(c.vcpus);
+        d.frames = static_cast<unsigned long>(c.memory) * 256;
+        std::printf("pvmmu-run: domain %zu: %s: kernel %s, %ld vCPUs, %ld MiB\n", doms.size() + 1,
+                    c.name.c_str(), d.kernel.c_str(), c.vcpus, c.memory);
+        doms.push_back(d);
+    }
+    std::string why;
+    const int code = run_one(qemu_args(doms, o), o, kQemuPoweroff, false, why);
+    std::printf("pvmmu-run: %s (exit %d)%s%s\n", word_of(code), code, why.empty() ? "" : ": ", why.c_str());
+    return code;
 }
 
 const char* word_of(int code)
@@ -221,6 +340,10 @@ int main(int argc, char** argv)
             o.quiet = true;
         } else if (a == "--platform") {
             o.platform = value("--platform");
+        } else if (a == "--accel") {
+            o.accel = value("--accel");
+        } else if (a == "--config") {
+            o.configs.push_back(value("--config"));
         } else if (a == "--cpus") {
             o.cpus = value("--cpus");
             char* end = nullptr;
@@ -246,13 +369,23 @@ int main(int argc, char** argv)
             o.names.push_back(a);
         }
     }
-    if (o.platform != "sim") {
-        std::fprintf(stderr, "pvmmu-run: platform '%s' is not available; the only one is 'sim'\n",
-                     o.platform.c_str());
+    if (o.platform != "sim" && o.platform != "qemu") {
+        std::fprintf(stderr, "pvmmu-run: no platform '%s'; there are 'sim' and 'qemu'\n", o.platform.c_str());
         return 2;
     }
+    if (!o.accel.empty() && o.accel != "kvm" && o.accel != "tcg") {
+        std::fprintf(stderr, "pvmmu-run: --accel takes kvm or tcg\n");
+        return 2;
+    }
+    if (!o.configs.empty()) {
+        if (!o.names.empty()) {
+            std::fprintf(stderr, "pvmmu-run: --config and program names do not mix\n");
+            return 2;
+        }
+        return run_configs(o);
+    }
     if (list) {
-        for (const Program& p : kPrograms) std::printf("%-28s %s\n", p.name, title_of(p).c_str());
+        for (const Program& p : kPrograms) std::printf("%-28s %s\n", p.name, info_of(p).title.c_str());
         return 0;
     }
     if (o.names.empty()) {
@@ -270,13 +403,31 @@ int main(int argc, char** argv)
     for (const auto& n : o.names) {
         const Program& p = *find(n);
         std::vector<std::string> args{p.path};
-        if (!o.cpus.empty()) {
+        int expect_status = -1;
+        std::string why;
+        int code = -1;
+        if (o.platform == "qemu") {
+            const TestInfo t = info_of(p);
+            if (t.second_domain || t.deny) {
+                why = "needs a second domain or a policy, which the bare-metal runner does not set up yet";
+                code = 3;
+            } else if (t.tlb_caches_invalid || !t.coherent_walker) {
+                // x86 TLBs hold no not-present translation; its walkers are coherent.
+                why = "tests a platform property (SPEC §5) that x86 does not have";
+                code = 3;
+            }
+            QemuDomain d;
+            d.kernel = p.kernel;
+            d.vcpus = o.cpus.empty() ? t.cpus : unsigned(std::strtoul(o.cpus.c_str(), nullptr, 10));
+            d.frames = t.frames;
+            args = qemu_args({d}, o);
+            expect_status = kQemuPoweroff;
+        } else if (!o.cpus.empty()) {
             args.push_back("--cpus");
             args.push_back(o.cpus);
         }
         const auto t0 = std::chrono::steady_clock::now();
-        std::string why;
-        const int code = run_one(args, o, why);
+        if (code < 0) code = run_one(args, o, expect_status, true, why);
         const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         std::printf("pvmmu-run: %s: %s (exit %d) in %.1f s%s%s\n", n.c_str(), word_of(code), code, s,
                     why.empty() ? "" : ": ", why.c_str());

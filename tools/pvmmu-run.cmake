@@ -1,14 +1,20 @@
 # pvmmu-run (included from tools/CMakeLists.txt): runs guest programs
 # (`./pvmmu run`). The programs it knows are the guest tests
-# (guest/tests/CMakeLists.txt), compiled in as name -> binary.
+# (guest/tests/CMakeLists.txt), compiled in as name -> sim binary, guest
+# kernel for the bare-metal hypervisor (guest/platform/xenpv).
 get_property(_guest_tests GLOBAL PROPERTY PVMMU_GUEST_TESTS)
 set(_inc "")
 foreach(_t ${_guest_tests})
-  string(APPEND _inc "{\"${_t}\", \"$<TARGET_FILE:guest-${_t}>\"},\n")
+  string(APPEND _inc "{\"${_t}\", \"$<TARGET_FILE:guest-${_t}>\", \"$<TARGET_FILE:xenpv-${_t}>\"},\n")
 endforeach()
 file(GENERATE OUTPUT ${CMAKE_CURRENT_BINARY_DIR}/pvmmu-run-programs.inc CONTENT "${_inc}")
-add_executable(pvmmu-run pvmmu-run.cc)
+add_executable(pvmmu-run pvmmu-run.cc xl_config.cc)
+# --config: domains in xl.cfg syntax, parsed by Xen's libxlutil (libxen-dev).
+target_link_libraries(pvmmu-run PRIVATE xlutil)
 target_include_directories(pvmmu-run PRIVATE ${CMAKE_CURRENT_BINARY_DIR})
+# --platform qemu boots the hypervisor image with the test's guest kernel.
+target_compile_definitions(pvmmu-run PRIVATE PVMMU_HV_IMAGE="$<TARGET_FILE:pvmmu-hv>")
+add_dependencies(pvmmu-run pvmmu-hv)
 foreach(_t ${_guest_tests})
-  add_dependencies(pvmmu-run guest-${_t})
+  add_dependencies(pvmmu-run guest-${_t} xenpv-${_t})
 endforeach()

@@ -13,8 +13,8 @@ namespace pvmmu::guest {
 int Guest::init(Cpu& boot, const BootInfo& bi)
 {
     boot_ = bi;
-    if (bi.nr_pt_frames >= bi.nr_frames || !frames_.init(Gpfn{bi.nr_pt_frames}, Gpfn{bi.nr_frames}))
-        return -XEN_EINVAL;
+    const uint64_t first = bi.first_free > bi.nr_pt_frames ? bi.first_free : bi.nr_pt_frames;
+    if (first >= bi.nr_frames || !frames_.init(Gpfn{first}, Gpfn{bi.nr_frames})) return -XEN_EINVAL;
     if (int rc = attach(boot)) return rc;
     return detect_features(boot);
 }

@@ -161,4 +161,28 @@ TEST_F(ValidationTest, FailedValidationCanBeRetriedOnceTheTableIsFixed)
 }
 
 } // namespace
+// Bare metal keeps its own L4 entries in the reserved slots of every validated
+// guest L4 (Platform::reserved_l4_entry); they go in at validation and come out
+// at devalidation, so the frame can be validated again (and never shows them
+// once it is writable to the guest).
+TEST_F(ValidationTest, ValidatedL4HoldsThePlatformsReservedEntriesUntilDevalidated)
+{
+    constexpr uint64_t kHvEntry = 0x1234000 | P | RW | A;   // no US: ring 3 cannot use it
+    m.platform().reserved_l4[257] = kHvEntry;
+    make_read_only(700);
+    table(lay.mfn(700))[1] = map(l3(), kTableLinkFlags);
+    unsigned done = 99;
+    ASSERT_EQ(mmuext({op_mfn(MMUEXT_PIN_L4_TABLE, lay.mfn(700))}, &done), 0);
+    EXPECT_EQ(table(lay.mfn(700))[257], kHvEntry);
+    for (unsigned i = 256; i <= 271; ++i) {
+        if (i != 257) {
+            EXPECT_EQ(table(lay.mfn(700))[i], 0u) << "slot " << i;
+        }
+    }
+    ASSERT_EQ(mmuext({op_mfn(MMUEXT_UNPIN_TABLE, lay.mfn(700))}, &done), 0);
+    EXPECT_EQ(table(lay.mfn(700))[257], 0u);
+    EXPECT_EQ(mmuext({op_mfn(MMUEXT_PIN_L4_TABLE, lay.mfn(700))}, &done), 0);
+    EXPECT_EQ(table(lay.mfn(700))[257], kHvEntry);
+}
+
 } // namespace pvmmu::test

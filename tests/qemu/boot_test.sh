@@ -2,6 +2,8 @@
 # Boots pvmmu-hv under QEMU (TCG) and checks what its console says.
 #
 #   boot_test.sh --image PATH [--cpus N] [--mem MIB] [--timeout S] [--selftest trap|overflow|badmap]
+#                [--guest KERNEL [--domains N] --expect poweroff|crash|bad-iret|bad-stack|isolation]
+#                [--iso ISO --guest KERNEL --expect poweroff]
 #
 # A normal boot must: end QEMU through isa-debug-exit with HV_EXIT_SUCCESS
 # (status 33, arch/boot_defs.h); announce every CPU once ("cpu K online" for
@@ -17,12 +19,25 @@
 # page, a user page and a lower-half page before its invariant check, which
 # must name all three and end with HV_EXIT_FAILURE (35) — the check is shown
 # to catch what it looks for.
+# --guest KERNEL passes a guest kernel as a Multiboot module (QEMU -initrd):
+# the hypervisor runs it as domain 1 in ring 3. --expect poweroff: the guest
+# (tests/qemu/hello_guest) must print that all its checks passed and shut
+# down with SHUTDOWN_poweroff (status 65); --expect crash: the guest's ud2,
+# with no trap table, must be reported and end the domain as a crash (71);
+# bad-iret / bad-stack: an iret to a non-canonical RIP, or an exception whose
+# bounce frame cannot be written, must crash the domain (71), not the
+# hypervisor. The domain gets one vCPU per CPU (vcpus=N). --domains N boots
+# the kernel N times, one vCPU each; --expect isolation: every domain's
+# attempts on the others' frames are refused (tests/qemu/isolation_guest),
+# domain 2's frames follow domain 1's, and all power off (65). --iso boots
+# the ISO tools/make-iso.sh made (BIOS, GRUB, Multiboot 2) instead of
+# -kernel; the hypervisor must say it was loaded by Multiboot 2.
 #
 # Exit: 0 pass, 1 fail (also when QEMU hangs: it runs under `timeout`),
 # 77 skip — only when qemu-system-x86_64 is not installed.
 set -uo pipefail
 
-image='' cpus=4 mem=256 limit=60 selftest=''
+image='' cpus=4 mem=256 limit=60 selftest='' guest='' expect='' domains=1 iso=''
 while (($#)); do
   case $1 in
     --image) image=$2; shift ;;
@@ -30,6 +45,10 @@ while (($#)); do
     --mem) mem=$2; shift ;;
     --timeout) limit=$2; shift ;;
     --selftest) selftest=$2; shift ;;
+    --guest) guest=$2; shift ;;
+    --expect) expect=$2; shift ;;
+    --domains) domains=$2; shift ;;
+    --iso) iso=$2; shift ;;
     *) echo "boot_test.sh: unknown option '$1'" >&2; exit 2 ;;
   esac
   shift
@@ -49,9 +68,20 @@ log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 append=()
 [[ -n $selftest ]] && append=(-append "selftest=$selftest")
+if [[ -n $guest ]]; then
+  if ((domains == 1)); then
+    append+=(-initrd "$guest" -append "vcpus=$cpus")
+  else
+    mods="$guest vcpus=1"
+    for ((d = 1; d < domains; d++)); do mods+=",$guest vcpus=1"; done
+    append+=(-initrd "$mods")
+  fi
+fi
 
 # -no-reboot: a triple fault ends QEMU instead of looping through resets.
-cmd=("$QEMU" -accel tcg -machine pc -smp "$cpus" -m "$mem" -kernel "$image" "${append[@]}"
+boot=(-kernel "$image" "${append[@]}")
+[[ -n $iso ]] && boot=(-cdrom "$iso")
+cmd=("$QEMU" -accel tcg -machine pc -smp "$cpus" -m "$mem" "${boot[@]}"
      -display none -serial stdio -monitor none -no-reboot
      -device isa-debug-exit,iobase=0xf4,iosize=0x04)
 echo "running: ${cmd[*]}"
@@ -72,7 +102,45 @@ if ((rc == 124 || rc == 137)); then
   fail "QEMU did not end within ${limit}s: the boot hung (last console line above)"
 fi
 
-if [[ $selftest == trap ]]; then
+if [[ $expect == isolation ]]; then
+  ((rc == 65)) || fail "QEMU exit status $rc, expected 65 (the last domain powered off)"
+  n=$(grep -c '^isolation guest: all checks passed$' "$log")
+  ((n == domains)) || fail "$n domains passed their checks, expected $domains"
+  for ((d = 1; d <= domains; d++)); do
+    expect "^pvmmu: domain $d shut down \\(poweroff\\) by vCPU 0$" "domain $d powered off"
+  done
+  # Domain 2's frames right after domain 1's: the frames each domain tried
+  # just past its ends are the other's.
+  read -r f1 n1 < <(sed -nE 's/^domain 1: ([0-9]+) frames from mfn (0x[0-9a-f]+),.*/\2 \1/p' "$log")
+  read -r f2 _ < <(sed -nE 's/^domain 2: ([0-9]+) frames from mfn (0x[0-9a-f]+),.*/\2 \1/p' "$log")
+  [[ -n ${f1:-} && -n ${f2:-} ]] && (( f2 == f1 + n1 )) || fail "domain 2's frames (${f2:-?}) do not follow domain 1's (${f1:-?} + ${n1:-?})"
+  refuse 'FAILED|PANIC|EXCEPTION|crashed' "nothing went wrong"
+elif [[ -n $guest ]]; then
+  if [[ -n $iso ]]; then
+    expect '^pvmmu-hv: x86-64 paravirtual-MMU hypervisor \(Multiboot 2\)$' "GRUB loaded it by Multiboot 2"
+    expect '^memory map \(multiboot2, [0-9]+ entries\):$' "the Multiboot 2 memory map"
+  fi
+  expect '^domain 1: [0-9]+ frames from mfn 0x[0-9a-f]+, virt_base 0x8000000000, entry 0x' "the guest was loaded"
+  expect '^core invariants: ok ' "the core's invariants with the guest's domain built"
+  expect '^hello guest: running in ring 3$' "the guest's console_io output"
+  if [[ $expect == poweroff ]]; then
+    ((rc == 65)) || fail "QEMU exit status $rc, expected 65 (domain shut down: poweroff)"
+    expect '^hello guest: all checks passed$' "every check of the guest passed"
+    expect '^hello guest: through the console ring$' "the console ring was printed"
+    expect '^pvmmu: domain 1 shut down \(poweroff\) by vCPU 0$' "the shutdown was reported"
+    refuse 'FAILED|PANIC|EXCEPTION' "nothing went wrong"
+  else
+    ((rc == 71)) || fail "QEMU exit status $rc, expected 71 (domain shut down: crash)"
+    case $expect in
+      crash) why='exception in the guest: vector 6 \(#UD invalid opcode\), error code 0x0, rip 0x80002' ;;
+      bad-iret) why='iret: bad frame: ' ;;
+      bad-stack) why='exception in the guest: vector 6 \(#UD invalid opcode\), error code 0x0, rip 0x80002[0-9a-f]+, rsp 0xffff830000100000' ;;
+    esac
+    expect "^pvmmu: domain 1 vCPU 0 crashed: $why" "the guest's fault was reported as a crash"
+    expect '^pvmmu: domain 1 shut down \(crash\) by vCPU 0$' "the crash ended the domain"
+    refuse 'PANIC|EXCEPTION' "the hypervisor itself did not fail"
+  fi
+elif [[ $selftest == trap ]]; then
   ((rc == 37)) || fail "QEMU exit status $rc, expected 37 (HV_EXIT_PANIC)"
   expect '^selftest: raising #UD$' "the self-test ran"
   expect '^EXCEPTION on cpu 0: vector 6 \(#UD invalid opcode\), error code 0x0$' "the exception was reported"

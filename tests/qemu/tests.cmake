@@ -25,3 +25,43 @@ pvmmu_qemu_test(qemu_boot_smp1 --cpus 1)
 pvmmu_qemu_test(qemu_boot_exception --cpus 2 --selftest trap)
 pvmmu_qemu_test(qemu_boot_stack_overflow --cpus 1 --selftest overflow)
 pvmmu_qemu_test(qemu_boot_invariant_violation --cpus 2 --selftest badmap)
+
+# Guest kernels in ring 3 (label qemu): the hypervisor loads a guest passed as
+# a Multiboot module (-initrd) and ends the run with the domain's shutdown
+# reason (boot_defs.h HV_EXIT_SHUTDOWN: poweroff 65, crash 71).
+include(${PROJECT_SOURCE_DIR}/guest/platform/xenpv/xenpv.cmake)
+pvmmu_xenpv_guest(hello-guest SOURCES ${_qemu_dir}/hello_guest/main.cc INCLUDES ${_qemu_dir})
+pvmmu_xenpv_guest(crash-guest SOURCES ${_qemu_dir}/hello_guest/main.cc INCLUDES ${_qemu_dir} DEFINES HELLO_CRASH)
+pvmmu_xenpv_guest(bad-iret-guest SOURCES ${_qemu_dir}/hello_guest/main.cc INCLUDES ${_qemu_dir} DEFINES HELLO_BAD_IRET)
+pvmmu_xenpv_guest(bad-stack-guest SOURCES ${_qemu_dir}/hello_guest/main.cc INCLUDES ${_qemu_dir} DEFINES HELLO_BAD_STACK)
+pvmmu_xenpv_guest(isolation-guest SOURCES ${_qemu_dir}/isolation_guest/main.cc INCLUDES ${_qemu_dir})
+add_dependencies(pvmmu-hv hello-guest crash-guest bad-iret-guest bad-stack-guest isolation-guest)
+pvmmu_qemu_test(qemu_guest_hello --cpus 2 --guest $<TARGET_FILE:hello-guest> --expect poweroff)
+pvmmu_qemu_test(qemu_guest_crash --cpus 1 --guest $<TARGET_FILE:crash-guest> --expect crash)
+pvmmu_qemu_test(qemu_guest_bad_iret --cpus 1 --guest $<TARGET_FILE:bad-iret-guest> --expect bad-iret)
+pvmmu_qemu_test(qemu_guest_bad_stack --cpus 1 --guest $<TARGET_FILE:bad-stack-guest> --expect bad-stack)
+pvmmu_qemu_test(qemu_guest_isolation --cpus 2 --guest $<TARGET_FILE:isolation-guest> --domains 2 --expect isolation)
+
+# Two domains described in xl.cfg syntax (read with Xen's libxlutil), each a
+# guest test program with 2 vCPUs, running at once on 4 CPUs: both must
+# report SUCCESS and power off.
+add_test(NAME qemu_config_two_domains
+  COMMAND pvmmu-run --accel tcg --timeout 100 --config ${_qemu_dir}/configs/atomic-ad.cfg
+          --config ${_qemu_dir}/configs/tlb.cfg)
+set_tests_properties(qemu_config_two_domains PROPERTIES LABELS qemu TIMEOUT 120)
+
+# The same image from an ISO (BIOS -> GRUB 2 -> Multiboot 2) that
+# tools/make-iso.sh (./pvmmu iso) makes, with hello-guest as its module.
+find_program(PVMMU_GRUB_MKRESCUE grub-mkrescue)
+if(PVMMU_GRUB_MKRESCUE)
+  set(_iso ${CMAKE_CURRENT_BINARY_DIR}/hello.iso)
+  add_custom_command(OUTPUT ${_iso}
+    COMMAND ${PROJECT_SOURCE_DIR}/tools/make-iso.sh ${_iso} $<TARGET_FILE:pvmmu-hv>
+            "$<TARGET_FILE:hello-guest> vcpus=2"
+    DEPENDS pvmmu-hv hello-guest ${PROJECT_SOURCE_DIR}/tools/make-iso.sh
+    COMMENT "Making the GRUB ISO of the QEMU test")
+  add_custom_target(pvmmu_test_iso ALL DEPENDS ${_iso})
+  pvmmu_qemu_test(qemu_iso_hello --cpus 2 --iso ${_iso} --guest $<TARGET_FILE:hello-guest> --expect poweroff)
+else()
+  message(STATUS "grub-mkrescue not found: the ISO boot test (qemu_iso_hello) is not registered")
+endif()

@@ -63,6 +63,8 @@ struct BootInfo {
     Mfn first_mfn{0};            // the domain's frames are [first_mfn, first_mfn + nr_frames)
     uint64_t nr_frames = 0;
     uint64_t nr_pt_frames = 0;   // gpfns [0, nr_pt_frames): the builder's tables (L4 at 0)
+    uint64_t first_free = 0;     // the frame allocator starts here (0: at nr_pt_frames); on
+                                 // bare metal the kernel image and boot structures lie below
     uint64_t first_l1 = 0;       // gpfn of the physmap's first L1 (maps gpfns 0..511)
     unsigned nr_vcpus = 1;
     bool tlb_caches_invalid = false;   // a failed walk may be cached (read faults flush)

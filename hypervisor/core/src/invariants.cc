@@ -106,7 +106,8 @@ struct Checker {
         for (uint32_t i = 0; i < kEntriesPerTable; ++i) {
             const Pte p{load_entry(&e[i])};
             if (level == Level::L4 && hv.l4_slot_reserved(i)) {
-                if (p.v) fail(t, i, "hypervisor L4 slot not empty", 0, p.v);
+                const uint64_t want = hv.platform().reserved_l4_entry(i);
+                if (p.v != want) fail(t, i, "hypervisor L4 slot not the platform's entry", want, p.v);
                 continue;
             }
             if (!p.present()) continue;
@@ -120,6 +121,22 @@ struct Checker {
             if (level == Level::L1) l1_target(t, i, self, p);
             else link_target(t, i, self, level, p);
         }
+    }
+
+    // A frame the hypervisor holds writable for itself: a general and a
+    // writable type reference, on a frame of that domain typed writable.
+    void held(Mfn m, DomId self)
+    {
+        if (!valid(m)) {
+            fail(m, kNoIndex, "held frame beyond machine memory", 0, m.v);
+            return;
+        }
+        const FrameInfo& f = hv.frame(m);
+        const uint64_t x = f.type_info.load(std::memory_order_acquire);
+        if (f.owner.load(std::memory_order_acquire) != self || ti::type(x) != PageType::Writable)
+            fail(m, kNoIndex, "held frame not a writable frame of its domain", self, x);
+        ++tally[m.v].general;
+        ++tally[m.v].type;
     }
 
     // A pin or a base pointer: a general and a type reference.
@@ -180,6 +197,7 @@ bool check_invariants(Hypervisor& hv, TallySpan scratch, InvariantReport& r)
             if (v.has_user_table)
                 c.root(v.guest_table_user, id, true, "user base pointer is no validated L4 of its domain");
         }
+        for (unsigned k = 0; k < d->nr_held && k < Domain::kMaxHeld; ++k) c.held(d->held[k], id);
     }
 
     // What each frame's counts say against what was found.

@@ -56,10 +56,12 @@ int validate_table(Hypervisor& hv, Mfn m, Level level)
     // Entries are adjusted only once the whole table is accepted: a failed request
     // changes nothing (SPEC §3). Nobody can write the table while it is being
     // validated (no writable mapping and no type reference exist), so a plain
-    // update is safe. Reserved L4 slots are zero here, hence not present.
+    // update is safe. Reserved L4 slots are zero here and get the platform's
+    // entries (core/platform.h reserved_l4_entry).
     for (i = 0; i < kEntriesPerTable; ++i) {
         const Pte e{load_entry(&t[i])};
-        const Pte a = adjust_guest_entry(e);
+        const bool reserved = level == Level::L4 && hv.l4_slot_reserved(i);
+        const Pte a = reserved ? Pte{hv.platform().reserved_l4_entry(i)} : adjust_guest_entry(e);
         if (a.v != e.v) std::atomic_ref<uint64_t>(t[i]).store(a.v);
     }
     // Walkers must see what was validated, not an older copy of the frame.
@@ -72,8 +74,13 @@ void devalidate_table(Hypervisor& hv, Mfn m, Level level)
     uint64_t* t = hv.mem().table(m);
     for (unsigned i = 0; i < kEntriesPerTable; ++i) {
         const Pte e{load_entry(&t[i])};
-        if (e.present() && !(level == Level::L4 && hv.l4_slot_reserved(i)))
+        if (level == Level::L4 && hv.l4_slot_reserved(i)) {
+            // The frame may become writable to its guest next: no hypervisor
+            // entry stays behind, and a later validation finds the slot empty.
+            if (e.v) std::atomic_ref<uint64_t>(t[i]).store(0);
+        } else if (e.present()) {
             put_entry_refs(hv, level, e);
+        }
     }
 }
 

@@ -2,7 +2,8 @@
  *
  * A Multiboot 1 loader (QEMU -kernel) enters at _start32 in 32-bit protected
  * mode, paging off, flat segments, interrupts off, no stack, EAX = 0x2BADB002,
- * EBX = physical address of the boot information (Multiboot spec §3.2). This
+ * EBX = physical address of the boot information (Multiboot spec §3.2); a
+ * Multiboot 2 loader (GRUB's multiboot2) the same with EAX = 0x36D76289. This
  * code checks that, checks for long mode and NX, builds boot page tables that
  * map the first GiB three times (identity, image slot, direct-map slot),
  * enables PAE, IA-32e mode, NX and paging ("Initializing IA-32e Mode", SDM
@@ -33,6 +34,28 @@ mb1_header:
 	.long __hv_bss_end_phys
 	.long _start32
 
+	.balign 8
+mb2_header:
+	.long MB2_HEADER_MAGIC
+	.long 0                         /* architecture: i386, 32-bit protected mode */
+	.long mb2_header_end - mb2_header
+	.long -(MB2_HEADER_MAGIC + (mb2_header_end - mb2_header))
+	.balign 8
+	.short MB2_TAG_ADDRESS, 0
+	.long 24
+	.long mb2_header
+	.long __hv_load_phys
+	.long __hv_load_end_phys
+	.long __hv_bss_end_phys
+	.balign 8
+	.short MB2_TAG_ENTRY, 0
+	.long 12
+	.long _start32
+	.balign 8
+	.short MB2_TAG_END, 0
+	.long 8
+mb2_header_end:
+
 	.section .boot.text, "ax"
 	.code32
 	.globl _start32
@@ -40,9 +63,12 @@ _start32:
 	cli
 	cld
 	mov $PHYS(boot_stack_top), %esp
+	mov %eax, %esi                  /* the loader's magic, for bsp_main */
 	cmp $MB1_BOOT_MAGIC, %eax
+	je 1f
+	cmp $MB2_BOOT_MAGIC, %eax
 	jne .Lno_multiboot
-	mov %ebx, %edi                  /* info address, for bsp_main */
+1:	mov %ebx, %edi                  /* info address, for bsp_main */
 
 	/* Long mode and NX (CPUID 8000_0001H EDX bits 29, 20); the hypervisor's
 	 * W^X rule needs NX, so no NX is no boot. */
@@ -133,6 +159,7 @@ _start32:
 	 * tables keep: it serves until each CPU loads its own window. */
 	lgdt boot_gdt_ptr64(%rip)
 	mov %edi, %edi                  /* upper halves are undefined after the mode switch */
+	mov %esi, %esi
 	movabs $boot_stack_top, %rsp
 	pushq $0                        /* no return address: ends backtraces */
 	movabs $bsp_main, %rax

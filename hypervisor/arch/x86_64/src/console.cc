@@ -145,6 +145,13 @@ void vprintk(const char* fmt, va_list ap)
     g_lock.unlock();
 }
 
+void console_write(const char* s, size_t n)
+{
+    g_lock.lock(this_cpu_id());
+    for (size_t i = 0; i < n; ++i) putc(s[i]);
+    g_lock.unlock();
+}
+
 void printk(const char* fmt, ...)
 {
     va_list ap;

@@ -71,22 +71,27 @@ void core_cpu_online(CpuId cpu)
 
 bool core_check(InvariantReport& report) { return check_invariants(*g_hv, g_scratch, report); }
 
-int core_build_test_domain(uint64_t nr_frames, DomainLayout& out)
+int core_free_run(uint64_t n, Mfn& first)
 {
-    // The lowest run of nr_frames free frames.
     Hypervisor& hv = *g_hv;
     uint64_t run = 0;
     for (uint64_t m = 0; m < hv.mem().nr_frames; ++m) {
         run = hv.frame(Mfn{m}).owner.load(std::memory_order_relaxed) == kOwnerFree ? run + 1 : 0;
-        if (run == nr_frames) {
-            DomainSpec spec;
-            spec.id = 1;
-            spec.first = Mfn{m + 1 - nr_frames};
-            spec.nr_frames = nr_frames;
-            return build_domain(hv, g_test_domain, spec, out);
+        if (run == n) {
+            first = Mfn{m + 1 - n};
+            return 0;
         }
     }
     return -XEN_ENOMEM;
+}
+
+int core_build_test_domain(uint64_t nr_frames, DomainLayout& out)
+{
+    DomainSpec spec;
+    spec.id = 1;
+    spec.nr_frames = nr_frames;
+    if (int rc = core_free_run(nr_frames, spec.first)) return rc;
+    return build_domain(*g_hv, g_test_domain, spec, out);
 }
 
 } // namespace pvmmu::x86

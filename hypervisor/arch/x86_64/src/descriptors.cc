@@ -37,7 +37,8 @@ void idt_init()
         g_idt[v] = interrupt_gate(trap_stubs[v], ist);
     }
     g_idt[kVectorShootdown] = interrupt_gate(trap_stubs[kNrExceptions], 0);
-    g_idt[kVectorSpurious] = interrupt_gate(trap_stubs[kNrExceptions + 1], 0);
+    g_idt[kVectorKick] = interrupt_gate(trap_stubs[kNrExceptions + 1], 0);
+    g_idt[kVectorSpurious] = interrupt_gate(trap_stubs[kNrExceptions + 2], 0);
 }
 
 void idt_load()

@@ -7,7 +7,9 @@
 #include "arch/boot_alloc.h"
 #include "arch/console.h"
 #include "arch/core_glue.h"
+#include "arch/direct_map.h"
 #include "arch/exit.h"
+#include "arch/guest.h"
 #include "arch/hv_invariants.h"
 #include "arch/lapic.h"
 #include "arch/multiboot.h"
@@ -26,6 +28,7 @@ namespace {
 
 constinit BootInfo g_boot;
 constinit CpuList g_found;
+constinit GuestDomain g_guests[BootInfo::kMaxModules];
 
 // Builds a per-CPU area for every enabled CPU the MADT lists. The boot CPU,
 // whose APIC ID is `bsp_apic`, is CPU 0 whatever its place in the table.
@@ -70,17 +73,9 @@ void report_invariants()
            HV_SLOT_IMAGE, HV_SLOT_DIRECTMAP, s.cpus);
 }
 
-// The linked core at work on this machine: a domain built and validated by
-// it, then the core's own whole-machine invariants over every frame.
-void report_core()
+// The core's own whole-machine invariants over every frame.
+void report_core_invariants()
 {
-    DomainLayout d;
-    if (int rc = core_build_test_domain(256, d)) {
-        printk("core: FAILED: building a test domain: error %d\n", rc);
-        hv_exit(HV_EXIT_FAILURE);
-    }
-    printk("core: domain 1 built by the core: %lu frames from mfn 0x%lx, L4 mfn 0x%lx validated "
-           "and pinned\n", d.nr_frames, d.first.v, d.l4.v);
     InvariantReport r;
     if (!core_check(r)) {
         for (unsigned i = 0; i < r.kept(); ++i)
@@ -90,6 +85,60 @@ void report_core()
     }
     printk("core invariants: ok (%lu frames, %lu tables, %lu entries)\n", r.frames, r.tables,
            r.entries);
+}
+
+// The linked core at work on this machine when there is no guest: a domain
+// built and validated by it, then the core's invariants.
+void report_core()
+{
+    DomainLayout d;
+    if (int rc = core_build_test_domain(256, d)) {
+        printk("core: FAILED: building a test domain: error %d\n", rc);
+        hv_exit(HV_EXIT_FAILURE);
+    }
+    printk("core: domain 1 built by the core: %lu frames from mfn 0x%lx, L4 mfn 0x%lx validated "
+           "and pinned\n", d.nr_frames, d.first.v, d.l4.v);
+    report_core_invariants();
+}
+
+// Each boot module is a guest kernel and becomes a domain: module i is domain
+// i + 1 with "frames=N" frames (default 16384, 64 MiB) and "vcpus=N" vCPUs
+// (default 1), read from the module's string, else from the hypervisor's
+// command line. vCPUs are pinned one per CPU, in module order (domain 1's
+// vCPU 0 on this CPU). The run ends when the last domain shuts down.
+[[noreturn]] void run_guests(unsigned cpus_online)
+{
+    unsigned nr = 0;
+    CpuId next_cpu = 0;
+    for (unsigned i = 0; i < BootInfo::kMaxModules && i < g_boot.nr_modules; ++i) {
+        const BootInfo::Module& m = g_boot.modules[i];
+        if (m.end <= m.start) continue;
+        uint64_t frames = 16384, vcpus = 1;
+        for (const char* cl : {static_cast<const char*>(g_boot.cmdline), m.cmdline}) {
+            (void)cmdline_uint(cl, "frames", frames);
+            (void)cmdline_uint(cl, "vcpus", vcpus);
+        }
+        if (vcpus == 0 || next_cpu + vcpus > cpus_online) {
+            printk("pvmmu: FAILED: domain %u wants vcpus=%lu, but only %u of %u CPUs are left (one per vCPU)\n",
+                   nr + 1, vcpus, cpus_online - next_cpu, cpus_online);
+            hv_exit(HV_EXIT_FAILURE);
+        }
+        printk("domain %u: loading module %u (\"%s\", %lu bytes)\n", nr + 1, i, m.cmdline, m.end - m.start);
+        if (guest_load(DomId(nr + 1), dmap<const uint8_t>(Maddr{m.start}), m.end - m.start, frames,
+                       unsigned(vcpus), next_cpu, g_guests[nr])) {
+            printk("pvmmu: FAILED: domain %u was not built\n", nr + 1);
+            hv_exit(HV_EXIT_FAILURE);
+        }
+        next_cpu += CpuId(vcpus);
+        ++nr;
+    }
+    report_core_invariants();
+    for (unsigned d = nr; d-- > 0;) {
+        Vcpu& v = g_guests[d].dom.vcpus[0];
+        printk("domain %u: starting vCPU 0 on cpu %u\n", d + 1, v.cpu);
+        if (d) (void)vcpu_up(v);
+    }
+    guest_run(g_guests[0].dom.vcpus[0]);
 }
 
 // The rest of boot, on the boot CPU's own per-CPU stack.
@@ -119,6 +168,7 @@ void report_core()
            shootdown_ipis_sent());
 
     report_invariants();
+    if (g_boot.nr_modules) run_guests(online);
     report_core();
 
     if (cmdline_has(g_boot, "selftest=trap")) {
@@ -144,15 +194,15 @@ void report_core()
 using namespace pvmmu::x86;
 
 // From boot32.S: 64-bit mode on the boot tables and the boot stack.
-extern "C" [[noreturn]] void bsp_main(uint32_t mb_info)
+extern "C" [[noreturn]] void bsp_main(uint32_t mb_info, uint32_t mb_magic)
 {
     percpu_early_bsp();
     console_init();
-    printk("\npvmmu-hv: x86-64 paravirtual-MMU hypervisor (Multiboot 1)\n");
+    printk("\npvmmu-hv: x86-64 paravirtual-MMU hypervisor (Multiboot %c)\n", mb_magic == MB2_BOOT_MAGIC ? '2' : '1');
     idt_init();
     idt_load();
 
-    if (multiboot_parse(mb_info, g_boot) != 0) {
+    if (multiboot_parse(mb_info, mb_magic, g_boot) != 0) {
         printk("pvmmu: FAILED: the loader passed no memory map\n");
         hv_exit(HV_EXIT_FAILURE);
     }

@@ -4,6 +4,7 @@
 #include "arch/boot_alloc.h"
 #include "arch/cpu_bits.h"
 #include "arch/direct_map.h"
+#include "arch/guest.h"
 #include "arch/paging.h"
 #include "arch/x86.h"
 
@@ -53,6 +54,7 @@ void percpu_load(PerCpu& c)
     asm volatile("ltr %w0" : : "r"(uint16_t(HV_SEL_TSS)));
     idt_load();
     wrmsr(MSR_GS_BASE, reinterpret_cast<uint64_t>(&c));
+    syscall_init();
 }
 
 } // namespace pvmmu::x86

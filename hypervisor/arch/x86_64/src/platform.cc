@@ -3,7 +3,15 @@
 
 #include <pvmmu/abi.h>
 
+#include "core/hypervisor.h"
+
+#include "arch/core_glue.h"
+#include "arch/direct_map.h"
 #include "arch/exit.h"
+#include "arch/guest.h"
+#include "arch/paging.h"
+#include "arch/percpu.h"
+#include "arch/traps.h"
 #include "arch/shootdown.h"
 #include "arch/x86.h"
 
@@ -17,13 +25,51 @@ void BareMetal::relax()
     pause();
 }
 
-// No guest runs yet, so no guest address is valid: -EFAULT, as for any
-// address a guest cannot access.
-int BareMetal::copy_from_guest(Vcpu&, void*, Vaddr, size_t) { return -XEN_EFAULT; }
-int BareMetal::copy_to_guest(Vcpu&, Vaddr, const void*, size_t) { return -XEN_EFAULT; }
+// Guest memory through the guest's own page tables: the vCPU asking is the
+// one running here, its L4 is loaded, and the hypervisor touches the guest
+// address directly. CR0.WP makes read-only guest pages (its page tables)
+// unwritable here too; a fault is fixed up (traps.cc) into -EFAULT. Only the
+// guest's part of the address space may be named: never a reserved L4 slot,
+// where the hypervisor itself is mapped.
+namespace {
 
-// Loading a guest's L4 needs the hypervisor's slots in it and a ring-3 entry
-// path; until those exist a NEW_BASEPTR cannot be issued (no vCPU runs).
-void BareMetal::load_base(Vcpu&) { panic("load_base: guest address spaces are not implemented yet"); }
+bool guest_range(const Vcpu& v, uint64_t va, size_t n)
+{
+    const uint64_t last = va + n - 1;
+    // Canonical and not wrapping: both ends lie in one half, and nothing
+    // between them in the hypervisor's slots when neither end is.
+    return &v == this_cpu().vcpu && last >= va && guest_va_ok(va) && guest_va_ok(last) &&
+           (va >> 63) == (last >> 63);
+}
+
+} // namespace
+
+int BareMetal::copy_from_guest(Vcpu& v, void* dst, Vaddr src, size_t n)
+{
+    if (n == 0) return 0;
+    if (!guest_range(v, src.v, n)) return -XEN_EFAULT;
+    return guest_copy(dst, reinterpret_cast<const void*>(src.v), n) ? -XEN_EFAULT : 0;
+}
+
+int BareMetal::copy_to_guest(Vcpu& v, Vaddr dst, const void* src, size_t n)
+{
+    if (n == 0) return 0;
+    if (!guest_range(v, dst.v, n)) return -XEN_EFAULT;
+    return guest_copy(reinterpret_cast<void*>(dst.v), src, n) ? -XEN_EFAULT : 0;
+}
+
+// NEW_BASEPTR of the running vCPU: its new L4 (validated, so it holds the
+// hypervisor's slots) goes into CR3, which also flushes this CPU's TLB.
+void BareMetal::load_base(Vcpu& v)
+{
+    if (&v == this_cpu().vcpu) write_cr3(maddr_of(v.guest_table).v);
+}
+
+// The hypervisor's own L4 entries (slots 257, 261, 262; P|RW, never US), so
+// a guest's L4 can stay loaded while the hypervisor runs.
+uint64_t BareMetal::reserved_l4_entry(unsigned slot) const
+{
+    return slot < kEntriesPerTable ? dmap<const uint64_t>(hv_root())[slot] : 0;
+}
 
 } // namespace pvmmu::x86

@@ -7,6 +7,7 @@
 #include "arch/core_glue.h"
 #include "arch/direct_map.h"
 #include "arch/exit.h"
+#include "arch/guest.h"
 #include "arch/lapic.h"
 #include "arch/layout.h"
 #include "arch/paging.h"
@@ -92,7 +93,7 @@ void cpu_online(PerCpu& c, const char* note)
 
 using namespace pvmmu::x86;
 
-// The AP's first C++ (from ap_entry64, on its own stack). It idles with
+// The AP's first C++ (from ap_entry64, on its own stack). It idles (cpu_idle) with
 // interrupts on, so TLB shootdowns reach it.
 extern "C" [[noreturn]] void ap_main(uint32_t apic_id)
 {
@@ -103,5 +104,5 @@ extern "C" [[noreturn]] void ap_main(uint32_t apic_id)
     percpu_load(*c);
     lapic_init();
     cpu_online(*c, "");
-    for (;;) sti_hlt();
+    cpu_idle();
 }

@@ -52,9 +52,19 @@ trap_stub_\vec:
 	TRAP_STUB 31, 0
 /* Interrupt vectors the platform uses (arch/traps.h). */
 	TRAP_STUB 0xf0, 0               /* TLB shootdown IPI */
+	TRAP_STUB 0xf1, 0               /* kick: a vCPU to run */
 	TRAP_STUB 0xff, 0               /* LAPIC spurious interrupt */
 
+/* From ring 3 (the saved CS has RPL 3) %gs holds the guest's base: swap in
+ * this CPU's PerCpu (IA32_KERNEL_GS_BASE) before any C++ runs, and back on
+ * the way out. The frame's CS is 24 bytes up: vector, error code, RIP. */
 trap_common:
+	testb $3, 24(%rsp)
+	jz trap_save
+	swapgs
+/* syscall_entry joins here with its frame built and the hypervisor's %gs. */
+	.globl trap_save
+trap_save:
 	pushq %rax
 	pushq %rbx
 	pushq %rcx
@@ -73,6 +83,10 @@ trap_common:
 	mov %rsp, %rdi
 	cld
 	call trap_dispatch
+/* The one way back: from traps, from syscall_entry, and the first entry of a
+ * vCPU (guest_enter), each with %rsp at a TrapFrame. */
+	.globl trap_return
+trap_return:
 	popq %r15
 	popq %r14
 	popq %r13
@@ -89,9 +103,12 @@ trap_common:
 	popq %rbx
 	popq %rax
 	add $16, %rsp                   /* vector and error code */
-	iretq
+	testb $3, 8(%rsp)               /* back to ring 3: the guest's %gs again */
+	jz 2f
+	swapgs
+2:	iretq
 
-/* The stubs' addresses, for idt.cc: 32 exceptions, then the two interrupts. */
+/* The stubs' addresses, for idt.cc: 32 exceptions, then the three interrupts. */
 	.section .rodata
 	.balign 8
 	.globl trap_stubs
@@ -100,6 +117,7 @@ trap_stubs:
 	.quad trap_stub_\v
 	.endr
 	.quad trap_stub_0xf0
+	.quad trap_stub_0xf1
 	.quad trap_stub_0xff
 
 	.section .note.GNU-stack, "", @progbits

@@ -3,6 +3,7 @@
 
 #include "arch/console.h"
 #include "arch/exit.h"
+#include "arch/guest.h"
 #include "arch/lapic.h"
 #include "arch/percpu.h"
 #include "arch/shootdown.h"
@@ -43,6 +44,8 @@ constexpr const char* kNames[kNrExceptions] = {
 
 } // namespace
 
+static void dispatch(TrapFrame* f);
+
 const char* exception_name(uint64_t vector)
 {
     return vector < kNrExceptions ? kNames[vector] : "interrupt";
@@ -50,14 +53,40 @@ const char* exception_name(uint64_t vector)
 
 extern "C" void trap_dispatch(TrapFrame* f)
 {
+    dispatch(f);
+    // Back to a guest whose domain has shut down meanwhile (guest_shutdown
+    // kicks its CPUs): this CPU idles instead.
+    const Vcpu* v = this_cpu().vcpu;
+    if ((f->cs & 3) == 3 && v && guest_domain_stopped(*v)) cpu_idle();
+}
+
+static void dispatch(TrapFrame* f)
+{
+    if (f->vector == VECTOR_SYSCALL) {
+        sti();   // shootdown IPIs may arrive during a hypercall
+        syscall_dispatch(f);
+        cli();
+        return;
+    }
+    // A fault on guest_copy's access to guest memory resumes at its fixup,
+    // which reports the bytes not copied (the copy returns -EFAULT).
+    if ((f->vector == 14 || f->vector == 13) && (f->cs & 3) == 0 && f->rip == guest_copy_extable[0]) {
+        f->rip = guest_copy_extable[1];
+        return;
+    }
     switch (f->vector) {
     case kVectorShootdown:
         shootdown_serve();
         lapic_eoi();
         return;
+    case kVectorKick:   // cpu_idle looks for its vCPU once the interrupt returns
+        lapic_eoi();
+        return;
     case kVectorSpurious:   // no EOI for the spurious vector ("Spurious Interrupt")
         return;
     default:
+        if ((f->cs & 3) == 3 && !guest_bounce(*f)) guest_crash(*f, "exception in the guest");
+        if ((f->cs & 3) == 3) return;
         fatal(*f);
     }
 }

@@ -52,9 +52,12 @@ public:
         return 0;
     }
     void load_base(Vcpu&) override { ++base_loads; }
+    uint64_t reserved_l4_entry(unsigned slot) const override { return reserved_l4[slot % 512]; }
 
     std::vector<Flush> flushes;
     unsigned base_loads = 0;
+    // What validated L4s get in the hypervisor's slots (bare metal's own entries).
+    uint64_t reserved_l4[512] = {};
     // Runs inside every flush: lets a test act as another CPU at that instant.
     std::function<void()> on_flush;
 

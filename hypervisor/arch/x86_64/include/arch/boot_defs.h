@@ -14,6 +14,17 @@
  * images otherwise, so this is what lets one ELF64 file boot with -kernel. */
 #define MB1_FLAGS        ((1 << 0) | (1 << 1) | (1 << 16))
 
+/* Multiboot 2 (Multiboot2 Specification 2.0, §3.1 "OS image format", §3.3
+ * "I386 machine state"): the header (magic, architecture 0 = i386 protected
+ * mode, length, checksum, then 8-byte aligned tags), and EAX at entry. The
+ * address tag (2) has the same fields as Multiboot 1's a.out kludge, the
+ * entry address tag (3) names _start32: GRUB loads the image as QEMU does. */
+#define MB2_HEADER_MAGIC 0xE85250D6
+#define MB2_BOOT_MAGIC   0x36D76289
+#define MB2_TAG_END      0
+#define MB2_TAG_ADDRESS  2
+#define MB2_TAG_ENTRY    3
+
 #define COM1_PORT        0x3f8
 
 /* QEMU -device isa-debug-exit,iobase=0xf4,iosize=0x04: a write of v ends QEMU
@@ -23,3 +34,9 @@
 #define HV_EXIT_SUCCESS  0x10   /* QEMU status 33: booted, every check passed */
 #define HV_EXIT_FAILURE  0x11   /* QEMU status 35: a boot check failed */
 #define HV_EXIT_PANIC    0x12   /* QEMU status 37: exception or panic */
+
+/* The last domain shut down with reason r (SHUTDOWN_* of <xen/sched.h>, 0-5):
+ * code HV_EXIT_SHUTDOWN + r, QEMU status 65 + 2r: poweroff 65, reboot 67,
+ * suspend 69, crash 71 (also a guest the hypervisor crashed), watchdog 73,
+ * soft_reset 75. docs/boot.md "Exit codes". */
+#define HV_EXIT_SHUTDOWN 0x20

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdint.h>
 
 namespace pvmmu::x86 {
@@ -15,6 +16,8 @@ void console_init();
 // d i u x X p s c %. The format attribute lets -Wformat check every call.
 __attribute__((format(printf, 1, 2))) void printk(const char* fmt, ...);
 void vprintk(const char* fmt, va_list ap);
+// Bytes as they are (a guest's console_io output), under the console lock.
+void console_write(const char* s, size_t n);
 
 // For the fatal paths: takes the console even if this CPU already holds it
 // (an exception inside printk), so a panic never deadlocks on its own message.

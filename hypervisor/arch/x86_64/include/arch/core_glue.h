@@ -31,6 +31,9 @@ void core_cpu_online(CpuId cpu);
 // The core's own whole-machine invariant check (core/invariants.h).
 bool core_check(InvariantReport& report);
 
+// The lowest run of n free frames: 0, or -ENOMEM.
+int core_free_run(uint64_t n, Mfn& first);
+
 // Boot self-test of the linked core: builds a small domain through the core's
 // domain builder (which validates and pins its L4 through the normal paths).
 // Returns 0 or the builder's errno; fills the domain's layout.

@@ -26,19 +26,32 @@ struct BootInfo {
     unsigned nr_regions = 0;
     char cmdline[256] = {};
     uint32_t nr_modules = 0;
+    // The first kMaxModules modules (guest kernels), physical [start, end).
+    static constexpr unsigned kMaxModules = 8;
+    struct Module {
+        uint64_t start = 0, end = 0;
+        char cmdline[128] = {};   // the module's string: "path key=value ..."
+    } modules[kMaxModules] = {};
     // The end of every byte the loader handed over that must survive boot:
     // the image with its bss, the info structure, command line and modules.
     uint64_t loader_end = 0;
     uint64_t ram_top = 0;     // end of the highest usable region
+    bool multiboot2 = false;  // the loader was a Multiboot 2 one (GRUB's multiboot2)
     uint64_t usable_bytes = 0;
 };
 
 // 0, or -1 when the loader passed no memory map (flags bit 6), which leaves
 // the hypervisor nothing to manage.
-int multiboot_parse(uint32_t info_phys, BootInfo& out);
+// `magic`: EAX at entry, MB1_BOOT_MAGIC or MB2_BOOT_MAGIC (boot_defs.h).
+int multiboot_parse(uint32_t info_phys, uint32_t magic, BootInfo& out);
 void memory_map_print(const BootInfo& bi);
 
 // True when `key` appears as a word of the command line ("key" or "key=...").
 bool cmdline_has(const BootInfo& bi, const char* key);
+
+// The decimal value of "key=N" (at most 18 digits) in a command line (the
+// hypervisor's, or a module's string); false, out unchanged, when the key is
+// absent or its value is not such a number.
+bool cmdline_uint(const char* cmdline, const char* key, uint64_t& out);
 
 } // namespace pvmmu::x86

@@ -18,8 +18,9 @@
 #include <stdint.h>
 
 #include "arch/descriptors.h"
+#include "arch/entry_defs.h"
 #include "arch/layout.h"
-#include "core/types.h"
+#include "core/domain.h"
 
 namespace pvmmu::x86 {
 
@@ -38,16 +39,21 @@ enum class CpuState : uint32_t { Absent, Starting, Online };
 
 struct PerCpu {
     PerCpu* self = nullptr;       // %gs:0
+    uint64_t stack_top = 0;       // %gs:PERCPU_STACK_TOP (syscall entry)
+    uint64_t guest_rsp = 0;       // %gs:PERCPU_GUEST_RSP: syscall entry's scratch
     uint32_t id = 0;              // dense number, 0 = the boot CPU
     uint32_t apic_id = 0;
     uint64_t area = 0;            // virtual base of this CPU's area (= its GDT base)
-    uint64_t stack_top = 0;
+    pvmmu::Vcpu* vcpu = nullptr;  // the guest vCPU pinned here, once it runs
+    std::atomic<pvmmu::Vcpu*> next{nullptr};   // VCPUOP_up: a vCPU for this idle CPU to run
     std::atomic<CpuState> state{CpuState::Absent};
     // Control registers as the CPU saw them once online (the invariant check).
     uint64_t cr0 = 0, cr3 = 0, cr4 = 0, efer = 0;
     alignas(128) Tss tss{};       // 104 bytes in one 128-byte line: never straddles a page
 };
 static_assert(__builtin_offsetof(PerCpu, self) == 0);
+static_assert(__builtin_offsetof(PerCpu, stack_top) == PERCPU_STACK_TOP);
+static_assert(__builtin_offsetof(PerCpu, guest_rsp) == PERCPU_GUEST_RSP);
 
 extern constinit PerCpu g_cpus[kMaxCpus];
 extern unsigned g_nr_cpus;   // CPUs found (ACPI MADT); ids [0, g_nr_cpus)
@@ -68,7 +74,7 @@ void percpu_early_bsp();
 void percpu_area_build(uint32_t id, uint32_t apic_id);
 
 // On the CPU itself: loads its GDT window, reloads the segment registers,
-// loads its TSS and the shared IDT, and sets %gs.
+// loads its TSS and the shared IDT, sets %gs and the SYSCALL MSRs.
 void percpu_load(PerCpu& c);
 
 } // namespace pvmmu::x86

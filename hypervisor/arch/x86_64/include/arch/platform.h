@@ -1,7 +1,7 @@
-// The Platform the core calls on bare metal (core/platform.h). TLB shootdown
-// is real (LAPIC IPIs, shootdown.h). Guest memory access and address-space
-// switches come with guest entry (issue 6, later): until a vCPU can run,
-// nothing can ask for them, and they refuse loudly rather than guess.
+// The Platform the core calls on bare metal (core/platform.h): TLB shootdown
+// by LAPIC IPIs (shootdown.h), guest memory through the running vCPU's page
+// tables with fault fixup, CR3 loads, and the hypervisor's L4 slots in every
+// guest L4.
 #pragma once
 
 #include "core/platform.h"
@@ -15,6 +15,7 @@ public:
     int copy_from_guest(Vcpu& v, void* dst, Vaddr src, size_t n) override;
     int copy_to_guest(Vcpu& v, Vaddr dst, const void* src, size_t n) override;
     void load_base(Vcpu& v) override;
+    uint64_t reserved_l4_entry(unsigned slot) const override;
     // tables_written: x86 page walkers are coherent with the data cache, so
     // the core's default (nothing to clean) is right here.
 };

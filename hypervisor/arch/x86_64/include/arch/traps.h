@@ -5,7 +5,10 @@
 // table instead (issue 6, later).
 #pragma once
 
+#include <stddef.h>
 #include <stdint.h>
+
+#include "arch/entry_defs.h"
 
 namespace pvmmu::x86 {
 
@@ -15,21 +18,29 @@ struct TrapFrame {
     uint64_t vector, error;
     uint64_t rip, cs, rflags, rsp, ss;   // pushed by the CPU
 };
-static_assert(sizeof(TrapFrame) == 22 * 8);
+static_assert(sizeof(TrapFrame) == TRAP_FRAME_SIZE);
 static_assert(sizeof(TrapFrame) % 16 == 0);   // keeps the call aligned (trap_entry.S)
 
 inline constexpr unsigned kNrExceptions = 32;
 inline constexpr uint8_t kVectorShootdown = 0xf0;
+inline constexpr uint8_t kVectorKick = 0xf1;   // wakes an idle CPU to run a vCPU (VCPUOP_up)
 inline constexpr uint8_t kVectorSpurious = 0xff;
 
 // The entry stubs of trap_entry.S, in IDT order: exceptions 0-31, then
-// kVectorShootdown and kVectorSpurious.
-extern "C" const uint64_t trap_stubs[kNrExceptions + 2];
+// kVectorShootdown, kVectorKick and kVectorSpurious.
+extern "C" const uint64_t trap_stubs[kNrExceptions + 3];
 
 const char* exception_name(uint64_t vector);
 
-// Called from trap_entry.S.
+// syscall_entry.S: the faulting instruction of guest_copy and its fixup.
+extern "C" const uint64_t guest_copy_extable[2];
+extern "C" size_t guest_copy(void* dst, const void* src, size_t n);
+
+// Called from trap_entry.S, for every vector and for hypercalls
+// (VECTOR_SYSCALL, from syscall_entry.S), which go to syscall_dispatch
+// (guest_hypercalls.cc) with interrupts on.
 extern "C" void trap_dispatch(TrapFrame* f);
+void syscall_dispatch(TrapFrame* f);
 
 // Boot self-test (cmdline "selftest=trap"): raises #UD so the QEMU test can
 // check that an exception is reported with its vector and RIP.

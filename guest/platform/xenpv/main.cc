@@ -1,0 +1,250 @@
+// The guest runtime's platform on bare metal (SPEC §6, docs/abi.md §10): a
+// Xen PV guest kernel in ring 3 of pvmmu-hv. Hypercalls go through the
+// hypercall page (the Transport), memory is plain loads, stores and lock
+// cmpxchg whose faults the library's handler sees first (the Memory), the
+// console is console_io, start_info becomes the library's BootInfo, and the
+// run ends with SCHEDOP_shutdown.
+//
+// Each vCPU runs on a 16 KiB stack of its own, aligned to its size, whose
+// lowest word points to the vCPU's Cpu: that is how this_cpu() finds it
+// (a ring-3 guest cannot set its own %gs base).
+#include <stddef.h>
+#include <stdint.h>
+
+#include <new>
+
+#include "hypercall.h"
+#include "rt_platform.h"
+
+// Symbols of entry.S, head.S and the linker script: hidden, so references
+// stay RIP-relative (the image is linked static, there is no GOT to go through).
+#pragma GCC visibility push(hidden)
+extern "C" {
+void xenpv_page_fault();
+bool xenpv_load(uint64_t va, uint64_t* out);
+bool xenpv_store(uint64_t va, uint64_t val);
+int xenpv_cmpxchg(uint64_t va, uint64_t* expected, uint64_t desired);
+[[noreturn]] void xenpv_switch_stack(uint64_t top, void (*fn)());
+extern const uint64_t xenpv_extable[], xenpv_extable_end[];
+extern void (*__init_array_start[])(), (*__init_array_end[])();
+}
+#pragma GCC visibility pop
+
+namespace pvmmu::guest::xenpv {
+
+using pvmmu::xenpv::hypercall;
+
+namespace {
+
+constexpr uint64_t kStackSize = 16384;
+constexpr unsigned kMaxXenpvVcpus = 16;
+
+class XenpvCpu final : public Transport, public Memory {
+public:
+    long hypercall(unsigned op, uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3, uint64_t a4) override
+    {
+        return pvmmu::xenpv::hypercall(op, a0, a1, a2, a3, a4);
+    }
+    // Shootdown IPIs reach the hypervisor by themselves: nothing to poll.
+    void relax() override { asm volatile("pause" ::: "memory"); }
+
+    bool load(Va va, uint64_t& out) override { return xenpv_load(va.v, &out); }
+    bool store(Va va, uint64_t val) override { return xenpv_store(va.v, val); }
+    bool cmpxchg(Va va, uint64_t& expected, uint64_t desired, bool& swapped) override
+    {
+        const int r = xenpv_cmpxchg(va.v, &expected, desired);
+        swapped = r == 3;
+        return r != 0;
+    }
+    // Executing arbitrary bytes to probe NX is not safe here: unsupported.
+    bool fetch(Va) override { return false; }
+    void clean(Va) override {}   // x86 walkers are coherent with the data cache
+};
+
+struct alignas(kStackSize) Stack {
+    Cpu* cpu;
+    uint8_t bytes[kStackSize - sizeof(Cpu*)];
+};
+Stack g_stacks[kMaxXenpvVcpus];
+XenpvCpu g_plat[kMaxXenpvVcpus];
+alignas(Cpu) unsigned char g_cpu_storage[kMaxXenpvVcpus][sizeof(Cpu)];
+
+const start_info_t* g_si;
+BootInfo g_boot;
+
+// The registers xenpv_page_fault saved, then the rest of the bounce frame.
+struct FaultFrame {
+    uint64_t r15, r14, r13, r12, r11, r10, r9, r8, rbp, rdi, rsi, rdx, rcx, rbx, rax;
+    uint64_t error, rip, cs, rflags, rsp, ss;
+};
+
+void shutdown(unsigned reason)
+{
+    sched_shutdown_t s{reason};
+    hypercall(__HYPERVISOR_sched_op, SCHEDOP_shutdown, uint64_t(&s));
+}
+
+Cpu& make_cpu(unsigned id)
+{
+    Cpu* c = new (g_cpu_storage[id]) Cpu(g_plat[id], g_plat[id], id);
+    g_stacks[id].cpu = c;
+    return *c;
+}
+
+uint64_t stack_top(unsigned id) { return uint64_t(&g_stacks[id]) + kStackSize; }
+
+// Xen's P2M list names each gpfn's frame; the builder's are contiguous.
+BootInfo boot_info(const start_info_t& si, uint64_t initial_sp)
+{
+    const uint64_t physmap = si.pt_base;   // the L4 is gpfn 0
+    const uint64_t* p2m = reinterpret_cast<const uint64_t*>(si.mfn_list);
+    return BootInfo{
+        .physmap = Va{physmap},
+        .first_mfn = Mfn{p2m[0]},
+        .nr_frames = si.nr_pages,
+        .nr_pt_frames = si.nr_pt_frames,
+        .first_free = (initial_sp - physmap) >> kPageShift,
+        .first_l1 = si.nr_pt_frames - (si.nr_pages + kEntriesPerTable - 1) / kEntriesPerTable,
+        .nr_vcpus = 1,
+        .tlb_caches_invalid = false,   // x86 TLBs hold no not-present translation
+        .coherent_walker = true,
+    };
+}
+
+// Every vCPU's trap table: page faults go to entry.S; any other exception
+// has no handler, so the hypervisor crashes the domain and says why.
+void set_traps()
+{
+    trap_info_t traps[] = {{14, 0, FLAT_RING3_CS64, uint64_t(&xenpv_page_fault)}, {0, 0, 0, 0}};
+    if (hypercall(__HYPERVISOR_set_trap_table, uint64_t(traps)) != 0) {
+        rt::print("xenpv: set_trap_table failed");
+        rt::print("Test result: ERROR");
+        shutdown(SHUTDOWN_crash);
+    }
+}
+
+// The vCPUs the domain has: VCPUOP_is_up answers for each that exists.
+unsigned count_vcpus()
+{
+    unsigned n = 1;
+    while (n < kMaxXenpvVcpus && hypercall(__HYPERVISOR_vcpu_op, VCPUOP_is_up, n, 0) >= 0) ++n;
+    return n;
+}
+
+[[noreturn]] void secondary_cpu(unsigned id);
+
+// vCPU `id` starts in secondary_cpu(id) on its own stack, on the boot L4
+// (gpfn 0); the runtime moves it to the test's address space later.
+bool start_secondary(unsigned id)
+{
+    static vcpu_guest_context_t ctx;   // 5 KiB: not on a 16 KiB stack
+    ctx = vcpu_guest_context_t{};
+    ctx.user_regs.rip = uint64_t(&secondary_cpu);
+    ctx.user_regs.rsp = stack_top(id) - 8;   // as after a call: the ABI's alignment
+    ctx.user_regs.rdi = id;
+    const uint64_t* p2m = reinterpret_cast<const uint64_t*>(g_si->mfn_list);
+    ctx.ctrlreg[3] = xen_pfn_to_cr3(p2m[0]);
+    make_cpu(id);
+    return hypercall(__HYPERVISOR_vcpu_op, VCPUOP_initialise, id, uint64_t(&ctx)) == 0 &&
+           hypercall(__HYPERVISOR_vcpu_op, VCPUOP_up, id, 0) == 0;
+}
+
+[[noreturn]] void secondary_cpu(unsigned id)
+{
+    set_traps();
+    rt::secondary_main(*g_stacks[id].cpu);
+    hypercall(__HYPERVISOR_vcpu_op, VCPUOP_down, id, 0);
+    for (;;) {
+    }
+}
+
+[[noreturn]] void boot_cpu()
+{
+    set_traps();
+    Cpu& c = make_cpu(0);
+    g_boot.nr_vcpus = count_vcpus();
+    for (unsigned i = 1; i < g_boot.nr_vcpus; ++i) {
+        if (!start_secondary(i)) {
+            rt::print("xenpv: vCPU %u did not start", i);
+            rt::print("Test result: ERROR");
+            shutdown(SHUTDOWN_crash);
+        }
+    }
+    rt::boot_main(c, g_boot);
+    shutdown(SHUTDOWN_poweroff);
+    for (;;) {
+    }
+}
+
+} // namespace
+
+} // namespace pvmmu::guest::xenpv
+
+using namespace pvmmu::guest;
+using namespace pvmmu::guest::xenpv;
+
+// From head.S: start_info and the RSP the hypervisor gave (the top of the
+// boot structures: every gpfn below it is taken).
+extern "C" [[noreturn]] void xenpv_start(const start_info_t* si, uint64_t initial_sp)
+{
+    for (auto* f = __init_array_start; f != __init_array_end; ++f) (*f)();
+    g_si = si;
+    g_boot = boot_info(*si, initial_sp);
+    xenpv_switch_stack(stack_top(0), boot_cpu);
+}
+
+// A page fault (entry.S): the library's handler first (spurious faults,
+// demand-zero pages); if it gives up, an access of entry.S's returns false;
+// anything else is a bug of the guest program and crashes the domain.
+extern "C" void xenpv_fault(FaultFrame* f)
+{
+    Cpu& c = rt::this_cpu();
+    const uint64_t shared_mfn = g_si->shared_info >> kPageShift;
+    auto* shared = reinterpret_cast<shared_info_t*>(g_boot.physmap.v +
+                                                   ((shared_mfn - g_boot.first_mfn.v) << kPageShift));
+    const uint64_t va = shared->vcpu_info[c.id].arch.cr2;
+    // Page-fault error code ("Page-Fault Exceptions"): P, W/R, I/D.
+    const FaultInfo fi{Va{va}, (f->error & 16) ? Access::Exec : (f->error & 2) ? Access::Write : Access::Read,
+                       (f->error & 1) != 0};
+    if (rt::fault(c, fi)) return;
+    for (const uint64_t* e = xenpv_extable; e != xenpv_extable_end; e += 2) {
+        if (f->rip == e[0]) {
+            f->rip = e[1];
+            return;
+        }
+    }
+    rt::print("xenpv: vCPU %u: unhandled page fault at rip %#llx, address %#llx, error %#llx", c.id,
+              (unsigned long long)f->rip, (unsigned long long)va, (unsigned long long)f->error);
+    rt::print("Test result: FAILURE");
+    shutdown(SHUTDOWN_crash);
+}
+
+extern "C" void __cxa_pure_virtual() { shutdown(SHUTDOWN_crash); }
+
+// --- The platform's half of the runtime (guest/runtime.h) ---------------------------
+
+namespace pvmmu::guest::rt {
+
+void console_write(const char* s, size_t n)
+{
+    hypercall(__HYPERVISOR_console_io, CONSOLEIO_write, n, uint64_t(s));
+}
+
+Cpu& this_cpu()
+{
+    uint64_t sp;
+    asm volatile("mov %%rsp, %0" : "=r"(sp));
+    return *reinterpret_cast<Stack*>(sp & ~(kStackSize - 1))->cpu;
+}
+
+unsigned nr_vcpus() { return g_boot.nr_vcpus; }
+
+// Not known on bare metal yet (no per-CPU counters exported, no second domain,
+// no run-time policy changes): the tests that need them skip.
+bool platform_counters(unsigned, PlatformCounters&) { return false; }
+bool foreign_domain(ForeignDomain&) { return false; }
+Mfn hypervisor_frame() { return Mfn{0}; }
+Mfn io_frame() { return Mfn{0}; }
+bool deny(uint32_t) { return false; }
+
+} // namespace pvmmu::guest::rt

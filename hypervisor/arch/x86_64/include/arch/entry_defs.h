@@ -1,0 +1,17 @@
+/* Facts shared by the guest entry assembly (syscall_entry.S, trap_entry.S)
+ * and the C++ that reads the frames it builds: PerCpu field offsets (asserted
+ * in percpu.h) and the pseudo-vector a hypercall's TrapFrame carries. */
+#pragma once
+
+#define PERCPU_STACK_TOP 8    /* PerCpu::stack_top: TSS.RSP0, where ring 3 enters */
+#define PERCPU_GUEST_RSP 16   /* PerCpu::guest_rsp: the guest's RSP during syscall entry */
+
+/* sizeof(TrapFrame) (traps.h, asserted there). */
+#define TRAP_FRAME_SIZE (22 * 8)
+
+/* TrapFrame::vector of a frame built by syscall_entry: above every IDT vector. */
+#define VECTOR_SYSCALL 0x100
+
+/* RFLAGS bits SYSCALL clears (IA32_FMASK): TF, IF, DF, IOPL, NT, AC. IF stays
+ * clear until the entry is on the hypervisor's stack with the hypervisor's %gs. */
+#define SYSCALL_RFLAGS_MASK 0x47700

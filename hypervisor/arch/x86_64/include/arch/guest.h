@@ -1,0 +1,104 @@
+// PV guest domains on bare metal (SPEC §5, docs/abi.md "Bare-metal guest
+// ABI"): a domain built from a guest kernel (guest_loader.cc), its vCPUs
+// entered in ring 3 (guest_run.cc), hypercalls by SYSCALL
+// (guest_hypercalls.cc), and the end of a domain (shutdown or crash), which
+// ends the run once no domain is left.
+#pragma once
+
+#include "arch/traps.h"
+#include "core/domain_builder.h"
+
+#include <atomic>
+
+#include <pvmmu/abi.h>
+#include <xen/io/console.h>
+
+namespace pvmmu::x86 {
+
+// What the hypervisor keeps per vCPU beyond the core's Vcpu: its start
+// registers and its virtual IDT and callbacks (guest_traps.cc).
+// Busy: a VCPUOP_initialise is changing the vCPU (vcpu_op calls of several
+// vCPUs on one target are serialised by this state, guest_vcpu.cc).
+enum class VcpuState : uint8_t { Down, Initialised, Busy, Up };
+
+struct VcpuArch {
+    std::atomic<VcpuState> state{VcpuState::Down};
+    TrapFrame start{};          // the registers the vCPU starts with (guest_enter)
+    uint64_t trap[32] = {};     // set_trap_table: handler of exception vector v, 0 = none
+    uint64_t callback[8] = {};  // set_callbacks / callback_op, by CALLBACKTYPE_*
+    uint64_t kernel_ss = 0, kernel_sp = 0;   // stack_switch
+};
+
+struct GuestDomain {
+    Domain dom;
+    DomainLayout layout;
+    VcpuArch vcpu[kMaxVcpus];
+    shared_info_t* shared = nullptr;         // the domain's shared_info page (direct map)
+    xencons_interface* console = nullptr;    // its console ring (start_info.console.domU)
+};
+
+// The event channel of the console ring (start_info.console.domU.evtchn):
+// EVTCHNOP_send on it makes the hypervisor print what the ring holds.
+inline constexpr evtchn_port_t kConsolePort = 1;
+
+inline VcpuArch& arch(Vcpu& v) { return *static_cast<VcpuArch*>(v.platform_data); }
+inline GuestDomain& guest_domain(Vcpu& v) { return *reinterpret_cast<GuestDomain*>(v.domain); }
+static_assert(__builtin_offsetof(GuestDomain, dom) == 0);
+
+// An address a guest may name as code or stack: canonical, and not in the
+// hypervisor's L4 slots.
+bool guest_va_ok(uint64_t va);
+
+// An exception of the running vCPU (from ring 3) delivered to the handler its
+// trap table names, with Xen's x86-64 PV bounce frame on the guest's stack;
+// false when there is no handler or the frame cannot be written.
+bool guest_bounce(TrapFrame& f);
+
+// The hypercalls of guest_traps.cc, for guest_hypercalls.cc's table.
+long do_set_trap_table(Vcpu& v, TrapFrame& f);
+long do_iret(Vcpu& v, TrapFrame& f);
+long do_set_callbacks(Vcpu& v, TrapFrame& f);
+long do_callback_op(Vcpu& v, TrapFrame& f);
+long do_stack_switch(Vcpu& v, TrapFrame& f);
+long do_vcpu_op(Vcpu& v, TrapFrame& f);   // guest_vcpu.cc
+long do_event_channel_op(Vcpu& v, TrapFrame& f);   // guest_hypercalls.cc
+
+// Builds domain `id` from the ELF image [file, file + size) with nr_frames
+// frames and nr_vcpus vCPUs (vCPU i on CPU first_cpu + i), loads it and
+// prepares vCPU 0 to start at its entry point with start_info in %rsi; the
+// domain then counts as running (guest_shutdown). 0, or a negative Xen errno
+// with the reason printed.
+int guest_load(DomId id, const uint8_t* file, size_t size, uint64_t nr_frames, unsigned nr_vcpus,
+               CpuId first_cpu, GuestDomain& out);
+
+// Counts a built domain as running, until it shuts down.
+void guest_domain_running();
+
+// VCPUOP_up: the vCPU's CPU (idle) is handed the vCPU and kicked; 0, or
+// -EINVAL when it was never initialised (guest_vcpu.cc).
+long vcpu_up(Vcpu& v);
+
+// Sets this CPU up for guests: EFER.SCE and the SYSCALL MSRs. Every CPU.
+void syscall_init();
+
+// Runs vCPU `v` (of a domain guest_load built) on this CPU from its start
+// registers, on its L4; never returns.
+[[noreturn]] void guest_run(Vcpu& v);
+
+// An idle CPU: halts with interrupts on (shootdowns are served) and runs the
+// vCPU VCPUOP_up hands it (PerCpu::next, then a kVectorKick IPI).
+[[noreturn]] void cpu_idle();
+
+// The domain of the vCPU running on this CPU stops with `reason` (SHUTDOWN_*,
+// <xen/sched.h>); when it was the last domain running the hypervisor ends
+// the run with HV_EXIT_SHUTDOWN + reason (boot_defs.h). This CPU idles.
+[[noreturn]] void guest_shutdown(unsigned reason);
+
+// True once v's domain has shut down: v must not run on (traps.cc and
+// syscall_dispatch check it on the way back to the guest).
+bool guest_domain_stopped(const Vcpu& v);
+
+// A fault the guest cannot be told about: reported, then a crash shutdown.
+[[noreturn]] void guest_crash(const TrapFrame& f, const char* why);
+
+} // namespace pvmmu::x86

@@ -1,0 +1,34 @@
+// Reading a PV guest kernel: an ELF64 x86-64 executable with Xen's ELF notes
+// (<xen/elfnote.h>), as Xen's own domain builder reads it. Only what pvmmu
+// uses is taken: the entry point, the hypercall page, the virtual base (the
+// domain's initial mapping, docs/abi.md "Bare-metal guest ABI") and the
+// feature string, whose required ('!') features must all be ones pvmmu has.
+// Every field is checked against the file's size: a malformed image is
+// refused, never read out of bounds.
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+namespace pvmmu::x86 {
+
+struct GuestSegment {
+    uint64_t vaddr = 0, memsz = 0;
+    uint64_t offset = 0, filesz = 0;   // bytes of the file; the rest is zero
+};
+
+struct GuestElf {
+    static constexpr unsigned kMaxSegments = 8;
+    GuestSegment seg[kMaxSegments];
+    unsigned nr_segments = 0;
+    uint64_t entry = 0;            // XEN_ELFNOTE_ENTRY
+    uint64_t hypercall_page = 0;   // XEN_ELFNOTE_HYPERCALL_PAGE
+    uint64_t virt_base = 0;        // XEN_ELFNOTE_VIRT_BASE
+    uint64_t image_end = 0;        // end of the highest segment, page aligned
+    const char* error = nullptr;   // why the image was refused
+};
+
+// true, or false with out.error set.
+bool guest_elf_parse(const uint8_t* file, size_t size, GuestElf& out);
+
+} // namespace pvmmu::x86

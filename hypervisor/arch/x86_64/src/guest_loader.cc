@@ -1,0 +1,156 @@
+// Building a PV domain from a guest kernel; see arch/guest.h. The layout of
+// its memory (docs/abi.md "Bare-metal guest ABI"): the core's builder maps
+// every gpfn g at virt_base + g * 4 KiB (virt_base from XEN_ELFNOTE_VIRT_BASE
+// is the builder's physmap), page tables first; the image's segments go to
+// the gpfns their addresses name, above the tables; then, as Xen's builder
+// orders them, the P2M list (mfn_list), start_info, shared_info, the console
+// ring and a boot stack.
+#include <string.h>
+
+#include <pvmmu/abi.h>
+
+#include "arch/console.h"
+#include "arch/core_glue.h"
+#include "arch/direct_map.h"
+#include "arch/guest.h"
+#include "arch/guest_elf.h"
+#include "arch/selectors.h"
+#include "core/refs.h"
+
+namespace pvmmu::x86 {
+
+namespace {
+
+constexpr uint64_t kStackPages = 4;
+constexpr uint64_t kRflagsIf = 1ull << 9, kRflagsFixed = 1ull << 1;
+
+uint64_t pages(uint64_t bytes) { return (bytes + kPageSize - 1) >> kPageShift; }
+
+// Guest bytes at virtual address va of a domain whose memory is the
+// physically contiguous run the builder gave it.
+uint8_t* guest_bytes(const DomainLayout& l, uint64_t va)
+{
+    return dmap<uint8_t>(maddr_of(l.first)) + (va - l.physmap.v);
+}
+
+// The 32-byte stub of hypercall `nr` (Xen's x86-64 PV hypercall page): SYSCALL
+// clobbers RCX and R11, so the stub keeps them; the number goes in EAX. The
+// iret stub is jumped to, not called, and never returns: it also pushes RAX,
+// completing struct iret_context on the guest's stack (guest_traps.cc).
+void write_stub(uint8_t* p, uint32_t nr)
+{
+    const uint8_t call[] = {0x51,                 // push %rcx
+                            0x41, 0x53,           // push %r11
+                            0xb8, 0, 0, 0, 0,     // mov $nr, %eax
+                            0x0f, 0x05,           // syscall
+                            0x41, 0x5b,           // pop %r11
+                            0x59,                 // pop %rcx
+                            0xc3};                // ret
+    const uint8_t iret[] = {0x51,                 // push %rcx
+                            0x41, 0x53,           // push %r11
+                            0x50,                 // push %rax
+                            0xb8, 0, 0, 0, 0,     // mov $nr, %eax
+                            0x0f, 0x05,           // syscall
+                            0x0f, 0x0b};          // ud2
+    memset(p, 0xcc, 32);   // int3 in the padding
+    if (nr == __HYPERVISOR_iret) {
+        memcpy(p, iret, sizeof(iret));
+        memcpy(p + 5, &nr, 4);
+    } else {
+        memcpy(p, call, sizeof(call));
+        memcpy(p + 4, &nr, 4);
+    }
+}
+
+int refuse(const char* why)
+{
+    printk("domain: guest image refused: %s\n", why);
+    return -XEN_EINVAL;
+}
+
+} // namespace
+
+int guest_load(DomId id, const uint8_t* file, size_t size, uint64_t nr_frames, unsigned nr_vcpus,
+               CpuId first_cpu, GuestDomain& out)
+{
+    GuestElf elf;
+    if (!guest_elf_parse(file, size, elf)) return refuse(elf.error);
+
+    DomainSpec spec;
+    spec.id = id;
+    spec.nr_vcpus = nr_vcpus;
+    spec.first_cpu = first_cpu;
+    spec.nr_frames = nr_frames;
+    spec.physmap = Vaddr{elf.virt_base};
+    if (int rc = core_free_run(nr_frames, spec.first)) return rc;
+    if (int rc = build_domain(*core(), out.dom, spec, out.layout)) {
+        printk("domain: the core's builder refused domain %u: error %d\n", id, rc);
+        return rc;
+    }
+    const DomainLayout& l = out.layout;
+
+    // Everything the image and the boot structures need lies in
+    // [first gpfn above the tables, nr_frames).
+    const uint64_t lo = l.physmap.v + (l.nr_pt_frames << kPageShift);
+    const uint64_t p2m_pages = pages(nr_frames * sizeof(uint64_t));
+    const uint64_t si_va = elf.image_end + (p2m_pages << kPageShift);
+    const uint64_t shared_va = si_va + kPageSize, console_va = shared_va + kPageSize;
+    const uint64_t stack_top = console_va + ((1 + kStackPages) << kPageShift);
+    if (elf.image_end < lo || stack_top > l.physmap.v + (nr_frames << kPageShift))
+        return refuse("the image and its boot structures do not fit the domain's memory");
+    bool entry_in = false, hcall_in = false;
+    for (unsigned i = 0; i < elf.nr_segments; ++i) {
+        const GuestSegment& s = elf.seg[i];
+        if (s.vaddr < lo) return refuse("a segment overlaps the domain's page tables");
+        if (s.vaddr + s.memsz > elf.image_end) return refuse("a segment past the image's end");   // defensive
+        memcpy(guest_bytes(l, s.vaddr), file + s.offset, s.filesz);   // the rest stays zero
+        entry_in |= elf.entry >= s.vaddr && elf.entry < s.vaddr + s.memsz;
+        hcall_in |= elf.hypercall_page >= s.vaddr && elf.hypercall_page + kPageSize <= s.vaddr + s.memsz;
+    }
+    if (!entry_in || !hcall_in || (elf.hypercall_page & (kPageSize - 1)))
+        return refuse("entry point or hypercall page outside the image");
+    for (uint32_t nr = 0; nr < kPageSize / 32; ++nr) write_stub(guest_bytes(l, elf.hypercall_page) + nr * 32, nr);
+
+    // The P2M list: the frames are contiguous, but the ABI is the list.
+    uint64_t* p2m = reinterpret_cast<uint64_t*>(guest_bytes(l, elf.image_end));
+    for (uint64_t g = 0; g < nr_frames; ++g) p2m[g] = l.first.v + g;
+
+    start_info_t& si = *reinterpret_cast<start_info_t*>(guest_bytes(l, si_va));
+    static constexpr char kMagic[] = "xen-3.0-x86_64";
+    memcpy(si.magic, kMagic, sizeof(kMagic));
+    si.nr_pages = nr_frames;
+    si.pt_base = l.physmap.v;   // the L4 is gpfn 0
+    si.nr_pt_frames = l.nr_pt_frames;
+    si.mfn_list = elf.image_end;
+    // shared_info and the console ring are the guest's own frames, already
+    // mapped (Xen's shared_info is a hypervisor frame the guest maps itself).
+    // The hypervisor writes them (vcpu_info[].arch.cr2 before a page-fault
+    // bounce, the ring's out_cons), so it holds each writable: the guest can
+    // never make one a page table (Domain::held).
+    const Mfn shared_mfn = l.mfn((shared_va - l.physmap.v) >> kPageShift);
+    const Mfn console_mfn = l.mfn((console_va - l.physmap.v) >> kPageShift);
+    if (int rc = hold_writable(*core(), out.dom, shared_mfn)) return rc;
+    if (int rc = hold_writable(*core(), out.dom, console_mfn)) return rc;
+    out.shared = reinterpret_cast<shared_info_t*>(guest_bytes(l, shared_va));
+    out.console = reinterpret_cast<xencons_interface*>(guest_bytes(l, console_va));
+    si.shared_info = maddr_of(shared_mfn).v;
+    si.console.domU.mfn = console_mfn.v;
+    si.console.domU.evtchn = kConsolePort;
+
+    for (unsigned i = 0; i < nr_vcpus; ++i) out.dom.vcpus[i].platform_data = &out.vcpu[i];
+    TrapFrame& f = out.vcpu[0].start;
+    f = TrapFrame{};
+    f.rip = elf.entry;
+    f.cs = HV_SEL_GUEST_CS64;
+    f.rflags = kRflagsIf | kRflagsFixed;
+    f.rsp = stack_top;
+    f.ss = HV_SEL_GUEST_DS;
+    f.rsi = si_va;
+    out.vcpu[0].state.store(VcpuState::Initialised, std::memory_order_release);
+    guest_domain_running();
+    printk("domain %u: %lu frames from mfn 0x%lx, virt_base 0x%lx, entry 0x%lx, hypercall page 0x%lx, "
+           "start_info 0x%lx\n", id, nr_frames, l.first.v, l.physmap.v, elf.entry, elf.hypercall_page, si_va);
+    return 0;
+}
+
+} // namespace pvmmu::x86

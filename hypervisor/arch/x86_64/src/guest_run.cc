@@ -1,0 +1,105 @@
+// Entering guest vCPUs and ending domains; see arch/guest.h.
+#include <atomic>
+
+#include <pvmmu/abi.h>
+
+#include "arch/console.h"
+#include "arch/cpu_bits.h"
+#include "arch/exit.h"
+#include "arch/guest.h"
+#include "arch/lapic.h"
+#include "arch/paging.h"
+#include "arch/percpu.h"
+#include "arch/selectors.h"
+#include "arch/x86.h"
+
+extern "C" [[gnu::visibility("hidden")]] void syscall_entry();
+extern "C" [[noreturn]] void guest_enter(const pvmmu::x86::TrapFrame* f);
+
+namespace pvmmu::x86 {
+
+namespace {
+
+constexpr uint32_t kMsrStar = 0xC0000081, kMsrLstar = 0xC0000082, kMsrFmask = 0xC0000084;
+
+std::atomic<unsigned> g_running{0};
+std::atomic<bool> g_shut_down[kMaxDomains];
+
+const char* reason_name(unsigned r)
+{
+    static constexpr const char* kNames[] = {"poweroff", "reboot", "suspend", "crash", "watchdog",
+                                             "soft_reset"};
+    return r <= SHUTDOWN_MAX ? kNames[r] : "unknown";
+}
+
+} // namespace
+
+void cpu_idle()
+{
+    PerCpu& c = this_cpu();
+    c.vcpu = nullptr;
+    write_cr3(hv_root().v);
+    for (;;) {
+        cli();   // a kick between the check and the hlt still ends the hlt: sti_hlt
+        if (Vcpu* v = c.next.exchange(nullptr, std::memory_order_acq_rel)) guest_run(*v);
+        sti_hlt();
+    }
+}
+
+void syscall_init()
+{
+    // SYSCALL: CS = STAR[47:32], SS = +8; the guest's selectors come back by
+    // IRETQ, but STAR[63:48] is set as SYSRET would need it (descriptors.h).
+    wrmsr(kMsrStar, (uint64_t(HV_SEL_GUEST_CS32) << 48) | (uint64_t(HV_SEL_CS) << 32));
+    wrmsr(kMsrLstar, reinterpret_cast<uint64_t>(&syscall_entry));
+    wrmsr(kMsrFmask, SYSCALL_RFLAGS_MASK);
+    wrmsr(MSR_EFER, rdmsr(MSR_EFER) | EFER_SCE);
+    // While a guest runs, its %gs base is live and the PerCpu waits here.
+    wrmsr(MSR_KERNEL_GS_BASE, 0);
+}
+
+void guest_domain_running() { g_running.fetch_add(1, std::memory_order_acq_rel); }
+
+void guest_run(Vcpu& v)
+{
+    cli();
+    static_cast<VcpuArch*>(v.platform_data)->state.store(VcpuState::Up, std::memory_order_release);
+    this_cpu().vcpu = &v;
+    write_cr3(maddr_of(v.guest_table).v);
+    guest_enter(&static_cast<VcpuArch*>(v.platform_data)->start);
+}
+
+bool guest_domain_stopped(const Vcpu& v)
+{
+    return g_shut_down[v.domain->id].load(std::memory_order_acquire);
+}
+
+void guest_shutdown(unsigned reason)
+{
+    const Vcpu& v = *this_cpu().vcpu;
+    const DomId id = v.domain->id;
+    if (!g_shut_down[id].exchange(true, std::memory_order_acq_rel)) {
+        printk("pvmmu: domain %u shut down (%s) by vCPU %u\n", id, reason_name(reason), v.id);
+        // Its other vCPUs stop at their next interrupt or hypercall return.
+        const Domain& d = *v.domain;
+        for (unsigned i = 0; i < d.nr_vcpus; ++i)
+            if (&d.vcpus[i] != &v) lapic_send_fixed(g_cpus[d.vcpus[i].cpu].apic_id, kVectorKick);
+        if (g_running.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+            printk("pvmmu: no domain left running; ending (isa-debug-exit code 0x%x)\n",
+                   HV_EXIT_SHUTDOWN + reason);
+            hv_exit(HV_EXIT_SHUTDOWN + reason);
+        }
+    }
+    cpu_idle();
+}
+
+void guest_crash(const TrapFrame& f, const char* why)
+{
+    const Vcpu& v = *this_cpu().vcpu;
+    printk("pvmmu: domain %u vCPU %u crashed: %s: vector %lu (%s), error code 0x%lx, rip 0x%lx, "
+           "rsp 0x%lx, cr2 0x%lx\n", v.domain->id, v.id, why, f.vector, exception_name(f.vector),
+           f.error, f.rip, f.rsp, read_cr2());
+    guest_shutdown(SHUTDOWN_crash);
+}
+
+} // namespace pvmmu::x86

@@ -1,0 +1,166 @@
+// The guest's virtual IDT (SPEC §5; Xen's x86-64 PV trap ABI, docs/abi.md
+// §10): set_trap_table, the bounce of an exception to the guest's handler,
+// the iret hypercall that returns from it, and the registrations a PV kernel
+// makes at start of day (set_callbacks / callback_op, stack_switch).
+//
+// Every guest kernel runs in ring 3 and pvmmu has no guest user mode, so a
+// bounce never switches stacks: the frame goes below the interrupted RSP
+// (aligned to 16 as the CPU does), laid out as Xen lays it out — from the
+// lowest address: RCX, R11, [error code], RIP, CS, RFLAGS, RSP, SS. The
+// handler pops RCX and R11 and ends with the iret hypercall, whose stub
+// pushes RAX, R11, RCX on top of (flags, RIP, CS, RFLAGS, RSP, SS): that is
+// struct iret_context (<xen/arch-x86/xen-x86_64.h>).
+#include <pvmmu/abi.h>
+
+#include "arch/core_glue.h"
+#include "arch/guest.h"
+#include "arch/percpu.h"
+#include "arch/selectors.h"
+#include "arch/x86.h"
+
+namespace pvmmu::x86 {
+
+namespace {
+
+// RFLAGS a guest may set through iret: CF PF AF ZF SF TF DF OF AC ID. IF is
+// always on, bit 1 always set; IOPL, NT, RF, VM, VIF, VIP never.
+constexpr uint64_t kGuestRflags = 0x1 | 0x4 | 0x10 | 0x40 | 0x80 | 0x100 | 0x400 | 0x800 | 0x40000 | 0x200000;
+constexpr uint64_t kRflagsIf = 0x200, kRflagsFixed = 0x2;
+
+// Vectors with an error code ("Exception and Interrupt Reference").
+bool has_error_code(unsigned v) { return v == 8 || (v >= 10 && v <= 14) || v == 17 || v == 21 || v == 29 || v == 30; }
+
+Platform& platform() { return core()->platform(); }
+
+} // namespace
+
+bool guest_va_ok(uint64_t va)
+{
+    return canonical(Vaddr{va}) && !core()->l4_slot_reserved(table_index(Vaddr{va}, Level::L4));
+}
+
+bool guest_bounce(TrapFrame& f)
+{
+    Vcpu& v = *this_cpu().vcpu;
+    // NMI, #DF and #MC are the hypervisor's; nothing else is delivered twice.
+    if (f.vector >= 32 || f.vector == 2 || f.vector == 8 || f.vector == 18) return false;
+    const uint64_t handler = arch(v).trap[f.vector];
+    if (!handler) return false;
+    GuestDomain& d = guest_domain(v);
+    if (f.vector == 14 && d.shared && v.id < XEN_LEGACY_MAX_VCPUS) d.shared->vcpu_info[v.id].arch.cr2 = read_cr2();
+
+    uint64_t frame[8];
+    unsigned n = 0;
+    frame[n++] = f.rcx;
+    frame[n++] = f.r11;
+    if (has_error_code(unsigned(f.vector))) frame[n++] = f.error;
+    frame[n++] = f.rip;
+    frame[n++] = f.cs;
+    frame[n++] = f.rflags;
+    frame[n++] = f.rsp;
+    frame[n++] = f.ss;
+    const uint64_t sp = (f.rsp & ~15ull) - n * sizeof(uint64_t);
+    if (platform().copy_to_guest(v, Vaddr{sp}, frame, n * sizeof(uint64_t))) return false;
+    f.rip = handler;
+    f.rsp = sp;
+    f.cs = HV_SEL_GUEST_CS64;
+    f.ss = HV_SEL_GUEST_DS;
+    f.rflags = (f.rflags & kGuestRflags & ~0x100ull) | kRflagsIf | kRflagsFixed;   // TF off in the handler
+    return true;
+}
+
+// set_trap_table(const trap_info_t* list): entries up to the one with
+// address 0 replace the table; NULL clears it. The list is read whole
+// before anything changes; a bad handler address is -EINVAL. Vectors above
+// 31 (software interrupts) are accepted and ignored: ring 3 cannot raise
+// them (every IDT gate has DPL 0, so INT n is a #GP).
+long do_set_trap_table(Vcpu& v, TrapFrame& f)
+{
+    uint64_t table[32] = {};
+    if (f.rdi) {
+        for (unsigned i = 0;; ++i) {
+            if (i == 256) return -XEN_EINVAL;
+            trap_info_t t;
+            if (platform().copy_from_guest(v, &t, Vaddr{f.rdi + i * sizeof(t)}, sizeof(t))) return -XEN_EFAULT;
+            if (t.address == 0) break;
+            if (!guest_va_ok(t.address)) return -XEN_EINVAL;
+            if (t.vector < 32) table[t.vector] = t.address;
+        }
+    }
+    for (unsigned i = 0; i < 32; ++i) arch(v).trap[i] = table[i];
+    return 0;
+}
+
+// iret: the frame is struct iret_context at the guest's RSP. RIP and RSP
+// must be guest addresses and CS/SS the flat ring-3 selectors (pvmmu has
+// 64-bit guests only); anything else crashes the domain, as a bad frame does
+// on Xen — the guest cannot be returned to. RAX, R11 and RCX come back from
+// the frame; the other registers are as the guest left them.
+long do_iret(Vcpu& v, TrapFrame& f)
+{
+    iret_context ctx;
+    if (platform().copy_from_guest(v, &ctx, Vaddr{f.rsp}, sizeof(ctx))) guest_crash(f, "iret: unreadable frame");
+    if (!guest_va_ok(ctx.rip) || !guest_va_ok(ctx.rsp) || (ctx.cs | 3) != HV_SEL_GUEST_CS64 ||
+        (ctx.ss | 3) != HV_SEL_GUEST_DS)
+        guest_crash(f, "iret: bad frame");
+    f.r11 = ctx.r11;
+    f.rcx = ctx.rcx;
+    f.rip = ctx.rip;
+    f.cs = HV_SEL_GUEST_CS64;
+    f.rflags = (ctx.rflags & kGuestRflags) | kRflagsIf | kRflagsFixed;
+    f.rsp = ctx.rsp;
+    f.ss = HV_SEL_GUEST_DS;
+    return long(ctx.rax);   // syscall_dispatch puts it in RAX
+}
+
+namespace {
+
+long register_callback(Vcpu& v, unsigned type, uint64_t address)
+{
+    if (type >= 8 || type == CALLBACKTYPE_sysenter_deprecated) return -XEN_EINVAL;
+    if (address && !guest_va_ok(address)) return -XEN_EINVAL;
+    arch(v).callback[type] = address;
+    return 0;
+}
+
+} // namespace
+
+// set_callbacks(event, failsafe, syscall): recorded, checked; pvmmu delivers
+// no events yet, so none is ever called.
+long do_set_callbacks(Vcpu& v, TrapFrame& f)
+{
+    if (!guest_va_ok(f.rdi) || !guest_va_ok(f.rsi) || !guest_va_ok(f.rdx)) return -XEN_EINVAL;
+    arch(v).callback[CALLBACKTYPE_event] = f.rdi;
+    arch(v).callback[CALLBACKTYPE_failsafe] = f.rsi;
+    arch(v).callback[CALLBACKTYPE_syscall] = f.rdx;
+    return 0;
+}
+
+// callback_op(CALLBACKOP_register | CALLBACKOP_unregister, arg).
+long do_callback_op(Vcpu& v, TrapFrame& f)
+{
+    if (f.rdi == CALLBACKOP_register) {
+        callback_register_t r;
+        if (platform().copy_from_guest(v, &r, Vaddr{f.rsi}, sizeof(r))) return -XEN_EFAULT;
+        return r.address ? register_callback(v, r.type, r.address) : -XEN_EINVAL;
+    }
+    if (f.rdi == CALLBACKOP_unregister) {
+        callback_unregister_t u;
+        if (platform().copy_from_guest(v, &u, Vaddr{f.rsi}, sizeof(u))) return -XEN_EFAULT;
+        return register_callback(v, u.type, 0);
+    }
+    return -XEN_ENOSYS;
+}
+
+// stack_switch(ss, sp): the kernel stack for a switch from guest user mode,
+// which pvmmu does not have yet: recorded and checked (SS with RPL 3 must be
+// the flat ring-3 stack selector).
+long do_stack_switch(Vcpu& v, TrapFrame& f)
+{
+    if ((f.rdi | 3) != HV_SEL_GUEST_DS || !guest_va_ok(f.rsi)) return -XEN_EINVAL;
+    arch(v).kernel_ss = HV_SEL_GUEST_DS;
+    arch(v).kernel_sp = f.rsi;
+    return 0;
+}
+
+} // namespace pvmmu::x86

@@ -1,0 +1,67 @@
+/* Hypercall entry from ring 3 by SYSCALL (SPEC §5; the guest reaches it
+ * through the hypercall page's stubs, guest_loader.cc), the first entry of a
+ * vCPU, and the copy routine for guest memory with its fault fixup.
+ *
+ * SYSCALL leaves RIP in RCX, RFLAGS in R11, CS/SS from STAR, RSP untouched,
+ * and IF cleared by IA32_FMASK ("SYSCALL" in SDM Vol. 2B). The entry swaps
+ * in the hypervisor's %gs, takes this CPU's stack (the same top as TSS.RSP0,
+ * so a hypercall and a trap from ring 3 leave their frame at one place) and
+ * builds the TrapFrame the trap path builds, with vector VECTOR_SYSCALL,
+ * then saves the registers and returns through the trap path's code.
+ * The way back is trap_return's IRETQ, never SYSRET: IRETQ takes any frame
+ * the hypervisor checked, SYSRET with a non-canonical RCX would fault in
+ * ring 0 on the guest's stack. */
+#include "arch/entry_defs.h"
+#include "arch/selectors.h"
+
+	.text
+
+	.globl syscall_entry
+syscall_entry:
+	swapgs
+	mov %rsp, %gs:PERCPU_GUEST_RSP
+	mov %gs:PERCPU_STACK_TOP, %rsp
+	pushq $HV_SEL_GUEST_DS          /* ss */
+	pushq %gs:PERCPU_GUEST_RSP      /* rsp */
+	pushq %r11                      /* rflags */
+	pushq $HV_SEL_GUEST_CS64        /* cs */
+	pushq %rcx                      /* rip */
+	pushq $0                        /* error code */
+	pushq $VECTOR_SYSCALL           /* trap_dispatch calls syscall_dispatch */
+	jmp trap_save
+
+/* guest_enter(const TrapFrame* start): the first entry into a vCPU. The
+ * frame is copied to the top of this CPU's stack, where ring 3 enters and
+ * traps leave theirs, and left through trap_return. Interrupts are off. */
+	.globl guest_enter
+guest_enter:
+	mov %rdi, %rsi
+	mov %gs:PERCPU_STACK_TOP, %rdi
+	sub $TRAP_FRAME_SIZE, %rdi
+	mov %rdi, %rsp
+	mov $(TRAP_FRAME_SIZE / 8), %ecx
+	rep movsq
+	jmp trap_return
+
+/* size_t guest_copy(void* dst, const void* src, size_t n): copies n bytes
+ * where one side is guest memory (already checked to lie in the guest's
+ * part of the address space) and returns how many were NOT copied. A fault
+ * on the copy (not present, or a write to a read-only page under CR0.WP)
+ * resumes at the fixup through guest_copy_extable (traps.cc), with RCX the
+ * bytes left, as REP MOVSB leaves it ("REP/REPE/..." in SDM Vol. 2B). */
+	.globl guest_copy
+guest_copy:
+	mov %rdx, %rcx
+1:	rep movsb
+	xor %eax, %eax
+	ret
+2:	mov %rcx, %rax
+	ret
+
+	.section .rodata
+	.balign 8
+	.globl guest_copy_extable
+guest_copy_extable:
+	.quad 1b, 2b
+
+	.section .note.GNU-stack, "", @progbits

@@ -1,0 +1,146 @@
+// The smallest pvmmu guest kernel (issue 6, first guest milestone): it talks
+// to the hypervisor only through the hypercall page, proves that hypercalls
+// reach both the hypervisor's own table and the core's, that bad guest
+// pointers are -EFAULT (an unmapped address, the hypervisor's slots, a
+// read-only page table) and bad arguments the ABI's errno, then shuts down.
+// Built four times (tests/qemu/tests.cmake): `hello-guest` ends with
+// SHUTDOWN_poweroff after its checks (it runs with 2 vCPUs: vCPU 1 is never
+// started); the others must end the domain as a crash, never the hypervisor:
+// `crash-guest` (HELLO_CRASH) executes ud2 with no trap table,
+// `bad-iret-guest` (HELLO_BAD_IRET) returns by iret to a non-canonical RIP,
+// `bad-stack-guest` (HELLO_BAD_STACK) takes a #UD with its handler set but
+// RSP in the hypervisor's slots, so the bounce frame cannot be written.
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tiny_guest.h"
+
+using namespace tiny;
+
+extern "C" [[noreturn]] void xenpv_start(const start_info_t* si)
+{
+    check("console_io write", write("hello guest: running in ring 3\n"), 0);
+    check("start_info magic", si->magic[0] == 'x' && si->magic[1] == 'e' && si->magic[2] == 'n', 1);
+    uint16_t cs;
+    asm volatile("mov %%cs, %0" : "=r"(cs));
+    check("running in ring 3 on FLAT_RING3_CS64", cs, FLAT_RING3_CS64);
+
+    // The hypervisor's direct map, an unmapped guest address, a non-canonical one.
+    check("console_io from the hypervisor's slots",
+          hypercall(__HYPERVISOR_console_io, CONSOLEIO_write, 8, 0xffff830000000000), -XEN_EFAULT);
+    check("console_io from an unmapped address",
+          hypercall(__HYPERVISOR_console_io, CONSOLEIO_write, 8, 0x0000100000000000), -XEN_EFAULT);
+    check("console_io from a non-canonical address",
+          hypercall(__HYPERVISOR_console_io, CONSOLEIO_write, 8, 0x0000800000000000), -XEN_EFAULT);
+    check("console_io negative count", hypercall(__HYPERVISOR_console_io, CONSOLEIO_write, uint64_t(-1), 0),
+          -XEN_EINVAL);
+    check("console_io unknown command", hypercall(__HYPERVISOR_console_io, 77, 0, 0), -XEN_ENOSYS);
+
+    // The core's table: xen_version, and a copy_to_guest into the read-only L4.
+    check("xen_version", hypercall(__HYPERVISOR_xen_version, XENVER_version, 0) > 0, 1);
+    check("xen_version into a read-only page table",
+          hypercall(__HYPERVISOR_xen_version, XENVER_extraversion, si->pt_base), -XEN_EFAULT);
+    xen_extraversion_t extra;
+    check("xen_version extraversion", hypercall(__HYPERVISOR_xen_version, XENVER_extraversion, uint64_t(&extra)), 0);
+    check("mmu_update with an unmapped request array",
+          hypercall(__HYPERVISOR_mmu_update, 0x0000100000000000, 1, 0, DOMID_SELF), -XEN_EFAULT);
+
+    check("unknown hypercall", hypercall(63), -XEN_ENOSYS);
+    check("sched_op unknown command", hypercall(__HYPERVISOR_sched_op, 77, 0), -XEN_ENOSYS);
+    sched_shutdown_t bad{SHUTDOWN_MAX + 1};
+    check("shutdown with a bad reason", hypercall(__HYPERVISOR_sched_op, SCHEDOP_shutdown, uint64_t(&bad)),
+          -XEN_EINVAL);
+    check("shutdown with an unmapped argument",
+          hypercall(__HYPERVISOR_sched_op, SCHEDOP_shutdown, 0x0000100000000000), -XEN_EFAULT);
+    check("yield", hypercall(__HYPERVISOR_sched_op, SCHEDOP_yield, 0), 0);
+
+    // The console ring (start_info.console.domU) and its event channel.
+    const uint64_t* p2m = reinterpret_cast<const uint64_t*>(si->mfn_list);
+    auto* ring = reinterpret_cast<xencons_interface*>(si->pt_base + ((si->console.domU.mfn - p2m[0]) << 12));
+    static const char kRingLine[] = "hello guest: through the console ring\n";
+    for (const char* c = kRingLine; *c; ++c) ring->out[MASK_XENCONS_IDX(ring->out_prod++, ring->out)] = *c;
+    evtchn_send_t send{si->console.domU.evtchn};
+    check("EVTCHNOP_send on the console port", hypercall(__HYPERVISOR_event_channel_op, EVTCHNOP_send, uint64_t(&send)), 0);
+    check("the ring was read", ring->out_cons == ring->out_prod, 1);
+    send.port = si->console.domU.evtchn + 1;
+    check("EVTCHNOP_send on another port", hypercall(__HYPERVISOR_event_channel_op, EVTCHNOP_send, uint64_t(&send)),
+          -XEN_EINVAL);
+    check("EVTCHNOP_send from an unmapped argument",
+          hypercall(__HYPERVISOR_event_channel_op, EVTCHNOP_send, 0x0000100000000000), -XEN_EFAULT);
+    check("event_channel_op unknown command", hypercall(__HYPERVISOR_event_channel_op, 77, 0), -XEN_ENOSYS);
+    const XENCONS_RING_IDX cons = ring->out_cons;
+    ring->out_prod = cons + 5000;   // more than the ring holds
+    send.port = si->console.domU.evtchn;
+    check("EVTCHNOP_send on a corrupt ring", hypercall(__HYPERVISOR_event_channel_op, EVTCHNOP_send, uint64_t(&send)),
+          -XEN_EINVAL);
+    check("a corrupt ring is left as it is", ring->out_cons == cons, 1);
+    ring->out_prod = cons;
+    // shared_info is the guest's frame, but the hypervisor writes it (CR2 of
+    // a page fault): the guest may map it read-only, never make it a table.
+    {
+        const uint64_t mfn = si->shared_info >> 12, g = mfn - p2m[0];
+        const uint64_t first_l1 = si->nr_pt_frames - (si->nr_pages + 511) / 512;
+        mmu_update_t u{(p2m[first_l1 + g / 512] << 12) + (g % 512) * 8, (mfn << 12) | 0x25};   // P|US|A
+        check("map shared_info read-only", hypercall(__HYPERVISOR_mmu_update, uint64_t(&u), 1, 0, DOMID_SELF), 0);
+        mmuext_op_t pin{};
+        pin.cmd = MMUEXT_PIN_L1_TABLE;
+        pin.arg1.mfn = mfn;
+        check("pin shared_info as an L1", hypercall(__HYPERVISOR_mmuext_op, uint64_t(&pin), 1, 0, DOMID_SELF),
+              -XEN_EINVAL);
+        u.val |= 2;   // RW again
+        check("map shared_info writable again", hypercall(__HYPERVISOR_mmu_update, uint64_t(&u), 1, 0, DOMID_SELF), 0);
+    }
+
+    // The trap ABI: handlers must be guest code addresses.
+    trap_info_t bad_traps[] = {{6, 0, FLAT_RING3_CS64, 0xffff828000100000}, {0, 0, 0, 0}};
+    check("trap handler in the hypervisor's slots", hypercall(__HYPERVISOR_set_trap_table, uint64_t(bad_traps)),
+          -XEN_EINVAL);
+    bad_traps[0].address = 0x0000800000000000;
+    check("non-canonical trap handler", hypercall(__HYPERVISOR_set_trap_table, uint64_t(bad_traps)), -XEN_EINVAL);
+    check("unmapped trap table", hypercall(__HYPERVISOR_set_trap_table, 0x0000100000000000), -XEN_EFAULT);
+    check("clearing the trap table", hypercall(__HYPERVISOR_set_trap_table, 0), 0);
+    check("stack_switch to a ring-0 selector", hypercall(__HYPERVISOR_stack_switch, 0xe010, 0x8000300000),
+          -XEN_EINVAL);
+    callback_register_t cb{CALLBACKTYPE_sysenter_deprecated, 0, 0x8000300000};
+    check("callback_op with a bad type", hypercall(__HYPERVISOR_callback_op, CALLBACKOP_register, uint64_t(&cb)),
+          -XEN_EINVAL);
+
+    // vcpu_op: vCPU 1 exists and is down; vCPU 2 does not exist.
+    check("vcpu 0 is up", hypercall(__HYPERVISOR_vcpu_op, VCPUOP_is_up, 0, 0), 1);
+    check("vcpu 1 is down", hypercall(__HYPERVISOR_vcpu_op, VCPUOP_is_up, 1, 0), 0);
+    check("no vcpu 2", hypercall(__HYPERVISOR_vcpu_op, VCPUOP_is_up, 2, 0), -XEN_ENOENT);
+    check("up before initialise", hypercall(__HYPERVISOR_vcpu_op, VCPUOP_up, 1, 0), -XEN_EINVAL);
+    check("down of another vcpu", hypercall(__HYPERVISOR_vcpu_op, VCPUOP_down, 1, 0), -XEN_EINVAL);
+    check("initialise from an unmapped context",
+          hypercall(__HYPERVISOR_vcpu_op, VCPUOP_initialise, 1, 0x0000100000000000), -XEN_EFAULT);
+    static vcpu_guest_context_t ctx;
+    ctx.user_regs.rip = 0x0000800000000000;
+    ctx.user_regs.rsp = 0x8000300000;
+    ctx.ctrlreg[3] = xen_pfn_to_cr3(reinterpret_cast<const uint64_t*>(si->mfn_list)[0]);
+    check("initialise with a non-canonical rip", hypercall(__HYPERVISOR_vcpu_op, VCPUOP_initialise, 1, uint64_t(&ctx)),
+          -XEN_EINVAL);
+    ctx.user_regs.rip = 0x8000300000;
+    ctx.ctrlreg[3] = xen_pfn_to_cr3(reinterpret_cast<const uint64_t*>(si->mfn_list)[1]);   // the L3
+    check("initialise with an L3 as cr3", hypercall(__HYPERVISOR_vcpu_op, VCPUOP_initialise, 1, uint64_t(&ctx)),
+          -XEN_EINVAL);
+    check("vcpu 1 still down", hypercall(__HYPERVISOR_vcpu_op, VCPUOP_is_up, 1, 0), 0);
+    check("vcpu_op unknown command", hypercall(__HYPERVISOR_vcpu_op, 77, 0, 0), -XEN_ENOSYS);
+
+#ifdef HELLO_CRASH
+    write("hello guest: executing ud2 with no trap table\n");
+    asm volatile("ud2");
+#endif
+#ifdef HELLO_BAD_IRET
+    // struct iret_context after the stub's pushes: flags, rip, cs, rflags, rsp, ss.
+    write("hello guest: iret to a non-canonical rip\n");
+    asm volatile("pushq $0xe02b; pushq %%rsp; pushq $0x202; pushq $0xe033; pushq %0; pushq $0; jmp *%1"
+                 : : "r"(0x0000800000000000ull), "r"(hypercall_page + __HYPERVISOR_iret * 32));
+#endif
+#ifdef HELLO_BAD_STACK
+    trap_info_t ud[] = {{6, 0, FLAT_RING3_CS64, uint64_t(&xenpv_start)}, {0, 0, 0, 0}};
+    check("a #UD handler", hypercall(__HYPERVISOR_set_trap_table, uint64_t(ud)), 0);
+    write("hello guest: ud2 with rsp in the hypervisor's slots\n");
+    asm volatile("mov %0, %%rsp; ud2" : : "r"(0xffff830000100000ull));
+#endif
+    finish("hello guest");
+}
