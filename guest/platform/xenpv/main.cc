@@ -246,5 +246,29 @@ bool foreign_domain(ForeignDomain&) { return false; }
 Mfn hypervisor_frame() { return Mfn{0}; }
 Mfn io_frame() { return Mfn{0}; }
 bool deny(uint32_t) { return false; }
+bool hypervisor_install_retries(uint64_t&) { return false; }
+// Benchmarking only, and refused here: the hypervisor never maps a domain's
+// page tables writable to it.
+bool native_pte_cmpxchg(Maddr, uint64_t&, uint64_t, bool&) { return false; }
+// No clock yet: the hypervisor does not fill shared_info's vcpu_time_info, so
+// the benchmarks cannot run here (their drivers refuse the qemu platform).
+uint64_t now_ns() { return 0; }
+
+// The words of start_info's command line (`key=value …`), split once.
+const char* platform_arg(unsigned i)
+{
+    static char line[MAX_GUEST_CMDLINE];
+    static const char* words[MAX_GUEST_CMDLINE / 2];
+    static unsigned nr_words = ~0u;
+    if (nr_words == ~0u) {
+        nr_words = 0;
+        for (unsigned k = 0; k + 1 < MAX_GUEST_CMDLINE && g_si->cmd_line[k]; ++k) line[k] = char(g_si->cmd_line[k]);
+        for (unsigned k = 0; line[k]; ++k) {
+            if (line[k] == ' ') line[k] = 0;
+            else if (k == 0 || line[k - 1] == 0) words[nr_words++] = &line[k];
+        }
+    }
+    return i < nr_words ? words[i] : nullptr;
+}
 
 } // namespace pvmmu::guest::rt
