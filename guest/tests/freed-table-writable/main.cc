@@ -2,8 +2,8 @@
 // once, also on a vCPU whose TLB still holds its read-only physmap translation.
 // pt_free raises the physmap entry to RW with no flush (raises are never
 // flushed, seed 004), so a vCPU that read the table while it was one still
-// caches "read-only"; its first write faults, and the library's handler must
-// see that the entry allows the write (spurious) and drop the stale entry
+// caches "read-only"; its first write may fault, and the library's handler
+// must see that the entry allows the write (spurious) and drop the stale entry
 // locally. Found by the fault benchmark, whose second run reuses freed tables.
 #include "guest/pagetable.h"
 #include "guest_test_util.h"
@@ -34,7 +34,12 @@ void test_main()
         CHECK(can_write(c, c.guest->va(t) + 8 * i, i + 1));
         CHECK_EQ(load_or(c, c.guest->va(t) + 8 * i), i + 1);
     }
-    // Each round: exactly one spurious write fault, fixed by one local INVLPG.
-    CHECK_EQ(c.stats.spurious_write.get() - spurious, kRounds);
-    CHECK_EQ(c.stats.flush_local.get() - flushes, kRounds);
+    // Whether the stale read-only entry is still used is the CPU's choice: the
+    // sim's TLB keeps it (one spurious write fault a round); QEMU's and many
+    // real CPUs walk again before faulting (none). Each one that happens is
+    // fixed by exactly one local INVLPG.
+    const uint64_t seen = c.stats.spurious_write.get() - spurious;
+    CHECK(seen <= kRounds);
+    CHECK_EQ(c.stats.flush_local.get() - flushes, seen);
+    rt::print("%llu of %u rounds hit the stale read-only entry", (unsigned long long)seen, kRounds);
 }
