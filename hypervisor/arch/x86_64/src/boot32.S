@@ -2,8 +2,9 @@
  *
  * A Multiboot 1 loader (QEMU -kernel) enters at _start32 in 32-bit protected
  * mode, paging off, flat segments, interrupts off, no stack, EAX = 0x2BADB002,
- * EBX = physical address of the boot information (Multiboot spec §3.2). This
- * code checks that, checks for long mode and NX, builds boot page tables that
+ * EBX = physical address of the boot information (Multiboot spec §3.2); a
+ * Multiboot 2 loader (GRUB, multiboot2_header.S) the same way with EAX =
+ * 0x36D76289. This code checks that, passes both to bsp_main, checks for long mode and NX, builds boot page tables that
  * map the first GiB three times (identity, image slot, direct-map slot),
  * enables PAE, IA-32e mode, NX and paging ("Initializing IA-32e Mode", SDM
  * Vol. 3A) and far-jumps to 64-bit code, which moves to the image's virtual
@@ -41,8 +42,12 @@ _start32:
 	cld
 	mov $PHYS(boot_stack_top), %esp
 	cmp $MB1_BOOT_MAGIC, %eax
+	je .Lmagic_ok
+	cmp $MB2_BOOT_MAGIC, %eax
 	jne .Lno_multiboot
-	mov %ebx, %edi                  /* info address, for bsp_main */
+.Lmagic_ok:
+	mov %ebx, %edi                  /* info address and magic, for bsp_main */
+	mov %eax, %esi
 
 	/* Long mode and NX (CPUID 8000_0001H EDX bits 29, 20); the hypervisor's
 	 * W^X rule needs NX, so no NX is no boot. */
@@ -133,6 +138,7 @@ _start32:
 	 * tables keep: it serves until each CPU loads its own window. */
 	lgdt boot_gdt_ptr64(%rip)
 	mov %edi, %edi                  /* upper halves are undefined after the mode switch */
+	mov %esi, %esi
 	movabs $boot_stack_top, %rsp
 	pushq $0                        /* no return address: ends backtraces */
 	movabs $bsp_main, %rax
@@ -161,7 +167,7 @@ boot_gdt_ptr64:
 	.quad HV_DIRECTMAP_VIRT + boot_gdt - HV_GDT_RESERVED_OFFSET
 
 .Lmsg_no_multiboot:
-	.asciz "pvmmu-hv: not started by a Multiboot 1 loader (bad magic in %eax)\r\n"
+	.asciz "pvmmu-hv: not started by a Multiboot 1 or 2 loader (bad magic in %eax)\r\n"
 .Lmsg_no_long_mode:
 	.asciz "pvmmu-hv: this CPU has no 64-bit long mode\r\n"
 .Lmsg_no_nx:

@@ -1,11 +1,13 @@
-// Multiboot 1 boot information (spec §3.3) → BootInfo. The loader's structures
-// are read through the boot window of the direct map (the first GiB; QEMU puts
-// them below 1 MiB and right after the image) and copied, so nothing later
-// depends on the loader's memory.
+// Multiboot 1 boot information (spec §3.3) → BootInfo, and the choice between
+// the two protocols by the magic the loader left in %eax. The loader's
+// structures are read through the boot window of the direct map (the first
+// GiB; QEMU puts them below 1 MiB and right after the image) and copied, so
+// nothing later depends on the loader's memory.
 #include "arch/multiboot.h"
 
 #include <string.h>
 
+#include "arch/boot_defs.h"
 #include "arch/console.h"
 #include "arch/direct_map.h"
 
@@ -15,7 +17,7 @@ namespace pvmmu::x86 {
 
 namespace {
 
-// The fields of the info structure this file reads (spec §3.3 offsets 0-51).
+// The fields of the info structure this file reads (spec §3.3 offsets 0-67).
 struct __attribute__((packed)) Mb1Info {
     uint32_t flags;
     uint32_t mem_lower, mem_upper;   // flags bit 0
@@ -24,8 +26,12 @@ struct __attribute__((packed)) Mb1Info {
     uint32_t mods_count, mods_addr;  // bit 3
     uint32_t syms[4];                // bit 4 or 5
     uint32_t mmap_length, mmap_addr; // bit 6
+    uint32_t drives_length, drives_addr; // bit 7
+    uint32_t config_table;           // bit 8
+    uint32_t boot_loader_name;       // bit 9
 };
 static_assert(__builtin_offsetof(Mb1Info, mmap_length) == 44);
+static_assert(__builtin_offsetof(Mb1Info, boot_loader_name) == 64);
 
 struct __attribute__((packed)) Mb1Module {
     uint32_t mod_start, mod_end, string, reserved;
@@ -38,16 +44,67 @@ struct __attribute__((packed)) Mb1MmapEntry {
     uint32_t type;
 };
 
-constexpr uint32_t kHasCmdline = 1u << 2, kHasModules = 1u << 3, kHasMmap = 1u << 6;
-
-uint64_t max(uint64_t a, uint64_t b) { return a > b ? a : b; }
+constexpr uint32_t kHasCmdline = 1u << 2, kHasModules = 1u << 3, kHasMmap = 1u << 6,
+                   kHasLoaderName = 1u << 9;
 
 bool in_window(uint64_t addr, uint64_t len) { return addr + len >= addr && addr + len <= kBootWindow; }
 
-// Keeps `end` above the loader's data at [addr, addr + len).
-void keep(BootInfo& bi, uint64_t addr, uint64_t len) { bi.loader_end = max(bi.loader_end, addr + len); }
+// A string of the loader's, at most `max` bytes of it: how much may be read.
+uint64_t window_left(uint64_t addr, uint64_t max)
+{
+    return addr >= kBootWindow ? 0 : (kBootWindow - addr < max ? kBootWindow - addr : max);
+}
+
+const char* multiboot1_parse(uint32_t info_phys, BootInfo& bi)
+{
+    bi.protocol = "Multiboot 1";
+    if (!in_window(info_phys, sizeof(Mb1Info))) return "the information structure is out of reach";
+    const Mb1Info& mbi = *dmap<const Mb1Info>(Maddr{info_phys});
+    boot_info_keep(bi, info_phys, sizeof(Mb1Info));
+
+    if (mbi.flags & kHasCmdline) {
+        boot_info_set_cmdline(bi, dmap<const char>(Maddr{mbi.cmdline}), window_left(mbi.cmdline, sizeof(bi.cmdline)));
+        boot_info_keep(bi, mbi.cmdline, strlen(bi.cmdline) + 1);
+    }
+    if (mbi.flags & kHasLoaderName)
+        boot_info_set_loader(bi, dmap<const char>(Maddr{mbi.boot_loader_name}),
+                             window_left(mbi.boot_loader_name, sizeof(bi.loader)));
+    if (mbi.flags & kHasModules) {
+        const uint64_t bytes = uint64_t(mbi.mods_count) * sizeof(Mb1Module);
+        if (!in_window(mbi.mods_addr, bytes)) return "the module list is out of reach";
+        const Mb1Module* m = dmap<const Mb1Module>(Maddr{mbi.mods_addr});
+        boot_info_keep(bi, mbi.mods_addr, bytes);
+        for (uint32_t i = 0; i < mbi.mods_count; ++i)
+            if (const char* why = boot_info_add_module(bi, m[i].mod_start, m[i].mod_end)) return why;
+    }
+    if (!(mbi.flags & kHasMmap)) return "no memory map";
+    if (!in_window(mbi.mmap_addr, mbi.mmap_length)) return "the memory map is out of reach";
+    boot_info_keep(bi, mbi.mmap_addr, mbi.mmap_length);
+
+    const uint8_t* p = dmap<const uint8_t>(Maddr{mbi.mmap_addr});
+    for (uint64_t off = 0; off + sizeof(Mb1MmapEntry) <= mbi.mmap_length;) {
+        const Mb1MmapEntry& e = *reinterpret_cast<const Mb1MmapEntry*>(p + off);
+        if (e.size < sizeof(Mb1MmapEntry) - 4) return "a memory map entry's size is below 20";
+        if (const char* why = boot_info_add_region(bi, e.base_addr, e.length, e.type)) return why;
+        off += uint64_t(e.size) + 4;
+    }
+    return boot_info_finish(bi);
+}
 
 } // namespace
+
+const char* boot_info_parse(uint32_t magic, uint32_t info_phys, BootInfo& bi)
+{
+    bi.loader_end = image_phys(__hv_bss_end).v;
+    if (magic == MB1_BOOT_MAGIC) return multiboot1_parse(info_phys, bi);
+    // §3.6.1: the structure is 8-byte aligned. Only the boot window is
+    // mapped yet; everything needed is copied, so the structure itself need
+    // not survive (GRUB may put it anywhere in free memory).
+    bi.protocol = "Multiboot 2";
+    if (info_phys % 8) return "the information structure is not 8-byte aligned";
+    if (info_phys >= kBootWindow) return "the information structure is out of reach";
+    return multiboot2_parse(dmap<const uint8_t>(Maddr{info_phys}), kBootWindow - info_phys, bi);
+}
 
 const char* mem_type_name(uint32_t type)
 {
@@ -59,54 +116,6 @@ const char* mem_type_name(uint32_t type)
     case MemType::Bad: return "bad";
     }
     return "unknown";
-}
-
-int multiboot_parse(uint32_t info_phys, BootInfo& bi)
-{
-    bi.loader_end = image_phys(__hv_bss_end).v;
-    if (!in_window(info_phys, sizeof(Mb1Info))) return -1;
-    const Mb1Info& mbi = *dmap<const Mb1Info>(Maddr{info_phys});
-    keep(bi, info_phys, sizeof(Mb1Info));
-
-    if ((mbi.flags & kHasCmdline) && in_window(mbi.cmdline, sizeof(bi.cmdline))) {
-        const char* s = dmap<const char>(Maddr{mbi.cmdline});
-        size_t n = 0;
-        while (n + 1 < sizeof(bi.cmdline) && s[n]) ++n;
-        memcpy(bi.cmdline, s, n);
-        bi.cmdline[n] = 0;
-        keep(bi, mbi.cmdline, n + 1);
-    }
-    if ((mbi.flags & kHasModules) && in_window(mbi.mods_addr, uint64_t(mbi.mods_count) * sizeof(Mb1Module))) {
-        // Modules (guest kernels, later) must survive the boot allocator.
-        bi.nr_modules = mbi.mods_count;
-        const Mb1Module* m = dmap<const Mb1Module>(Maddr{mbi.mods_addr});
-        keep(bi, mbi.mods_addr, uint64_t(mbi.mods_count) * sizeof(Mb1Module));
-        for (uint32_t i = 0; i < mbi.mods_count; ++i) {
-            if (m[i].mod_end < m[i].mod_start || !in_window(m[i].mod_start, m[i].mod_end - m[i].mod_start))
-                continue;   // unreadable: not a module the hypervisor will use
-            keep(bi, m[i].mod_start, m[i].mod_end - m[i].mod_start);
-            if (i < BootInfo::kMaxModules) bi.modules[i] = BootInfo::Module{m[i].mod_start, m[i].mod_end};
-        }
-    }
-    if (!(mbi.flags & kHasMmap) || !in_window(mbi.mmap_addr, mbi.mmap_length)) return -1;
-    keep(bi, mbi.mmap_addr, mbi.mmap_length);
-
-    const uint8_t* p = dmap<const uint8_t>(Maddr{mbi.mmap_addr});
-    for (uint32_t off = 0; off + sizeof(Mb1MmapEntry) <= mbi.mmap_length;) {
-        const Mb1MmapEntry& e = *reinterpret_cast<const Mb1MmapEntry*>(p + off);
-        if (bi.nr_regions == BootInfo::kMaxRegions) break;
-        if (e.length) {
-            MemRegion& r = bi.regions[bi.nr_regions++];
-            r = MemRegion{e.base_addr, e.length, e.type};
-            if (r.usable()) {
-                bi.ram_top = max(bi.ram_top, r.end());
-                bi.usable_bytes += r.len;
-            }
-        }
-        off += e.size + 4;
-    }
-    bi.loader_end = (bi.loader_end + kPageSize - 1) & ~(kPageSize - 1);
-    return bi.nr_regions ? 0 : -1;
 }
 
 void memory_map_print(const BootInfo& bi)
