@@ -54,6 +54,7 @@ void usage(FILE* f)
         "usage: pvmmu-run [--platform sim|qemu] [--accel kvm|tcg] [--cpus N] [--timeout SECONDS]\n"
         "                 [--quiet] NAME...\n"
         "       pvmmu-run --list\n"
+        "       pvmmu-run [--cpus N] --boot-args NAME\n"
         "\n"
         "Runs the guest programs NAME... (guest/tests/<NAME>/) one after the other and\n"
         "exits with the worst outcome:\n"
@@ -70,6 +71,9 @@ void usage(FILE* f)
         "  --timeout S      kill a program after S seconds (default 60)\n"
         "  --quiet          do not echo the guest console, only one line per program\n"
         "  --list           list the programs with their titles\n"
+        "  --boot-args NAME print the guest kernel of NAME for the bare-metal hypervisor\n"
+        "                   and, on a second line, the hypervisor command line that\n"
+        "                   --platform qemu boots it with (./pvmmu iso uses them)\n"
         "  NAME may be `all` for every program.\n");
 }
 
@@ -228,18 +232,26 @@ TestInfo info_of(const Program& p)
 
 bool kvm_usable() { return access("/dev/kvm", R_OK | W_OK) == 0; }
 
+std::string cpus_of(const TestInfo& t, const Options& o) { return o.cpus.empty() ? std::to_string(t.cpus) : o.cpus; }
+
+// The hypervisor's command line for the test's domain: its size and vCPU
+// count (docs/boot.md). Also what `./pvmmu iso` boots it with (--boot-args).
+std::string hv_cmdline(const TestInfo& t, const Options& o)
+{
+    return "vcpus=" + cpus_of(t, o) + " frames=" + std::to_string(t.frames);
+}
+
 // The QEMU command that boots the hypervisor with the test's guest kernel:
-// one CPU per vCPU, the domain's size and vCPU count on the hypervisor's
-// command line (docs/boot.md).
+// one CPU per vCPU.
 std::vector<std::string> qemu_args(const Program& p, const TestInfo& t, const Options& o)
 {
-    const std::string cpus = o.cpus.empty() ? std::to_string(t.cpus) : o.cpus;
+    const std::string cpus = cpus_of(t, o);
     const std::string accel = o.accel.empty() ? (kvm_usable() ? "kvm" : "tcg") : o.accel;
     // The hypervisor's own memory and the domain's, with room to spare.
     const unsigned long mib = 128 + t.frames * 4096 / (1024 * 1024);
     return {"/usr/bin/env", "qemu-system-x86_64", "-accel", accel, "-machine", "pc", "-smp", cpus,
             "-m", std::to_string(mib), "-kernel", PVMMU_HV_IMAGE, "-initrd", p.kernel,
-            "-append", "vcpus=" + cpus + " frames=" + std::to_string(t.frames),
+            "-append", hv_cmdline(t, o),
             "-display", "none", "-serial", "stdio", "-monitor", "none", "-no-reboot",
             "-device", "isa-debug-exit,iobase=0xf4,iosize=0x04"};
 }
@@ -261,6 +273,7 @@ int main(int argc, char** argv)
 {
     Options o;
     bool list = false;
+    std::string boot_args;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         auto value = [&](const char* what) -> std::string {
@@ -275,6 +288,8 @@ int main(int argc, char** argv)
             return 0;
         } else if (a == "--list") {
             list = true;
+        } else if (a == "--boot-args") {
+            boot_args = value("--boot-args");
         } else if (a == "--quiet" || a == "-q") {
             o.quiet = true;
         } else if (a == "--platform") {
@@ -313,6 +328,15 @@ int main(int argc, char** argv)
     if (!o.accel.empty() && o.accel != "kvm" && o.accel != "tcg") {
         std::fprintf(stderr, "pvmmu-run: --accel takes kvm or tcg\n");
         return 2;
+    }
+    if (!boot_args.empty()) {
+        const Program* p = find(boot_args);
+        if (!p) {
+            std::fprintf(stderr, "pvmmu-run: no guest program '%s' (see --list)\n", boot_args.c_str());
+            return 2;
+        }
+        std::printf("%s\n%s\n", p->kernel, hv_cmdline(info_of(*p), o).c_str());
+        return 0;
     }
     if (list) {
         for (const Program& p : kPrograms) std::printf("%-28s %s\n", p.name, info_of(p).title.c_str());

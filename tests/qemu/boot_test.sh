@@ -1,8 +1,15 @@
 #!/usr/bin/env bash
 # Boots pvmmu-hv under QEMU (TCG) and checks what its console says.
 #
-#   boot_test.sh --image PATH [--cpus N] [--mem MIB] [--timeout S] [--selftest trap|overflow|badmap]
+#   boot_test.sh --image PATH [--iso] [--cpus N] [--mem MIB] [--timeout S]
+#                [--selftest trap|overflow|badmap]
 #                [--guest KERNEL --expect poweroff|crash|bad-iret|bad-stack]
+#
+# The image boots by Multiboot 1 (QEMU -kernel; the banner must say
+# "Multiboot 1, qemu"), or with --iso by Multiboot 2: tools/make-iso.sh puts
+# it (and the guest, as a module2) on a GRUB ISO that QEMU boots from its
+# CD-ROM through SeaBIOS (the banner must say "Multiboot 2, GRUB 2..."); every
+# check below is the same for both.
 #
 # A normal boot must: end QEMU through isa-debug-exit with HV_EXIT_SUCCESS
 # (status 33, arch/boot_defs.h); announce every CPU once ("cpu K online" for
@@ -28,13 +35,15 @@
 # hypervisor. The domain gets one vCPU per CPU (vcpus=N).
 #
 # Exit: 0 pass, 1 fail (also when QEMU hangs: it runs under `timeout`),
-# 77 skip — only when qemu-system-x86_64 is not installed.
+# 77 skip — only when qemu-system-x86_64 is not installed, or, with --iso,
+# grub-mkrescue, GRUB's BIOS modules or xorriso.
 set -uo pipefail
 
-image='' cpus=4 mem=256 limit=60 selftest='' guest='' expect=''
+image='' iso=0 cpus=4 mem=256 limit=60 selftest='' guest='' expect=''
 while (($#)); do
   case $1 in
     --image) image=$2; shift ;;
+    --iso) iso=1 ;;
     --cpus) cpus=$2; shift ;;
     --mem) mem=$2; shift ;;
     --timeout) limit=$2; shift ;;
@@ -57,13 +66,36 @@ if ! command -v "$QEMU" >/dev/null 2>&1; then
 fi
 
 log=$(mktemp)
-trap 'rm -f "$log"' EXIT
-append=()
-[[ -n $selftest ]] && append=(-append "selftest=$selftest")
-[[ -n $guest ]] && append+=(-initrd "$guest" -append "vcpus=$cpus")
+work=$(mktemp -d)
+trap 'rm -rf "$log" "$work"' EXIT
+cmdline=''
+[[ -n $selftest ]] && cmdline="selftest=$selftest"
+[[ -n $guest ]] && cmdline="vcpus=$cpus"
+if ((iso)); then
+  mods=()
+  [[ -n $guest ]] && mods=("$guest")
+  rc=0
+  "$(dirname "$0")/../../tools/make-iso.sh" --image "$image" --out "$work/pvmmu.iso" \
+    --append "$cmdline" "${mods[@]}" || rc=$?
+  if ((rc == 77)); then
+    echo "############################################################################"
+    echo "SKIP: the tools to make a GRUB ISO are missing (above), so the Multiboot 2"
+    echo "      boot was NOT tested. Install them with ./pvmmu deps."
+    echo "############################################################################"
+    exit 77
+  fi
+  ((rc == 0)) || { echo "boot_test.sh: tools/make-iso.sh failed ($rc)"; exit 1; }
+  boot=(-cdrom "$work/pvmmu.iso" -boot d)
+  banner='\(Multiboot 2, GRUB 2\.[0-9][^)]*\)$'
+else
+  boot=(-kernel "$image")
+  [[ -n $guest ]] && boot+=(-initrd "$guest")
+  [[ -n $cmdline ]] && boot+=(-append "$cmdline")
+  banner='\(Multiboot 1, qemu\)$'
+fi
 
 # -no-reboot: a triple fault ends QEMU instead of looping through resets.
-cmd=("$QEMU" -accel tcg -machine pc -smp "$cpus" -m "$mem" -kernel "$image" "${append[@]}"
+cmd=("$QEMU" -accel tcg -machine pc -smp "$cpus" -m "$mem" "${boot[@]}"
      -display none -serial stdio -monitor none -no-reboot
      -device isa-debug-exit,iobase=0xf4,iosize=0x04)
 echo "running: ${cmd[*]}"
@@ -83,6 +115,9 @@ refuse() { ! grep -Eq -- "$1" "$log" || fail "a line matches /$1/ ($2)"; }
 if ((rc == 124 || rc == 137)); then
   fail "QEMU did not end within ${limit}s: the boot hung (last console line above)"
 fi
+expect "^pvmmu-hv: x86-64 paravirtual-MMU hypervisor $banner" "the protocol that booted, and the loader"
+# GRUB passes the words after the image's path, exactly.
+((iso)) && expect "^boot: cmdline \"$cmdline\"\$" "the command line from grub.cfg"
 
 if [[ -n $guest ]]; then
   expect '^domain 1: [0-9]+ frames from mfn 0x[0-9a-f]+, virt_base 0x8000000000, entry 0x' "the guest was loaded"

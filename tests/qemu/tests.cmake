@@ -26,6 +26,13 @@ pvmmu_qemu_test(qemu_boot_exception --cpus 2 --selftest trap)
 pvmmu_qemu_test(qemu_boot_stack_overflow --cpus 1 --selftest overflow)
 pvmmu_qemu_test(qemu_boot_invariant_violation --cpus 2 --selftest badmap)
 
+# Multiboot 2 (labels qemu and image): the same checks, with the image booted
+# by GRUB from an ISO that tools/make-iso.sh (./pvmmu iso) makes, through
+# SeaBIOS and QEMU's CD-ROM; skipped (77) without grub-mkrescue, GRUB's BIOS
+# modules or xorriso. The guest arrives as a module2.
+pvmmu_qemu_test(qemu_iso_boot_smp4 --iso --cpus 4)
+set_tests_properties(qemu_iso_boot_smp4 PROPERTIES LABELS "qemu;image")
+
 # Guest kernels in ring 3 (label qemu): the hypervisor loads a guest passed as
 # a Multiboot module (-initrd) and ends the run with the domain's shutdown
 # reason (boot_defs.h HV_EXIT_SHUTDOWN: poweroff 65, crash 71).
@@ -39,3 +46,5 @@ pvmmu_qemu_test(qemu_guest_hello --cpus 2 --guest $<TARGET_FILE:hello-guest> --e
 pvmmu_qemu_test(qemu_guest_crash --cpus 1 --guest $<TARGET_FILE:crash-guest> --expect crash)
 pvmmu_qemu_test(qemu_guest_bad_iret --cpus 1 --guest $<TARGET_FILE:bad-iret-guest> --expect bad-iret)
 pvmmu_qemu_test(qemu_guest_bad_stack --cpus 1 --guest $<TARGET_FILE:bad-stack-guest> --expect bad-stack)
+pvmmu_qemu_test(qemu_iso_guest_hello --iso --cpus 2 --guest $<TARGET_FILE:hello-guest> --expect poweroff)
+set_tests_properties(qemu_iso_guest_hello PROPERTIES LABELS "qemu;image")

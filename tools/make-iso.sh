@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# Makes a BIOS-bootable ISO 9660 image (El Torito; also a hybrid image that
+# boots from a USB stick) in which GRUB 2 boots the hypervisor through
+# Multiboot 2 (`multiboot2`) and passes each guest kernel as a module
+# (`module2`): what `./pvmmu iso` and the ISO boot test (tests/qemu) run.
+#
+#   make-iso.sh --image PVMMU_HV --out ISO [--append CMDLINE] [KERNEL[=NAME]...]
+#
+# The hypervisor gets CMDLINE; guest kernels are ELF files, in the order
+# given (the hypervisor runs the first one). NAME (default: the file's name)
+# is the module's own string. GRUB talks on the serial console (COM1, 115200
+# 8N1) and on the screen, and boots at once (timeout 0).
+#
+# Needs grub-mkrescue (Debian grub-common), GRUB's i386-pc modules
+# (grub-pc-bin) and xorriso. Exit: 0 done, 1 failed, 2 usage, 77 a tool is
+# missing (said on stderr) — the tests' "skip" code.
+set -euo pipefail
+
+image='' out='' append=''
+kernels=()
+while (($#)); do
+  case $1 in
+    --image) image=${2:?--image needs a path}; shift ;;
+    --out) out=${2:?--out needs a path}; shift ;;
+    --append) append=${2?--append needs a command line}; shift ;;
+    -h | --help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -*) echo "make-iso.sh: unknown option '$1'" >&2; exit 2 ;;
+    *) kernels+=("$1") ;;
+  esac
+  shift
+done
+[[ -n $image && -n $out ]] || { echo "make-iso.sh: --image and --out are required" >&2; exit 2; }
+[[ -f $image ]] || { echo "make-iso.sh: no hypervisor image at '$image'" >&2; exit 1; }
+
+missing=()
+command -v grub-mkrescue >/dev/null 2>&1 || missing+=("grub-mkrescue (package grub-common)")
+command -v xorriso >/dev/null 2>&1 || missing+=("xorriso (package xorriso)")
+[[ -f /usr/lib/grub/i386-pc/multiboot2.mod ]] || missing+=("GRUB's BIOS modules, /usr/lib/grub/i386-pc (package grub-pc-bin)")
+if ((${#missing[@]})); then
+  printf 'make-iso.sh: cannot make a bootable ISO, missing: %s\n' "${missing[@]}" >&2
+  echo "make-iso.sh: install them with ./pvmmu deps (tools/deps.txt)" >&2
+  exit 77
+fi
+
+# grub.cfg is a script: keep the command line to plain words and the module
+# names to one such word, so nothing in them is GRUB syntax.
+safe() { [[ $1 =~ ^[A-Za-z0-9._=,:/+\ -]*$ ]]; }
+tree=$(mktemp -d)
+trap 'rm -rf "$tree"' EXIT
+mkdir -p "$tree/boot/grub"
+cp "$image" "$tree/boot/pvmmu-hv"
+safe "$append" || { echo "make-iso.sh: --append '$append' has characters GRUB would read as syntax" >&2; exit 2; }
+mods=''
+i=0
+for k in "${kernels[@]}"; do
+  path=${k%%=*} name=${k##*/}
+  [[ $k == *=* ]] && name=${k#*=}
+  [[ -f $path ]] || { echo "make-iso.sh: no guest kernel at '$path'" >&2; exit 1; }
+  [[ $name != *' '* ]] && safe "$name" || { echo "make-iso.sh: module name '$name' has characters GRUB would read as syntax" >&2; exit 2; }
+  cp "$path" "$tree/boot/guest$i"
+  mods+="  module2 /boot/guest$i $name"$'\n'
+  i=$((i + 1))
+done
+
+cat >"$tree/boot/grub/grub.cfg" <<CFG
+# Made by tools/make-iso.sh (./pvmmu iso); docs/boot.md "The ISO".
+serial --unit=0 --speed=115200 --word=8 --parity=no --stop=1
+terminal_input serial console
+terminal_output serial console
+set timeout=0
+set default=0
+menuentry "pvmmu-hv${kernels:+ with $i guest(s)}" {
+  multiboot2 /boot/pvmmu-hv $append
+${mods}  boot
+}
+CFG
+
+# Only the i386-pc platform: the hypervisor finds ACPI the BIOS way (EBDA,
+# BIOS ROM), so a UEFI-only machine needs its CSM (docs/boot.md).
+mkdir -p "$(dirname "$out")"
+if ! log=$(grub-mkrescue --directory=/usr/lib/grub/i386-pc -o "$out" "$tree" 2>&1); then
+  printf '%s\n' "$log" >&2
+  echo "make-iso.sh: grub-mkrescue failed" >&2
+  exit 1
+fi
+echo "make-iso.sh: $out: GRUB (BIOS) boots pvmmu-hv by Multiboot 2${kernels:+ with ${kernels[*]}}"
