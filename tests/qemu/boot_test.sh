@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Boots pvmmu-hv under QEMU (TCG) and checks what its console says.
 #
-#   boot_test.sh --image PATH [--iso] [--cpus N] [--mem MIB] [--timeout S]
+#   boot_test.sh --image PATH [--iso [--as-disk]] [--cpus N] [--mem MIB] [--timeout S]
 #                [--selftest trap|overflow|badmap]
 #                [--guest KERNEL --expect poweroff|crash|bad-iret|bad-stack]
 #
@@ -9,7 +9,9 @@
 # "Multiboot 1, qemu"), or with --iso by Multiboot 2: tools/make-iso.sh puts
 # it (and the guest, as a module2) on a GRUB ISO that QEMU boots from its
 # CD-ROM through SeaBIOS (the banner must say "Multiboot 2, GRUB 2..."); every
-# check below is the same for both.
+# check below is the same for both. --as-disk: the ISO is the machine's hard
+# disk instead, booted through its MBR, as from a USB stick the image was
+# written to.
 #
 # A normal boot must: end QEMU through isa-debug-exit with HV_EXIT_SUCCESS
 # (status 33, arch/boot_defs.h); announce every CPU once ("cpu K online" for
@@ -39,11 +41,12 @@
 # grub-mkrescue, GRUB's BIOS modules or xorriso.
 set -uo pipefail
 
-image='' iso=0 cpus=4 mem=256 limit=60 selftest='' guest='' expect=''
+image='' iso=0 disk=0 cpus=4 mem=256 limit=60 selftest='' guest='' expect=''
 while (($#)); do
   case $1 in
     --image) image=$2; shift ;;
     --iso) iso=1 ;;
+    --as-disk) disk=1 ;;
     --cpus) cpus=$2; shift ;;
     --mem) mem=$2; shift ;;
     --timeout) limit=$2; shift ;;
@@ -86,6 +89,7 @@ if ((iso)); then
   fi
   ((rc == 0)) || { echo "boot_test.sh: tools/make-iso.sh failed ($rc)"; exit 1; }
   boot=(-cdrom "$work/pvmmu.iso" -boot d)
+  ((disk)) && boot=(-drive "file=$work/pvmmu.iso,format=raw,if=ide,snapshot=on")
   banner='\(Multiboot 2, GRUB 2\.[0-9][^)]*\)$'
 else
   boot=(-kernel "$image")

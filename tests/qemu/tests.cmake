@@ -30,8 +30,11 @@ pvmmu_qemu_test(qemu_boot_invariant_violation --cpus 2 --selftest badmap)
 # by GRUB from an ISO that tools/make-iso.sh (./pvmmu iso) makes, through
 # SeaBIOS and QEMU's CD-ROM; skipped (77) without grub-mkrescue, GRUB's BIOS
 # modules or xorriso. The guest arrives as a module2.
+# qemu_iso_as_disk: the ISO as a hard disk, booted through its hybrid MBR, as
+# from a USB stick on a real machine.
 pvmmu_qemu_test(qemu_iso_boot_smp4 --iso --cpus 4)
-set_tests_properties(qemu_iso_boot_smp4 PROPERTIES LABELS "qemu;image")
+pvmmu_qemu_test(qemu_iso_as_disk --iso --as-disk --cpus 2)
+set_tests_properties(qemu_iso_boot_smp4 qemu_iso_as_disk PROPERTIES LABELS "qemu;image")
 
 # Guest kernels in ring 3 (label qemu): the hypervisor loads a guest passed as
 # a Multiboot module (-initrd) and ends the run with the domain's shutdown
