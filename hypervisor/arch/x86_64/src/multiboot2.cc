@@ -77,9 +77,15 @@ const char* parse_mmap(const uint8_t* body, uint64_t len, BootInfo& bi)
     return nullptr;
 }
 
+// What the walk gathers besides BootInfo: basic memory, used only when the
+// structure has no memory map.
+struct Extra {
+    bool basic = false;
+    Mb2BasicMem mem{};
+};
+
 // One tag's body, [body, body + len), already inside the structure.
-const char* parse_tag(uint32_t type, const uint8_t* body, uint64_t len, BootInfo& bi, bool& basic,
-                      Mb2BasicMem& mem)
+const char* parse_tag(uint32_t type, const uint8_t* body, uint64_t len, BootInfo& bi, Extra& x)
 {
     switch (type) {
     case kTagCmdline:
@@ -98,8 +104,8 @@ const char* parse_tag(uint32_t type, const uint8_t* body, uint64_t len, BootInfo
     }
     case kTagBasicMem:
         if (len < sizeof(Mb2BasicMem)) return "basic memory tag too short";
-        mem = load<Mb2BasicMem>(body);
-        basic = true;
+        x.mem = load<Mb2BasicMem>(body);
+        x.basic = true;
         return nullptr;
     case kTagMmap:
         return parse_mmap(body, len, bi);
@@ -117,8 +123,8 @@ const char* multiboot2_parse(const uint8_t* mbi, uint64_t avail, BootInfo& bi)
     if (total < sizeof(Mb2Fixed) + sizeof(Mb2Tag)) return "total_size is too small for an end tag";
     if (total > avail) return "total_size runs past the memory the boot tables map";
 
-    bool basic = false, end = false;
-    Mb2BasicMem mem{};
+    Extra x;
+    bool end = false;
     for (uint64_t off = sizeof(Mb2Fixed); !end;) {
         if (off + sizeof(Mb2Tag) > total) return "no end tag before total_size";
         const Mb2Tag t = load<Mb2Tag>(mbi + off);
@@ -127,15 +133,15 @@ const char* multiboot2_parse(const uint8_t* mbi, uint64_t avail, BootInfo& bi)
         if (t.type == kTagEnd) {
             if (t.size != sizeof(Mb2Tag)) return "the end tag's size is not 8";
             end = true;
-        } else if (const char* why = parse_tag(t.type, mbi + off + sizeof(t), t.size - sizeof(t), bi, basic, mem)) {
+        } else if (const char* why = parse_tag(t.type, mbi + off + sizeof(t), t.size - sizeof(t), bi, x)) {
             return why;
         }
         off = (off + t.size + kTagAlign - 1) & ~(kTagAlign - 1);
     }
     // Only a loader without a memory map: the two ranges basic memory names.
-    if (bi.nr_regions == 0 && basic) {
-        (void)boot_info_add_region(bi, 0, uint64_t(mem.mem_lower) << 10, uint32_t(MemType::Usable));
-        (void)boot_info_add_region(bi, 1u << 20, uint64_t(mem.mem_upper) << 10, uint32_t(MemType::Usable));
+    if (bi.nr_regions == 0 && x.basic) {
+        (void)boot_info_add_region(bi, 0, uint64_t(x.mem.mem_lower) << 10, uint32_t(MemType::Usable));
+        (void)boot_info_add_region(bi, 1u << 20, uint64_t(x.mem.mem_upper) << 10, uint32_t(MemType::Usable));
     }
     if (bi.nr_regions == 0) return "no memory map (and no basic memory information)";
     return boot_info_finish(bi);
