@@ -4,12 +4,13 @@
 # Multiboot 2 (`multiboot2`) and passes each guest kernel as a module
 # (`module2`): what `./pvmmu iso` and the ISO boot test (tests/qemu) run.
 #
-#   make-iso.sh --image PVMMU_HV --out ISO [--append CMDLINE] [KERNEL[=NAME]...]
+#   make-iso.sh --image PVMMU_HV --out ISO [--append CMDLINE] [KERNEL[=STRING]...]
 #
-# The hypervisor gets CMDLINE; guest kernels are ELF files, in the order
-# given (the hypervisor runs the first one). NAME (default: the file's name)
-# is the module's own string. GRUB talks on the serial console (COM1, 115200
-# 8N1) and on the screen, and boots at once (timeout 0).
+# The hypervisor gets CMDLINE; guest kernels are ELF files, one module2 and
+# one domain each, in the order given. STRING (default: the file's name) is
+# the module's string: a name, then the domain's words (vcpus=N frames=F;
+# docs/abi.md §10). GRUB talks on the serial console (COM1, 115200 8N1) and on
+# the screen, and boots at once (timeout 0).
 #
 # Needs grub-mkrescue (Debian grub-common), GRUB's i386-pc modules
 # (grub-pc-bin) and xorriso. Exit: 0 done, 1 failed, 2 usage, 77 a tool is
@@ -23,7 +24,7 @@ while (($#)); do
     --image) image=${2:?--image needs a path}; shift ;;
     --out) out=${2:?--out needs a path}; shift ;;
     --append) append=${2?--append needs a command line}; shift ;;
-    -h | --help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "make-iso.sh: unknown option '$1'" >&2; exit 2 ;;
     *) kernels+=("$1") ;;
   esac
@@ -42,8 +43,8 @@ if ((${#missing[@]})); then
   exit 77
 fi
 
-# grub.cfg is a script: keep the command line to plain words and the module
-# names to one such word, so nothing in them is GRUB syntax.
+# grub.cfg is a script: keep the command lines to plain words, so nothing in
+# them is GRUB syntax.
 safe() { [[ $1 =~ ^[A-Za-z0-9._=,:/+\ -]*$ ]]; }
 tree=$(mktemp -d)
 trap 'rm -rf "$tree"' EXIT
@@ -56,7 +57,7 @@ for k in "${kernels[@]}"; do
   path=${k%%=*} name=${k##*/}
   [[ $k == *=* ]] && name=${k#*=}
   [[ -f $path ]] || { echo "make-iso.sh: no guest kernel at '$path'" >&2; exit 1; }
-  [[ $name != *' '* ]] && safe "$name" || { echo "make-iso.sh: module name '$name' has characters GRUB would read as syntax" >&2; exit 2; }
+  safe "$name" || { echo "make-iso.sh: module string '$name' has characters GRUB would read as syntax" >&2; exit 2; }
   cp "$path" "$tree/boot/guest$i"
   mods+="  module2 /boot/guest$i $name"$'\n'
   i=$((i + 1))

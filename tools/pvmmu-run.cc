@@ -17,6 +17,8 @@
 #include <string>
 #include <vector>
 
+#include "xl_config.h"
+
 #include <poll.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -46,6 +48,7 @@ struct Options {
     double timeout_s = 60;
     bool quiet = false;
     std::vector<std::string> names;
+    std::vector<std::string> configs;   // --config: xl.cfg files, one domain each
 };
 
 void usage(FILE* f)
@@ -53,6 +56,7 @@ void usage(FILE* f)
     std::fprintf(f,
         "usage: pvmmu-run [--platform sim|qemu] [--accel kvm|tcg] [--cpus N] [--timeout SECONDS]\n"
         "                 [--quiet] NAME...\n"
+        "       pvmmu-run [--accel kvm|tcg] [--timeout SECONDS] [--quiet] --config FILE...\n"
         "       pvmmu-run --list\n"
         "       pvmmu-run [--cpus N] --boot-args NAME\n"
         "\n"
@@ -70,10 +74,17 @@ void usage(FILE* f)
         "  --cpus N         vCPUs of the guest's domain (default: the test's own)\n"
         "  --timeout S      kill a program after S seconds (default 60)\n"
         "  --quiet          do not echo the guest console, only one line per program\n"
+        "  --config FILE    boot the domains described by xl.cfg files (Xen's syntax, read\n"
+        "                   with libxlutil: name, vcpus, memory in MiB, kernel = a guest\n"
+        "                   kernel or a guest program's name, extra = more module words)\n"
+        "                   together on the bare-metal hypervisor, one CPU per vCPU;\n"
+        "                   exit 0 when the last domain powers off (or by the last\n"
+        "                   `Test result:` line, if one is printed), else 6\n"
         "  --list           list the programs with their titles\n"
         "  --boot-args NAME print the guest kernel of NAME for the bare-metal hypervisor\n"
-        "                   and, on a second line, the hypervisor command line that\n"
-        "                   --platform qemu boots it with (./pvmmu iso uses them)\n"
+        "                   and, on a second line, the words its module string carries\n"
+        "                   after the path when --platform qemu boots it (vcpus=N\n"
+        "                   frames=F); ./pvmmu iso uses them\n"
         "  NAME may be `all` for every program.\n");
 }
 
@@ -101,9 +112,12 @@ int code_of(const std::string& last)
 // Runs argv with stdout+stderr captured; echo (unless quiet) and keep the last
 // line (on qemu: the last `Test result:` line, the hypervisor reports the
 // shutdown after it). `expect_status`: the exit status that goes with a
-// result (-1: the result's own code, as a sim program exits). Returns the exit
-// code by the rules above; `why` explains a 6.
-int run_one(const std::vector<std::string>& args, const Options& o, int expect_status, std::string& why)
+// result (-1: the result's own code, as a sim program exits). A run that need
+// not print a result (--config, several domains) is judged by expect_status
+// and the worst `Test result:` line, if any. Returns the exit code by the
+// rules above; `why` explains a 6.
+int run_one(const std::vector<std::string>& args, const Options& o, int expect_status, bool need_result,
+            std::string& why)
 {
     int fds[2];
     if (pipe(fds) != 0) {
@@ -133,6 +147,7 @@ int run_one(const std::vector<std::string>& args, const Options& o, int expect_s
 
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(o.timeout_s);
     std::string line, last;
+    int worst = 0;   // of every `Test result:` line
     bool timed_out = false;
     char buf[4096];
     for (;;) {
@@ -156,6 +171,7 @@ int run_one(const std::vector<std::string>& args, const Options& o, int expect_s
             }
             if (!o.quiet) std::printf("%s\n", line.c_str());
             if (expect_status < 0 || line.rfind("Test result: ", 0) == 0) last = line;
+            if (line.rfind("Test result: ", 0) == 0 && code_of(line) > worst) worst = code_of(line);
             line.clear();
         }
         std::fflush(stdout);
@@ -177,6 +193,7 @@ int run_one(const std::vector<std::string>& args, const Options& o, int expect_s
         why = std::string("killed by signal ") + strsignal(WTERMSIG(status));
         return kCrashed;
     }
+    if (!need_result && WIFEXITED(status) && WEXITSTATUS(status) == expect_status) return worst;
     const int code = code_of(last);
     if (code == kCrashed) {
         why = "no `Test result:` line at the end of the console";
@@ -232,28 +249,82 @@ TestInfo info_of(const Program& p)
 
 bool kvm_usable() { return access("/dev/kvm", R_OK | W_OK) == 0; }
 
-std::string cpus_of(const TestInfo& t, const Options& o) { return o.cpus.empty() ? std::to_string(t.cpus) : o.cpus; }
+// A domain for the bare-metal hypervisor: a Multiboot module whose string
+// carries its size and vCPU count (docs/abi.md §10).
+struct QemuDomain {
+    std::string kernel, extra;
+    unsigned long vcpus = 1, frames = 4096;
+};
 
-// The hypervisor's command line for the test's domain: its size and vCPU
-// count (docs/boot.md). Also what `./pvmmu iso` boots it with (--boot-args).
-std::string hv_cmdline(const TestInfo& t, const Options& o)
+// The words of a domain's module string after the kernel's path. Also what
+// `./pvmmu iso` puts on its module2 line (--boot-args).
+std::string module_words(const QemuDomain& d)
 {
-    return "vcpus=" + cpus_of(t, o) + " frames=" + std::to_string(t.frames);
+    std::string w = "vcpus=" + std::to_string(d.vcpus) + " frames=" + std::to_string(d.frames);
+    return d.extra.empty() ? w : w + " " + d.extra;
 }
 
-// The QEMU command that boots the hypervisor with the test's guest kernel:
-// one CPU per vCPU.
-std::vector<std::string> qemu_args(const Program& p, const TestInfo& t, const Options& o)
+// A guest program's domain: the test's size and vCPUs (or --cpus).
+QemuDomain domain_of(const Program& p, const TestInfo& t, const Options& o)
 {
-    const std::string cpus = cpus_of(t, o);
+    QemuDomain d;
+    d.kernel = p.kernel;
+    d.vcpus = o.cpus.empty() ? t.cpus : unsigned(std::strtoul(o.cpus.c_str(), nullptr, 10));
+    d.frames = t.frames;
+    return d;
+}
+
+// The QEMU command that boots the hypervisor with these domains: one CPU per
+// vCPU, the hypervisor's own memory and the domains', with room to spare.
+std::vector<std::string> qemu_args(const std::vector<QemuDomain>& doms, const Options& o)
+{
+    unsigned long cpus = 0, frames = 0;
+    std::string modules;
+    for (const QemuDomain& d : doms) {
+        cpus += d.vcpus;
+        frames += d.frames;
+        if (!modules.empty()) modules += ",";
+        modules += d.kernel + " " + module_words(d);
+    }
     const std::string accel = o.accel.empty() ? (kvm_usable() ? "kvm" : "tcg") : o.accel;
-    // The hypervisor's own memory and the domain's, with room to spare.
-    const unsigned long mib = 128 + t.frames * 4096 / (1024 * 1024);
-    return {"/usr/bin/env", "qemu-system-x86_64", "-accel", accel, "-machine", "pc", "-smp", cpus,
-            "-m", std::to_string(mib), "-kernel", PVMMU_HV_IMAGE, "-initrd", p.kernel,
-            "-append", hv_cmdline(t, o),
+    return {"/usr/bin/env", "qemu-system-x86_64", "-accel", accel, "-machine", "pc",
+            "-smp", std::to_string(cpus), "-m", std::to_string(128 + frames * 4096 / (1024 * 1024)),
+            "-kernel", PVMMU_HV_IMAGE, "-initrd", modules,
             "-display", "none", "-serial", "stdio", "-monitor", "none", "-no-reboot",
             "-device", "isa-debug-exit,iobase=0xf4,iosize=0x04"};
+}
+
+const char* word_of(int code);
+
+// --config: every file one domain, all booted together.
+int run_configs(const Options& o)
+{
+    std::vector<QemuDomain> doms;
+    for (const std::string& path : o.configs) {
+        pvmmu::run::DomainConfig c;
+        std::string err;
+        if (!pvmmu::run::read_xl_config(path, c, err)) {
+            std::fprintf(stderr, "pvmmu-run: %s\n", err.c_str());
+            return 2;
+        }
+        QemuDomain d;
+        d.kernel = find(c.kernel) ? find(c.kernel)->kernel : c.kernel;
+        if (d.kernel.find_first_of(", ") != std::string::npos || access(d.kernel.c_str(), R_OK) != 0) {
+            std::fprintf(stderr, "pvmmu-run: %s: kernel '%s': not a guest program, nor a readable file "
+                                 "without ',' or ' ' in its path\n", path.c_str(), c.kernel.c_str());
+            return 2;
+        }
+        d.extra = c.extra;
+        d.vcpus = unsigned(c.vcpus);
+        d.frames = static_cast<unsigned long>(c.memory) * 256;
+        std::printf("pvmmu-run: domain %zu: %s: kernel %s, %ld vCPUs, %ld MiB\n", doms.size() + 1,
+                    c.name.c_str(), d.kernel.c_str(), c.vcpus, c.memory);
+        doms.push_back(d);
+    }
+    std::string why;
+    const int code = run_one(qemu_args(doms, o), o, kQemuPoweroff, false, why);
+    std::printf("pvmmu-run: %s (exit %d)%s%s\n", word_of(code), code, why.empty() ? "" : ": ", why.c_str());
+    return code;
 }
 
 const char* word_of(int code)
@@ -296,6 +367,8 @@ int main(int argc, char** argv)
             o.platform = value("--platform");
         } else if (a == "--accel") {
             o.accel = value("--accel");
+        } else if (a == "--config") {
+            o.configs.push_back(value("--config"));
         } else if (a == "--cpus") {
             o.cpus = value("--cpus");
             char* end = nullptr;
@@ -335,8 +408,15 @@ int main(int argc, char** argv)
             std::fprintf(stderr, "pvmmu-run: no guest program '%s' (see --list)\n", boot_args.c_str());
             return 2;
         }
-        std::printf("%s\n%s\n", p->kernel, hv_cmdline(info_of(*p), o).c_str());
+        std::printf("%s\n%s\n", p->kernel, module_words(domain_of(*p, info_of(*p), o)).c_str());
         return 0;
+    }
+    if (!o.configs.empty()) {
+        if (!o.names.empty()) {
+            std::fprintf(stderr, "pvmmu-run: --config and program names do not mix\n");
+            return 2;
+        }
+        return run_configs(o);
     }
     if (list) {
         for (const Program& p : kPrograms) std::printf("%-28s %s\n", p.name, info_of(p).title.c_str());
@@ -370,14 +450,14 @@ int main(int argc, char** argv)
                 why = "tests a platform property (SPEC §5) that x86 does not have";
                 code = 3;
             }
-            args = qemu_args(p, t, o);
+            args = qemu_args({domain_of(p, t, o)}, o);
             expect_status = kQemuPoweroff;
         } else if (!o.cpus.empty()) {
             args.push_back("--cpus");
             args.push_back(o.cpus);
         }
         const auto t0 = std::chrono::steady_clock::now();
-        if (code < 0) code = run_one(args, o, expect_status, why);
+        if (code < 0) code = run_one(args, o, expect_status, true, why);
         const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         std::printf("pvmmu-run: %s: %s (exit %d) in %.1f s%s%s\n", n.c_str(), word_of(code), code, s,
                     why.empty() ? "" : ": ", why.c_str());

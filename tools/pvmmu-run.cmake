@@ -8,7 +8,9 @@ foreach(_t ${_guest_tests})
   string(APPEND _inc "{\"${_t}\", \"$<TARGET_FILE:guest-${_t}>\", \"$<TARGET_FILE:xenpv-${_t}>\"},\n")
 endforeach()
 file(GENERATE OUTPUT ${CMAKE_CURRENT_BINARY_DIR}/pvmmu-run-programs.inc CONTENT "${_inc}")
-add_executable(pvmmu-run pvmmu-run.cc)
+add_executable(pvmmu-run pvmmu-run.cc xl_config.cc)
+# --config: domains in xl.cfg syntax, parsed by Xen's libxlutil (libxen-dev).
+target_link_libraries(pvmmu-run PRIVATE xlutil)
 target_include_directories(pvmmu-run PRIVATE ${CMAKE_CURRENT_BINARY_DIR})
 # --platform qemu boots the hypervisor image with the test's guest kernel.
 target_compile_definitions(pvmmu-run PRIVATE PVMMU_HV_IMAGE="$<TARGET_FILE:pvmmu-hv>")

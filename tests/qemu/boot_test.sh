@@ -3,7 +3,7 @@
 #
 #   boot_test.sh --image PATH [--iso [--as-disk]] [--cpus N] [--mem MIB] [--timeout S]
 #                [--selftest trap|overflow|badmap]
-#                [--guest KERNEL --expect poweroff|crash|bad-iret|bad-stack]
+#                [--guest KERNEL [--domains N] --expect poweroff|crash|bad-iret|bad-stack|isolation]
 #
 # The image boots by Multiboot 1 (QEMU -kernel; the banner must say
 # "Multiboot 1, qemu"), or with --iso by Multiboot 2: tools/make-iso.sh puts
@@ -34,14 +34,17 @@
 # with no trap table, must be reported and end the domain as a crash (71);
 # bad-iret / bad-stack: an iret to a non-canonical RIP, or an exception whose
 # bounce frame cannot be written, must crash the domain (71), not the
-# hypervisor. The domain gets one vCPU per CPU (vcpus=N).
+# hypervisor. The domain gets one vCPU per CPU (vcpus=N). --domains N boots
+# the kernel N times, one vCPU each; --expect isolation: every domain's
+# attempts on the others' frames are refused (tests/qemu/isolation_guest),
+# domain 2's frames follow domain 1's, and all power off (65).
 #
 # Exit: 0 pass, 1 fail (also when QEMU hangs: it runs under `timeout`),
 # 77 skip — only when qemu-system-x86_64 is not installed, or, with --iso,
 # grub-mkrescue, GRUB's BIOS modules or xorriso.
 set -uo pipefail
 
-image='' iso=0 disk=0 cpus=4 mem=256 limit=60 selftest='' guest='' expect=''
+image='' iso=0 disk=0 cpus=4 mem=256 limit=60 selftest='' guest='' expect='' domains=1
 while (($#)); do
   case $1 in
     --image) image=$2; shift ;;
@@ -53,6 +56,7 @@ while (($#)); do
     --selftest) selftest=$2; shift ;;
     --guest) guest=$2; shift ;;
     --expect) expect=$2; shift ;;
+    --domains) domains=$2; shift ;;
     *) echo "boot_test.sh: unknown option '$1'" >&2; exit 2 ;;
   esac
   shift
@@ -71,15 +75,27 @@ fi
 log=$(mktemp)
 work=$(mktemp -d)
 trap 'rm -rf "$log" "$work"' EXIT
-cmdline=''
+# The hypervisor's command line and the modules, each "KERNEL STRING": the
+# module's string starts with the kernel's path (QEMU) or name (GRUB).
+cmdline='' mods=()
 [[ -n $selftest ]] && cmdline="selftest=$selftest"
-[[ -n $guest ]] && cmdline="vcpus=$cpus"
+if [[ -n $guest ]]; then
+  if ((domains == 1)); then
+    cmdline="vcpus=$cpus" mods=("$guest")
+  else
+    for ((d = 0; d < domains; d++)); do mods+=("$guest vcpus=1"); done
+  fi
+fi
 if ((iso)); then
-  mods=()
-  [[ -n $guest ]] && mods=("$guest")
+  isomods=() strings=()
+  for m in "${mods[@]}"; do
+    k=${m%% *} words=${m#"$k"}
+    isomods+=("$k=${k##*/}$words")
+    strings+=("${k##*/}$words")
+  done
   rc=0
   "$(dirname "$0")/../../tools/make-iso.sh" --image "$image" --out "$work/pvmmu.iso" \
-    --append "$cmdline" "${mods[@]}" || rc=$?
+    --append "$cmdline" "${isomods[@]}" || rc=$?
   if ((rc == 77)); then
     echo "############################################################################"
     echo "SKIP: the tools to make a GRUB ISO are missing (above), so the Multiboot 2"
@@ -92,8 +108,11 @@ if ((iso)); then
   ((disk)) && boot=(-drive "file=$work/pvmmu.iso,format=raw,if=ide,snapshot=on")
   banner='\(Multiboot 2, GRUB 2\.[0-9][^)]*\)$'
 else
-  boot=(-kernel "$image")
-  [[ -n $guest ]] && boot+=(-initrd "$guest")
+  boot=(-kernel "$image") strings=("${mods[@]}")
+  if ((${#mods[@]})); then
+    initrd=$(IFS=,; echo "${mods[*]}")
+    boot+=(-initrd "$initrd")
+  fi
   [[ -n $cmdline ]] && boot+=(-append "$cmdline")
   banner='\(Multiboot 1, qemu\)$'
 fi
@@ -122,8 +141,26 @@ fi
 expect "^pvmmu-hv: x86-64 paravirtual-MMU hypervisor $banner" "the protocol that booted, and the loader"
 # GRUB passes the words after the image's path, exactly.
 ((iso)) && expect "^boot: cmdline \"$cmdline\"\$" "the command line from grub.cfg"
+# Each module's string arrives whole (its domain's vcpus= and frames=).
+for ((i = 0; i < ${#strings[@]}; i++)); do
+  grep -Fq "domain $((i + 1)): loading module $i (\"${strings[i]}\", " "$log" ||
+    fail "no line 'domain $((i + 1)): loading module $i (\"${strings[i]}\", ...' (the module's string)"
+done
 
-if [[ -n $guest ]]; then
+if [[ $expect == isolation ]]; then
+  ((rc == 65)) || fail "QEMU exit status $rc, expected 65 (the last domain powered off)"
+  n=$(grep -c '^isolation guest: all checks passed$' "$log")
+  ((n == domains)) || fail "$n domains passed their checks, expected $domains"
+  for ((d = 1; d <= domains; d++)); do
+    expect "^pvmmu: domain $d shut down \\(poweroff\\) by vCPU 0$" "domain $d powered off"
+  done
+  # Domain 2's frames right after domain 1's: the frames each domain tried
+  # just past its ends are the other's.
+  read -r f1 n1 < <(sed -nE 's/^domain 1: ([0-9]+) frames from mfn (0x[0-9a-f]+),.*/\2 \1/p' "$log")
+  read -r f2 _ < <(sed -nE 's/^domain 2: ([0-9]+) frames from mfn (0x[0-9a-f]+),.*/\2 \1/p' "$log")
+  [[ -n ${f1:-} && -n ${f2:-} ]] && (( f2 == f1 + n1 )) || fail "domain 2's frames (${f2:-?}) do not follow domain 1's (${f1:-?} + ${n1:-?})"
+  refuse 'FAILED|PANIC|EXCEPTION|crashed' "nothing went wrong"
+elif [[ -n $guest ]]; then
   expect '^domain 1: [0-9]+ frames from mfn 0x[0-9a-f]+, virt_base 0x8000000000, entry 0x' "the guest was loaded"
   expect '^core invariants: ok ' "the core's invariants with the guest's domain built"
   expect '^hello guest: running in ring 3$' "the guest's console_io output"

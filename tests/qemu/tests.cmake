@@ -40,14 +40,29 @@ set_tests_properties(qemu_iso_boot_smp4 qemu_iso_as_disk PROPERTIES LABELS "qemu
 # a Multiboot module (-initrd) and ends the run with the domain's shutdown
 # reason (boot_defs.h HV_EXIT_SHUTDOWN: poweroff 65, crash 71).
 include(${PROJECT_SOURCE_DIR}/guest/platform/xenpv/xenpv.cmake)
-pvmmu_xenpv_guest(hello-guest SOURCES ${_qemu_dir}/hello_guest/main.cc)
-pvmmu_xenpv_guest(crash-guest SOURCES ${_qemu_dir}/hello_guest/main.cc DEFINES HELLO_CRASH)
-pvmmu_xenpv_guest(bad-iret-guest SOURCES ${_qemu_dir}/hello_guest/main.cc DEFINES HELLO_BAD_IRET)
-pvmmu_xenpv_guest(bad-stack-guest SOURCES ${_qemu_dir}/hello_guest/main.cc DEFINES HELLO_BAD_STACK)
-add_dependencies(pvmmu-hv hello-guest crash-guest bad-iret-guest bad-stack-guest)
+pvmmu_xenpv_guest(hello-guest SOURCES ${_qemu_dir}/hello_guest/main.cc INCLUDES ${_qemu_dir})
+pvmmu_xenpv_guest(crash-guest SOURCES ${_qemu_dir}/hello_guest/main.cc INCLUDES ${_qemu_dir} DEFINES HELLO_CRASH)
+pvmmu_xenpv_guest(bad-iret-guest SOURCES ${_qemu_dir}/hello_guest/main.cc INCLUDES ${_qemu_dir} DEFINES HELLO_BAD_IRET)
+pvmmu_xenpv_guest(bad-stack-guest SOURCES ${_qemu_dir}/hello_guest/main.cc INCLUDES ${_qemu_dir} DEFINES HELLO_BAD_STACK)
+pvmmu_xenpv_guest(isolation-guest SOURCES ${_qemu_dir}/isolation_guest/main.cc INCLUDES ${_qemu_dir})
+add_dependencies(pvmmu-hv hello-guest crash-guest bad-iret-guest bad-stack-guest isolation-guest)
 pvmmu_qemu_test(qemu_guest_hello --cpus 2 --guest $<TARGET_FILE:hello-guest> --expect poweroff)
 pvmmu_qemu_test(qemu_guest_crash --cpus 1 --guest $<TARGET_FILE:crash-guest> --expect crash)
 pvmmu_qemu_test(qemu_guest_bad_iret --cpus 1 --guest $<TARGET_FILE:bad-iret-guest> --expect bad-iret)
 pvmmu_qemu_test(qemu_guest_bad_stack --cpus 1 --guest $<TARGET_FILE:bad-stack-guest> --expect bad-stack)
+pvmmu_qemu_test(qemu_guest_isolation --cpus 2 --guest $<TARGET_FILE:isolation-guest> --domains 2 --expect isolation)
+
+# The same from the GRUB ISO: guests as module2 lines, each domain's words
+# (vcpus=1) on its own module string.
 pvmmu_qemu_test(qemu_iso_guest_hello --iso --cpus 2 --guest $<TARGET_FILE:hello-guest> --expect poweroff)
-set_tests_properties(qemu_iso_guest_hello PROPERTIES LABELS "qemu;image")
+pvmmu_qemu_test(qemu_iso_isolation --iso --cpus 2 --guest $<TARGET_FILE:isolation-guest> --domains 2
+  --expect isolation)
+set_tests_properties(qemu_iso_guest_hello qemu_iso_isolation PROPERTIES LABELS "qemu;image")
+
+# Two domains described in xl.cfg syntax (read with Xen's libxlutil), each a
+# guest test program with 2 vCPUs, running at once on 4 CPUs: both must
+# report SUCCESS and power off.
+add_test(NAME qemu_config_two_domains
+  COMMAND pvmmu-run --accel tcg --timeout 100 --config ${_qemu_dir}/configs/atomic-ad.cfg
+          --config ${_qemu_dir}/configs/tlb.cfg)
+set_tests_properties(qemu_config_two_domains PROPERTIES LABELS qemu TIMEOUT 120)

@@ -13,42 +13,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <pvmmu/abi.h>
+#include "tiny_guest.h"
 
-#include "hypercall.h"
-
-using pvmmu::xenpv::hypercall;
-
-namespace {
-
-unsigned g_checks, g_failed;
-
-size_t length(const char* s)
-{
-    size_t n = 0;
-    while (s[n]) ++n;
-    return n;
-}
-
-long write(const char* s) { return hypercall(__HYPERVISOR_console_io, CONSOLEIO_write, length(s), uint64_t(s)); }
-
-void check(const char* what, long got, long want)
-{
-    ++g_checks;
-    if (got == want) return;
-    ++g_failed;
-    write("hello guest: FAILED: ");
-    write(what);
-    write("\n");
-}
-
-void shutdown(unsigned reason)
-{
-    sched_shutdown_t s{reason};
-    hypercall(__HYPERVISOR_sched_op, SCHEDOP_shutdown, uint64_t(&s));
-}
-
-} // namespace
+using namespace tiny;
 
 extern "C" [[noreturn]] void xenpv_start(const start_info_t* si)
 {
@@ -138,12 +105,5 @@ extern "C" [[noreturn]] void xenpv_start(const start_info_t* si)
     write("hello guest: ud2 with rsp in the hypervisor's slots\n");
     asm volatile("mov %0, %%rsp; ud2" : : "r"(0xffff830000100000ull));
 #endif
-    if (g_failed) {
-        write("hello guest: some checks FAILED\n");
-        shutdown(SHUTDOWN_crash);
-    }
-    write("hello guest: all checks passed\n");
-    shutdown(SHUTDOWN_poweroff);
-    for (;;) {
-    }
+    finish("hello guest");
 }

@@ -47,14 +47,19 @@ const char* boot_info_add_region(BootInfo& bi, uint64_t base, uint64_t len, uint
     return nullptr;
 }
 
-const char* boot_info_add_module(BootInfo& bi, uint64_t start, uint64_t end)
+const char* boot_info_add_module(BootInfo& bi, uint64_t start, uint64_t end, const char* s, uint64_t max_len)
 {
     if (end < start) return "a module ends before it starts";
     // Guest kernels are read after boot, so they must survive the boot
     // allocator, which only works inside the boot window.
     if (end > kBootWindow) return "a module lies above the first GiB (the boot page tables' window)";
     boot_info_keep(bi, start, end - start);
-    if (bi.nr_modules < BootInfo::kMaxModules) bi.modules[bi.nr_modules] = BootInfo::Module{start, end};
+    if (bi.nr_modules < BootInfo::kMaxModules) {
+        BootInfo::Module& m = bi.modules[bi.nr_modules];
+        m.start = start;
+        m.end = end;
+        copy_string(m.cmdline, sizeof(m.cmdline), s, max_len);
+    }
     ++bi.nr_modules;
     return nullptr;
 }

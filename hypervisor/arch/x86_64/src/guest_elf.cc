@@ -105,7 +105,9 @@ bool guest_elf_parse(const uint8_t* file, size_t size, GuestElf& out)
         if (out.nr_segments == GuestElf::kMaxSegments) return fail(out, "too many loadable segments");
         if (ph.p_filesz > ph.p_memsz || !in_file(size, ph.p_offset, ph.p_filesz))
             return fail(out, "a segment outside the file");
-        if (ph.p_vaddr + ph.p_memsz < ph.p_vaddr || !canonical(Vaddr{ph.p_vaddr + ph.p_memsz - 1}))
+        // The page-rounded end must not wrap either: it bounds the image.
+        if (ph.p_vaddr + ph.p_memsz + kPageSize < ph.p_vaddr || !canonical(Vaddr{ph.p_vaddr}) ||
+            !canonical(Vaddr{ph.p_vaddr + ph.p_memsz - 1}))
             return fail(out, "a segment outside the address space");
         out.seg[out.nr_segments++] = GuestSegment{ph.p_vaddr, ph.p_memsz, ph.p_offset, ph.p_filesz};
         const uint64_t end = (ph.p_vaddr + ph.p_memsz + kPageSize - 1) & ~(kPageSize - 1);

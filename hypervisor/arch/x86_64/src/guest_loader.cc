@@ -70,7 +70,7 @@ int refuse(const char* why)
 } // namespace
 
 int guest_load(DomId id, const uint8_t* file, size_t size, uint64_t nr_frames, unsigned nr_vcpus,
-               GuestDomain& out)
+               CpuId first_cpu, GuestDomain& out)
 {
     GuestElf elf;
     if (!guest_elf_parse(file, size, elf)) return refuse(elf.error);
@@ -78,6 +78,7 @@ int guest_load(DomId id, const uint8_t* file, size_t size, uint64_t nr_frames, u
     DomainSpec spec;
     spec.id = id;
     spec.nr_vcpus = nr_vcpus;
+    spec.first_cpu = first_cpu;
     spec.nr_frames = nr_frames;
     spec.physmap = Vaddr{elf.virt_base};
     if (int rc = core_free_run(nr_frames, spec.first)) return rc;
@@ -100,6 +101,7 @@ int guest_load(DomId id, const uint8_t* file, size_t size, uint64_t nr_frames, u
     for (unsigned i = 0; i < elf.nr_segments; ++i) {
         const GuestSegment& s = elf.seg[i];
         if (s.vaddr < lo) return refuse("a segment overlaps the domain's page tables");
+        if (s.vaddr + s.memsz > elf.image_end) return refuse("a segment past the image's end");   // defensive
         memcpy(guest_bytes(l, s.vaddr), file + s.offset, s.filesz);   // the rest stays zero
         entry_in |= elf.entry >= s.vaddr && elf.entry < s.vaddr + s.memsz;
         hcall_in |= elf.hypercall_page >= s.vaddr && elf.hypercall_page + kPageSize <= s.vaddr + s.memsz;
@@ -134,6 +136,8 @@ int guest_load(DomId id, const uint8_t* file, size_t size, uint64_t nr_frames, u
     f.rsp = stack_top;
     f.ss = HV_SEL_GUEST_DS;
     f.rsi = si_va;
+    out.vcpu[0].state.store(VcpuState::Initialised, std::memory_order_release);
+    guest_domain_running();
     printk("domain %u: %lu frames from mfn 0x%lx, virt_base 0x%lx, entry 0x%lx, hypercall page 0x%lx, "
            "start_info 0x%lx\n", id, nr_frames, l.first.v, l.physmap.v, elf.entry, elf.hypercall_page, si_va);
     return 0;

@@ -7,6 +7,7 @@
 #include "arch/cpu_bits.h"
 #include "arch/exit.h"
 #include "arch/guest.h"
+#include "arch/lapic.h"
 #include "arch/paging.h"
 #include "arch/percpu.h"
 #include "arch/selectors.h"
@@ -57,14 +58,20 @@ void syscall_init()
     wrmsr(MSR_KERNEL_GS_BASE, 0);
 }
 
+void guest_domain_running() { g_running.fetch_add(1, std::memory_order_acq_rel); }
+
 void guest_run(Vcpu& v)
 {
     cli();
-    if (v.id == 0) g_running.fetch_add(1, std::memory_order_acq_rel);
-    static_cast<VcpuArch*>(v.platform_data)->state = VcpuState::Up;
+    static_cast<VcpuArch*>(v.platform_data)->state.store(VcpuState::Up, std::memory_order_release);
     this_cpu().vcpu = &v;
     write_cr3(maddr_of(v.guest_table).v);
     guest_enter(&static_cast<VcpuArch*>(v.platform_data)->start);
+}
+
+bool guest_domain_stopped(const Vcpu& v)
+{
+    return g_shut_down[v.domain->id].load(std::memory_order_acquire);
 }
 
 void guest_shutdown(unsigned reason)
@@ -73,6 +80,10 @@ void guest_shutdown(unsigned reason)
     const DomId id = v.domain->id;
     if (!g_shut_down[id].exchange(true, std::memory_order_acq_rel)) {
         printk("pvmmu: domain %u shut down (%s) by vCPU %u\n", id, reason_name(reason), v.id);
+        // Its other vCPUs stop at their next interrupt or hypercall return.
+        const Domain& d = *v.domain;
+        for (unsigned i = 0; i < d.nr_vcpus; ++i)
+            if (&d.vcpus[i] != &v) lapic_send_fixed(g_cpus[d.vcpus[i].cpu].apic_id, kVectorKick);
         if (g_running.fetch_sub(1, std::memory_order_acq_rel) == 1) {
             printk("pvmmu: no domain left running; ending (isa-debug-exit code 0x%x)\n",
                    HV_EXIT_SHUTDOWN + reason);

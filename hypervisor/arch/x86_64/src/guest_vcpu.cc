@@ -22,10 +22,27 @@ constexpr uint64_t kRflagsIf = 0x200, kRflagsFixed = 0x2;
 // VCPUOP_initialise: the registers (user_regs) and the L4 (ctrlreg[3]) of a
 // vCPU that is not up. The rest of vcpu_guest_context is not used: the vCPU
 // sets its own trap table and callbacks once running.
+long initialise_locked(Vcpu& self, Vcpu& t, uint64_t ctx_va);
+
+// The vCPU is Busy while it changes: a second initialise meanwhile gets
+// -EBUSY, an up -EINVAL; its state afterwards is Initialised, or what it was
+// when the call fails.
 long initialise(Vcpu& self, Vcpu& t, uint64_t ctx_va)
 {
+    std::atomic<VcpuState>& st = arch(t).state;
+    VcpuState was = st.load(std::memory_order_acquire);
+    do {
+        if (was == VcpuState::Up) return -XEN_EEXIST;
+        if (was == VcpuState::Busy) return -XEN_EBUSY;
+    } while (!st.compare_exchange_weak(was, VcpuState::Busy, std::memory_order_acq_rel));
+    const long rc = initialise_locked(self, t, ctx_va);
+    st.store(rc ? was : VcpuState::Initialised, std::memory_order_release);
+    return rc;
+}
+
+long initialise_locked(Vcpu& self, Vcpu& t, uint64_t ctx_va)
+{
     VcpuArch& a = arch(t);
-    if (a.state == VcpuState::Up) return -XEN_EEXIST;
     Platform& p = core()->platform();
     cpu_user_regs_t r;
     uint64_t cr3;
@@ -51,24 +68,21 @@ long initialise(Vcpu& self, Vcpu& t, uint64_t ctx_va)
     f.rflags = kRflagsIf | kRflagsFixed;
     f.rsp = r.rsp;
     f.ss = HV_SEL_GUEST_DS;
-    a.state = VcpuState::Initialised;
     return 0;
 }
 
-// VCPUOP_up: the vCPU's CPU (idle) is handed the vCPU and kicked.
-long up(Vcpu& t)
+} // namespace
+
+long vcpu_up(Vcpu& t)
 {
-    VcpuArch& a = arch(t);
-    if (a.state == VcpuState::Up) return 0;
-    if (a.state != VcpuState::Initialised) return -XEN_EINVAL;
-    a.state = VcpuState::Up;
+    VcpuState was = VcpuState::Initialised;
+    if (!arch(t).state.compare_exchange_strong(was, VcpuState::Up, std::memory_order_acq_rel))
+        return was == VcpuState::Up ? 0 : -XEN_EINVAL;
     PerCpu& c = g_cpus[t.cpu];
     c.next.store(&t, std::memory_order_release);
     lapic_send_fixed(c.apic_id, kVectorKick);
     return 0;
 }
-
-} // namespace
 
 // vcpu_op(cmd, vcpuid, arg).
 long do_vcpu_op(Vcpu& v, TrapFrame& f)
@@ -80,15 +94,15 @@ long do_vcpu_op(Vcpu& v, TrapFrame& f)
     case VCPUOP_initialise:
         return initialise(v, t, f.rdx);
     case VCPUOP_up:
-        return up(t);
+        return vcpu_up(t);
     case VCPUOP_down:
         // Only the calling vCPU: its CPU goes idle. Its state is gone (it must
         // be initialised again), where Xen would resume it.
         if (&t != &v) return -XEN_EINVAL;
-        arch(v).state = VcpuState::Down;
+        arch(v).state.store(VcpuState::Down, std::memory_order_release);
         cpu_idle();
     case VCPUOP_is_up:
-        return arch(t).state == VcpuState::Up;
+        return arch(t).state.load(std::memory_order_acquire) == VcpuState::Up;
     default:
         return -XEN_ENOSYS;
     }

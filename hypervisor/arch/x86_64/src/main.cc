@@ -28,7 +28,7 @@ namespace {
 
 constinit BootInfo g_boot;
 constinit CpuList g_found;
-GuestDomain g_dom1;
+constinit GuestDomain g_guests[BootInfo::kMaxModules];
 
 // Builds a per-CPU area for every enabled CPU the MADT lists. The boot CPU,
 // whose APIC ID is `bsp_apic`, is CPU 0 whatever its place in the table.
@@ -101,29 +101,44 @@ void report_core()
     report_core_invariants();
 }
 
-// The guest kernel passed as the first boot module becomes domain 1 with
-// "frames=N" frames (default 16384, 64 MiB) and "vcpus=N" vCPUs (default 1,
-// at most one per online CPU: vCPU i is pinned to CPU i). Its vCPU 0 runs on
-// this CPU; the run ends when the domain shuts down.
-[[noreturn]] void run_guest(unsigned cpus_online)
+// Each boot module is a guest kernel and becomes a domain: module i is domain
+// i + 1 with "frames=N" frames (default 16384, 64 MiB) and "vcpus=N" vCPUs
+// (default 1), read from the module's string, else from the hypervisor's
+// command line. vCPUs are pinned one per CPU, in module order (domain 1's
+// vCPU 0 on this CPU). The run ends when the last domain shuts down.
+[[noreturn]] void run_guests(unsigned cpus_online)
 {
-    uint64_t frames = 16384, vcpus = 1;
-    (void)cmdline_uint(g_boot, "frames", frames);
-    (void)cmdline_uint(g_boot, "vcpus", vcpus);
-    if (vcpus == 0 || vcpus > cpus_online) {
-        printk("pvmmu: FAILED: vcpus=%lu, but %u CPUs are online (one per vCPU)\n", vcpus, cpus_online);
-        hv_exit(HV_EXIT_FAILURE);
-    }
-    const BootInfo::Module& m = g_boot.modules[0];
-    printk("domain: loading the guest kernel from module 0 ([0x%lx-0x%lx), %lu bytes)\n", m.start,
-           m.end, m.end - m.start);
-    if (guest_load(1, dmap<const uint8_t>(Maddr{m.start}), m.end - m.start, frames, unsigned(vcpus), g_dom1)) {
-        printk("pvmmu: FAILED: no domain to run\n");
-        hv_exit(HV_EXIT_FAILURE);
+    unsigned nr = 0;
+    CpuId next_cpu = 0;
+    for (unsigned i = 0; i < BootInfo::kMaxModules && i < g_boot.nr_modules; ++i) {
+        const BootInfo::Module& m = g_boot.modules[i];
+        if (m.end <= m.start) continue;
+        uint64_t frames = 16384, vcpus = 1;
+        for (const char* cl : {static_cast<const char*>(g_boot.cmdline), m.cmdline}) {
+            (void)cmdline_uint(cl, "frames", frames);
+            (void)cmdline_uint(cl, "vcpus", vcpus);
+        }
+        if (vcpus == 0 || next_cpu + vcpus > cpus_online) {
+            printk("pvmmu: FAILED: domain %u wants vcpus=%lu, but only %u of %u CPUs are left (one per vCPU)\n",
+                   nr + 1, vcpus, cpus_online - next_cpu, cpus_online);
+            hv_exit(HV_EXIT_FAILURE);
+        }
+        printk("domain %u: loading module %u (\"%s\", %lu bytes)\n", nr + 1, i, m.cmdline, m.end - m.start);
+        if (guest_load(DomId(nr + 1), dmap<const uint8_t>(Maddr{m.start}), m.end - m.start, frames,
+                       unsigned(vcpus), next_cpu, g_guests[nr])) {
+            printk("pvmmu: FAILED: domain %u was not built\n", nr + 1);
+            hv_exit(HV_EXIT_FAILURE);
+        }
+        next_cpu += CpuId(vcpus);
+        ++nr;
     }
     report_core_invariants();
-    printk("domain 1: starting vCPU 0 on cpu 0\n");
-    guest_run(g_dom1.dom.vcpus[0]);
+    for (unsigned d = nr; d-- > 0;) {
+        Vcpu& v = g_guests[d].dom.vcpus[0];
+        printk("domain %u: starting vCPU 0 on cpu %u\n", d + 1, v.cpu);
+        if (d) (void)vcpu_up(v);
+    }
+    guest_run(g_guests[0].dom.vcpus[0]);
 }
 
 // The rest of boot, on the boot CPU's own per-CPU stack.
@@ -153,7 +168,7 @@ void report_core()
            shootdown_ipis_sent());
 
     report_invariants();
-    if (g_boot.modules[0].end > g_boot.modules[0].start) run_guest(online);
+    if (g_boot.nr_modules) run_guests(online);
     report_core();
 
     if (cmdline_has(g_boot, "selftest=trap")) {

@@ -74,8 +74,12 @@ const char* multiboot1_parse(uint32_t info_phys, BootInfo& bi)
         if (!in_window(mbi.mods_addr, bytes)) return "the module list is out of reach";
         const Mb1Module* m = dmap<const Mb1Module>(Maddr{mbi.mods_addr});
         boot_info_keep(bi, mbi.mods_addr, bytes);
-        for (uint32_t i = 0; i < mbi.mods_count; ++i)
-            if (const char* why = boot_info_add_module(bi, m[i].mod_start, m[i].mod_end)) return why;
+        for (uint32_t i = 0; i < mbi.mods_count; ++i) {
+            const char* string = m[i].string ? dmap<const char>(Maddr{m[i].string}) : "";
+            const uint64_t readable = m[i].string ? window_left(m[i].string, sizeof(BootInfo::Module::cmdline)) : 0;
+            if (const char* why = boot_info_add_module(bi, m[i].mod_start, m[i].mod_end, string, readable))
+                return why;
+        }
     }
     if (!(mbi.flags & kHasMmap)) return "no memory map";
     if (!in_window(mbi.mmap_addr, mbi.mmap_length)) return "the memory map is out of reach";
@@ -131,10 +135,10 @@ void memory_map_print(const BootInfo& bi)
 namespace {
 
 // The word "key" or "key=value" of the command line; value (or "") in *val.
-bool cmdline_find(const BootInfo& bi, const char* key, const char** val, size_t* vlen)
+bool cmdline_find(const char* cmdline, const char* key, const char** val, size_t* vlen)
 {
     const size_t klen = strlen(key);
-    for (const char* p = bi.cmdline; *p;) {
+    for (const char* p = cmdline; *p;) {
         while (*p == ' ') ++p;
         const char* w = p;
         while (*p && *p != ' ') ++p;
@@ -154,14 +158,14 @@ bool cmdline_has(const BootInfo& bi, const char* key)
 {
     const char* v;
     size_t n;
-    return cmdline_find(bi, key, &v, &n);
+    return cmdline_find(bi.cmdline, key, &v, &n);
 }
 
-bool cmdline_uint(const BootInfo& bi, const char* key, uint64_t& out)
+bool cmdline_uint(const char* cmdline, const char* key, uint64_t& out)
 {
     const char* v;
     size_t n;
-    if (!cmdline_find(bi, key, &v, &n) || n == 0 || n > 18) return false;
+    if (!cmdline_find(cmdline, key, &v, &n) || n == 0 || n > 18) return false;
     uint64_t x = 0;
     for (size_t i = 0; i < n; ++i) {
         if (v[i] < '0' || v[i] > '9') return false;

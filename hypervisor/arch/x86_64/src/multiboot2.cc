@@ -4,7 +4,7 @@
 // alignment and its strings are checked against the structure's total_size
 // and the bytes that may be read, before a field is used; nothing is read
 // past the structure. Plain C++ on a byte buffer (no machine access), so
-// tests/boot/ runs it on the host with malformed tags.
+// tests/arch/ runs it on the host with malformed tags.
 #include <string.h>
 
 #include "arch/multiboot.h"
@@ -100,7 +100,8 @@ const char* parse_tag(uint32_t type, const uint8_t* body, uint64_t len, BootInfo
         if (len < sizeof(Mb2Module) || !terminated(body + sizeof(Mb2Module), len - sizeof(Mb2Module)))
             return "module tag too short or its string not terminated";
         const Mb2Module m = load<Mb2Module>(body);
-        return boot_info_add_module(bi, m.mod_start, m.mod_end);
+        return boot_info_add_module(bi, m.mod_start, m.mod_end, reinterpret_cast<const char*>(body + sizeof(m)),
+                                    len - sizeof(m));
     }
     case kTagBasicMem:
         if (len < sizeof(Mb2BasicMem)) return "basic memory tag too short";

@@ -44,12 +44,23 @@ constexpr const char* kNames[kNrExceptions] = {
 
 } // namespace
 
+static void dispatch(TrapFrame* f);
+
 const char* exception_name(uint64_t vector)
 {
     return vector < kNrExceptions ? kNames[vector] : "interrupt";
 }
 
 extern "C" void trap_dispatch(TrapFrame* f)
+{
+    dispatch(f);
+    // Back to a guest whose domain has shut down meanwhile (guest_shutdown
+    // kicks its CPUs): this CPU idles instead.
+    const Vcpu* v = this_cpu().vcpu;
+    if ((f->cs & 3) == 3 && v && guest_domain_stopped(*v)) cpu_idle();
+}
+
+static void dispatch(TrapFrame* f)
 {
     if (f->vector == VECTOR_SYSCALL) {
         sti();   // shootdown IPIs may arrive during a hypercall

@@ -8,16 +8,20 @@
 #include "arch/traps.h"
 #include "core/domain_builder.h"
 
+#include <atomic>
+
 #include <pvmmu/abi.h>
 
 namespace pvmmu::x86 {
 
 // What the hypervisor keeps per vCPU beyond the core's Vcpu: its start
 // registers and its virtual IDT and callbacks (guest_traps.cc).
-enum class VcpuState : uint8_t { Down, Initialised, Up };
+// Busy: a VCPUOP_initialise is changing the vCPU (vcpu_op calls of several
+// vCPUs on one target are serialised by this state, guest_vcpu.cc).
+enum class VcpuState : uint8_t { Down, Initialised, Busy, Up };
 
 struct VcpuArch {
-    VcpuState state = VcpuState::Down;
+    std::atomic<VcpuState> state{VcpuState::Down};
     TrapFrame start{};          // the registers the vCPU starts with (guest_enter)
     uint64_t trap[32] = {};     // set_trap_table: handler of exception vector v, 0 = none
     uint64_t callback[8] = {};  // set_callbacks / callback_op, by CALLBACKTYPE_*
@@ -53,11 +57,19 @@ long do_stack_switch(Vcpu& v, TrapFrame& f);
 long do_vcpu_op(Vcpu& v, TrapFrame& f);   // guest_vcpu.cc
 
 // Builds domain `id` from the ELF image [file, file + size) with nr_frames
-// frames and nr_vcpus vCPUs (on CPUs 0..nr_vcpus-1), loads it and prepares
-// vCPU 0 to start at its entry point with start_info in %rsi. 0, or a
-// negative Xen errno with the reason printed.
+// frames and nr_vcpus vCPUs (vCPU i on CPU first_cpu + i), loads it and
+// prepares vCPU 0 to start at its entry point with start_info in %rsi; the
+// domain then counts as running (guest_shutdown). 0, or a negative Xen errno
+// with the reason printed.
 int guest_load(DomId id, const uint8_t* file, size_t size, uint64_t nr_frames, unsigned nr_vcpus,
-               GuestDomain& out);
+               CpuId first_cpu, GuestDomain& out);
+
+// Counts a built domain as running, until it shuts down.
+void guest_domain_running();
+
+// VCPUOP_up: the vCPU's CPU (idle) is handed the vCPU and kicked; 0, or
+// -EINVAL when it was never initialised (guest_vcpu.cc).
+long vcpu_up(Vcpu& v);
 
 // Sets this CPU up for guests: EFER.SCE and the SYSCALL MSRs. Every CPU.
 void syscall_init();
@@ -74,6 +86,10 @@ void syscall_init();
 // <xen/sched.h>); when it was the last domain running the hypervisor ends
 // the run with HV_EXIT_SHUTDOWN + reason (boot_defs.h). This CPU idles.
 [[noreturn]] void guest_shutdown(unsigned reason);
+
+// True once v's domain has shut down: v must not run on (traps.cc and
+// syscall_dispatch check it on the way back to the guest).
+bool guest_domain_stopped(const Vcpu& v);
 
 // A fault the guest cannot be told about: reported, then a crash shutdown.
 [[noreturn]] void guest_crash(const TrapFrame& f, const char* why);

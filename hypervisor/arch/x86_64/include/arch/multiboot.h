@@ -34,6 +34,7 @@ struct BootInfo {
     static constexpr unsigned kMaxModules = 8;
     struct Module {
         uint64_t start = 0, end = 0;
+        char cmdline[128] = {};   // the module's string: "path key=value ..."
     } modules[kMaxModules] = {};
     // The end of every byte the loader handed over that must survive boot:
     // the image with its bss, the info structure, command line and modules.
@@ -52,9 +53,10 @@ void memory_map_print(const BootInfo& bi);
 // True when `key` appears as a word of the command line ("key" or "key=...").
 bool cmdline_has(const BootInfo& bi, const char* key);
 
-// The decimal value of "key=N" (at most 18 digits); false, out unchanged, when
-// the key is absent or its value is not such a number.
-bool cmdline_uint(const BootInfo& bi, const char* key, uint64_t& out);
+// The decimal value of "key=N" (at most 18 digits) in a command line (the
+// hypervisor's, or a module's string); false, out unchanged, when the key is
+// absent or its value is not such a number.
+bool cmdline_uint(const char* cmdline, const char* key, uint64_t& out);
 
 // The pieces both parsers build a BootInfo from (boot_info.cc), so the two
 // protocols fill it by the same rules. Each returns nullptr or why not.
@@ -63,9 +65,10 @@ void boot_info_set_cmdline(BootInfo& bi, const char* s, uint64_t max);
 void boot_info_set_loader(BootInfo& bi, const char* s, uint64_t max);
 // A memory map entry; empty ones are dropped, and those past kMaxRegions.
 const char* boot_info_add_region(BootInfo& bi, uint64_t base, uint64_t len, uint32_t type);
-// Module `bi.nr_modules` at physical [start, end): it must lie in the boot
-// window, and the boot allocator starts above it.
-const char* boot_info_add_module(BootInfo& bi, uint64_t start, uint64_t end);
+// Module `bi.nr_modules` at physical [start, end), with its string (at most
+// `max` bytes of `s`): it must lie in the boot window, and the boot allocator
+// starts above it.
+const char* boot_info_add_module(BootInfo& bi, uint64_t start, uint64_t end, const char* s, uint64_t max);
 // Keeps the boot allocator above [addr, addr + len).
 void boot_info_keep(BootInfo& bi, uint64_t addr, uint64_t len);
 // After the last entry: page-aligns loader_end; a map with no usable RAM fails.
@@ -73,7 +76,7 @@ const char* boot_info_finish(BootInfo& bi);
 
 // The Multiboot 2 tags at `mbi` (multiboot2.cc), of which `avail` bytes may be
 // read, into `bi`. Plain C++ over a byte buffer, so host tests run it on
-// malformed input (tests/boot/).
+// malformed input (tests/arch/).
 const char* multiboot2_parse(const uint8_t* mbi, uint64_t avail, BootInfo& bi);
 
 } // namespace pvmmu::x86

@@ -222,7 +222,7 @@ TEST(Multiboot2Parse, GrubLikeStructureFillsBootInfo)
                        .tag(21, {0, 0, 0x10, 0})
                        .tag(1, str("vcpus=2 frames=8192"))
                        .tag(2, str("GRUB 2.06-13+deb12u2"))
-                       .tag(3, module(0x129000, 0x1315a8, "hello"))
+                       .tag(3, module(0x129000, 0x1315a8, "hello vcpus=2 frames=4096"))
                        .tag(3, module(0x132000, 0x140001, "second"))
                        .tag(4, basic_mem(639, 261120))
                        .tag(6, memory_map(kQemuMap))
@@ -239,6 +239,8 @@ TEST(Multiboot2Parse, GrubLikeStructureFillsBootInfo)
     EXPECT_EQ(p.bi.modules[0].end, 0x1315a8u);
     EXPECT_EQ(p.bi.modules[1].start, 0x132000u);
     EXPECT_EQ(p.bi.modules[1].end, 0x140001u);
+    EXPECT_STREQ(p.bi.modules[0].cmdline, "hello vcpus=2 frames=4096");
+    EXPECT_STREQ(p.bi.modules[1].cmdline, "second");
     EXPECT_EQ(p.bi.loader_end, 0x141000u);   // above the last module, page aligned
     ASSERT_EQ(p.bi.nr_regions, 4u);
     for (unsigned i = 0; i < 4; ++i) {
@@ -273,6 +275,14 @@ TEST(Multiboot2Parse, LongStringsAreCutNotOverrun)
     ASSERT_EQ(why(p), "(accepted)");
     EXPECT_EQ(std::string(p.bi.cmdline), std::string(sizeof(p.bi.cmdline) - 1, 'a'));
     EXPECT_EQ(std::string(p.bi.loader), std::string(sizeof(p.bi.loader) - 1, 'g'));
+}
+
+TEST(Multiboot2Parse, LongModuleStringIsCut)
+{
+    const std::string words = "guest " + std::string(300, 'w');
+    const Parsed p = parse(Mbi().tag(3, module(0x200000, 0x201000, words)).tag(6, memory_map(kQemuMap)).end().bytes());
+    ASSERT_EQ(why(p), "(accepted)");
+    EXPECT_EQ(std::string(p.bi.modules[0].cmdline), words.substr(0, sizeof(p.bi.modules[0].cmdline) - 1));
 }
 
 TEST(Multiboot2Parse, TagsAfterTheEndTagAreNotRead)

@@ -1,0 +1,199 @@
+// The bare-metal hypervisor's reader of guest kernels (arch/guest_elf.h),
+// compiled for the host: every malformed image is refused with a reason and
+// nothing is read outside the file (the unit label also runs under ASan).
+#include <gtest/gtest.h>
+
+#include <elf.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <pvmmu/abi.h>
+#include <xen/elfnote.h>
+
+#include "arch/guest_elf.h"
+
+namespace pvmmu::x86 {
+namespace {
+
+constexpr uint64_t kBase = 0x8000000000, kText = kBase + 0x200000;
+
+// A minimal guest kernel: ELF header, two program headers (PT_LOAD of one
+// page at kText, PT_NOTE), the notes, then the page.
+struct Image {
+    std::vector<uint8_t> bytes;
+    uint64_t entry = kText + 0x100, hypercall = kText, virt_base = kBase;
+    std::string features = "!mmu_pt_update_preserve_ad";
+    bool with_entry = true;
+
+    static constexpr size_t kPhOff = sizeof(Elf64_Ehdr), kNoteOff = kPhOff + 2 * sizeof(Elf64_Phdr);
+
+    void note(std::vector<uint8_t>& n, uint32_t type, const void* desc, uint32_t size)
+    {
+        const uint32_t h[3] = {4, size, type};
+        n.insert(n.end(), reinterpret_cast<const uint8_t*>(h), reinterpret_cast<const uint8_t*>(h) + 12);
+        n.insert(n.end(), {'X', 'e', 'n', 0});
+        n.insert(n.end(), static_cast<const uint8_t*>(desc), static_cast<const uint8_t*>(desc) + size);
+        while (n.size() % 4) n.push_back(0);
+    }
+
+    std::vector<uint8_t>& build()
+    {
+        std::vector<uint8_t> notes;
+        if (with_entry) note(notes, XEN_ELFNOTE_ENTRY, &entry, 8);
+        note(notes, XEN_ELFNOTE_HYPERCALL_PAGE, &hypercall, 8);
+        note(notes, XEN_ELFNOTE_VIRT_BASE, &virt_base, 8);
+        note(notes, XEN_ELFNOTE_FEATURES, features.c_str(), uint32_t(features.size() + 1));
+        const size_t text_off = (kNoteOff + notes.size() + 4095) & ~size_t(4095);
+        bytes.assign(text_off + 4096, 0x90);
+
+        Elf64_Ehdr eh{};
+        std::memcpy(eh.e_ident, ELFMAG, SELFMAG);
+        eh.e_ident[EI_CLASS] = ELFCLASS64;
+        eh.e_ident[EI_DATA] = ELFDATA2LSB;
+        eh.e_ident[EI_VERSION] = EV_CURRENT;
+        eh.e_type = ET_EXEC;
+        eh.e_machine = EM_X86_64;
+        eh.e_entry = entry;
+        eh.e_phoff = kPhOff;
+        eh.e_ehsize = sizeof(eh);
+        eh.e_phentsize = sizeof(Elf64_Phdr);
+        eh.e_phnum = 2;
+        std::memcpy(bytes.data(), &eh, sizeof(eh));
+        Elf64_Phdr load{PT_LOAD, PF_R | PF_X, text_off, kText, kText, 4096, 8192, 4096};
+        Elf64_Phdr nt{PT_NOTE, PF_R, kNoteOff, 0, 0, notes.size(), notes.size(), 4};
+        std::memcpy(bytes.data() + kPhOff, &load, sizeof(load));
+        std::memcpy(bytes.data() + kPhOff + sizeof(load), &nt, sizeof(nt));
+        std::memcpy(bytes.data() + kNoteOff, notes.data(), notes.size());
+        return bytes;
+    }
+    Elf64_Ehdr& eh() { return *reinterpret_cast<Elf64_Ehdr*>(bytes.data()); }
+    Elf64_Phdr& ph(unsigned i) { return reinterpret_cast<Elf64_Phdr*>(bytes.data() + kPhOff)[i]; }
+};
+
+bool parse(const std::vector<uint8_t>& b, GuestElf& out) { return guest_elf_parse(b.data(), b.size(), out); }
+
+TEST(GuestElf, TruncatedImagesAreRefusedAtEveryLength)
+{
+    Image img;
+    const std::vector<uint8_t> full = img.build();
+    // Past the notes everything that matters is in place; shorter is refused.
+    for (size_t n = 0; n < Image::kNoteOff + 16; ++n) {
+        std::vector<uint8_t> cut(full.begin(), full.begin() + long(n));   // exact size: ASan sees overreads
+        GuestElf out;
+        EXPECT_FALSE(parse(cut, out)) << "length " << n;
+        EXPECT_NE(out.error, nullptr) << "length " << n;
+    }
+}
+
+TEST(GuestElf, HeaderThatIsNotAnX86_64ExecutableIsRefused)
+{
+    for (int what = 0; what < 4; ++what) {
+        Image img;
+        img.build();
+        if (what == 0) img.bytes[0] = 0;
+        if (what == 1) img.eh().e_ident[EI_CLASS] = ELFCLASS32;
+        if (what == 2) img.eh().e_machine = EM_386;
+        if (what == 3) img.eh().e_type = ET_DYN;
+        GuestElf out;
+        EXPECT_FALSE(parse(img.bytes, out)) << what;
+    }
+}
+
+TEST(GuestElf, ProgramHeadersOrSegmentsOutsideTheFileAreRefused)
+{
+    Image a;
+    a.build();
+    a.eh().e_phoff = a.bytes.size() - 8;
+    GuestElf out;
+    EXPECT_FALSE(parse(a.bytes, out));
+    EXPECT_STREQ(out.error, "program headers outside the file");
+
+    Image b;
+    b.build();
+    b.ph(0).p_filesz = b.bytes.size();   // runs past the end from its offset
+    b.ph(0).p_memsz = b.ph(0).p_filesz;
+    EXPECT_FALSE(parse(b.bytes, out));
+    EXPECT_STREQ(out.error, "a segment outside the file");
+
+    Image c;
+    c.build();
+    c.ph(0).p_filesz = c.ph(0).p_memsz + 1;
+    EXPECT_FALSE(parse(c.bytes, out));
+    EXPECT_STREQ(out.error, "a segment outside the file");
+
+    Image d;
+    d.build();
+    d.ph(1).p_filesz = 1u << 20;
+    EXPECT_FALSE(parse(d.bytes, out));
+    EXPECT_STREQ(out.error, "notes outside the file");
+}
+
+TEST(GuestElf, SegmentsThatWrapOrLeaveTheCanonicalRangeAreRefused)
+{
+    for (uint64_t vaddr : {0xfffffffffffff000ull, 0x00007ffffffff000ull, 0x0000800000000000ull}) {
+        Image img;
+        img.build();
+        img.ph(0).p_vaddr = vaddr;
+        GuestElf out;
+        EXPECT_FALSE(parse(img.bytes, out)) << std::hex << vaddr;
+        EXPECT_STREQ(out.error, "a segment outside the address space");
+    }
+}
+
+TEST(GuestElf, NoteRunningPastItsSegmentIsRefused)
+{
+    Image img;
+    img.build();
+    // The first note's descsz grows past the PT_NOTE segment.
+    reinterpret_cast<uint32_t*>(img.bytes.data() + Image::kNoteOff)[1] = 4096;
+    GuestElf out;
+    EXPECT_FALSE(parse(img.bytes, out));
+    EXPECT_STREQ(out.error, "a note runs past its segment");
+}
+
+TEST(GuestElf, MissingEntryNoteIsRefused)
+{
+    Image img;
+    img.with_entry = false;
+    img.build();
+    GuestElf out;
+    EXPECT_FALSE(parse(img.bytes, out));
+    EXPECT_STREQ(out.error, "missing Xen ELF note (ENTRY, HYPERCALL_PAGE and VIRT_BASE are needed)");
+}
+
+TEST(GuestElf, RequiredFeaturePvmmuLacksIsRefusedOptionalOneIgnored)
+{
+    Image req;
+    req.features = "writable_descriptor_tables|!writable_page_tables";
+    req.build();
+    GuestElf out;
+    EXPECT_FALSE(parse(req.bytes, out));
+    EXPECT_STREQ(out.error, "the guest requires a feature pvmmu does not have");
+
+    Image opt;
+    opt.features = "writable_page_tables|!mmu_pt_update_preserve_ad";
+    opt.build();
+    EXPECT_TRUE(parse(opt.bytes, out)) << out.error;
+}
+
+TEST(GuestElf, ValidImageGivesItsNotesAndSegments)
+{
+    Image img;
+    img.build();
+    GuestElf out;
+    ASSERT_TRUE(parse(img.bytes, out)) << out.error;
+    EXPECT_EQ(out.entry, kText + 0x100);
+    EXPECT_EQ(out.hypercall_page, kText);
+    EXPECT_EQ(out.virt_base, kBase);
+    ASSERT_EQ(out.nr_segments, 1u);
+    EXPECT_EQ(out.seg[0].vaddr, kText);
+    EXPECT_EQ(out.seg[0].memsz, 8192u);
+    EXPECT_EQ(out.seg[0].filesz, 4096u);
+    EXPECT_EQ(out.image_end, kText + 8192);
+    EXPECT_EQ(out.error, nullptr);
+}
+
+} // namespace
+} // namespace pvmmu::x86
