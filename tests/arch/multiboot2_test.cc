@@ -79,11 +79,12 @@ std::vector<uint8_t> memory_map(const std::vector<Entry>& es, uint32_t entry_siz
     const uint32_t version = 0;
     put(v, &entry_size, 4), put(v, &version, 4);
     for (const Entry& e : es) {
-        std::vector<uint8_t> one(entry_size, 0);
+        // The 24 bytes of §3.6.8, cut or padded to entry_size.
+        std::vector<uint8_t> one(entry_size > 24 ? entry_size : 24, 0);
         std::memcpy(one.data(), &e.base, 8);
         std::memcpy(one.data() + 8, &e.len, 8);
         std::memcpy(one.data() + 16, &e.type, 4);
-        v.insert(v.end(), one.begin(), one.end());
+        v.insert(v.end(), one.begin(), one.begin() + entry_size);
     }
     return v;
 }
