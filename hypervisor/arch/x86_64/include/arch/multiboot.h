@@ -34,10 +34,13 @@ struct BootInfo {
     static constexpr unsigned kMaxModules = 8;
     struct Module {
         uint64_t start = 0, end = 0;
-        char cmdline[128] = {};   // the module's string: "path key=value ..."
+        // The module's string: "path key=value ..." from QEMU's -initrd,
+        // "name key=value ..." from GRUB's module2 line.
+        char cmdline[128] = {};
     } modules[kMaxModules] = {};
     // The end of every byte the loader handed over that must survive boot:
-    // the image with its bss, the info structure, command line and modules.
+    // the image with its bss and the modules (with Multiboot 1 also its info
+    // structure and command line, where QEMU puts them).
     uint64_t loader_end = 0;
     uint64_t ram_top = 0;     // end of the highest usable region
     uint64_t usable_bytes = 0;
