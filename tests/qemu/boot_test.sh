@@ -2,7 +2,7 @@
 # Boots pvmmu-hv under QEMU (TCG) and checks what its console says.
 #
 #   boot_test.sh --image PATH [--cpus N] [--mem MIB] [--timeout S] [--selftest trap|overflow|badmap]
-#                [--guest KERNEL [--domains N] --expect poweroff|crash|bad-iret|bad-stack|isolation]
+#                [--guest KERNEL [--domains N] --expect poweroff|crash|bad-iret|bad-stack|isolation|stop]
 #                [--iso ISO --guest KERNEL --expect poweroff]
 #
 # A normal boot must: end QEMU through isa-debug-exit with HV_EXIT_SUCCESS
@@ -29,7 +29,10 @@
 # hypervisor. The domain gets one vCPU per CPU (vcpus=N). --domains N boots
 # the kernel N times, one vCPU each; --expect isolation: every domain's
 # attempts on the others' frames are refused (tests/qemu/isolation_guest),
-# domain 2's frames follow domain 1's, and all power off (65). --iso boots
+# domain 2's frames follow domain 1's, and all power off (65). --expect stop
+# boots the kernel as "role=spin vcpus=2" and "role=wait vcpus=1": once the
+# spinning domain has shut down, its vCPU 1 prints at most one more line.
+# --iso boots
 # the ISO tools/make-iso.sh made (BIOS, GRUB, Multiboot 2) instead of
 # -kernel; the hypervisor must say it was loaded by Multiboot 2.
 #
@@ -69,7 +72,9 @@ trap 'rm -f "$log"' EXIT
 append=()
 [[ -n $selftest ]] && append=(-append "selftest=$selftest")
 if [[ -n $guest ]]; then
-  if ((domains == 1)); then
+  if [[ $expect == stop ]]; then
+    append+=(-initrd "$guest role=spin vcpus=2,$guest role=wait vcpus=1")
+  elif ((domains == 1)); then
     append+=(-initrd "$guest" -append "vcpus=$cpus")
   else
     mods="$guest vcpus=1"
@@ -102,7 +107,19 @@ if ((rc == 124 || rc == 137)); then
   fail "QEMU did not end within ${limit}s: the boot hung (last console line above)"
 fi
 
-if [[ $expect == isolation ]]; then
+if [[ $expect == stop ]]; then
+  ((rc == 65)) || fail "QEMU exit status $rc, expected 65 (the last domain powered off)"
+  expect '^stop guest: spinning$' "vCPU 1 of the spinning domain ran"
+  expect '^pvmmu: domain 1 shut down \(poweroff\) by vCPU 0$' "the spinning domain shut down"
+  expect '^stop guest: waited$' "the other domain ran on"
+  expect '^pvmmu: domain 2 shut down \(poweroff\) by vCPU 0$' "and shut down last"
+  l1=$(grep -n '^pvmmu: domain 1 shut down' "$log" | head -1 | cut -d: -f1)
+  l2=$(grep -n '^stop guest: waited$' "$log" | head -1 | cut -d: -f1)
+  [[ -n $l1 && -n $l2 ]] && ((l1 < l2)) || fail "the waiting domain did not outlast the spinning one"
+  after=$(sed -n '/^pvmmu: domain 1 shut down/,$p' "$log" | grep -c '^stop guest: spinning$')
+  ((after <= 1)) || fail "the spinning vCPU printed $after lines after its domain shut down"
+  refuse 'FAILED|PANIC|EXCEPTION|crashed' "nothing went wrong"
+elif [[ $expect == isolation ]]; then
   ((rc == 65)) || fail "QEMU exit status $rc, expected 65 (the last domain powered off)"
   n=$(grep -c '^isolation guest: all checks passed$' "$log")
   ((n == domains)) || fail "$n domains passed their checks, expected $domains"
