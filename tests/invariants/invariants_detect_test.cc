@@ -139,6 +139,12 @@ TEST_F(InvariantsDetect, LinkToATableThatLostValidation)
 
 // --- entry contents --------------------------------------------------------------
 
+TEST_F(InvariantsDetect, HeldFrameThatIsNotWritable)
+{
+    d->held[d->nr_held++] = l4();   // claimed held, but an L4 without the reference
+    EXPECT_TRUE(invariant_broken(m, "held frame not a writable frame of its domain"));
+}
+
 TEST_F(InvariantsDetect, HypervisorL4SlotWritten)
 {
     table(l4())[256] = table(l4())[1];

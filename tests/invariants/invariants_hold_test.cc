@@ -90,6 +90,23 @@ TEST_F(InvariantsHold, AfterANewBasePointer)
     EXPECT_TRUE(invariants_hold(m));
 }
 
+// A frame the hypervisor holds writable for itself (bare metal: shared_info)
+// is counted, and the guest cannot turn it into a page table: with its own
+// mapping read-only, pinning it as an L1 is refused and changes nothing.
+TEST_F(InvariantsHold, WithAFrameTheHypervisorHoldsWritable)
+{
+    ASSERT_EQ(hold_writable(hv(), *d, t()), 0);
+    EXPECT_TRUE(invariants_hold(m));
+    make_read_only(kTable);
+    EXPECT_TRUE(invariants_hold(m));
+    Snapshot before(m);
+    unsigned done = 99;
+    EXPECT_EQ(mmuext({op_mfn(MMUEXT_PIN_L1_TABLE, t())}, &done), -XEN_EINVAL);
+    EXPECT_EQ(done, 0u);
+    EXPECT_TRUE(only(Changes(before), m));
+    EXPECT_TRUE(invariants_hold(m));
+}
+
 TEST_F(InvariantsHold, AfterRefusedRequests)
 {
     prepare_l1();

@@ -3,7 +3,7 @@
 #
 #   boot_test.sh --image PATH [--iso [--as-disk]] [--cpus N] [--mem MIB] [--timeout S]
 #                [--selftest trap|overflow|badmap]
-#                [--guest KERNEL [--domains N] --expect poweroff|crash|bad-iret|bad-stack|isolation]
+#                [--guest KERNEL [--domains N] --expect poweroff|crash|bad-iret|bad-stack|isolation|stop]
 #
 # The image boots by Multiboot 1 (QEMU -kernel; the banner must say
 # "Multiboot 1, qemu"), or with --iso by Multiboot 2: tools/make-iso.sh puts
@@ -37,7 +37,9 @@
 # hypervisor. The domain gets one vCPU per CPU (vcpus=N). --domains N boots
 # the kernel N times, one vCPU each; --expect isolation: every domain's
 # attempts on the others' frames are refused (tests/qemu/isolation_guest),
-# domain 2's frames follow domain 1's, and all power off (65).
+# domain 2's frames follow domain 1's, and all power off (65). --expect stop
+# boots the kernel as "role=spin vcpus=2" and "role=wait vcpus=1": once the
+# spinning domain has shut down, its vCPU 1 prints at most one more line.
 #
 # Exit: 0 pass, 1 fail (also when QEMU hangs: it runs under `timeout`),
 # 77 skip — only when qemu-system-x86_64 is not installed, or, with --iso,
@@ -80,7 +82,9 @@ trap 'rm -rf "$log" "$work"' EXIT
 cmdline='' mods=()
 [[ -n $selftest ]] && cmdline="selftest=$selftest"
 if [[ -n $guest ]]; then
-  if ((domains == 1)); then
+  if [[ $expect == stop ]]; then
+    mods=("$guest role=spin vcpus=2" "$guest role=wait vcpus=1")
+  elif ((domains == 1)); then
     cmdline="vcpus=$cpus" mods=("$guest")
   else
     for ((d = 0; d < domains; d++)); do mods+=("$guest vcpus=1"); done
@@ -147,7 +151,19 @@ for ((i = 0; i < ${#strings[@]}; i++)); do
     fail "no line 'domain $((i + 1)): loading module $i (\"${strings[i]}\", ...' (the module's string)"
 done
 
-if [[ $expect == isolation ]]; then
+if [[ $expect == stop ]]; then
+  ((rc == 65)) || fail "QEMU exit status $rc, expected 65 (the last domain powered off)"
+  expect '^stop guest: spinning$' "vCPU 1 of the spinning domain ran"
+  expect '^pvmmu: domain 1 shut down \(poweroff\) by vCPU 0$' "the spinning domain shut down"
+  expect '^stop guest: waited$' "the other domain ran on"
+  expect '^pvmmu: domain 2 shut down \(poweroff\) by vCPU 0$' "and shut down last"
+  l1=$(grep -n '^pvmmu: domain 1 shut down' "$log" | head -1 | cut -d: -f1)
+  l2=$(grep -n '^stop guest: waited$' "$log" | head -1 | cut -d: -f1)
+  [[ -n $l1 && -n $l2 ]] && ((l1 < l2)) || fail "the waiting domain did not outlast the spinning one"
+  after=$(sed -n '/^pvmmu: domain 1 shut down/,$p' "$log" | grep -c '^stop guest: spinning$')
+  ((after <= 1)) || fail "the spinning vCPU printed $after lines after its domain shut down"
+  refuse 'FAILED|PANIC|EXCEPTION|crashed' "nothing went wrong"
+elif [[ $expect == isolation ]]; then
   ((rc == 65)) || fail "QEMU exit status $rc, expected 65 (the last domain powered off)"
   n=$(grep -c '^isolation guest: all checks passed$' "$log")
   ((n == domains)) || fail "$n domains passed their checks, expected $domains"
@@ -167,6 +183,7 @@ elif [[ -n $guest ]]; then
   if [[ $expect == poweroff ]]; then
     ((rc == 65)) || fail "QEMU exit status $rc, expected 65 (domain shut down: poweroff)"
     expect '^hello guest: all checks passed$' "every check of the guest passed"
+    expect '^hello guest: through the console ring$' "the console ring was printed"
     expect '^pvmmu: domain 1 shut down \(poweroff\) by vCPU 0$' "the shutdown was reported"
     refuse 'FAILED|PANIC|EXCEPTION' "nothing went wrong"
   else

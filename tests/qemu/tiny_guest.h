@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 #include <pvmmu/abi.h>
+#include <xen/io/console.h>
 
 #include "hypercall.h"
 

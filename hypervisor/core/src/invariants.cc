@@ -123,6 +123,22 @@ struct Checker {
         }
     }
 
+    // A frame the hypervisor holds writable for itself: a general and a
+    // writable type reference, on a frame of that domain typed writable.
+    void held(Mfn m, DomId self)
+    {
+        if (!valid(m)) {
+            fail(m, kNoIndex, "held frame beyond machine memory", 0, m.v);
+            return;
+        }
+        const FrameInfo& f = hv.frame(m);
+        const uint64_t x = f.type_info.load(std::memory_order_acquire);
+        if (f.owner.load(std::memory_order_acquire) != self || ti::type(x) != PageType::Writable)
+            fail(m, kNoIndex, "held frame not a writable frame of its domain", self, x);
+        ++tally[m.v].general;
+        ++tally[m.v].type;
+    }
+
     // A pin or a base pointer: a general and a type reference.
     void root(Mfn m, DomId self, bool l4_only, const char* what)
     {
@@ -181,6 +197,7 @@ bool check_invariants(Hypervisor& hv, TallySpan scratch, InvariantReport& r)
             if (v.has_user_table)
                 c.root(v.guest_table_user, id, true, "user base pointer is no validated L4 of its domain");
         }
+        for (unsigned k = 0; k < d->nr_held && k < Domain::kMaxHeld; ++k) c.held(d->held[k], id);
     }
 
     // What each frame's counts say against what was found.

@@ -54,6 +54,43 @@ extern "C" [[noreturn]] void xenpv_start(const start_info_t* si)
           hypercall(__HYPERVISOR_sched_op, SCHEDOP_shutdown, 0x0000100000000000), -XEN_EFAULT);
     check("yield", hypercall(__HYPERVISOR_sched_op, SCHEDOP_yield, 0), 0);
 
+    // The console ring (start_info.console.domU) and its event channel.
+    const uint64_t* p2m = reinterpret_cast<const uint64_t*>(si->mfn_list);
+    auto* ring = reinterpret_cast<xencons_interface*>(si->pt_base + ((si->console.domU.mfn - p2m[0]) << 12));
+    static const char kRingLine[] = "hello guest: through the console ring\n";
+    for (const char* c = kRingLine; *c; ++c) ring->out[MASK_XENCONS_IDX(ring->out_prod++, ring->out)] = *c;
+    evtchn_send_t send{si->console.domU.evtchn};
+    check("EVTCHNOP_send on the console port", hypercall(__HYPERVISOR_event_channel_op, EVTCHNOP_send, uint64_t(&send)), 0);
+    check("the ring was read", ring->out_cons == ring->out_prod, 1);
+    send.port = si->console.domU.evtchn + 1;
+    check("EVTCHNOP_send on another port", hypercall(__HYPERVISOR_event_channel_op, EVTCHNOP_send, uint64_t(&send)),
+          -XEN_EINVAL);
+    check("EVTCHNOP_send from an unmapped argument",
+          hypercall(__HYPERVISOR_event_channel_op, EVTCHNOP_send, 0x0000100000000000), -XEN_EFAULT);
+    check("event_channel_op unknown command", hypercall(__HYPERVISOR_event_channel_op, 77, 0), -XEN_ENOSYS);
+    const XENCONS_RING_IDX cons = ring->out_cons;
+    ring->out_prod = cons + 5000;   // more than the ring holds
+    send.port = si->console.domU.evtchn;
+    check("EVTCHNOP_send on a corrupt ring", hypercall(__HYPERVISOR_event_channel_op, EVTCHNOP_send, uint64_t(&send)),
+          -XEN_EINVAL);
+    check("a corrupt ring is left as it is", ring->out_cons == cons, 1);
+    ring->out_prod = cons;
+    // shared_info is the guest's frame, but the hypervisor writes it (CR2 of
+    // a page fault): the guest may map it read-only, never make it a table.
+    {
+        const uint64_t mfn = si->shared_info >> 12, g = mfn - p2m[0];
+        const uint64_t first_l1 = si->nr_pt_frames - (si->nr_pages + 511) / 512;
+        mmu_update_t u{(p2m[first_l1 + g / 512] << 12) + (g % 512) * 8, (mfn << 12) | 0x25};   // P|US|A
+        check("map shared_info read-only", hypercall(__HYPERVISOR_mmu_update, uint64_t(&u), 1, 0, DOMID_SELF), 0);
+        mmuext_op_t pin{};
+        pin.cmd = MMUEXT_PIN_L1_TABLE;
+        pin.arg1.mfn = mfn;
+        check("pin shared_info as an L1", hypercall(__HYPERVISOR_mmuext_op, uint64_t(&pin), 1, 0, DOMID_SELF),
+              -XEN_EINVAL);
+        u.val |= 2;   // RW again
+        check("map shared_info writable again", hypercall(__HYPERVISOR_mmu_update, uint64_t(&u), 1, 0, DOMID_SELF), 0);
+    }
+
     // The trap ABI: handlers must be guest code addresses.
     trap_info_t bad_traps[] = {{6, 0, FLAT_RING3_CS64, 0xffff828000100000}, {0, 0, 0, 0}};
     check("trap handler in the hypervisor's slots", hypercall(__HYPERVISOR_set_trap_table, uint64_t(bad_traps)),

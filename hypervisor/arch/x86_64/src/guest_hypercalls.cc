@@ -4,6 +4,8 @@
 // result in RAX. The hypercalls only a machine with real vCPUs has are in the
 // table here; every other number goes to the core's table (core/hypercall.h),
 // whose default is -ENOSYS.
+#include <atomic>
+
 #include <pvmmu/abi.h>
 
 #include "arch/console.h"
@@ -62,6 +64,35 @@ long do_sched_op(Vcpu& v, TrapFrame& f)
     }
 }
 
+} // namespace
+
+// event_channel_op(cmd, arg): only EVTCHNOP_send on the console port, which
+// prints the console ring's output (<xen/io/console.h>): the bytes between
+// out_cons and out_prod, at most the ring's size — the indices are the
+// guest's and may be anything; they are only ever used masked. The bytes are
+// copied out before they are printed, and out_cons then says they were read.
+long do_event_channel_op(Vcpu& v, TrapFrame& f)
+{
+    if (f.rdi != EVTCHNOP_send) return -XEN_ENOSYS;
+    evtchn_send_t s;
+    if (core()->platform().copy_from_guest(v, &s, Vaddr{f.rsi}, sizeof(s))) return -XEN_EFAULT;
+    if (s.port != kConsolePort) return -XEN_EINVAL;
+    xencons_interface& ring = *guest_domain(v).console;
+    std::atomic_ref<XENCONS_RING_IDX> cons_ref(ring.out_cons), prod_ref(ring.out_prod);
+    XENCONS_RING_IDX cons = cons_ref.load(std::memory_order_relaxed);
+    const XENCONS_RING_IDX prod = prod_ref.load(std::memory_order_acquire);
+    if (XENCONS_RING_IDX(prod - cons) > sizeof(ring.out)) return -XEN_EINVAL;
+    char buf[sizeof(ring.out)];
+    size_t n = 0;
+    for (; cons != prod; ++cons)
+        buf[n++] = std::atomic_ref<char>(ring.out[MASK_XENCONS_IDX(cons, ring.out)]).load(std::memory_order_relaxed);
+    console_write(buf, n);
+    cons_ref.store(cons, std::memory_order_release);
+    return 0;
+}
+
+namespace {
+
 using ArchHandler = long (*)(Vcpu&, TrapFrame&);
 
 struct ArchTable {
@@ -76,6 +107,7 @@ struct ArchTable {
         h[__HYPERVISOR_sched_op] = do_sched_op;
         h[__HYPERVISOR_callback_op] = do_callback_op;
         h[__HYPERVISOR_vcpu_op] = do_vcpu_op;
+        h[__HYPERVISOR_event_channel_op] = do_event_channel_op;
     }
 };
 constexpr ArchTable kArch;

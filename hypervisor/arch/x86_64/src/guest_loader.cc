@@ -3,8 +3,8 @@
 // every gpfn g at virt_base + g * 4 KiB (virt_base from XEN_ELFNOTE_VIRT_BASE
 // is the builder's physmap), page tables first; the image's segments go to
 // the gpfns their addresses name, above the tables; then, as Xen's builder
-// orders them, the P2M list (mfn_list), start_info, shared_info and a boot
-// stack.
+// orders them, the P2M list (mfn_list), start_info, shared_info, the console
+// ring and a boot stack.
 #include <string.h>
 
 #include <pvmmu/abi.h>
@@ -15,6 +15,7 @@
 #include "arch/guest.h"
 #include "arch/guest_elf.h"
 #include "arch/selectors.h"
+#include "core/refs.h"
 
 namespace pvmmu::x86 {
 
@@ -70,7 +71,7 @@ int refuse(const char* why)
 } // namespace
 
 int guest_load(DomId id, const uint8_t* file, size_t size, uint64_t nr_frames, unsigned nr_vcpus,
-               CpuId first_cpu, GuestDomain& out)
+               CpuId first_cpu, const char* cmdline, GuestDomain& out)
 {
     GuestElf elf;
     if (!guest_elf_parse(file, size, elf)) return refuse(elf.error);
@@ -93,8 +94,8 @@ int guest_load(DomId id, const uint8_t* file, size_t size, uint64_t nr_frames, u
     const uint64_t lo = l.physmap.v + (l.nr_pt_frames << kPageShift);
     const uint64_t p2m_pages = pages(nr_frames * sizeof(uint64_t));
     const uint64_t si_va = elf.image_end + (p2m_pages << kPageShift);
-    const uint64_t shared_va = si_va + kPageSize;
-    const uint64_t stack_top = shared_va + ((1 + kStackPages) << kPageShift);
+    const uint64_t shared_va = si_va + kPageSize, console_va = shared_va + kPageSize;
+    const uint64_t stack_top = console_va + ((1 + kStackPages) << kPageShift);
     if (elf.image_end < lo || stack_top > l.physmap.v + (nr_frames << kPageShift))
         return refuse("the image and its boot structures do not fit the domain's memory");
     bool entry_in = false, hcall_in = false;
@@ -121,11 +122,23 @@ int guest_load(DomId id, const uint8_t* file, size_t size, uint64_t nr_frames, u
     si.pt_base = l.physmap.v;   // the L4 is gpfn 0
     si.nr_pt_frames = l.nr_pt_frames;
     si.mfn_list = elf.image_end;
-    // shared_info is one of the guest's own frames, already mapped (Xen's is
-    // a hypervisor frame the guest maps itself): the hypervisor writes it
-    // (vcpu_info[].arch.cr2 before a page-fault bounce), so does the guest.
+    while (*cmdline && *cmdline != ' ') ++cmdline;   // the kernel's own name
+    while (*cmdline == ' ') ++cmdline;
+    for (size_t i = 0; i + 1 < sizeof(si.cmd_line) && cmdline[i]; ++i) si.cmd_line[i] = int8_t(cmdline[i]);
+    // shared_info and the console ring are the guest's own frames, already
+    // mapped (Xen's shared_info is a hypervisor frame the guest maps itself).
+    // The hypervisor writes them (vcpu_info[].arch.cr2 before a page-fault
+    // bounce, the ring's out_cons), so it holds each writable: the guest can
+    // never make one a page table (Domain::held).
+    const Mfn shared_mfn = l.mfn((shared_va - l.physmap.v) >> kPageShift);
+    const Mfn console_mfn = l.mfn((console_va - l.physmap.v) >> kPageShift);
+    if (int rc = hold_writable(*core(), out.dom, shared_mfn)) return rc;
+    if (int rc = hold_writable(*core(), out.dom, console_mfn)) return rc;
     out.shared = reinterpret_cast<shared_info_t*>(guest_bytes(l, shared_va));
-    si.shared_info = (l.first.v << kPageShift) + (shared_va - l.physmap.v);
+    out.console = reinterpret_cast<xencons_interface*>(guest_bytes(l, console_va));
+    si.shared_info = maddr_of(shared_mfn).v;
+    si.console.domU.mfn = console_mfn.v;
+    si.console.domU.evtchn = kConsolePort;
 
     for (unsigned i = 0; i < nr_vcpus; ++i) out.dom.vcpus[i].platform_data = &out.vcpu[i];
     TrapFrame& f = out.vcpu[0].start;

@@ -125,7 +125,7 @@ void report_core()
         }
         printk("domain %u: loading module %u (\"%s\", %lu bytes)\n", nr + 1, i, m.cmdline, m.end - m.start);
         if (guest_load(DomId(nr + 1), dmap<const uint8_t>(Maddr{m.start}), m.end - m.start, frames,
-                       unsigned(vcpus), next_cpu, g_guests[nr])) {
+                       unsigned(vcpus), next_cpu, m.cmdline, g_guests[nr])) {
             printk("pvmmu: FAILED: domain %u was not built\n", nr + 1);
             hv_exit(HV_EXIT_FAILURE);
         }

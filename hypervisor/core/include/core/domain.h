@@ -28,6 +28,13 @@ struct Domain {
     Vcpu vcpus[kMaxVcpus];
     Policy policy;
     uint64_t nr_frames = 0;   // frames owned
+    // Frames of the domain the hypervisor itself writes (bare metal: its
+    // shared_info and console ring). Each holds a general and a writable type
+    // reference (refs.h hold_writable), so none can become a page table while
+    // the hypervisor may write it — as Xen holds shared_info and vcpu_info.
+    static constexpr unsigned kMaxHeld = 4;
+    Mfn held[kMaxHeld] = {};
+    unsigned nr_held = 0;
 
     // The physical CPUs of the vCPUs named in a bitmap over this domain's vCPUs.
     CpuMask cpus_of(uint64_t vcpu_bits) const

@@ -59,4 +59,16 @@ inline void put_page_and_type(Hypervisor& hv, Mfn m)
     put_page(hv, m);
 }
 
+// The hypervisor keeps frame m of domain d writable for itself (Domain::held):
+// a general and a writable type reference, so m cannot become a page table.
+// 0, -ENOSPC when d holds kMaxHeld already, or get_page_and_type's error.
+[[nodiscard]] inline int hold_writable(Hypervisor& hv, Domain& d, Mfn m)
+{
+    if (d.nr_held == Domain::kMaxHeld) return -XEN_ENOSPC;
+    if (!hv.mem().valid(m)) return -XEN_EINVAL;
+    if (int rc = get_page_and_type(hv, m, d.id, PageType::Writable)) return rc;
+    d.held[d.nr_held++] = m;
+    return 0;
+}
+
 } // namespace pvmmu

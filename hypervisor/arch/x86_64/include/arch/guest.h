@@ -11,6 +11,7 @@
 #include <atomic>
 
 #include <pvmmu/abi.h>
+#include <xen/io/console.h>
 
 namespace pvmmu::x86 {
 
@@ -32,8 +33,13 @@ struct GuestDomain {
     Domain dom;
     DomainLayout layout;
     VcpuArch vcpu[kMaxVcpus];
-    shared_info_t* shared = nullptr;   // the domain's shared_info page (direct map)
+    shared_info_t* shared = nullptr;         // the domain's shared_info page (direct map)
+    xencons_interface* console = nullptr;    // its console ring (start_info.console.domU)
 };
+
+// The event channel of the console ring (start_info.console.domU.evtchn):
+// EVTCHNOP_send on it makes the hypervisor print what the ring holds.
+inline constexpr evtchn_port_t kConsolePort = 1;
 
 inline VcpuArch& arch(Vcpu& v) { return *static_cast<VcpuArch*>(v.platform_data); }
 inline GuestDomain& guest_domain(Vcpu& v) { return *reinterpret_cast<GuestDomain*>(v.domain); }
@@ -55,14 +61,17 @@ long do_set_callbacks(Vcpu& v, TrapFrame& f);
 long do_callback_op(Vcpu& v, TrapFrame& f);
 long do_stack_switch(Vcpu& v, TrapFrame& f);
 long do_vcpu_op(Vcpu& v, TrapFrame& f);   // guest_vcpu.cc
+long do_event_channel_op(Vcpu& v, TrapFrame& f);   // guest_hypercalls.cc
 
 // Builds domain `id` from the ELF image [file, file + size) with nr_frames
 // frames and nr_vcpus vCPUs (vCPU i on CPU first_cpu + i), loads it and
 // prepares vCPU 0 to start at its entry point with start_info in %rsi; the
 // domain then counts as running (guest_shutdown). 0, or a negative Xen errno
 // with the reason printed.
+// `cmdline` goes to start_info.cmd_line (the module string without its first
+// word, the kernel's name).
 int guest_load(DomId id, const uint8_t* file, size_t size, uint64_t nr_frames, unsigned nr_vcpus,
-               CpuId first_cpu, GuestDomain& out);
+               CpuId first_cpu, const char* cmdline, GuestDomain& out);
 
 // Counts a built domain as running, until it shuts down.
 void guest_domain_running();
