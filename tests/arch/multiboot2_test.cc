@@ -20,7 +20,8 @@ using pvmmu::x86::multiboot2_parse;
 
 namespace {
 
-// Builds an information structure tag by tag (§3.6: tags 8-byte aligned).
+// Builds an information structure tag by tag (Multiboot2 §3.6.2: tags 8-byte
+// aligned).
 class Mbi {
 public:
     Mbi() { u32(0), u32(0); }
@@ -79,7 +80,7 @@ std::vector<uint8_t> memory_map(const std::vector<Entry>& es, uint32_t entry_siz
     const uint32_t version = 0;
     put(v, &entry_size, 4), put(v, &version, 4);
     for (const Entry& e : es) {
-        // The 24 bytes of §3.6.8, cut or padded to entry_size.
+        // The 24 bytes of a memory map entry (§3.6.8), cut or padded to entry_size.
         std::vector<uint8_t> one(entry_size > 24 ? entry_size : 24, 0);
         std::memcpy(one.data(), &e.base, 8);
         std::memcpy(one.data() + 8, &e.len, 8);

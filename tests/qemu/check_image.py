@@ -5,7 +5,7 @@ image, the way a loader (QEMU -kernel) will read it: Multiboot Specification
 flag bit 16 with header_addr/load_addr/load_end_addr/bss_end_addr/entry_addr —
 and that the bytes the loader copies are the ELF's loadable segments at their
 physical addresses (hv.ld.S keeps file offset - physical address constant).
-Also a valid Multiboot 2 image (Multiboot2 Specification 1.0 §3.1), as GRUB's
+Also a valid Multiboot 2 image (Multiboot2 Specification 2.0 §3.1), as GRUB's
 `multiboot2` reads it: the header in the first 32768 bytes, 64-bit aligned,
 checksum, well-formed 8-byte-aligned tags up to an end tag, an address tag and
 an entry address tag that say exactly what the Multiboot 1 header says (so

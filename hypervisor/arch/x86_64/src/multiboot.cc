@@ -101,9 +101,9 @@ const char* boot_info_parse(uint32_t magic, uint32_t info_phys, BootInfo& bi)
 {
     bi.loader_end = image_phys(__hv_bss_end).v;
     if (magic == MB1_BOOT_MAGIC) return multiboot1_parse(info_phys, bi);
-    // §3.6.1: the structure is 8-byte aligned. Only the boot window is
-    // mapped yet; everything needed is copied, so the structure itself need
-    // not survive (GRUB may put it anywhere in free memory).
+    // Multiboot2 §3.6.2: the structure is 8-byte aligned. Only the boot window
+    // is mapped yet; everything needed is copied, so the structure itself
+    // need not survive (§3.6.1: the loader may put it anywhere).
     bi.protocol = "Multiboot 2";
     if (info_phys % 8) return "the information structure is not 8-byte aligned";
     if (info_phys >= kBootWindow) return "the information structure is out of reach";

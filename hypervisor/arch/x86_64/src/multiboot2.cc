@@ -1,4 +1,4 @@
-// Multiboot 2 boot information (Multiboot2 Specification 1.0, §3.6 "Boot
+// Multiboot 2 boot information (Multiboot2 Specification 2.0, §3.6 "Boot
 // information format") → BootInfo, by the same rules as Multiboot 1
 // (boot_info.cc). Everything in it is loader input: every tag's size, its
 // alignment and its strings are checked against the structure's total_size
@@ -13,7 +13,8 @@ namespace pvmmu::x86 {
 
 namespace {
 
-// §3.6.1: the fixed part, then tags, each starting 8-byte aligned.
+// §3.6.2 "Basic tags structure": the fixed part, then tags, each starting
+// 8-byte aligned.
 struct Mb2Fixed {
     uint32_t total_size, reserved;
 };
@@ -22,21 +23,23 @@ struct Mb2Tag {
 };
 static_assert(sizeof(Mb2Fixed) == 8 && sizeof(Mb2Tag) == 8);
 
-// Tag types (§3.6.2-§3.6.8): the ones pvmmu reads; the others are skipped.
+// Tag types (§3.6.3-§3.6.9): the ones pvmmu reads; the others are skipped.
 enum : uint32_t {
     kTagEnd = 0, kTagCmdline = 1, kTagLoaderName = 2, kTagModule = 3, kTagBasicMem = 4,
     kTagMmap = 6,
 };
 
-// §3.6.4: module [mod_start, mod_end), then its own command line.
+// §3.6.6 "Modules": [mod_start, mod_end), then the module's own string.
 struct Mb2Module {
     uint32_t mod_start, mod_end;
 };
-// §3.6.3: lower memory below 1 MiB and upper memory from 1 MiB, in KiB.
+// §3.6.3 "Basic memory information": lower memory below 1 MiB and upper
+// memory from 1 MiB, in KiB.
 struct Mb2BasicMem {
     uint32_t mem_lower, mem_upper;
 };
-// §3.6.8: entry_size (a multiple of 8) and entry_version head the entries.
+// §3.6.8 "Memory map": entry_size (a multiple of 8) and entry_version head
+// the entries.
 struct Mb2MmapHead {
     uint32_t entry_size, entry_version;
 };
@@ -111,7 +114,7 @@ const char* parse_tag(uint32_t type, const uint8_t* body, uint64_t len, BootInfo
     case kTagMmap:
         return parse_mmap(body, len, bi);
     }
-    return nullptr;   // §3.6: tags a kernel does not know are skipped
+    return nullptr;   // tags a kernel does not know are skipped (§3.6.2)
 }
 
 } // namespace

@@ -1,4 +1,4 @@
-/* The Multiboot 2 header (Multiboot2 Specification 1.0, §3.1), next to the
+/* The Multiboot 2 header (Multiboot2 Specification 2.0, §3.1), next to the
  * Multiboot 1 header of boot32.S in the same ELF64 file: GRUB's `multiboot2`
  * finds this one, QEMU's -kernel the other, and both enter at _start32, which
  * tells them apart by the magic in %eax.
@@ -8,7 +8,7 @@
  * from the file, bss zeroed up to bss_end_addr — so the two protocols put the
  * same bytes at the same physical addresses and the ELF headers (whose entry
  * and segments GRUB would otherwise use, debug sections included) play no
- * part. With an address tag the entry address tag is required (§3.1.6).
+ * part, so the entry comes from the entry address tag (§3.1.6).
  * tests/qemu/check_image.py checks that both headers say the same. */
 #include "arch/boot_defs.h"
 
@@ -16,9 +16,9 @@
 #define MB2_TAG_INFO_REQUEST 1
 #define MB2_TAG_ADDRESS      2
 #define MB2_TAG_ENTRY        3
-#define MB2_TAG_MODULE_ALIGN 6
+#define MB2_TAG_MODULE_ALIGN 6   /* §3.1.11 */
 
-/* Boot information tags the information request asks for (§3.6): command
+/* Boot information tags the information request (§3.1.4) asks for (§3.6): command
  * line, boot loader name, modules, basic memory, memory map. */
 #define MB2_INFO_CMDLINE     1
 #define MB2_INFO_LOADER_NAME 2

@@ -14,9 +14,9 @@
  * images otherwise, so this is what lets one ELF64 file boot with -kernel. */
 #define MB1_FLAGS        ((1 << 0) | (1 << 1) | (1 << 16))
 
-/* Multiboot 2 (Multiboot2 Specification 1.0, §3.1 "OS image format", §3.2
- * "Machine state": the EFI-less i386 state is the Multiboot 1 one, EBX = the
- * boot information, 8-byte aligned). GRUB's `multiboot2` command. */
+/* Multiboot 2 (Multiboot2 Specification 2.0, §3.1 "OS image format", §3.3
+ * "I386 machine state": the Multiboot 1 state, EBX = the boot information,
+ * 8-byte aligned). GRUB's `multiboot2` command. */
 #define MB2_HEADER_MAGIC 0xE85250D6
 #define MB2_BOOT_MAGIC   0x36D76289   /* in %eax at the entry point */
 #define MB2_ARCH_I386    0            /* "32-bit (protected) mode of i386" */

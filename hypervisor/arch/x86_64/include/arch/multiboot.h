@@ -1,6 +1,6 @@
 // What pvmmu-hv takes from its Multiboot 1 loader (Multiboot Specification
 // 0.6.96, §3.3 "Boot information format") or its Multiboot 2 loader
-// (Multiboot2 Specification 1.0, §3.6): the BIOS memory map, the command line,
+// (Multiboot2 Specification 2.0, §3.6): the BIOS memory map, the command line,
 // the modules and where the loader's own structures lie. Parsed once, copied
 // into one BootInfo, whichever protocol booted, before anything may overwrite
 // the loader's memory; nothing after boot_info_parse knows the protocol.
