@@ -54,14 +54,16 @@ safe "$append" || { echo "make-iso.sh: --append '$append' has characters GRUB wo
 mods=''
 i=0
 for k in "${kernels[@]}"; do
-  path=${k%%=*} name=${k##*/}
-  [[ $k == *=* ]] && name=${k#*=}
+  path=${k%%=*} string=${k##*/}
+  if [[ $k == *=* ]]; then string=${k#*=}; fi
   [[ -f $path ]] || { echo "make-iso.sh: no guest kernel at '$path'" >&2; exit 1; }
-  safe "$name" || { echo "make-iso.sh: module string '$name' has characters GRUB would read as syntax" >&2; exit 2; }
+  safe "$string" || { echo "make-iso.sh: module string '$string' has characters GRUB would read as syntax" >&2; exit 2; }
   cp "$path" "$tree/boot/guest$i"
-  mods+="  module2 /boot/guest$i $name"$'\n'
+  mods+="  module2 /boot/guest$i $string"$'\n'
   i=$((i + 1))
 done
+title=pvmmu-hv
+((i == 0)) || title+=" with $i guest(s)"
 
 cat >"$tree/boot/grub/grub.cfg" <<CFG
 # Made by tools/make-iso.sh (./pvmmu iso); docs/boot.md "The ISO".
@@ -70,7 +72,7 @@ terminal_input serial console
 terminal_output serial console
 set timeout=0
 set default=0
-menuentry "pvmmu-hv${kernels:+ with $i guest(s)}" {
+menuentry "$title" {
   multiboot2 /boot/pvmmu-hv $append
 ${mods}  boot
 }
@@ -84,4 +86,4 @@ if ! log=$(grub-mkrescue --directory=/usr/lib/grub/i386-pc -o "$out" "$tree" 2>&
   echo "make-iso.sh: grub-mkrescue failed" >&2
   exit 1
 fi
-echo "make-iso.sh: $out: GRUB (BIOS) boots pvmmu-hv by Multiboot 2${kernels:+ with ${kernels[*]}}"
+echo "make-iso.sh: $out: GRUB (BIOS) boots $title by Multiboot 2"
