@@ -10,7 +10,7 @@ Also a valid Multiboot 2 image (Multiboot2 Specification 2.0 §3.1), as GRUB's
 checksum, well-formed 8-byte-aligned tags up to an end tag, an address tag and
 an entry address tag that say exactly what the Multiboot 1 header says (so
 both loaders put the same bytes at the same places and enter at the same
-instruction), and an information request that includes the memory map.
+instruction), and a required information request that includes the memory map.
 
 usage: check_image.py IMAGE      exit 0 when valid, 1 with the reasons when not
 """
@@ -101,14 +101,16 @@ def check_multiboot2(data, check, mb1):
     magic, arch, length, csum = struct.unpack_from("<4I", data, off)
     check((magic + arch + length + csum) & 0xFFFFFFFF == 0, "Multiboot 2 checksum does not sum to 0")
     check(arch == 0, f"Multiboot 2 architecture {arch}, not 0 (i386 protected mode)")
-    tags, pos, end = {}, off + 16, off + length
+    tags, required, pos, end = {}, (), off + 16, off + length
     while check(pos + 8 <= end, "Multiboot 2 header: no end tag within header_length"):
-        ttype, _flags, size = struct.unpack_from("<HHI", data, pos)
+        ttype, flags, size = struct.unpack_from("<HHI", data, pos)
         if not check(size >= 8 and pos + size <= end, f"Multiboot 2 tag {ttype}: bad size {size}"):
             break
         if ttype == MB2_TAG_END:
             check(size == 8 and pos + 8 == end, "Multiboot 2 end tag is not 8 bytes at the header's end")
             break
+        if ttype == MB2_TAG_INFO_REQUEST and not flags & 1:
+            required += struct.unpack_from(f"<{(size - 8) // 4}I", data, pos + 8)
         tags[ttype] = data[pos + 8:pos + size]
         pos = (pos + size + 7) & ~7
     if check(MB2_TAG_ADDRESS in tags and len(tags.get(MB2_TAG_ADDRESS, b"")) == 16,
@@ -122,9 +124,7 @@ def check_multiboot2(data, check, mb1):
              "Multiboot 2: no entry address tag (required with an address tag)"):
         check(struct.unpack_from("<I", tags[MB2_TAG_ENTRY])[0] == mb1[4],
               "Multiboot 2 entry_addr differs from Multiboot 1's")
-    request = tags.get(MB2_TAG_INFO_REQUEST, b"")
-    check(MB2_INFO_MMAP in struct.unpack_from(f"<{len(request) // 4}I", request),
-          "Multiboot 2: the information request does not ask for the memory map")
+    check(MB2_INFO_MMAP in required, "Multiboot 2: no required information request for the memory map")
     return off
 
 

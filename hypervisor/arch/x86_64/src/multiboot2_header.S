@@ -17,6 +17,7 @@
 #define MB2_TAG_ADDRESS      2
 #define MB2_TAG_ENTRY        3
 #define MB2_TAG_MODULE_ALIGN 6   /* §3.1.11 */
+#define MB2_TAG_OPTIONAL     1   /* flags bit 0 (§3.1.3) */
 
 /* Boot information tags the information request (§3.1.4) asks for (§3.6): command
  * line, boot loader name, modules, basic memory, memory map. */
@@ -35,12 +36,19 @@ mb2_header:
 	.long -(MB2_HEADER_MAGIC + MB2_ARCH_I386 + (mb2_header_end - mb2_header))
 
 	/* Tags are 8-byte aligned; a tag's size does not count the padding.
-	 * Flags 0: required, a loader that cannot honour one must refuse. */
+	 * Flags 0: required, a loader that cannot honour one must refuse; bit 0
+	 * set: optional. What the hypervisor cannot run without is required;
+	 * the loader's name, and basic memory (used only without a memory map),
+	 * are not. */
 	.balign 8
 1:	.short MB2_TAG_INFO_REQUEST, 0
 	.long 2f - 1b
-	.long MB2_INFO_CMDLINE, MB2_INFO_LOADER_NAME, MB2_INFO_MODULE
-	.long MB2_INFO_BASIC_MEM, MB2_INFO_MMAP
+	.long MB2_INFO_CMDLINE, MB2_INFO_MODULE, MB2_INFO_MMAP
+2:
+	.balign 8
+1:	.short MB2_TAG_INFO_REQUEST, MB2_TAG_OPTIONAL
+	.long 2f - 1b
+	.long MB2_INFO_LOADER_NAME, MB2_INFO_BASIC_MEM
 2:
 	.balign 8
 1:	.short MB2_TAG_ADDRESS, 0
