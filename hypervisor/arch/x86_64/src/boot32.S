@@ -3,8 +3,9 @@
  * A Multiboot 1 loader (QEMU -kernel) enters at _start32 in 32-bit protected
  * mode, paging off, flat segments, interrupts off, no stack, EAX = 0x2BADB002,
  * EBX = physical address of the boot information (Multiboot spec §3.2); a
- * Multiboot 2 loader (GRUB, multiboot2_header.S) the same way with EAX =
- * 0x36D76289. This code checks that, passes both to bsp_main, checks for long mode and NX, builds boot page tables that
+ * Multiboot 2 loader (GRUB's multiboot2; its header is multiboot2_header.S)
+ * the same with EAX = 0x36D76289. This
+ * code checks that, checks for long mode and NX, builds boot page tables that
  * map the first GiB three times (identity, image slot, direct-map slot),
  * enables PAE, IA-32e mode, NX and paging ("Initializing IA-32e Mode", SDM
  * Vol. 3A) and far-jumps to 64-bit code, which moves to the image's virtual
@@ -41,13 +42,12 @@ _start32:
 	cli
 	cld
 	mov $PHYS(boot_stack_top), %esp
+	mov %eax, %esi                  /* the loader's magic, for bsp_main */
 	cmp $MB1_BOOT_MAGIC, %eax
-	je .Lmagic_ok
+	je 1f
 	cmp $MB2_BOOT_MAGIC, %eax
 	jne .Lno_multiboot
-.Lmagic_ok:
-	mov %ebx, %edi                  /* info address and magic, for bsp_main */
-	mov %eax, %esi
+1:	mov %ebx, %edi                  /* info address, for bsp_main */
 
 	/* Long mode and NX (CPUID 8000_0001H EDX bits 29, 20); the hypervisor's
 	 * W^X rule needs NX, so no NX is no boot. */

@@ -12,15 +12,15 @@
  * tests/qemu/check_image.py checks that both headers say the same. */
 #include "arch/boot_defs.h"
 
-#define MB2_TAG_END          0
-#define MB2_TAG_INFO_REQUEST 1
-#define MB2_TAG_ADDRESS      2
-#define MB2_TAG_ENTRY        3
+#define MB2_ARCH_I386        0   /* §3.1.2: "32-bit (protected) mode of i386" */
+
+/* Header tags besides boot_defs.h's end, address and entry tags. */
+#define MB2_TAG_INFO_REQUEST 1   /* §3.1.4 */
 #define MB2_TAG_MODULE_ALIGN 6   /* §3.1.11 */
 #define MB2_TAG_OPTIONAL     1   /* flags bit 0 (§3.1.3) */
 
-/* Boot information tags the information request (§3.1.4) asks for (§3.6): command
- * line, boot loader name, modules, basic memory, memory map. */
+/* Boot information tags the information requests (§3.1.4) ask for (§3.6):
+ * command line, boot loader name, modules, basic memory, memory map. */
 #define MB2_INFO_CMDLINE     1
 #define MB2_INFO_LOADER_NAME 2
 #define MB2_INFO_MODULE      3

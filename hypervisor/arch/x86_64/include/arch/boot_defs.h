@@ -15,11 +15,15 @@
 #define MB1_FLAGS        ((1 << 0) | (1 << 1) | (1 << 16))
 
 /* Multiboot 2 (Multiboot2 Specification 2.0, §3.1 "OS image format", §3.3
- * "I386 machine state": the Multiboot 1 state, EBX = the boot information,
- * 8-byte aligned). GRUB's `multiboot2` command. */
+ * "I386 machine state"): the header (magic, architecture 0 = i386 protected
+ * mode, length, checksum, then 8-byte aligned tags), and EAX at entry. The
+ * address tag (2) has the same fields as Multiboot 1's a.out kludge, the
+ * entry address tag (3) names _start32: GRUB loads the image as QEMU does. */
 #define MB2_HEADER_MAGIC 0xE85250D6
-#define MB2_BOOT_MAGIC   0x36D76289   /* in %eax at the entry point */
-#define MB2_ARCH_I386    0            /* "32-bit (protected) mode of i386" */
+#define MB2_BOOT_MAGIC   0x36D76289
+#define MB2_TAG_END      0
+#define MB2_TAG_ADDRESS  2
+#define MB2_TAG_ENTRY    3
 
 #define COM1_PORT        0x3f8
 
