@@ -1,39 +1,89 @@
 #!/usr/bin/env bash
-# Makes a bootable ISO (BIOS; GRUB 2 via grub-mkrescue) that loads pvmmu-hv by
-# Multiboot 2 with guest kernels as modules (docs/boot.md "Booting from GRUB").
+# Makes a BIOS-bootable ISO 9660 image (El Torito; also a hybrid image that
+# boots from a USB stick) in which GRUB 2 boots the hypervisor through
+# Multiboot 2 (`multiboot2`) and passes each guest kernel as a module
+# (`module2`): what `./pvmmu iso` and the ISO boot test (tests/qemu) run.
 #
-#   make-iso.sh OUT.iso HV_IMAGE [--cmdline WORDS] ["KERNEL WORDS"]...
+#   make-iso.sh --image PVMMU_HV --out ISO [--append CMDLINE] [KERNEL[=STRING]...]
 #
-# Each "KERNEL WORDS" is one module: a guest kernel file and the words of its
-# module string (vcpus=N frames=N). The console is the serial port (COM1,
-# 115200), as the hypervisor's; GRUB waits no time. Needs grub-pc-bin,
-# grub-common, xorriso and mtools (tools/deps.txt).
+# The hypervisor gets CMDLINE; guest kernels are ELF files, one module2 and
+# one domain each, in the order given. STRING (default: the file's name) is
+# the module's string: a name, then the domain's words (vcpus=N frames=F;
+# docs/abi.md §10). GRUB talks on the serial console (COM1, 115200 8N1) and on
+# the screen, and boots at once (timeout 0).
+#
+# Needs grub-mkrescue (Debian grub-common), GRUB's i386-pc modules
+# (grub-pc-bin) and xorriso. Exit: 0 done, 1 failed, 2 usage, 77 a tool is
+# missing (said on stderr) — the tests' "skip" code.
 set -euo pipefail
-out=$1 hv=$2
-shift 2
-cmdline=''
-if [[ ${1:-} == --cmdline ]]; then cmdline=$2; shift 2; fi
-stage=$(mktemp -d)
-trap 'rm -rf "$stage"' EXIT
-mkdir -p "$stage/boot/grub"
-cp "$hv" "$stage/boot/pvmmu-hv"
-{
-  echo 'set timeout=0'
-  echo 'set default=0'
-  echo 'serial --unit=0 --speed=115200'
-  echo 'terminal_input serial'
-  echo 'terminal_output serial'
-  echo 'menuentry "pvmmu" {'
-  echo "  multiboot2 /boot/pvmmu-hv $cmdline"
-  i=0
-  for m in "$@"; do
-    read -r kernel words <<<"$m"
-    cp "$kernel" "$stage/boot/guest$i"
-    echo "  module2 /boot/guest$i guest$i $words"
-    i=$((i + 1))
-  done
-  echo '  boot'
-  echo '}'
-} >"$stage/boot/grub/grub.cfg"
-grub-mkrescue -o "$out" "$stage" 2>/dev/null || { echo "make-iso.sh: grub-mkrescue failed" >&2; exit 1; }
-echo "make-iso.sh: wrote $out ($# guest modules)"
+
+image='' out='' append=''
+kernels=()
+while (($#)); do
+  case $1 in
+    --image) image=${2:?--image needs a path}; shift ;;
+    --out) out=${2:?--out needs a path}; shift ;;
+    --append) append=${2?--append needs a command line}; shift ;;
+    -h | --help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -*) echo "make-iso.sh: unknown option '$1'" >&2; exit 2 ;;
+    *) kernels+=("$1") ;;
+  esac
+  shift
+done
+[[ -n $image && -n $out ]] || { echo "make-iso.sh: --image and --out are required" >&2; exit 2; }
+[[ -f $image ]] || { echo "make-iso.sh: no hypervisor image at '$image'" >&2; exit 1; }
+
+missing=()
+command -v grub-mkrescue >/dev/null 2>&1 || missing+=("grub-mkrescue (package grub-common)")
+command -v xorriso >/dev/null 2>&1 || missing+=("xorriso (package xorriso)")
+[[ -f /usr/lib/grub/i386-pc/multiboot2.mod ]] || missing+=("GRUB's BIOS modules, /usr/lib/grub/i386-pc (package grub-pc-bin)")
+if ((${#missing[@]})); then
+  printf 'make-iso.sh: cannot make a bootable ISO, missing: %s\n' "${missing[@]}" >&2
+  echo "make-iso.sh: install them with ./pvmmu deps (tools/deps.txt)" >&2
+  exit 77
+fi
+
+# grub.cfg is a script: keep the command lines to plain words, so nothing in
+# them is GRUB syntax.
+safe() { [[ $1 =~ ^[A-Za-z0-9._=,:/+\ -]*$ ]]; }
+tree=$(mktemp -d)
+trap 'rm -rf "$tree"' EXIT
+mkdir -p "$tree/boot/grub"
+cp "$image" "$tree/boot/pvmmu-hv"
+safe "$append" || { echo "make-iso.sh: --append '$append' has characters GRUB would read as syntax" >&2; exit 2; }
+mods=''
+i=0
+for k in "${kernels[@]}"; do
+  path=${k%%=*} string=${k##*/}
+  if [[ $k == *=* ]]; then string=${k#*=}; fi
+  [[ -f $path ]] || { echo "make-iso.sh: no guest kernel at '$path'" >&2; exit 1; }
+  safe "$string" || { echo "make-iso.sh: module string '$string' has characters GRUB would read as syntax" >&2; exit 2; }
+  cp "$path" "$tree/boot/guest$i"
+  mods+="  module2 /boot/guest$i $string"$'\n'
+  i=$((i + 1))
+done
+title=pvmmu-hv
+((i == 0)) || title+=" with $i guest(s)"
+
+cat >"$tree/boot/grub/grub.cfg" <<CFG
+# Made by tools/make-iso.sh (./pvmmu iso); docs/boot.md "The ISO".
+serial --unit=0 --speed=115200 --word=8 --parity=no --stop=1
+terminal_input serial console
+terminal_output serial console
+set timeout=0
+set default=0
+menuentry "$title" {
+  multiboot2 /boot/pvmmu-hv $append
+${mods}  boot
+}
+CFG
+
+# Only the i386-pc platform: the hypervisor finds ACPI the BIOS way (EBDA,
+# BIOS ROM), so a UEFI-only machine needs its CSM (docs/boot.md).
+mkdir -p "$(dirname "$out")"
+if ! log=$(grub-mkrescue --directory=/usr/lib/grub/i386-pc -o "$out" "$tree" 2>&1); then
+  printf '%s\n' "$log" >&2
+  echo "make-iso.sh: grub-mkrescue failed" >&2
+  exit 1
+fi
+echo "make-iso.sh: $out: GRUB (BIOS) boots $title by Multiboot 2"

@@ -58,6 +58,7 @@ void usage(FILE* f)
         "                 [--quiet] NAME...\n"
         "       pvmmu-run [--accel kvm|tcg] [--timeout SECONDS] [--quiet] --config FILE...\n"
         "       pvmmu-run --list\n"
+        "       pvmmu-run [--cpus N] --boot-args NAME\n"
         "\n"
         "Runs the guest programs NAME... (guest/tests/<NAME>/) one after the other and\n"
         "exits with the worst outcome:\n"
@@ -80,6 +81,10 @@ void usage(FILE* f)
         "                   exit 0 when the last domain powers off (or by the last\n"
         "                   `Test result:` line, if one is printed), else 6\n"
         "  --list           list the programs with their titles\n"
+        "  --boot-args NAME print the guest kernel of NAME for the bare-metal hypervisor\n"
+        "                   and, on a second line, the words its module string carries\n"
+        "                   after the path when --platform qemu boots it (vcpus=N\n"
+        "                   frames=F); ./pvmmu iso uses them\n"
         "  NAME may be `all` for every program.\n");
 }
 
@@ -251,6 +256,24 @@ struct QemuDomain {
     unsigned long vcpus = 1, frames = 4096;
 };
 
+// The words of a domain's module string after the kernel's path. Also what
+// `./pvmmu iso` puts on its module2 line (--boot-args).
+std::string module_words(const QemuDomain& d)
+{
+    std::string w = "vcpus=" + std::to_string(d.vcpus) + " frames=" + std::to_string(d.frames);
+    return d.extra.empty() ? w : w + " " + d.extra;
+}
+
+// A guest program's domain: the test's size and vCPUs (or --cpus).
+QemuDomain domain_of(const Program& p, const TestInfo& t, const Options& o)
+{
+    QemuDomain d;
+    d.kernel = p.kernel;
+    d.vcpus = o.cpus.empty() ? t.cpus : unsigned(std::strtoul(o.cpus.c_str(), nullptr, 10));
+    d.frames = t.frames;
+    return d;
+}
+
 // The QEMU command that boots the hypervisor with these domains: one CPU per
 // vCPU, the hypervisor's own memory and the domains', with room to spare.
 std::vector<std::string> qemu_args(const std::vector<QemuDomain>& doms, const Options& o)
@@ -261,8 +284,7 @@ std::vector<std::string> qemu_args(const std::vector<QemuDomain>& doms, const Op
         cpus += d.vcpus;
         frames += d.frames;
         if (!modules.empty()) modules += ",";
-        modules += d.kernel + " vcpus=" + std::to_string(d.vcpus) + " frames=" + std::to_string(d.frames);
-        if (!d.extra.empty()) modules += " " + d.extra;
+        modules += d.kernel + " " + module_words(d);
     }
     const std::string accel = o.accel.empty() ? (kvm_usable() ? "kvm" : "tcg") : o.accel;
     return {"/usr/bin/env", "qemu-system-x86_64", "-accel", accel, "-machine", "pc",
@@ -322,6 +344,7 @@ int main(int argc, char** argv)
 {
     Options o;
     bool list = false;
+    std::string boot_args;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         auto value = [&](const char* what) -> std::string {
@@ -336,6 +359,8 @@ int main(int argc, char** argv)
             return 0;
         } else if (a == "--list") {
             list = true;
+        } else if (a == "--boot-args") {
+            boot_args = value("--boot-args");
         } else if (a == "--quiet" || a == "-q") {
             o.quiet = true;
         } else if (a == "--platform") {
@@ -377,6 +402,15 @@ int main(int argc, char** argv)
         std::fprintf(stderr, "pvmmu-run: --accel takes kvm or tcg\n");
         return 2;
     }
+    if (!boot_args.empty()) {
+        const Program* p = find(boot_args);
+        if (!p) {
+            std::fprintf(stderr, "pvmmu-run: no guest program '%s' (see --list)\n", boot_args.c_str());
+            return 2;
+        }
+        std::printf("%s\n%s\n", p->kernel, module_words(domain_of(*p, info_of(*p), o)).c_str());
+        return 0;
+    }
     if (!o.configs.empty()) {
         if (!o.names.empty()) {
             std::fprintf(stderr, "pvmmu-run: --config and program names do not mix\n");
@@ -416,11 +450,7 @@ int main(int argc, char** argv)
                 why = "tests a platform property (SPEC §5) that x86 does not have";
                 code = 3;
             }
-            QemuDomain d;
-            d.kernel = p.kernel;
-            d.vcpus = o.cpus.empty() ? t.cpus : unsigned(std::strtoul(o.cpus.c_str(), nullptr, 10));
-            d.frames = t.frames;
-            args = qemu_args({d}, o);
+            args = qemu_args({domain_of(p, t, o)}, o);
             expect_status = kQemuPoweroff;
         } else if (!o.cpus.empty()) {
             args.push_back("--cpus");

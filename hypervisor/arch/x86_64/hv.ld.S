@@ -33,6 +33,7 @@ SECTIONS
     __hv_load_phys = .;
     .boot : {
         KEEP(*(.multiboot))       /* first: inside the first 8 KiB of the file */
+        KEEP(*(.multiboot2))      /* Multiboot 2: the first 32 KiB, 8-byte aligned */
         *(.boot.text)
         *(.boot.data)
         . = ALIGN(4096);

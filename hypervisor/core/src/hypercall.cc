@@ -7,24 +7,19 @@ namespace pvmmu {
 
 using Handler = HcResult (*)(Hypervisor&, Vcpu&, HypercallFrame&);
 
-struct HandlerTable {
-    Handler h[64] = {};
-    constexpr HandlerTable()
-    {
-        h[__HYPERVISOR_mmu_update] = do_mmu_update;
-        h[__HYPERVISOR_multicall] = do_multicall;
-        h[__HYPERVISOR_update_va_mapping] = do_update_va_mapping;
-        h[__HYPERVISOR_xen_version] = do_xen_version;
-        h[__HYPERVISOR_mmuext_op] = do_mmuext_op;
-    }
+constexpr HypercallTable<Handler>::Entry kEntries[] = {
+    {__HYPERVISOR_mmu_update, do_mmu_update},
+    {__HYPERVISOR_multicall, do_multicall},
+    {__HYPERVISOR_update_va_mapping, do_update_va_mapping},
+    {__HYPERVISOR_xen_version, do_xen_version},
+    {__HYPERVISOR_mmuext_op, do_mmuext_op},
 };
-static constexpr HandlerTable kHandlers;
+constexpr HypercallTable<Handler> kHandlers(kEntries);
 
 HcResult hypercall(Hypervisor& hv, Vcpu& v, HypercallFrame& frame)
 {
-    if (frame.op >= sizeof(kHandlers.h) / sizeof(kHandlers.h[0]) || !kHandlers.h[frame.op])
-        return done(-XEN_ENOSYS);
-    return kHandlers.h[frame.op](hv, v, frame);
+    const Handler h = kHandlers.find(frame.op);
+    return h ? h(hv, v, frame) : done(-XEN_ENOSYS);
 }
 
 long hypercall_to_completion(Hypervisor& hv, Vcpu& v, HypercallFrame frame, unsigned* continuations)

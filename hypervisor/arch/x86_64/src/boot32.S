@@ -3,7 +3,8 @@
  * A Multiboot 1 loader (QEMU -kernel) enters at _start32 in 32-bit protected
  * mode, paging off, flat segments, interrupts off, no stack, EAX = 0x2BADB002,
  * EBX = physical address of the boot information (Multiboot spec §3.2); a
- * Multiboot 2 loader (GRUB's multiboot2) the same with EAX = 0x36D76289. This
+ * Multiboot 2 loader (GRUB's multiboot2; its header is multiboot2_header.S)
+ * the same with EAX = 0x36D76289. This
  * code checks that, checks for long mode and NX, builds boot page tables that
  * map the first GiB three times (identity, image slot, direct-map slot),
  * enables PAE, IA-32e mode, NX and paging ("Initializing IA-32e Mode", SDM
@@ -33,28 +34,6 @@ mb1_header:
 	.long __hv_load_end_phys
 	.long __hv_bss_end_phys
 	.long _start32
-
-	.balign 8
-mb2_header:
-	.long MB2_HEADER_MAGIC
-	.long 0                         /* architecture: i386, 32-bit protected mode */
-	.long mb2_header_end - mb2_header
-	.long -(MB2_HEADER_MAGIC + (mb2_header_end - mb2_header))
-	.balign 8
-	.short MB2_TAG_ADDRESS, 0
-	.long 24
-	.long mb2_header
-	.long __hv_load_phys
-	.long __hv_load_end_phys
-	.long __hv_bss_end_phys
-	.balign 8
-	.short MB2_TAG_ENTRY, 0
-	.long 12
-	.long _start32
-	.balign 8
-	.short MB2_TAG_END, 0
-	.long 8
-mb2_header_end:
 
 	.section .boot.text, "ax"
 	.code32
@@ -188,7 +167,7 @@ boot_gdt_ptr64:
 	.quad HV_DIRECTMAP_VIRT + boot_gdt - HV_GDT_RESERVED_OFFSET
 
 .Lmsg_no_multiboot:
-	.asciz "pvmmu-hv: not started by a Multiboot 1 loader (bad magic in %eax)\r\n"
+	.asciz "pvmmu-hv: not started by a Multiboot 1 or 2 loader (bad magic in %eax)\r\n"
 .Lmsg_no_long_mode:
 	.asciz "pvmmu-hv: this CPU has no 64-bit long mode\r\n"
 .Lmsg_no_nx:

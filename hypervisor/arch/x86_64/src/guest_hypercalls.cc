@@ -95,22 +95,18 @@ namespace {
 
 using ArchHandler = long (*)(Vcpu&, TrapFrame&);
 
-struct ArchTable {
-    ArchHandler h[64] = {};
-    constexpr ArchTable()
-    {
-        h[__HYPERVISOR_set_trap_table] = do_set_trap_table;
-        h[__HYPERVISOR_stack_switch] = do_stack_switch;
-        h[__HYPERVISOR_set_callbacks] = do_set_callbacks;
-        h[__HYPERVISOR_console_io] = do_console_io;
-        h[__HYPERVISOR_iret] = do_iret;
-        h[__HYPERVISOR_sched_op] = do_sched_op;
-        h[__HYPERVISOR_callback_op] = do_callback_op;
-        h[__HYPERVISOR_vcpu_op] = do_vcpu_op;
-        h[__HYPERVISOR_event_channel_op] = do_event_channel_op;
-    }
+constexpr HypercallTable<ArchHandler>::Entry kArchEntries[] = {
+    {__HYPERVISOR_set_trap_table, do_set_trap_table},
+    {__HYPERVISOR_stack_switch, do_stack_switch},
+    {__HYPERVISOR_set_callbacks, do_set_callbacks},
+    {__HYPERVISOR_console_io, do_console_io},
+    {__HYPERVISOR_iret, do_iret},
+    {__HYPERVISOR_sched_op, do_sched_op},
+    {__HYPERVISOR_callback_op, do_callback_op},
+    {__HYPERVISOR_vcpu_op, do_vcpu_op},
+    {__HYPERVISOR_event_channel_op, do_event_channel_op},
 };
-constexpr ArchTable kArch;
+constexpr HypercallTable<ArchHandler> kArch(kArchEntries);
 
 } // namespace
 
@@ -118,8 +114,8 @@ void syscall_dispatch(TrapFrame* f)
 {
     Vcpu& v = *this_cpu().vcpu;
     const uint64_t op = f->rax;
-    if (op < sizeof(kArch.h) / sizeof(kArch.h[0]) && kArch.h[op]) {
-        f->rax = uint64_t(kArch.h[op](v, *f));
+    if (const ArchHandler h = kArch.find(op)) {
+        f->rax = uint64_t(h(v, *f));
         return;
     }
     const Args a(*f);

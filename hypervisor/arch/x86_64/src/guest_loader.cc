@@ -71,7 +71,7 @@ int refuse(const char* why)
 } // namespace
 
 int guest_load(DomId id, const uint8_t* file, size_t size, uint64_t nr_frames, unsigned nr_vcpus,
-               CpuId first_cpu, GuestDomain& out)
+               CpuId first_cpu, const char* cmdline, GuestDomain& out)
 {
     GuestElf elf;
     if (!guest_elf_parse(file, size, elf)) return refuse(elf.error);
@@ -122,6 +122,9 @@ int guest_load(DomId id, const uint8_t* file, size_t size, uint64_t nr_frames, u
     si.pt_base = l.physmap.v;   // the L4 is gpfn 0
     si.nr_pt_frames = l.nr_pt_frames;
     si.mfn_list = elf.image_end;
+    while (*cmdline && *cmdline != ' ') ++cmdline;   // the kernel's own name
+    while (*cmdline == ' ') ++cmdline;
+    for (size_t i = 0; i + 1 < sizeof(si.cmd_line) && cmdline[i]; ++i) si.cmd_line[i] = int8_t(cmdline[i]);
     // shared_info and the console ring are the guest's own frames, already
     // mapped (Xen's shared_info is a hypervisor frame the guest maps itself).
     // The hypervisor writes them (vcpu_info[].arch.cr2 before a page-fault

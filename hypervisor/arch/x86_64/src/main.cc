@@ -125,7 +125,7 @@ void report_core()
         }
         printk("domain %u: loading module %u (\"%s\", %lu bytes)\n", nr + 1, i, m.cmdline, m.end - m.start);
         if (guest_load(DomId(nr + 1), dmap<const uint8_t>(Maddr{m.start}), m.end - m.start, frames,
-                       unsigned(vcpus), next_cpu, g_guests[nr])) {
+                       unsigned(vcpus), next_cpu, m.cmdline, g_guests[nr])) {
             printk("pvmmu: FAILED: domain %u was not built\n", nr + 1);
             hv_exit(HV_EXIT_FAILURE);
         }
@@ -194,16 +194,19 @@ void report_core()
 using namespace pvmmu::x86;
 
 // From boot32.S: 64-bit mode on the boot tables and the boot stack.
+// `mb_magic` says which Multiboot protocol `mb_info` belongs to.
 extern "C" [[noreturn]] void bsp_main(uint32_t mb_info, uint32_t mb_magic)
 {
     percpu_early_bsp();
     console_init();
-    printk("\npvmmu-hv: x86-64 paravirtual-MMU hypervisor (Multiboot %c)\n", mb_magic == MB2_BOOT_MAGIC ? '2' : '1');
     idt_init();
     idt_load();
 
-    if (multiboot_parse(mb_info, mb_magic, g_boot) != 0) {
-        printk("pvmmu: FAILED: the loader passed no memory map\n");
+    const char* bad = boot_info_parse(mb_magic, mb_info, g_boot);
+    printk("\npvmmu-hv: x86-64 paravirtual-MMU hypervisor (%s%s%s)\n", g_boot.protocol,
+           g_boot.loader[0] ? ", " : "", g_boot.loader);
+    if (bad) {
+        printk("pvmmu: FAILED: boot information at 0x%x: %s\n", mb_info, bad);
         hv_exit(HV_EXIT_FAILURE);
     }
     printk("boot: cmdline \"%s\"\n", g_boot.cmdline);

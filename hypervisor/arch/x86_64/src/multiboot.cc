@@ -1,13 +1,14 @@
-// Multiboot 1 boot information (spec §3.3) → BootInfo. The loader's structures
-// are read through the boot window of the direct map (the first GiB; QEMU puts
-// them below 1 MiB and right after the image) and copied, so nothing later
-// depends on the loader's memory.
+// Multiboot 1 boot information (spec §3.3) → BootInfo, and the choice between
+// the two protocols by the magic the loader left in %eax. The loader's
+// structures are read through the boot window of the direct map (the first
+// GiB; QEMU puts them below 1 MiB and right after the image) and copied, so
+// nothing later depends on the loader's memory.
 #include "arch/multiboot.h"
 
 #include <string.h>
 
-#include "arch/console.h"
 #include "arch/boot_defs.h"
+#include "arch/console.h"
 #include "arch/direct_map.h"
 
 extern "C" char __hv_bss_end[];
@@ -16,7 +17,7 @@ namespace pvmmu::x86 {
 
 namespace {
 
-// The fields of the info structure this file reads (spec §3.3 offsets 0-51).
+// The fields of the info structure this file reads (spec §3.3 offsets 0-67).
 struct __attribute__((packed)) Mb1Info {
     uint32_t flags;
     uint32_t mem_lower, mem_upper;   // flags bit 0
@@ -25,8 +26,12 @@ struct __attribute__((packed)) Mb1Info {
     uint32_t mods_count, mods_addr;  // bit 3
     uint32_t syms[4];                // bit 4 or 5
     uint32_t mmap_length, mmap_addr; // bit 6
+    uint32_t drives_length, drives_addr; // bit 7
+    uint32_t config_table;           // bit 8
+    uint32_t boot_loader_name;       // bit 9
 };
 static_assert(__builtin_offsetof(Mb1Info, mmap_length) == 44);
+static_assert(__builtin_offsetof(Mb1Info, boot_loader_name) == 64);
 
 struct __attribute__((packed)) Mb1Module {
     uint32_t mod_start, mod_end, string, reserved;
@@ -39,16 +44,71 @@ struct __attribute__((packed)) Mb1MmapEntry {
     uint32_t type;
 };
 
-constexpr uint32_t kHasCmdline = 1u << 2, kHasModules = 1u << 3, kHasMmap = 1u << 6;
-
-uint64_t max(uint64_t a, uint64_t b) { return a > b ? a : b; }
+constexpr uint32_t kHasCmdline = 1u << 2, kHasModules = 1u << 3, kHasMmap = 1u << 6,
+                   kHasLoaderName = 1u << 9;
 
 bool in_window(uint64_t addr, uint64_t len) { return addr + len >= addr && addr + len <= kBootWindow; }
 
-// Keeps `end` above the loader's data at [addr, addr + len).
-void keep(BootInfo& bi, uint64_t addr, uint64_t len) { bi.loader_end = max(bi.loader_end, addr + len); }
+// A string of the loader's, at most `max` bytes of it: how much may be read.
+uint64_t window_left(uint64_t addr, uint64_t max)
+{
+    return addr >= kBootWindow ? 0 : (kBootWindow - addr < max ? kBootWindow - addr : max);
+}
+
+const char* multiboot1_parse(uint32_t info_phys, BootInfo& bi)
+{
+    bi.protocol = "Multiboot 1";
+    if (!in_window(info_phys, sizeof(Mb1Info))) return "the information structure is out of reach";
+    const Mb1Info& mbi = *dmap<const Mb1Info>(Maddr{info_phys});
+    boot_info_keep(bi, info_phys, sizeof(Mb1Info));
+
+    if (mbi.flags & kHasCmdline) {
+        boot_info_set_cmdline(bi, dmap<const char>(Maddr{mbi.cmdline}), window_left(mbi.cmdline, sizeof(bi.cmdline)));
+        boot_info_keep(bi, mbi.cmdline, strlen(bi.cmdline) + 1);
+    }
+    if (mbi.flags & kHasLoaderName)
+        boot_info_set_loader(bi, dmap<const char>(Maddr{mbi.boot_loader_name}),
+                             window_left(mbi.boot_loader_name, sizeof(bi.loader)));
+    if (mbi.flags & kHasModules) {
+        const uint64_t bytes = uint64_t(mbi.mods_count) * sizeof(Mb1Module);
+        if (!in_window(mbi.mods_addr, bytes)) return "the module list is out of reach";
+        const Mb1Module* m = dmap<const Mb1Module>(Maddr{mbi.mods_addr});
+        boot_info_keep(bi, mbi.mods_addr, bytes);
+        for (uint32_t i = 0; i < mbi.mods_count; ++i) {
+            const char* string = m[i].string ? dmap<const char>(Maddr{m[i].string}) : "";
+            const uint64_t readable = m[i].string ? window_left(m[i].string, sizeof(BootInfo::Module::cmdline)) : 0;
+            if (const char* why = boot_info_add_module(bi, m[i].mod_start, m[i].mod_end, string, readable))
+                return why;
+        }
+    }
+    if (!(mbi.flags & kHasMmap)) return "no memory map";
+    if (!in_window(mbi.mmap_addr, mbi.mmap_length)) return "the memory map is out of reach";
+    boot_info_keep(bi, mbi.mmap_addr, mbi.mmap_length);
+
+    const uint8_t* p = dmap<const uint8_t>(Maddr{mbi.mmap_addr});
+    for (uint64_t off = 0; off + sizeof(Mb1MmapEntry) <= mbi.mmap_length;) {
+        const Mb1MmapEntry& e = *reinterpret_cast<const Mb1MmapEntry*>(p + off);
+        if (e.size < sizeof(Mb1MmapEntry) - 4) return "a memory map entry's size is below 20";
+        if (const char* why = boot_info_add_region(bi, e.base_addr, e.length, e.type)) return why;
+        off += uint64_t(e.size) + 4;
+    }
+    return boot_info_finish(bi);
+}
 
 } // namespace
+
+const char* boot_info_parse(uint32_t magic, uint32_t info_phys, BootInfo& bi)
+{
+    bi.loader_end = image_phys(__hv_bss_end).v;
+    if (magic == MB1_BOOT_MAGIC) return multiboot1_parse(info_phys, bi);
+    // Multiboot2 §3.6.2: the structure is 8-byte aligned. Only the boot window
+    // is mapped yet; everything needed is copied, so the structure itself
+    // need not survive (§3.6.1: the loader may put it anywhere).
+    bi.protocol = "Multiboot 2";
+    if (info_phys % 8) return "the information structure is not 8-byte aligned";
+    if (info_phys >= kBootWindow) return "the information structure is out of reach";
+    return multiboot2_parse(dmap<const uint8_t>(Maddr{info_phys}), kBootWindow - info_phys, bi);
+}
 
 const char* mem_type_name(uint32_t type)
 {
@@ -62,123 +122,9 @@ const char* mem_type_name(uint32_t type)
     return "unknown";
 }
 
-namespace {
-
-// A NUL-terminated string of the loader's, copied into dst (truncated to fit).
-void copy_string(BootInfo& bi, uint64_t addr, char* dst, size_t cap)
-{
-    if (!addr || !in_window(addr, cap)) return;
-    const char* s = dmap<const char>(Maddr{addr});
-    size_t n = 0;
-    while (n + 1 < cap && s[n]) ++n;
-    memcpy(dst, s, n);
-    dst[n] = 0;
-    keep(bi, addr, n + 1);
-}
-
-// Module i (a guest kernel): it must survive the boot allocator.
-void take_module(BootInfo& bi, uint32_t i, uint64_t start, uint64_t end, uint64_t string)
-{
-    if (end < start || !in_window(start, end - start)) return;   // unreadable: not used
-    keep(bi, start, end - start);
-    if (i >= BootInfo::kMaxModules) return;
-    BootInfo::Module& mod = bi.modules[i];
-    mod.start = start;
-    mod.end = end;
-    copy_string(bi, string, mod.cmdline, sizeof(mod.cmdline));
-}
-
-void take_region(BootInfo& bi, uint64_t base, uint64_t len, uint32_t type)
-{
-    if (!len || bi.nr_regions == BootInfo::kMaxRegions) return;
-    MemRegion& r = bi.regions[bi.nr_regions++];
-    r = MemRegion{base, len, type};
-    if (r.usable()) {
-        bi.ram_top = max(bi.ram_top, r.end());
-        bi.usable_bytes += r.len;
-    }
-}
-
-int parse_mb1(uint32_t info_phys, BootInfo& bi)
-{
-    if (!in_window(info_phys, sizeof(Mb1Info))) return -1;
-    const Mb1Info& mbi = *dmap<const Mb1Info>(Maddr{info_phys});
-    keep(bi, info_phys, sizeof(Mb1Info));
-    if (mbi.flags & kHasCmdline) copy_string(bi, mbi.cmdline, bi.cmdline, sizeof(bi.cmdline));
-    if ((mbi.flags & kHasModules) && in_window(mbi.mods_addr, uint64_t(mbi.mods_count) * sizeof(Mb1Module))) {
-        bi.nr_modules = mbi.mods_count;
-        const Mb1Module* m = dmap<const Mb1Module>(Maddr{mbi.mods_addr});
-        keep(bi, mbi.mods_addr, uint64_t(mbi.mods_count) * sizeof(Mb1Module));
-        for (uint32_t i = 0; i < mbi.mods_count; ++i) take_module(bi, i, m[i].mod_start, m[i].mod_end, m[i].string);
-    }
-    if (!(mbi.flags & kHasMmap) || !in_window(mbi.mmap_addr, mbi.mmap_length)) return -1;
-    keep(bi, mbi.mmap_addr, mbi.mmap_length);
-    const uint8_t* p = dmap<const uint8_t>(Maddr{mbi.mmap_addr});
-    for (uint32_t off = 0; off + sizeof(Mb1MmapEntry) <= mbi.mmap_length;) {
-        const Mb1MmapEntry& e = *reinterpret_cast<const Mb1MmapEntry*>(p + off);
-        take_region(bi, e.base_addr, e.length, e.type);
-        off += e.size + 4;
-    }
-    return 0;
-}
-
-// Multiboot 2 boot information (Multiboot2 Specification 2.0, §3.6 "Boot
-// information format"): total size, reserved, then tags of (type, size)
-// padded to 8 bytes, up to the end tag. Tags read here: 1 command line,
-// 3 module, 6 memory map (entries of entry_size bytes: base, length, type).
-int parse_mb2(uint32_t info_phys, BootInfo& bi)
-{
-    if (!in_window(info_phys, 8)) return -1;
-    const uint32_t total = *dmap<const uint32_t>(Maddr{info_phys});
-    if (total < 16 || !in_window(info_phys, total)) return -1;
-    keep(bi, info_phys, total);
-    const uint8_t* info = dmap<const uint8_t>(Maddr{info_phys});
-    bool mmap = false;
-    for (uint32_t off = 8; off + 8 <= total;) {
-        uint32_t type, size;
-        memcpy(&type, info + off, 4);
-        memcpy(&size, info + off + 4, 4);
-        if (type == 0 || size < 8 || size > total - off) break;
-        const uint8_t* t = info + off;
-        if (type == 1) {
-            copy_string(bi, info_phys + off + 8, bi.cmdline, sizeof(bi.cmdline));
-        } else if (type == 3 && size >= 16) {
-            uint32_t start, end;
-            memcpy(&start, t + 8, 4);
-            memcpy(&end, t + 12, 4);
-            take_module(bi, bi.nr_modules++, start, end, info_phys + off + 16);
-        } else if (type == 6 && size >= 16) {
-            uint32_t esize;
-            memcpy(&esize, t + 8, 4);
-            for (uint32_t e = 16; esize >= 24 && e + 24 <= size; e += esize) {
-                uint64_t base, len;
-                uint32_t etype;
-                memcpy(&base, t + e, 8);
-                memcpy(&len, t + e + 8, 8);
-                memcpy(&etype, t + e + 16, 4);
-                take_region(bi, base, len, etype);
-            }
-            mmap = true;
-        }
-        off += (size + 7) & ~7u;
-    }
-    return mmap ? 0 : -1;
-}
-
-} // namespace
-
-int multiboot_parse(uint32_t info_phys, uint32_t magic, BootInfo& bi)
-{
-    bi.loader_end = image_phys(__hv_bss_end).v;
-    bi.multiboot2 = magic == MB2_BOOT_MAGIC;
-    if ((bi.multiboot2 ? parse_mb2(info_phys, bi) : parse_mb1(info_phys, bi)) != 0) return -1;
-    bi.loader_end = (bi.loader_end + kPageSize - 1) & ~(kPageSize - 1);
-    return bi.nr_regions ? 0 : -1;
-}
-
 void memory_map_print(const BootInfo& bi)
 {
-    printk("memory map (multiboot%s, %u entries):\n", bi.multiboot2 ? "2" : "", bi.nr_regions);
+    printk("memory map (multiboot, %u entries):\n", bi.nr_regions);
     for (unsigned i = 0; i < bi.nr_regions; ++i) {
         const MemRegion& r = bi.regions[i];
         printk("  [%016lx-%016lx] %s\n", r.base, r.end() - 1, mem_type_name(r.type));

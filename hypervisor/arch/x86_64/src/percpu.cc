@@ -42,7 +42,7 @@ void percpu_area_build(uint32_t id, uint32_t apic_id)
         map_page(Vaddr{c.area + area::kIst[i]}, boot_alloc_frame(), hv_pte::kData);
         c.tss.ist[i] = c.area + area::kIst[i] + kPageSize;
     }
-    // The stack ring 3 enters on (guests, later); the I/O bitmap past the limit.
+    // The stack ring 3 enters on (guests); the I/O bitmap past the limit.
     c.tss.rsp[0] = c.stack_top;
     c.tss.iomap_base = sizeof(Tss);
 }

@@ -21,6 +21,29 @@ struct [[nodiscard]] HcResult {
 inline constexpr HcResult done(long rc) { return HcResult{rc, false}; }
 inline constexpr HcResult preempted() { return HcResult{0, true}; }
 
+// A table of handlers by hypercall number (STYLE 2), built at compile time
+// from {number, handler} pairs; find() is nullptr for a number without one.
+// The core's table and a platform's own hypercalls both use it.
+template <class Handler>
+class HypercallTable {
+public:
+    struct Entry {
+        unsigned op;
+        Handler handler;
+    };
+    static constexpr unsigned kSize = 64;
+
+    template <unsigned N>
+    constexpr explicit HypercallTable(const Entry (&entries)[N])
+    {
+        for (const Entry& e : entries) h_[e.op] = e.handler;
+    }
+    constexpr Handler find(uint64_t op) const { return op < kSize ? h_[op] : nullptr; }
+
+private:
+    Handler h_[kSize] = {};
+};
+
 // Dispatches frame.op through the hypercall table; unknown numbers: -ENOSYS.
 HcResult hypercall(Hypervisor& hv, Vcpu& v, HypercallFrame& frame);
 

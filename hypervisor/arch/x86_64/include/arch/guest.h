@@ -68,8 +68,10 @@ long do_event_channel_op(Vcpu& v, TrapFrame& f);   // guest_hypercalls.cc
 // prepares vCPU 0 to start at its entry point with start_info in %rsi; the
 // domain then counts as running (guest_shutdown). 0, or a negative Xen errno
 // with the reason printed.
+// `cmdline` goes to start_info.cmd_line (the module string without its first
+// word, the kernel's name).
 int guest_load(DomId id, const uint8_t* file, size_t size, uint64_t nr_frames, unsigned nr_vcpus,
-               CpuId first_cpu, GuestDomain& out);
+               CpuId first_cpu, const char* cmdline, GuestDomain& out);
 
 // Counts a built domain as running, until it shuts down.
 void guest_domain_running();

@@ -1,8 +1,9 @@
-// Traps: the register frame trap_entry.S builds, the vectors the platform
-// uses, and the C++ side of the entry (traps.cc). For now every exception is
-// the hypervisor's own bug: it is reported (vector, error code, RIP, CR2, the
-// CPU) and ends the run. Guest exceptions will be bounced to the guest's trap
-// table instead (issue 6, later).
+// Traps: the register frame trap_entry.S (and syscall_entry.S) builds, the
+// vectors the platform uses, and the C++ side of the entry (traps.cc). An
+// exception in ring 0 is the hypervisor's own bug — reported (vector, error
+// code, RIP, CR2, the CPU), the run ends — except a fault of guest_copy,
+// which is fixed up; one from ring 3 is bounced to the guest's trap table
+// (guest_traps.cc) or crashes its domain.
 #pragma once
 
 #include <stddef.h>

@@ -1,0 +1,54 @@
+// A domain's vCPUs stop with it (issue 6): booted twice (tests/qemu/tests.cmake).
+// With "role=spin" on its command line (start_info.cmd_line) the domain
+// starts its vCPU 1, which prints "stop guest: spinning" forever, and shuts
+// down from vCPU 0 once it has seen vCPU 1 run. With "role=wait" the other
+// domain yields for about 8e9 TSC ticks (seconds: long after the
+// spinner's domain is gone), prints "stop guest: waited" and powers off. The QEMU test counts the spinner's lines after the first domain's
+// shutdown: its vCPU 1 must have stopped (at most one line in flight).
+#include "tiny_guest.h"
+
+using namespace tiny;
+
+namespace {
+
+alignas(16) uint8_t g_stack[16384];
+volatile bool g_spinning = false;
+
+[[noreturn]] void spin()
+{
+    for (;;) {
+        write("stop guest: spinning\n");
+        g_spinning = true;
+    }
+}
+
+bool has_word(const start_info_t* si, const char* w)
+{
+    const char* s = reinterpret_cast<const char*>(si->cmd_line);
+    for (size_t i = 0; s[i]; ++i) {
+        size_t k = 0;
+        while (w[k] && s[i + k] == w[k]) ++k;
+        if (!w[k] && (i == 0 || s[i - 1] == ' ')) return true;
+    }
+    return false;
+}
+
+} // namespace
+
+extern "C" [[noreturn]] void xenpv_start(const start_info_t* si)
+{
+    if (has_word(si, "role=spin")) {
+        static vcpu_guest_context_t ctx;
+        ctx.user_regs.rip = uint64_t(&spin);
+        ctx.user_regs.rsp = uint64_t(g_stack + sizeof(g_stack) - 8);
+        ctx.ctrlreg[3] = xen_pfn_to_cr3(reinterpret_cast<const uint64_t*>(si->mfn_list)[0]);
+        check("initialise vCPU 1", hypercall(__HYPERVISOR_vcpu_op, VCPUOP_initialise, 1, uint64_t(&ctx)), 0);
+        check("up vCPU 1", hypercall(__HYPERVISOR_vcpu_op, VCPUOP_up, 1, 0), 0);
+        while (!g_spinning) hypercall(__HYPERVISOR_sched_op, SCHEDOP_yield, 0);
+        finish("stop guest (spinner's domain)");
+    }
+    const uint64_t t0 = __builtin_ia32_rdtsc();
+    while (__builtin_ia32_rdtsc() - t0 < 8000000000ull) hypercall(__HYPERVISOR_sched_op, SCHEDOP_yield, 0);
+    write("stop guest: waited\n");
+    finish("stop guest (waiting domain)");
+}
