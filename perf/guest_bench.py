@@ -4,14 +4,18 @@ the guest's `bench KEY=VALUE ...` result lines.
 
 A guest benchmark program (guest/bench/NAME) is written against the guest
 runtime only, so each platform just says how to launch it: the sim runs it as
-a host process; the bare-metal hypervisor under QEMU will run it with
-`./pvmmu run --platform qemu NAME KEY=VALUE...` once it runs guest domains.
+a host process; on the bare-metal hypervisor under QEMU it is the guest kernel
+build/guest/platform/xenpv/bench/NAME/kernel, booted by pvmmu-run as an xl.cfg
+domain whose `extra` carries the KEY=VALUE words (they reach the guest as
+start_info.cmd_line, docs/abi.md §10).
 """
 import argparse
 import os
 import platform as host
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 
 
@@ -24,6 +28,7 @@ class SimPlatform:
     flags: options of the sim's main() (--interleave, --tlb-caches-invalid)."""
 
     name = "sim"
+    native = True   # rt::native_pte_cmpxchg works: the sim lets the guest write its PTEs
 
     def __init__(self, build, flags=()):
         self.build = build
@@ -35,30 +40,63 @@ class SimPlatform:
             raise Unavailable(f"{binary} is not built (./pvmmu build)")
         return [binary, "--cpus", str(vcpus)] + self.flags + args
 
+    def succeeded(self, returncode, lines):
+        return returncode == 0 and bool(lines) and lines[-1] == "Test result: SUCCESS"
+
     def machine(self):
         return f"sim on {host_machine()}"
 
 
 class QemuPlatform:
-    """The bare-metal hypervisor under QEMU. Refuses until the hypervisor can
-    run guest domains (issue 6); then command() returns
-    ./pvmmu run --platform qemu --accel ACCEL --cpus N PROGRAM ARGS."""
+    """The bare-metal hypervisor under QEMU, one CPU per vCPU: the program's
+    guest kernel as the one domain of an xl.cfg file (its size from the sim
+    build's --info, the KEY=VALUE words in `extra`), run by
+    `pvmmu-run --accel ACCEL --config FILE`. No native mode: the hypervisor
+    never maps a domain's page tables writable to it (rt::native_pte_cmpxchg
+    refuses), so `native` is not measured here."""
 
-    def __init__(self, accel):
+    native = False
+    timeout_s = 1800   # per guest run; TCG is slow
+
+    def __init__(self, build, accel):
+        self.build = build
         self.accel = accel
         self.name = f"qemu-{accel}"
+        self.tmp = None
 
     def command(self, program, vcpus, args):
-        raise Unavailable(
-            "the bare-metal platform cannot run guest programs yet: the hypervisor image boots "
-            "(./pvmmu boot) but guest domains on it are still to come (issue 6); use --platform sim")
+        runner = os.path.join(self.build, "tools", "pvmmu-run")
+        kernel = os.path.join(self.build, "guest", "platform", "xenpv", "bench", program, "kernel")
+        sim = os.path.join(self.build, "guest", "bench", program, f"guest-{program}")
+        for f in (runner, kernel, sim):
+            if not os.access(f, os.R_OK):
+                raise Unavailable(f"{f} is not built (./pvmmu build)")
+        if not shutil.which("qemu-system-x86_64"):
+            raise Unavailable("qemu-system-x86_64 is not installed (tools/deps.txt)")
+        if self.accel == "kvm" and not os.access("/dev/kvm", os.R_OK | os.W_OK):
+            raise Unavailable("/dev/kvm is not usable here; try --accel tcg")
+        info = subprocess.run([sim, "--info"], capture_output=True, text=True).stdout
+        frames = next((int(x.split(":", 1)[1]) for x in info.splitlines() if x.startswith("frames:")), 16384)
+        if self.tmp is None:
+            self.tmp = tempfile.TemporaryDirectory(prefix="pvmmu-bench-")
+        cfg = os.path.join(self.tmp.name, f"{program}-{vcpus}.cfg")
+        with open(cfg, "w") as f:
+            f.write(f'name = "{program}"\nvcpus = {vcpus}\nmemory = {-(-frames // 256)}\n'
+                    f'kernel = "{kernel}"\nextra = "{" ".join(args)}"\n')
+        return [runner, "--accel", self.accel, "--timeout", str(self.timeout_s), "--config", cfg]
+
+    def succeeded(self, returncode, lines):
+        # The hypervisor and pvmmu-run print after the guest: its result is
+        # the last `Test result:` line.
+        results = [x for x in lines if x.startswith("Test result: ")]
+        return returncode == 0 and bool(results) and results[-1] == "Test result: SUCCESS"
 
     def machine(self):
         return f"qemu ({self.accel}) on {host_machine()}"
 
 
 def make_platform(name, build, accel="kvm", flags=()):
-    return SimPlatform(build, flags) if name == "sim" else QemuPlatform(accel)
+    return SimPlatform(build, flags) if name == "sim" else QemuPlatform(build, accel)
 
 
 def default_build_dir():
@@ -129,7 +167,7 @@ def run_program(plat, program, vcpus, args, progress, what, expected=0):
             progress.step(f"{what}: {results}" + (f" of {expected}" if expected else "") + " measurements")
     proc.wait()
     progress.advance()
-    if proc.returncode != 0 or not lines or lines[-1] != "Test result: SUCCESS":
+    if not plat.succeeded(proc.returncode, lines):
         raise RuntimeError(f"{' '.join(cmd)} failed (exit {proc.returncode}):\n" + "\n".join(lines[-20:]))
     return [parse_line(x) for x in lines if x.startswith("bench ")]
 
@@ -145,7 +183,7 @@ def spread(values):
 def common_args(ap):
     """The options every guest benchmark driver takes."""
     ap.add_argument("--platform", choices=["sim", "qemu"], default="sim",
-                    help="where the guest runs (qemu: the bare-metal hypervisor, not available yet)")
+                    help="where the guest runs (qemu: the bare-metal hypervisor under QEMU)")
     ap.add_argument("--accel", choices=["kvm", "tcg"], default="kvm", help="QEMU accelerator (--platform qemu)")
     ap.add_argument("--runs", type=int, default=5, help="runs; medians are reported (default 5)")
     ap.add_argument("--json", metavar="FILE", help="write the results as JSON")

@@ -284,7 +284,12 @@ std::vector<std::string> qemu_args(const std::vector<QemuDomain>& doms, const Op
         cpus += d.vcpus;
         frames += d.frames;
         if (!modules.empty()) modules += ",";
-        modules += d.kernel + " " + module_words(d);
+        // -initrd separates modules with ',': one inside a module string
+        // (modes=a,b in `extra`) is written ',,' (QEMU's option escaping).
+        for (char ch : d.kernel + " " + module_words(d)) {
+            modules += ch;
+            if (ch == ',') modules += ',';
+        }
     }
     const std::string accel = o.accel.empty() ? (kvm_usable() ? "kvm" : "tcg") : o.accel;
     return {"/usr/bin/env", "qemu-system-x86_64", "-accel", accel, "-machine", "pc",

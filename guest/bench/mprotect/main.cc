@@ -148,8 +148,12 @@ struct AdCount {
 // epoch's writes set them afresh.
 int harvest(Cpu& c, AdCount& ad)
 {
-    for (unsigned g0 = 0; g0 < nr_pages(); g0 += kEntriesPerTable) {
-        const unsigned n = nr_pages() - g0 < kEntriesPerTable ? nr_pages() - g0 : kEntriesPerTable;
+    // A run of pages in one region and one L1 at a time: a region of fewer
+    // than 512 pages is followed by unmapped entries up to the next region.
+    for (unsigned g0 = 0, n = 0; g0 < nr_pages(); g0 += n) {
+        const unsigned in_region = P.pages - g0 % P.pages;
+        const unsigned in_l1 = kEntriesPerTable - unsigned((page_va(g0).v >> kPageShift) % kEntriesPerTable);
+        n = in_region < in_l1 ? in_region : in_l1;
         PteRef ref;
         if (!as.pte_of(c, page_va(g0), ref)) return -XEN_EFAULT;
         SpinGuard lock(c, c.guest->pte_lock(ref.table));

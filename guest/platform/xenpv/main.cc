@@ -250,9 +250,36 @@ bool hypervisor_install_retries(uint64_t&) { return false; }
 // Benchmarking only, and refused here: the hypervisor never maps a domain's
 // page tables writable to it.
 bool native_pte_cmpxchg(Maddr, uint64_t&, uint64_t, bool&) { return false; }
-// No clock yet: the hypervisor does not fill shared_info's vcpu_time_info, so
-// the benchmarks cannot run here (their drivers refuse the qemu platform).
-uint64_t now_ns() { return 0; }
+// Nanoseconds since the hypervisor booted, from this vCPU's vcpu_time_info
+// in shared_info (docs/abi.md §10 "Time"), as Xen documents it: system_time
+// plus the TSC's advance since tsc_timestamp, shifted by tsc_shift and scaled
+// by tsc_to_system_mul / 2^32. Read while version is even and unchanged.
+uint64_t now_ns()
+{
+    const uint64_t shared_mfn = g_si->shared_info >> kPageShift;
+    const auto* shared = reinterpret_cast<const shared_info_t*>(
+        g_boot.physmap.v + ((shared_mfn - g_boot.first_mfn.v) << kPageShift));
+    const volatile vcpu_time_info& t = shared->vcpu_info[this_cpu().id].time;
+    uint32_t version;
+    uint64_t tsc_timestamp, system_time, tsc;
+    uint32_t mul;
+    int8_t shift;
+    do {
+        version = t.version;
+        asm volatile("" ::: "memory");
+        tsc_timestamp = t.tsc_timestamp;
+        system_time = t.system_time;
+        mul = t.tsc_to_system_mul;
+        shift = t.tsc_shift;
+        uint32_t lo, hi;
+        asm volatile("lfence; rdtsc" : "=a"(lo), "=d"(hi) :: "memory");
+        tsc = (uint64_t(hi) << 32) | lo;
+        asm volatile("" ::: "memory");
+    } while ((version & 1) || version != t.version);
+    uint64_t delta = tsc - tsc_timestamp;
+    delta = shift >= 0 ? delta << shift : delta >> -shift;
+    return system_time + uint64_t((unsigned __int128)delta * mul >> 32);
+}
 
 // The words of start_info's command line (`key=value …`), split once.
 const char* platform_arg(unsigned i)

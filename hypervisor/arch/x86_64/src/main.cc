@@ -17,6 +17,7 @@
 #include "arch/percpu.h"
 #include "arch/shootdown.h"
 #include "arch/smp.h"
+#include "arch/time.h"
 #include "arch/traps.h"
 #include "arch/x86.h"
 
@@ -154,6 +155,7 @@ void report_core()
     printk("frames: %lu machine frames: %lu hypervisor, %lu free, %lu I/O or firmware\n", f.total,
            f.xen, f.free, f.io);
     cpu_online(g_cpus[0], ", boot CPU");
+    time_init();   // before the APs: the PIT is the boot CPU's alone
 
     const unsigned online = smp_boot();
     printk("smp: %u of %u CPUs online\n", online, g_nr_cpus);

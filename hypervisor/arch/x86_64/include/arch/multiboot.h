@@ -35,8 +35,9 @@ struct BootInfo {
     struct Module {
         uint64_t start = 0, end = 0;
         // The module's string: "path key=value ..." from QEMU's -initrd,
-        // "name key=value ..." from GRUB's module2 line.
-        char cmdline[128] = {};
+        // "name key=value ..." from GRUB's module2 line (a benchmark's
+        // arguments among them: room for a long path and many words).
+        char cmdline[512] = {};
     } modules[kMaxModules] = {};
     // The end of every byte the loader handed over that must survive boot:
     // the image with its bss and the modules (with Multiboot 1 also its info

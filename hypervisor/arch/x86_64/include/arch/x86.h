@@ -28,6 +28,14 @@ inline void wrmsr(uint32_t msr, uint64_t v)
     asm volatile("wrmsr" : : "c"(msr), "a"(uint32_t(v)), "d"(uint32_t(v >> 32)) : "memory");
 }
 
+// The time-stamp counter (RDTSC: EDX:EAX).
+inline uint64_t rdtsc()
+{
+    uint32_t lo, hi;
+    asm volatile("rdtsc" : "=a"(lo), "=d"(hi));
+    return (uint64_t(hi) << 32) | lo;
+}
+
 struct CpuidRegs {
     uint32_t eax, ebx, ecx, edx;
 };
