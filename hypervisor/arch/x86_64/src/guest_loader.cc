@@ -75,6 +75,7 @@ int guest_load(DomId id, const uint8_t* file, size_t size, uint64_t nr_frames, u
 {
     GuestElf elf;
     if (!guest_elf_parse(file, size, elf)) return refuse(elf.error);
+    if (nr_vcpus > XEN_LEGACY_MAX_VCPUS) return refuse("more vCPUs than shared_info has vcpu_info slots");
 
     DomainSpec spec;
     spec.id = id;
@@ -91,13 +92,16 @@ int guest_load(DomId id, const uint8_t* file, size_t size, uint64_t nr_frames, u
 
     // Everything the image and the boot structures need lies in
     // [first gpfn above the tables, nr_frames).
+    // Checked before any address is added to image_end, so nothing can wrap.
     const uint64_t lo = l.physmap.v + (l.nr_pt_frames << kPageShift);
+    const uint64_t end = l.physmap.v + (nr_frames << kPageShift);
     const uint64_t p2m_pages = pages(nr_frames * sizeof(uint64_t));
+    const uint64_t boot_bytes = (p2m_pages + 3 + kStackPages) << kPageShift;   // p2m, si, shared, console, stack
+    if (end < l.physmap.v || elf.image_end < lo || elf.image_end > end || end - elf.image_end < boot_bytes)
+        return refuse("the image and its boot structures do not fit the domain's memory");
     const uint64_t si_va = elf.image_end + (p2m_pages << kPageShift);
     const uint64_t shared_va = si_va + kPageSize, console_va = shared_va + kPageSize;
     const uint64_t stack_top = console_va + ((1 + kStackPages) << kPageShift);
-    if (elf.image_end < lo || stack_top > l.physmap.v + (nr_frames << kPageShift))
-        return refuse("the image and its boot structures do not fit the domain's memory");
     bool entry_in = false, hcall_in = false;
     for (unsigned i = 0; i < elf.nr_segments; ++i) {
         const GuestSegment& s = elf.seg[i];

@@ -21,7 +21,9 @@ namespace pvmmu::x86 {
 
 namespace {
 
-constexpr uint32_t kMsrStar = 0xC0000081, kMsrLstar = 0xC0000082, kMsrFmask = 0xC0000084;
+constexpr uint32_t kMsrStar = 0xC0000081, kMsrLstar = 0xC0000082, kMsrCstar = 0xC0000083, kMsrFmask = 0xC0000084;
+constexpr uint32_t kMsrSysenterCs = 0x174;
+constexpr uint32_t kCpuid7EbxSmep = 1u << 7;
 
 std::atomic<unsigned> g_running{0};
 std::atomic<bool> g_shut_down[kMaxDomains];
@@ -42,7 +44,9 @@ void cpu_idle()
     write_cr3(hv_root().v);
     for (;;) {
         cli();   // a kick between the check and the hlt still ends the hlt: sti_hlt
-        if (Vcpu* v = c.next.exchange(nullptr, std::memory_order_acq_rel)) guest_run(*v);
+        // A vCPU started while its domain shut down never enters it.
+        Vcpu* v = c.next.exchange(nullptr, std::memory_order_acq_rel);
+        if (v && !guest_domain_stopped(*v)) guest_run(*v);
         sti_hlt();
     }
 }
@@ -54,6 +58,14 @@ void syscall_init()
     wrmsr(kMsrStar, (uint64_t(HV_SEL_GUEST_CS32) << 48) | (uint64_t(HV_SEL_CS) << 32));
     wrmsr(kMsrLstar, reinterpret_cast<uint64_t>(&syscall_entry));
     wrmsr(kMsrFmask, SYSCALL_RFLAGS_MASK);
+    // The other ways into ring 0 stay shut: compatibility mode cannot be
+    // entered (no 32-bit ring-3 code segment, descriptors.cc), and SYSENTER
+    // with a null SYSENTER_CS raises #GP. Set explicitly, not left to reset.
+    wrmsr(kMsrCstar, 0);
+    wrmsr(kMsrSysenterCs, 0);
+    // SMEP where the CPU has it: the hypervisor never executes a user page,
+    // so a jump into guest memory from ring 0 faults instead of running it.
+    if (cpuid(7).ebx & kCpuid7EbxSmep) write_cr4(read_cr4() | CR4_SMEP);
     wrmsr(MSR_EFER, rdmsr(MSR_EFER) | EFER_SCE);
     // While a guest runs, its %gs base is live and the PerCpu waits here.
     wrmsr(MSR_KERNEL_GS_BASE, 0);

@@ -9,8 +9,10 @@
 #include "arch/core_glue.h"
 #include "arch/guest.h"
 #include "arch/lapic.h"
+#include "arch/paging.h"
 #include "arch/percpu.h"
 #include "arch/selectors.h"
+#include "arch/x86.h"
 #include "core/refs.h"
 
 namespace pvmmu::x86 {
@@ -99,6 +101,11 @@ long do_vcpu_op(Vcpu& v, TrapFrame& f)
         // Only the calling vCPU: its CPU goes idle. Its state is gone (it must
         // be initialised again), where Xen would resume it.
         if (&t != &v) return -XEN_EINVAL;
+        // Off the vCPU's tables before it is Down: once Down, another vCPU
+        // may initialise it and drop the last reference to its old L4.
+        cli();
+        this_cpu().vcpu = nullptr;
+        write_cr3(hv_root().v);
         arch(v).state.store(VcpuState::Down, std::memory_order_release);
         cpu_idle();
     case VCPUOP_is_up:
