@@ -1,5 +1,5 @@
 // vcpu_op (SPEC §3; <xen/vcpu.h>): secondary vCPUs of a domain. Each vCPU is
-// pinned to its own CPU (vCPU i on CPU i, domain_builder.h), which idles
+// pinned to its own CPU (vCPU i on CPU first_cpu + i, domain_builder.h), which idles
 // until the vCPU is brought up. docs/abi.md §10 lists where pvmmu differs
 // from Xen.
 #include <stddef.h>
