@@ -27,13 +27,21 @@ inline long write(const char* s)
     return hypercall(__HYPERVISOR_console_io, CONSOLEIO_write, length(s), uint64_t(s));
 }
 
+// Writes v as 0x… at out (at most 18 characters and a NUL); returns its length.
+inline int format_hex(char* out, uint64_t v)
+{
+    int n = 0;
+    out[n++] = '0', out[n++] = 'x';
+    for (int shift = 60; shift >= 0; shift -= 4)
+        if ((v >> shift) || shift == 0 || n > 2) out[n++] = "0123456789abcdef"[(v >> shift) & 15];
+    out[n] = 0;
+    return n;
+}
+
 inline void write_hex(uint64_t v)
 {
-    char b[19] = "0x";
-    int n = 2;
-    for (int shift = 60; shift >= 0; shift -= 4)
-        if ((v >> shift) || shift == 0 || n > 2) b[n++] = "0123456789abcdef"[(v >> shift) & 15];
-    b[n] = 0;
+    char b[19];
+    format_hex(b, v);
     write(b);
 }
 
@@ -58,8 +66,14 @@ inline void shutdown(unsigned reason)
 // and a crash shutdown.
 [[noreturn]] inline void finish(const char* who)
 {
-    write(who);
-    write(g_failed ? ": some checks FAILED\n" : ": all checks passed\n");
+    // One console_io call for the line: other domains and the hypervisor write
+    // to the same serial port, a line at a time.
+    char line[96];
+    size_t n = 0;
+    for (const char* p = who; *p && n < 64; ++p) line[n++] = *p;
+    for (const char* p = g_failed ? ": some checks FAILED\n" : ": all checks passed\n"; *p; ++p) line[n++] = *p;
+    line[n] = 0;
+    write(line);
     shutdown(g_failed ? SHUTDOWN_crash : SHUTDOWN_poweroff);
     for (;;) {
     }

@@ -41,11 +41,15 @@ extern "C" [[noreturn]] void xenpv_start(const start_info_t* si)
     const uint64_t first_l1 = si->nr_pt_frames - (n + 511) / 512;
     const uint64_t slot = (p2m[first_l1 + (n - 1) / 512] << 12) + ((n - 1) % 512) * 8;
 
-    write("isolation guest: frames ");
-    write_hex(first);
-    write("..");
-    write_hex(last);
-    write("\n");
+    // One console_io call for the whole line: the other domain's lines and the
+    // hypervisor's own messages go to the same serial port meanwhile.
+    char line[64] = "isolation guest: frames ";
+    int k = int(length(line));
+    k += format_hex(line + k, first);
+    line[k++] = '.', line[k++] = '.';
+    k += format_hex(line + k, last);
+    line[k++] = '\n', line[k] = 0;
+    write(line);
     const uint64_t outside[] = {first - 1, last + 1};
     for (uint64_t mfn : outside) {
         check("map a frame outside the domain writable", mmu1(slot, (mfn << 12) | kP | kRw | kUs), -XEN_EPERM);
