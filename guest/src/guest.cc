@@ -97,10 +97,14 @@ bool Guest::fix_physmap_fault(Cpu& c, const FaultInfo& f)
         return false;
     uint64_t e;
     if (!pte_read(c, physmap_pte(Gpfn{off >> kPageShift}), e) || !(e & pte::RW)) return false;
+    const Va page{f.va.v & ~(kPageSize - 1)};
+    c.physmap_fixes = page.v == c.physmap_fix.v ? c.physmap_fixes + 1 : 1;
+    c.physmap_fix = page;
+    if (c.physmap_fixes > kMaxPhysmapFixes) return false;
     ++c.stats.faults;
     ++c.stats.spurious;
     ++c.stats.spurious_write;
-    return flush_local_page(c, Va{f.va.v & ~(kPageSize - 1)}) == 0;
+    return flush_local_page(c, page) == 0;
 }
 
 } // namespace pvmmu::guest

@@ -141,6 +141,29 @@ TEST(GuestPteOps, XchgIsOneCmd2Install)
     EXPECT_TRUE(old & pte::D);
 }
 
+// A physmap write fault on an entry that is writable is a stale TLB entry and
+// is fixed by a local flush — but not forever: a page that keeps faulting on
+// one vCPU is read-only above its L1 entry, and the access must fail, not loop.
+TEST(GuestFaults, PhysmapFixupIsBoundedPerPage)
+{
+    fake::Guest1 f;
+    ASSERT_EQ(f.init_rc, 0);
+    const Gpfn a{50}, b{51};
+    for (const Gpfn g : {a, b}) {
+        const PteRef r = f.g.physmap_pte(g);
+        f.p.entry(r.table.v, r.index) = make_pte(Mfn{fake::Platform::kFirstMfn.v + g.v}, pte::P | pte::RW);
+    }
+    const auto fault = [&](Gpfn g) {
+        return f.g.handle_fault(f.c, FaultInfo{Va{fake::Platform::kPhysmap.v + (g.v << kPageShift) + 8},
+                                               Access::Write, true});
+    };
+    for (unsigned i = 0; i < Guest::kMaxPhysmapFixes; ++i) ASSERT_TRUE(fault(a)) << i;
+    EXPECT_FALSE(fault(a));
+    EXPECT_EQ(f.c.stats.spurious_write.get(), Guest::kMaxPhysmapFixes);
+    EXPECT_TRUE(fault(b));   // another page starts a new count
+    EXPECT_TRUE(fault(a));
+}
+
 TEST(GuestFrames, ContiguousRunsReuseTheLowestFreedFrameAndRefuseWhenFull)
 {
     fake::Guest1 f;

@@ -67,6 +67,8 @@ struct Cpu {
     Guest* guest = nullptr;    // set by Guest::attach
     Va scratch{0};             // kScratchPages pages, mapped writable in the physmap
     bool in_fault = false;     // the handler is running (a nested fault is not fixed)
+    Va physmap_fix{0};         // the physmap page fixed last (Guest::fix_physmap_fault)
+    unsigned physmap_fixes = 0;   // ...how many times in a row
     CpuStats stats;
 
     Va scratch_at(uint64_t off) const { return scratch + off; }

@@ -111,7 +111,10 @@ public:
     // A write fault in the physmap on a frame whose mapping is writable again (a
     // page table freed by pt_free: a raise, never flushed, seed 004) comes from
     // a stale read-only TLB entry: dropped here, on this vCPU. true if so.
+    // Bounded: a page fixed kMaxPhysmapFixes times in a row on one vCPU is not
+    // stale but read-only somewhere above its L1 entry, and the access fails.
     bool fix_physmap_fault(Cpu& c, const FaultInfo& f);
+    static constexpr unsigned kMaxPhysmapFixes = 64;
 
 private:
     BootInfo boot_{};
