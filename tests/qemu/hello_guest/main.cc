@@ -2,7 +2,8 @@
 // to the hypervisor only through the hypercall page, proves that hypercalls
 // reach both the hypervisor's own table and the core's, that bad guest
 // pointers are -EFAULT (an unmapped address, the hypervisor's slots, a
-// read-only page table) and bad arguments the ABI's errno, then shuts down.
+// read-only page table) and bad arguments the ABI's errno, that the 32-bit
+// code selector cannot be loaded, then shuts down.
 // Built four times (tests/qemu/tests.cmake): `hello-guest` ends with
 // SHUTDOWN_poweroff after its checks (it runs with 2 vCPUs: vCPU 1 is never
 // started); the others must end the domain as a crash, never the hypervisor:
@@ -16,6 +17,39 @@
 #include "tiny_guest.h"
 
 using namespace tiny;
+
+// A far return to FLAT_RING3_CS32 at 0x1000 (nothing is mapped there): if the
+// selector loaded, the CPU would be in compatibility mode, from where SYSCALL
+// enters the hypervisor through its 32-bit entry, and the fetch at 0x1000
+// would raise #PF; the hypervisor's descriptor for it is null, so the far
+// return itself raises #GP. The handlers (trap table entries 13 and 14)
+// return the vector from far_return_to_cs32 on the stack it was called with.
+static_assert(FLAT_RING3_CS32 == 0xe023);
+#define HIDDEN __attribute__((visibility("hidden")))   // RIP-relative: no GOT in a static image
+extern "C" HIDDEN uint64_t far_return_to_cs32();
+extern "C" HIDDEN void far_return_gp(), far_return_pf();
+asm(R"(
+    .pushsection .text
+    .hidden far_return_to_cs32, far_return_gp, far_return_pf
+    .globl far_return_to_cs32, far_return_gp, far_return_pf
+far_return_to_cs32:
+    mov %rsp, far_return_rsp(%rip)
+    pushq $0xe023
+    pushq $0x1000
+    lretq
+far_return_gp:
+    mov $13, %eax
+    jmp 1f
+far_return_pf:
+    mov $14, %eax
+1:  mov far_return_rsp(%rip), %rsp
+    ret
+    .popsection
+    .pushsection .bss
+    .balign 8
+far_return_rsp: .quad 0
+    .popsection
+)");
 
 extern "C" [[noreturn]] void xenpv_start(const start_info_t* si)
 {
@@ -125,6 +159,13 @@ extern "C" [[noreturn]] void xenpv_start(const start_info_t* si)
           -XEN_EINVAL);
     check("vcpu 1 still down", hypercall(__HYPERVISOR_vcpu_op, VCPUOP_is_up, 1, 0), 0);
     check("vcpu_op unknown command", hypercall(__HYPERVISOR_vcpu_op, 77, 0, 0), -XEN_ENOSYS);
+
+    // No way into compatibility mode (docs/boot.md, the GDT).
+    trap_info_t far[] = {{13, 0, FLAT_RING3_CS64, uint64_t(&far_return_gp)},
+                         {14, 0, FLAT_RING3_CS64, uint64_t(&far_return_pf)}, {0, 0, 0, 0}};
+    check("#GP and #PF handlers", hypercall(__HYPERVISOR_set_trap_table, uint64_t(far)), 0);
+    check("a far return to FLAT_RING3_CS32 raises #GP", far_return_to_cs32(), 13);
+    check("clearing the trap table again", hypercall(__HYPERVISOR_set_trap_table, 0), 0);
 
 #ifdef HELLO_CRASH
     write("hello guest: executing ud2 with no trap table\n");
