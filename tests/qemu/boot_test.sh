@@ -37,7 +37,8 @@
 # hypervisor. The domain gets one vCPU per CPU (vcpus=N). --domains N boots
 # the kernel N times, one vCPU each; --expect isolation: every domain's
 # attempts on the others' frames are refused (tests/qemu/isolation_guest),
-# domain 2's frames follow domain 1's, and all power off (65). --expect stop
+# domain 2's frames follow domain 1's, all power off (65), and the lines the
+# domains print a byte at a time, at once, reach the console whole. --expect stop
 # boots the kernel as "role=spin vcpus=2" and "role=wait vcpus=1": once the
 # spinning domain has shut down, its vCPU 1 prints at most one more line.
 #
@@ -175,6 +176,12 @@ elif [[ $expect == isolation ]]; then
   read -r f1 n1 < <(sed -nE 's/^domain 1: ([0-9]+) frames from mfn (0x[0-9a-f]+),.*/\2 \1/p' "$log")
   read -r f2 _ < <(sed -nE 's/^domain 2: ([0-9]+) frames from mfn (0x[0-9a-f]+),.*/\2 \1/p' "$log")
   [[ -n ${f1:-} && -n ${f2:-} ]] && (( f2 == f1 + n1 )) || fail "domain 2's frames (${f2:-?}) do not follow domain 1's (${f1:-?} + ${n1:-?})"
+  # Each domain printed 30 lines a byte per console_io call, all at once:
+  # every line must still be whole, the hypervisor's messages at line starts.
+  n=$(grep -Ec '^isolation guest: frames 0x[0-9a-f]+\.\.0x[0-9a-f]+ line 0x[0-9a-f]+$' "$log")
+  ((n == 30 * domains)) || fail "$n whole 'isolation guest: frames' lines, expected $((30 * domains))"
+  n=$(grep -Ec '.isolation guest:|.pvmmu:' "$log")
+  ((n == 0)) || fail "$n lines where a guest line or a hypervisor message starts mid-line"
   refuse 'FAILED|PANIC|EXCEPTION|crashed' "nothing went wrong"
 elif [[ -n $guest ]]; then
   expect '^domain 1: [0-9]+ frames from mfn 0x[0-9a-f]+, virt_base 0x8000000000, entry 0x' "the guest was loaded"
@@ -184,6 +191,8 @@ elif [[ -n $guest ]]; then
     ((rc == 65)) || fail "QEMU exit status $rc, expected 65 (domain shut down: poweroff)"
     expect '^hello guest: all checks passed$' "every check of the guest passed"
     expect '^hello guest: through the console ring$' "the console ring was printed"
+    n=$(grep -Ec '^hello guest: continued write \.{98}$' "$log")
+    ((n == 17)) || fail "$n of the 17 lines of the continued console_io write"
     expect '^pvmmu: domain 1 shut down \(poweroff\) by vCPU 0$' "the shutdown was reported"
     refuse 'FAILED|PANIC|EXCEPTION' "nothing went wrong"
   else

@@ -40,6 +40,7 @@ const char* reason_name(unsigned r)
 void cpu_idle()
 {
     PerCpu& c = this_cpu();
+    if (c.vcpu) guest_console_flush(*c.vcpu);   // its domain stopped: the vCPU's last line
     c.vcpu = nullptr;
     write_cr3(hv_root().v);
     for (;;) {
@@ -90,7 +91,8 @@ bool guest_domain_stopped(const Vcpu& v)
 
 void guest_shutdown(unsigned reason)
 {
-    const Vcpu& v = *this_cpu().vcpu;
+    Vcpu& v = *this_cpu().vcpu;
+    guest_console_flush(v);
     const DomId id = v.domain->id;
     if (!g_shut_down[id].exchange(true, std::memory_order_acq_rel)) {
         printk("pvmmu: domain %u shut down (%s) by vCPU %u\n", id, reason_name(reason), v.id);
@@ -109,7 +111,8 @@ void guest_shutdown(unsigned reason)
 
 void guest_crash(const TrapFrame& f, const char* why)
 {
-    const Vcpu& v = *this_cpu().vcpu;
+    Vcpu& v = *this_cpu().vcpu;
+    guest_console_flush(v);
     printk("pvmmu: domain %u vCPU %u crashed: %s: vector %lu (%s), error code 0x%lx, rip 0x%lx, "
            "rsp 0x%lx, cr2 0x%lx\n", v.domain->id, v.id, why, f.vector, exception_name(f.vector),
            f.error, f.rip, f.rsp, read_cr2());

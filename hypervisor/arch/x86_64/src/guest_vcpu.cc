@@ -101,6 +101,7 @@ long do_vcpu_op(Vcpu& v, TrapFrame& f)
         // Only the calling vCPU: its CPU goes idle. Its state is gone (it must
         // be initialised again), where Xen would resume it.
         if (&t != &v) return -XEN_EINVAL;
+        guest_console_flush(v);
         // Off the vCPU's tables before it is Down: once Down, another vCPU
         // may initialise it and drop the last reference to its old L4.
         cli();

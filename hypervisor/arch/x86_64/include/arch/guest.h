@@ -21,12 +21,19 @@ namespace pvmmu::x86 {
 // vCPUs on one target are serialised by this state, guest_vcpu.cc).
 enum class VcpuState : uint8_t { Down, Initialised, Busy, Up };
 
+// A vCPU's console output not yet printed: its current line (guest_console.cc).
+struct ConsoleLine {
+    char buf[256];
+    uint16_t len = 0;
+};
+
 struct VcpuArch {
     std::atomic<VcpuState> state{VcpuState::Down};
     TrapFrame start{};          // the registers the vCPU starts with (guest_enter)
     uint64_t trap[32] = {};     // set_trap_table: handler of exception vector v, 0 = none
     uint64_t callback[8] = {};  // set_callbacks / callback_op, by CALLBACKTYPE_*
     uint64_t kernel_ss = 0, kernel_sp = 0;   // stack_switch
+    ConsoleLine line;
 };
 
 struct GuestDomain {
@@ -61,7 +68,18 @@ long do_set_callbacks(Vcpu& v, TrapFrame& f);
 long do_callback_op(Vcpu& v, TrapFrame& f);
 long do_stack_switch(Vcpu& v, TrapFrame& f);
 long do_vcpu_op(Vcpu& v, TrapFrame& f);   // guest_vcpu.cc
-long do_event_channel_op(Vcpu& v, TrapFrame& f);   // guest_hypercalls.cc
+long do_console_io(Vcpu& v, TrapFrame& f);         // guest_console.cc
+long do_event_channel_op(Vcpu& v, TrapFrame& f);   // guest_console.cc
+
+// Prints what v's console line holds, ending it with a '\n' if it has none:
+// when the vCPU stops (shutdown, crash, VCPUOP_down, its domain stopped).
+// On v's own CPU only: the line is its vCPU's alone.
+void guest_console_flush(Vcpu& v);
+
+// Makes the running hypercall a continuation: the guest re-executes its
+// SYSCALL with the arguments the handler left in f. Returns the hypercall's
+// number, which a handler returns so that RAX keeps it.
+long hypercall_continue(TrapFrame& f);
 
 // Builds domain `id` from the ELF image [file, file + size) with nr_frames
 // frames and nr_vcpus vCPUs (vCPU i on CPU first_cpu + i), loads it and
