@@ -3,7 +3,7 @@
 #
 #   boot_test.sh --image PATH [--iso [--as-disk]] [--cpus N] [--mem MIB] [--timeout S]
 #                [--selftest trap|overflow|badmap]
-#                [--guest KERNEL [--domains N] --expect poweroff|crash|bad-iret|bad-stack|isolation|stop]
+#                [--guest KERNEL [--domains N] --expect poweroff|crash|bad-iret|bad-stack|isolation|stop|passed:WHO]
 #
 # The image boots by Multiboot 1 (QEMU -kernel; the banner must say
 # "Multiboot 1, qemu"), or with --iso by Multiboot 2: tools/make-iso.sh puts
@@ -41,6 +41,8 @@
 # domains print a byte at a time, at once, reach the console whole. --expect stop
 # boots the kernel as "role=spin vcpus=2" and "role=wait vcpus=1": once the
 # spinning domain has shut down, its vCPU 1 prints at most one more line.
+# --expect passed:WHO: the guest prints "WHO: all checks passed" and its
+# domain powers off (65).
 #
 # Exit: 0 pass, 1 fail (also when QEMU hangs: it runs under `timeout`),
 # 77 skip — only when qemu-system-x86_64 is not installed, or, with --iso,
@@ -182,6 +184,12 @@ elif [[ $expect == isolation ]]; then
   ((n == 30 * domains)) || fail "$n whole 'isolation guest: frames' lines, expected $((30 * domains))"
   n=$(grep -Ec '.isolation guest:|.pvmmu:' "$log")
   ((n == 0)) || fail "$n lines where a guest line or a hypervisor message starts mid-line"
+  refuse 'FAILED|PANIC|EXCEPTION|crashed' "nothing went wrong"
+elif [[ $expect == passed:* ]]; then
+  who=${expect#passed:}
+  ((rc == 65)) || fail "QEMU exit status $rc, expected 65 (the domain powered off)"
+  expect "^$who: all checks passed\$" "every check of the guest passed"
+  expect '^pvmmu: domain 1 shut down \(poweroff\) by vCPU 0$' "the shutdown was reported"
   refuse 'FAILED|PANIC|EXCEPTION|crashed' "nothing went wrong"
 elif [[ -n $guest ]]; then
   expect '^domain 1: [0-9]+ frames from mfn 0x[0-9a-f]+, virt_base 0x8000000000, entry 0x' "the guest was loaded"

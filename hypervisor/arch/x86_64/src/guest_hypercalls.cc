@@ -45,6 +45,7 @@ using ArchHandler = long (*)(Vcpu&, TrapFrame&);
 
 constexpr HypercallTable<ArchHandler>::Entry kArchEntries[] = {
     {__HYPERVISOR_set_trap_table, do_set_trap_table},
+    {__HYPERVISOR_set_gdt, do_set_gdt},
     {__HYPERVISOR_stack_switch, do_stack_switch},
     {__HYPERVISOR_set_callbacks, do_set_callbacks},
     {__HYPERVISOR_console_io, do_console_io},

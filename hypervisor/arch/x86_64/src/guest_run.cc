@@ -79,6 +79,7 @@ void guest_run(Vcpu& v)
     cli();
     static_cast<VcpuArch*>(v.platform_data)->state.store(VcpuState::Up, std::memory_order_release);
     this_cpu().vcpu = &v;
+    guest_gdt_reset();
     time_publish(guest_domain(v).shared->vcpu_info[v.id].time);   // on the CPU it runs on
     write_cr3(maddr_of(v.guest_table).v);
     guest_enter(&static_cast<VcpuArch*>(v.platform_data)->start);

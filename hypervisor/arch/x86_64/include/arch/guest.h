@@ -68,6 +68,7 @@ long do_set_callbacks(Vcpu& v, TrapFrame& f);
 long do_callback_op(Vcpu& v, TrapFrame& f);
 long do_stack_switch(Vcpu& v, TrapFrame& f);
 long do_vcpu_op(Vcpu& v, TrapFrame& f);   // guest_vcpu.cc
+long do_set_gdt(Vcpu& v, TrapFrame& f);            // guest_gdt.cc
 long do_console_io(Vcpu& v, TrapFrame& f);         // guest_console.cc
 long do_event_channel_op(Vcpu& v, TrapFrame& f);   // guest_console.cc
 
@@ -97,6 +98,9 @@ void guest_domain_running();
 // VCPUOP_up: the vCPU's CPU (idle) is handed the vCPU and kicked; 0, or
 // -EINVAL when it was never initialised (guest_vcpu.cc).
 long vcpu_up(Vcpu& v);
+
+// This CPU's guest GDT entries all null again (a vCPU starts with none).
+void guest_gdt_reset();
 
 // Sets this CPU up for guests: EFER.SCE and the SYSCALL MSRs. Every CPU.
 void syscall_init();
