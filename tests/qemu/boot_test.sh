@@ -3,7 +3,8 @@
 #
 #   boot_test.sh --image PATH [--iso [--as-disk]] [--cpus N] [--mem MIB] [--timeout S]
 #                [--selftest trap|overflow|badmap]
-#                [--guest KERNEL [--domains N] --expect poweroff|crash|bad-iret|bad-stack|isolation|stop|passed:WHO]
+#                [--guest KERNEL [--domains N] [--words W]
+#                 --expect poweroff|crash|bad-iret|bad-stack|isolation|stop|vcpu-down|passed:WHO]
 #
 # The image boots by Multiboot 1 (QEMU -kernel; the banner must say
 # "Multiboot 1, qemu"), or with --iso by Multiboot 2: tools/make-iso.sh puts
@@ -41,6 +42,9 @@
 # domains print a byte at a time, at once, reach the console whole. --expect stop
 # boots the kernel as "role=spin vcpus=2" and "role=wait vcpus=1": once the
 # spinning domain has shut down, its vCPU 1 prints at most one more line.
+# --words W goes on the module's string (a single domain). --expect
+# vcpu-down boots the kernel as "role=down" with 2 vCPUs: vCPU 1 goes down,
+# then vCPU 0, the last one up, and the domain must shut down with poweroff.
 # --expect passed:WHO: the guest prints "WHO: all checks passed" and its
 # domain powers off (65).
 #
@@ -49,7 +53,7 @@
 # grub-mkrescue, GRUB's BIOS modules or xorriso.
 set -uo pipefail
 
-image='' iso=0 disk=0 cpus=4 mem=256 limit=60 selftest='' guest='' expect='' domains=1
+image='' iso=0 disk=0 cpus=4 mem=256 limit=60 selftest='' guest='' expect='' domains=1 words=
 while (($#)); do
   case $1 in
     --image) image=$2; shift ;;
@@ -62,6 +66,7 @@ while (($#)); do
     --guest) guest=$2; shift ;;
     --expect) expect=$2; shift ;;
     --domains) domains=$2; shift ;;
+    --words) words=$2; shift ;;
     *) echo "boot_test.sh: unknown option '$1'" >&2; exit 2 ;;
   esac
   shift
@@ -88,7 +93,7 @@ if [[ -n $guest ]]; then
   if [[ $expect == stop ]]; then
     mods=("$guest role=spin vcpus=2" "$guest role=wait vcpus=1")
   elif ((domains == 1)); then
-    cmdline="vcpus=$cpus" mods=("$guest")
+    cmdline="vcpus=$cpus" mods=("$guest${words:+ $words}")
   else
     for ((d = 0; d < domains; d++)); do mods+=("$guest vcpus=1"); done
   fi
@@ -184,6 +189,11 @@ elif [[ $expect == isolation ]]; then
   ((n == 30 * domains)) || fail "$n whole 'isolation guest: frames' lines, expected $((30 * domains))"
   n=$(grep -Ec '.isolation guest:|.pvmmu:' "$log")
   ((n == 0)) || fail "$n lines where a guest line or a hypervisor message starts mid-line"
+  refuse 'FAILED|PANIC|EXCEPTION|crashed' "nothing went wrong"
+elif [[ $expect == vcpu-down ]]; then
+  ((rc == 65)) || fail "QEMU exit status $rc, expected 65 (the last vCPU down powers the domain off)"
+  expect '^stop guest: vCPU 1 went down, vCPU 0 goes down last$' "vCPU 1 went down, the domain ran on"
+  expect '^pvmmu: domain 1 shut down \(poweroff\) by vCPU 0$' "the last VCPUOP_down shut the domain down"
   refuse 'FAILED|PANIC|EXCEPTION|crashed' "nothing went wrong"
 elif [[ $expect == passed:* ]]; then
   who=${expect#passed:}

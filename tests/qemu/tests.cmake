@@ -54,6 +54,8 @@ pvmmu_qemu_test(qemu_guest_crash --cpus 1 --guest $<TARGET_FILE:crash-guest> --e
 pvmmu_qemu_test(qemu_guest_bad_iret --cpus 1 --guest $<TARGET_FILE:bad-iret-guest> --expect bad-iret)
 pvmmu_qemu_test(qemu_guest_bad_stack --cpus 1 --guest $<TARGET_FILE:bad-stack-guest> --expect bad-stack)
 pvmmu_qemu_test(qemu_guest_stop --cpus 3 --guest $<TARGET_FILE:stop-guest> --expect stop)
+pvmmu_qemu_test(qemu_guest_vcpu_down --cpus 2 --guest $<TARGET_FILE:stop-guest> --words role=down
+  --expect vcpu-down)
 pvmmu_qemu_test(qemu_guest_gdt --cpus 1 --guest $<TARGET_FILE:gdt-guest> --expect "passed:gdt guest")
 pvmmu_qemu_test(qemu_guest_isolation --cpus 2 --guest $<TARGET_FILE:isolation-guest> --domains 2 --expect isolation)
 

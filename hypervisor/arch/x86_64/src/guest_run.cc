@@ -77,7 +77,6 @@ void guest_domain_running() { g_running.fetch_add(1, std::memory_order_acq_rel);
 void guest_run(Vcpu& v)
 {
     cli();
-    static_cast<VcpuArch*>(v.platform_data)->state.store(VcpuState::Up, std::memory_order_release);
     this_cpu().vcpu = &v;
     guest_gdt_reset();
     time_publish(guest_domain(v).shared->vcpu_info[v.id].time);   // on the CPU it runs on

@@ -137,9 +137,9 @@ void report_core()
     for (unsigned d = nr; d-- > 0;) {
         Vcpu& v = g_guests[d].dom.vcpus[0];
         printk("domain %u: starting vCPU 0 on cpu %u\n", d + 1, v.cpu);
-        if (d) (void)vcpu_up(v);
+        (void)vcpu_up(v);
     }
-    guest_run(g_guests[0].dom.vcpus[0]);
+    cpu_idle();   // runs domain 1's vCPU 0, handed to this CPU just now
 }
 
 // The rest of boot, on the boot CPU's own per-CPU stack.

@@ -42,6 +42,7 @@ struct GuestDomain {
     VcpuArch vcpu[kMaxVcpus];
     shared_info_t* shared = nullptr;         // the domain's shared_info page (direct map)
     xencons_interface* console = nullptr;    // its console ring (start_info.console.domU)
+    std::atomic<unsigned> nr_up{0};          // vCPUs up (vcpu_up) and not down
 };
 
 // The event channel of the console ring (start_info.console.domU.evtchn):
@@ -96,7 +97,8 @@ int guest_load(DomId id, const uint8_t* file, size_t size, uint64_t nr_frames, u
 void guest_domain_running();
 
 // VCPUOP_up: the vCPU's CPU (idle) is handed the vCPU and kicked; 0, or
-// -EINVAL when it was never initialised (guest_vcpu.cc).
+// -EINVAL when it was never initialised (guest_vcpu.cc). Also how every
+// domain's vCPU 0 starts at boot (the boot CPU's kick to itself included).
 long vcpu_up(Vcpu& v);
 
 // This CPU's guest GDT entries all null again (a vCPU starts with none).
