@@ -45,6 +45,8 @@
 # --words W goes on the module's string (a single domain). --expect
 # vcpu-down boots the kernel as "role=down" with 2 vCPUs: vCPU 1 goes down,
 # then vCPU 0, the last one up, and the domain must shut down with poweroff.
+# Every guest run checks that each domain's frames were all given back when
+# it ended, and that the core's invariants held after that.
 # --expect passed:WHO: the guest prints "WHO: all checks passed" and its
 # domain powers off (65).
 #
@@ -146,6 +148,16 @@ fails=0
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 expect() { grep -Eq -- "$1" "$log" || fail "no line matching /$1/ ($2)"; }
 refuse() { ! grep -Eq -- "$1" "$log" || fail "a line matches /$1/ ($2)"; }
+# Domains 1..N each gave all their frames back when they ended (none kept),
+# and the core's invariants then held over the machine with no table left.
+given_back() {
+  local d n
+  for ((d = 1; d <= $1; d++)); do
+    n=$(sed -nE "s/^domain $d: ([0-9]+) frames from mfn .*/\1/p" "$log")
+    expect "^pvmmu: domain $d: ${n:-?} frames given back, 0 kept\$" "domain $d's memory given back"
+  done
+  expect '^core invariants: ok \([0-9]+ frames, 0 tables, 0 entries\)$' "the core's invariants after the teardown"
+}
 
 if ((rc == 124 || rc == 137)); then
   fail "QEMU did not end within ${limit}s: the boot hung (last console line above)"
@@ -170,6 +182,7 @@ if [[ $expect == stop ]]; then
   [[ -n $l1 && -n $l2 ]] && ((l1 < l2)) || fail "the waiting domain did not outlast the spinning one"
   after=$(sed -n '/^pvmmu: domain 1 shut down/,$p' "$log" | grep -c '^stop guest: spinning$')
   ((after <= 1)) || fail "the spinning vCPU printed $after lines after its domain shut down"
+  given_back 2
   refuse 'FAILED|PANIC|EXCEPTION|crashed' "nothing went wrong"
 elif [[ $expect == isolation ]]; then
   ((rc == 65)) || fail "QEMU exit status $rc, expected 65 (the last domain powered off)"
@@ -189,22 +202,26 @@ elif [[ $expect == isolation ]]; then
   ((n == 30 * domains)) || fail "$n whole 'isolation guest: frames' lines, expected $((30 * domains))"
   n=$(grep -Ec '.isolation guest:|.pvmmu:' "$log")
   ((n == 0)) || fail "$n lines where a guest line or a hypervisor message starts mid-line"
+  given_back "$domains"
   refuse 'FAILED|PANIC|EXCEPTION|crashed' "nothing went wrong"
 elif [[ $expect == vcpu-down ]]; then
   ((rc == 65)) || fail "QEMU exit status $rc, expected 65 (the last vCPU down powers the domain off)"
   expect '^stop guest: vCPU 1 went down, vCPU 0 goes down last$' "vCPU 1 went down, the domain ran on"
   expect '^pvmmu: domain 1 shut down \(poweroff\) by vCPU 0$' "the last VCPUOP_down shut the domain down"
+  given_back 1
   refuse 'FAILED|PANIC|EXCEPTION|crashed' "nothing went wrong"
 elif [[ $expect == passed:* ]]; then
   who=${expect#passed:}
   ((rc == 65)) || fail "QEMU exit status $rc, expected 65 (the domain powered off)"
   expect "^$who: all checks passed\$" "every check of the guest passed"
+  given_back 1
   expect '^pvmmu: domain 1 shut down \(poweroff\) by vCPU 0$' "the shutdown was reported"
   refuse 'FAILED|PANIC|EXCEPTION|crashed' "nothing went wrong"
 elif [[ -n $guest ]]; then
   expect '^domain 1: [0-9]+ frames from mfn 0x[0-9a-f]+, virt_base 0x8000000000, entry 0x' "the guest was loaded"
   expect '^core invariants: ok ' "the core's invariants with the guest's domain built"
   expect '^hello guest: running in ring 3$' "the guest's console_io output"
+  given_back 1
   if [[ $expect == poweroff ]]; then
     ((rc == 65)) || fail "QEMU exit status $rc, expected 65 (domain shut down: poweroff)"
     expect '^hello guest: all checks passed$' "every check of the guest passed"

@@ -106,12 +106,10 @@ long do_vcpu_op(Vcpu& v, TrapFrame& f)
         // domain up again (only its own vCPUs can), so the domain shuts
         // down with poweroff, as Xen does, and the run can end.
         if (guest_domain(v).nr_up.fetch_sub(1, std::memory_order_acq_rel) == 1) guest_shutdown(SHUTDOWN_poweroff);
-        guest_console_flush(v);
         // Off the vCPU's tables before it is Down: once Down, another vCPU
         // may initialise it and drop the last reference to its old L4.
         cli();
-        this_cpu().vcpu = nullptr;
-        write_cr3(hv_root().v);
+        cpu_leave_vcpu();
         arch(v).state.store(VcpuState::Down, std::memory_order_release);
         cpu_idle();
     case VCPUOP_is_up:

@@ -43,6 +43,8 @@ struct GuestDomain {
     shared_info_t* shared = nullptr;         // the domain's shared_info page (direct map)
     xencons_interface* console = nullptr;    // its console ring (start_info.console.domU)
     std::atomic<unsigned> nr_up{0};          // vCPUs up (vcpu_up) and not down
+    std::atomic<unsigned> on_cpu{0};         // vCPUs a CPU has taken to run and not left
+    std::atomic<bool> gone{false};           // its memory given back (guest_run.cc)
 };
 
 // The event channel of the console ring (start_info.console.domU.evtchn):
@@ -112,12 +114,21 @@ void syscall_init();
 [[noreturn]] void guest_run(Vcpu& v);
 
 // An idle CPU: halts with interrupts on (shootdowns are served) and runs the
-// vCPU VCPUOP_up hands it (PerCpu::next, then a kVectorKick IPI).
+// vCPU VCPUOP_up hands it (PerCpu::next, then a kVectorKick IPI). A vCPU
+// still on this CPU is left first (cpu_leave_vcpu).
 [[noreturn]] void cpu_idle();
 
+// This CPU stops running its vCPU: the vCPU's last console line out, the
+// hypervisor's tables loaded. When the vCPU's domain has shut down and this
+// was its last vCPU on a CPU, the domain's memory is given back
+// (core/domain_teardown.h), and once every domain's is, the core's
+// invariants are checked and the run ends with the last shutdown's reason.
+void cpu_leave_vcpu();
+
 // The domain of the vCPU running on this CPU stops with `reason` (SHUTDOWN_*,
-// <xen/sched.h>); when it was the last domain running the hypervisor ends
-// the run with HV_EXIT_SHUTDOWN + reason (boot_defs.h). This CPU idles.
+// <xen/sched.h>); its other vCPUs are kicked. When it was the last domain
+// running, the run ends with HV_EXIT_SHUTDOWN + reason (boot_defs.h) once
+// every domain's memory is given back (cpu_leave_vcpu). This CPU idles.
 [[noreturn]] void guest_shutdown(unsigned reason);
 
 // True once v's domain has shut down: v must not run on (traps.cc and
