@@ -3,7 +3,8 @@
 #
 #   boot_test.sh --image PATH [--iso [--as-disk]] [--cpus N] [--mem MIB] [--timeout S]
 #                [--selftest trap|overflow|badmap]
-#                [--guest KERNEL [--domains N] --expect poweroff|crash|bad-iret|bad-stack|isolation|stop]
+#                [--guest KERNEL [--domains N] [--words W]
+#                 --expect poweroff|crash|bad-iret|bad-stack|isolation|stop|vcpu-down|passed:WHO]
 #
 # The image boots by Multiboot 1 (QEMU -kernel; the banner must say
 # "Multiboot 1, qemu"), or with --iso by Multiboot 2: tools/make-iso.sh puts
@@ -37,16 +38,24 @@
 # hypervisor. The domain gets one vCPU per CPU (vcpus=N). --domains N boots
 # the kernel N times, one vCPU each; --expect isolation: every domain's
 # attempts on the others' frames are refused (tests/qemu/isolation_guest),
-# domain 2's frames follow domain 1's, and all power off (65). --expect stop
+# domain 2's frames follow domain 1's, all power off (65), and the lines the
+# domains print a byte at a time, at once, reach the console whole. --expect stop
 # boots the kernel as "role=spin vcpus=2" and "role=wait vcpus=1": once the
 # spinning domain has shut down, its vCPU 1 prints at most one more line.
+# --words W goes on the module's string (a single domain). --expect
+# vcpu-down boots the kernel as "role=down" with 2 vCPUs: vCPU 1 goes down,
+# then vCPU 0, the last one up, and the domain must shut down with poweroff.
+# Every guest run checks that each domain's frames were all given back when
+# it ended, and that the core's invariants held after that.
+# --expect passed:WHO: the guest prints "WHO: all checks passed" and its
+# domain powers off (65).
 #
 # Exit: 0 pass, 1 fail (also when QEMU hangs: it runs under `timeout`),
 # 77 skip — only when qemu-system-x86_64 is not installed, or, with --iso,
 # grub-mkrescue, GRUB's BIOS modules or xorriso.
 set -uo pipefail
 
-image='' iso=0 disk=0 cpus=4 mem=256 limit=60 selftest='' guest='' expect='' domains=1
+image='' iso=0 disk=0 cpus=4 mem=256 limit=60 selftest='' guest='' expect='' domains=1 words=
 while (($#)); do
   case $1 in
     --image) image=$2; shift ;;
@@ -59,6 +68,7 @@ while (($#)); do
     --guest) guest=$2; shift ;;
     --expect) expect=$2; shift ;;
     --domains) domains=$2; shift ;;
+    --words) words=$2; shift ;;
     *) echo "boot_test.sh: unknown option '$1'" >&2; exit 2 ;;
   esac
   shift
@@ -85,7 +95,7 @@ if [[ -n $guest ]]; then
   if [[ $expect == stop ]]; then
     mods=("$guest role=spin vcpus=2" "$guest role=wait vcpus=1")
   elif ((domains == 1)); then
-    cmdline="vcpus=$cpus" mods=("$guest")
+    cmdline="vcpus=$cpus" mods=("$guest${words:+ $words}")
   else
     for ((d = 0; d < domains; d++)); do mods+=("$guest vcpus=1"); done
   fi
@@ -138,6 +148,16 @@ fails=0
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 expect() { grep -Eq -- "$1" "$log" || fail "no line matching /$1/ ($2)"; }
 refuse() { ! grep -Eq -- "$1" "$log" || fail "a line matches /$1/ ($2)"; }
+# Domains 1..N each gave all their frames back when they ended (none kept),
+# and the core's invariants then held over the machine with no table left.
+given_back() {
+  local d n
+  for ((d = 1; d <= $1; d++)); do
+    n=$(sed -nE "s/^domain $d: ([0-9]+) frames from mfn .*/\1/p" "$log")
+    expect "^pvmmu: domain $d: ${n:-?} frames given back, 0 kept\$" "domain $d's memory given back"
+  done
+  expect '^core invariants: ok \([0-9]+ frames, 0 tables, 0 entries\)$' "the core's invariants after the teardown"
+}
 
 if ((rc == 124 || rc == 137)); then
   fail "QEMU did not end within ${limit}s: the boot hung (last console line above)"
@@ -162,6 +182,7 @@ if [[ $expect == stop ]]; then
   [[ -n $l1 && -n $l2 ]] && ((l1 < l2)) || fail "the waiting domain did not outlast the spinning one"
   after=$(sed -n '/^pvmmu: domain 1 shut down/,$p' "$log" | grep -c '^stop guest: spinning$')
   ((after <= 1)) || fail "the spinning vCPU printed $after lines after its domain shut down"
+  given_back 2
   refuse 'FAILED|PANIC|EXCEPTION|crashed' "nothing went wrong"
 elif [[ $expect == isolation ]]; then
   ((rc == 65)) || fail "QEMU exit status $rc, expected 65 (the last domain powered off)"
@@ -175,15 +196,38 @@ elif [[ $expect == isolation ]]; then
   read -r f1 n1 < <(sed -nE 's/^domain 1: ([0-9]+) frames from mfn (0x[0-9a-f]+),.*/\2 \1/p' "$log")
   read -r f2 _ < <(sed -nE 's/^domain 2: ([0-9]+) frames from mfn (0x[0-9a-f]+),.*/\2 \1/p' "$log")
   [[ -n ${f1:-} && -n ${f2:-} ]] && (( f2 == f1 + n1 )) || fail "domain 2's frames (${f2:-?}) do not follow domain 1's (${f1:-?} + ${n1:-?})"
+  # Each domain printed 30 lines a byte per console_io call, all at once:
+  # every line must still be whole, the hypervisor's messages at line starts.
+  n=$(grep -Ec '^isolation guest: frames 0x[0-9a-f]+\.\.0x[0-9a-f]+ line 0x[0-9a-f]+$' "$log")
+  ((n == 30 * domains)) || fail "$n whole 'isolation guest: frames' lines, expected $((30 * domains))"
+  n=$(grep -Ec '.isolation guest:|.pvmmu:' "$log")
+  ((n == 0)) || fail "$n lines where a guest line or a hypervisor message starts mid-line"
+  given_back "$domains"
+  refuse 'FAILED|PANIC|EXCEPTION|crashed' "nothing went wrong"
+elif [[ $expect == vcpu-down ]]; then
+  ((rc == 65)) || fail "QEMU exit status $rc, expected 65 (the last vCPU down powers the domain off)"
+  expect '^stop guest: vCPU 1 went down, vCPU 0 goes down last$' "vCPU 1 went down, the domain ran on"
+  expect '^pvmmu: domain 1 shut down \(poweroff\) by vCPU 0$' "the last VCPUOP_down shut the domain down"
+  given_back 1
+  refuse 'FAILED|PANIC|EXCEPTION|crashed' "nothing went wrong"
+elif [[ $expect == passed:* ]]; then
+  who=${expect#passed:}
+  ((rc == 65)) || fail "QEMU exit status $rc, expected 65 (the domain powered off)"
+  expect "^$who: all checks passed\$" "every check of the guest passed"
+  given_back 1
+  expect '^pvmmu: domain 1 shut down \(poweroff\) by vCPU 0$' "the shutdown was reported"
   refuse 'FAILED|PANIC|EXCEPTION|crashed' "nothing went wrong"
 elif [[ -n $guest ]]; then
   expect '^domain 1: [0-9]+ frames from mfn 0x[0-9a-f]+, virt_base 0x8000000000, entry 0x' "the guest was loaded"
   expect '^core invariants: ok ' "the core's invariants with the guest's domain built"
   expect '^hello guest: running in ring 3$' "the guest's console_io output"
+  given_back 1
   if [[ $expect == poweroff ]]; then
     ((rc == 65)) || fail "QEMU exit status $rc, expected 65 (domain shut down: poweroff)"
     expect '^hello guest: all checks passed$' "every check of the guest passed"
     expect '^hello guest: through the console ring$' "the console ring was printed"
+    n=$(grep -Ec '^hello guest: continued write \.{98}$' "$log")
+    ((n == 17)) || fail "$n of the 17 lines of the continued console_io write"
     expect '^pvmmu: domain 1 shut down \(poweroff\) by vCPU 0$' "the shutdown was reported"
     refuse 'FAILED|PANIC|EXCEPTION' "nothing went wrong"
   else

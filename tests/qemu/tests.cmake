@@ -46,12 +46,17 @@ pvmmu_xenpv_guest(bad-iret-guest SOURCES ${_qemu_dir}/hello_guest/main.cc INCLUD
 pvmmu_xenpv_guest(bad-stack-guest SOURCES ${_qemu_dir}/hello_guest/main.cc INCLUDES ${_qemu_dir} DEFINES HELLO_BAD_STACK)
 pvmmu_xenpv_guest(isolation-guest SOURCES ${_qemu_dir}/isolation_guest/main.cc INCLUDES ${_qemu_dir})
 pvmmu_xenpv_guest(stop-guest SOURCES ${_qemu_dir}/stop_guest/main.cc INCLUDES ${_qemu_dir})
-add_dependencies(pvmmu-hv hello-guest crash-guest bad-iret-guest bad-stack-guest isolation-guest stop-guest)
+pvmmu_xenpv_guest(gdt-guest SOURCES ${_qemu_dir}/gdt_guest/main.cc INCLUDES ${_qemu_dir})
+add_dependencies(pvmmu-hv hello-guest crash-guest bad-iret-guest bad-stack-guest isolation-guest stop-guest
+  gdt-guest)
 pvmmu_qemu_test(qemu_guest_hello --cpus 2 --guest $<TARGET_FILE:hello-guest> --expect poweroff)
 pvmmu_qemu_test(qemu_guest_crash --cpus 1 --guest $<TARGET_FILE:crash-guest> --expect crash)
 pvmmu_qemu_test(qemu_guest_bad_iret --cpus 1 --guest $<TARGET_FILE:bad-iret-guest> --expect bad-iret)
 pvmmu_qemu_test(qemu_guest_bad_stack --cpus 1 --guest $<TARGET_FILE:bad-stack-guest> --expect bad-stack)
 pvmmu_qemu_test(qemu_guest_stop --cpus 3 --guest $<TARGET_FILE:stop-guest> --expect stop)
+pvmmu_qemu_test(qemu_guest_vcpu_down --cpus 2 --guest $<TARGET_FILE:stop-guest> --words role=down
+  --expect vcpu-down)
+pvmmu_qemu_test(qemu_guest_gdt --cpus 1 --guest $<TARGET_FILE:gdt-guest> --expect "passed:gdt guest")
 pvmmu_qemu_test(qemu_guest_isolation --cpus 2 --guest $<TARGET_FILE:isolation-guest> --domains 2 --expect isolation)
 
 # The same from the GRUB ISO: guests as module2 lines, each domain's words

@@ -69,6 +69,19 @@ extern "C" [[noreturn]] void xenpv_start(const start_info_t* si)
     check("console_io negative count", hypercall(__HYPERVISOR_console_io, CONSOLEIO_write, uint64_t(-1), 0),
           -XEN_EINVAL);
     check("console_io unknown command", hypercall(__HYPERVISOR_console_io, 77, 0, 0), -XEN_ENOSYS);
+    // A count of 2^31 - 1 from the domain's last 2176 bytes (its last gpfn is
+    // free): seventeen 128-byte lines over three rounds of the hypercall (it
+    // continues after 1024 bytes), then -EFAULT at the end of the physmap.
+    {
+        char* end = reinterpret_cast<char*>(si->pt_base + (si->nr_pages << 12));
+        char* p = end - 17 * 128;
+        for (int l = 0; l < 17; ++l, p += 128) {
+            for (int i = 0; i < 127; ++i) p[i] = i < 29 ? "hello guest: continued write "[i] : '.';
+            p[127] = '\n';
+        }
+        check("console_io up to the end of memory",
+              hypercall(__HYPERVISOR_console_io, CONSOLEIO_write, 0x7fffffff, uint64_t(end - 17 * 128)), -XEN_EFAULT);
+    }
 
     // The core's table: xen_version, and a copy_to_guest into the read-only L4.
     check("xen_version", hypercall(__HYPERVISOR_xen_version, XENVER_version, 0) > 0, 1);

@@ -5,6 +5,9 @@
 // domain yields for about 8e9 TSC ticks (seconds: long after the
 // spinner's domain is gone), prints "stop guest: waited" and powers off. The QEMU test counts the spinner's lines after the first domain's
 // shutdown: its vCPU 1 must have stopped (at most one line in flight).
+// With "role=down" (2 vCPUs, one domain) vCPU 1 is started and goes down
+// itself, which leaves the domain running on vCPU 0; then vCPU 0, the last
+// vCPU up, goes down: the domain must shut down (poweroff), not hang.
 #include "tiny_guest.h"
 
 using namespace tiny;
@@ -13,6 +16,15 @@ namespace {
 
 alignas(16) uint8_t g_stack[16384];
 volatile bool g_spinning = false;
+
+[[noreturn]] void down()
+{
+    g_spinning = true;
+    hypercall(__HYPERVISOR_vcpu_op, VCPUOP_down, 1, 0);
+    write("stop guest: FAILED: vCPU 1 came back from VCPUOP_down\n");
+    for (;;) {
+    }
+}
 
 [[noreturn]] void spin()
 {
@@ -37,15 +49,23 @@ bool has_word(const start_info_t* si, const char* w)
 
 extern "C" [[noreturn]] void xenpv_start(const start_info_t* si)
 {
-    if (has_word(si, "role=spin")) {
+    const bool role_down = has_word(si, "role=down");
+    if (role_down || has_word(si, "role=spin")) {
         static vcpu_guest_context_t ctx;
-        ctx.user_regs.rip = uint64_t(&spin);
+        ctx.user_regs.rip = uint64_t(role_down ? &down : &spin);
         ctx.user_regs.rsp = uint64_t(g_stack + sizeof(g_stack) - 8);
         ctx.ctrlreg[3] = xen_pfn_to_cr3(reinterpret_cast<const uint64_t*>(si->mfn_list)[0]);
         check("initialise vCPU 1", hypercall(__HYPERVISOR_vcpu_op, VCPUOP_initialise, 1, uint64_t(&ctx)), 0);
         check("up vCPU 1", hypercall(__HYPERVISOR_vcpu_op, VCPUOP_up, 1, 0), 0);
         while (!g_spinning) hypercall(__HYPERVISOR_sched_op, SCHEDOP_yield, 0);
-        finish("stop guest (spinner's domain)");
+        if (!role_down) finish("stop guest (spinner's domain)");
+        while (hypercall(__HYPERVISOR_vcpu_op, VCPUOP_is_up, 1, 0) != 0)
+            hypercall(__HYPERVISOR_sched_op, SCHEDOP_yield, 0);
+        write("stop guest: vCPU 1 went down, vCPU 0 goes down last\n");
+        hypercall(__HYPERVISOR_vcpu_op, VCPUOP_down, 0, 0);
+        write("stop guest: FAILED: vCPU 0 came back from VCPUOP_down\n");
+        for (;;) {
+        }
     }
     const uint64_t t0 = __builtin_ia32_rdtsc();
     while (__builtin_ia32_rdtsc() - t0 < 8000000000ull) hypercall(__HYPERVISOR_sched_op, SCHEDOP_yield, 0);

@@ -4,6 +4,7 @@
 #include <new>
 
 #include "arch/boot_alloc.h"
+#include "arch/console.h"
 #include "arch/direct_map.h"
 #include "arch/exit.h"
 #include "arch/platform.h"
@@ -92,6 +93,19 @@ int core_build_test_domain(uint64_t nr_frames, DomainLayout& out)
     spec.nr_frames = nr_frames;
     if (int rc = core_free_run(nr_frames, spec.first)) return rc;
     return build_domain(*g_hv, g_test_domain, spec, out);
+}
+
+void report_core_invariants()
+{
+    InvariantReport r;
+    if (!core_check(r)) {
+        for (unsigned i = 0; i < r.kept(); ++i)
+            printk("core invariants: VIOLATION: mfn 0x%lx: %s\n", r[i].frame.v, r[i].reason);
+        printk("core invariants: FAILED (%lu violations)\n", r.total());
+        hv_exit(HV_EXIT_FAILURE);
+    }
+    printk("core invariants: ok (%lu frames, %lu tables, %lu entries)\n", r.frames, r.tables,
+           r.entries);
 }
 
 } // namespace pvmmu::x86

@@ -4,6 +4,7 @@
 #include <pvmmu/abi.h>
 
 #include "arch/console.h"
+#include "arch/core_glue.h"
 #include "arch/cpu_bits.h"
 #include "arch/exit.h"
 #include "arch/guest.h"
@@ -13,6 +14,7 @@
 #include "arch/selectors.h"
 #include "arch/time.h"
 #include "arch/x86.h"
+#include "core/domain_teardown.h"
 
 extern "C" [[gnu::visibility("hidden")]] void syscall_entry();
 extern "C" [[noreturn]] void guest_enter(const pvmmu::x86::TrapFrame* f);
@@ -25,7 +27,9 @@ constexpr uint32_t kMsrStar = 0xC0000081, kMsrLstar = 0xC0000082, kMsrCstar = 0x
 constexpr uint32_t kMsrSysenterCs = 0x174;
 constexpr uint32_t kCpuid7EbxSmep = 1u << 7;
 
-std::atomic<unsigned> g_running{0};
+std::atomic<unsigned> g_running{0};           // domains built and not shut down
+std::atomic<unsigned> g_built{0}, g_gone{0};   // domains built; their memory given back
+std::atomic<unsigned> g_exit_reason{0};        // of the shutdown that left none running
 std::atomic<bool> g_shut_down[kMaxDomains];
 
 const char* reason_name(unsigned r)
@@ -35,18 +39,53 @@ const char* reason_name(unsigned r)
     return r <= SHUTDOWN_MAX ? kNames[r] : "unknown";
 }
 
+// A vCPU of g is off its CPU. The last one of a domain that has shut down
+// gives the domain's memory back: no vCPU of it can run, walk or change its
+// tables any more (one taken to run later sees the shutdown and leaves).
+void leave(GuestDomain& g)
+{
+    if (g.on_cpu.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+    if (!g_shut_down[g.dom.id].load(std::memory_order_acquire) || g.gone.exchange(true)) return;
+    sti();   // the other domains' shootdowns are served meanwhile
+    const DomId id = g.dom.id;
+    const TeardownResult r = relinquish_domain(*core(), g.dom);
+    printk("pvmmu: domain %u: %lu frames given back, %lu kept\n", id, r.freed, r.kept);
+    cli();
+    // Every domain gone means every one has shut down, the last one too.
+    if (g_gone.fetch_add(1, std::memory_order_acq_rel) + 1 != g_built.load(std::memory_order_acquire)) return;
+    report_core_invariants();
+    const unsigned reason = g_exit_reason.load(std::memory_order_acquire);
+    printk("pvmmu: no domain left running; ending (isa-debug-exit code 0x%x)\n", HV_EXIT_SHUTDOWN + reason);
+    hv_exit(HV_EXIT_SHUTDOWN + reason);
+}
+
 } // namespace
+
+void cpu_leave_vcpu()
+{
+    PerCpu& c = this_cpu();
+    Vcpu& v = *c.vcpu;
+    guest_console_flush(v);
+    c.vcpu = nullptr;
+    write_cr3(hv_root().v);
+    leave(guest_domain(v));
+}
 
 void cpu_idle()
 {
     PerCpu& c = this_cpu();
-    c.vcpu = nullptr;
+    if (c.vcpu) cpu_leave_vcpu();   // its domain stopped (or it shut it down)
     write_cr3(hv_root().v);
     for (;;) {
         cli();   // a kick between the check and the hlt still ends the hlt: sti_hlt
-        // A vCPU started while its domain shut down never enters it.
-        Vcpu* v = c.next.exchange(nullptr, std::memory_order_acq_rel);
-        if (v && !guest_domain_stopped(*v)) guest_run(*v);
+        // A vCPU started while its domain shut down never enters it. Counted
+        // on the CPU before the check, so the domain's teardown waits for it.
+        if (Vcpu* v = c.next.exchange(nullptr, std::memory_order_acq_rel)) {
+            GuestDomain& g = guest_domain(*v);
+            g.on_cpu.fetch_add(1, std::memory_order_acq_rel);
+            if (!guest_domain_stopped(*v)) guest_run(*v);
+            leave(g);
+        }
         sti_hlt();
     }
 }
@@ -71,13 +110,17 @@ void syscall_init()
     wrmsr(MSR_KERNEL_GS_BASE, 0);
 }
 
-void guest_domain_running() { g_running.fetch_add(1, std::memory_order_acq_rel); }
+void guest_domain_running()
+{
+    g_built.fetch_add(1, std::memory_order_acq_rel);
+    g_running.fetch_add(1, std::memory_order_acq_rel);
+}
 
 void guest_run(Vcpu& v)
 {
     cli();
-    static_cast<VcpuArch*>(v.platform_data)->state.store(VcpuState::Up, std::memory_order_release);
     this_cpu().vcpu = &v;
+    guest_gdt_reset();
     time_publish(guest_domain(v).shared->vcpu_info[v.id].time);   // on the CPU it runs on
     write_cr3(maddr_of(v.guest_table).v);
     guest_enter(&static_cast<VcpuArch*>(v.platform_data)->start);
@@ -90,7 +133,8 @@ bool guest_domain_stopped(const Vcpu& v)
 
 void guest_shutdown(unsigned reason)
 {
-    const Vcpu& v = *this_cpu().vcpu;
+    Vcpu& v = *this_cpu().vcpu;
+    guest_console_flush(v);
     const DomId id = v.domain->id;
     if (!g_shut_down[id].exchange(true, std::memory_order_acq_rel)) {
         printk("pvmmu: domain %u shut down (%s) by vCPU %u\n", id, reason_name(reason), v.id);
@@ -98,18 +142,18 @@ void guest_shutdown(unsigned reason)
         const Domain& d = *v.domain;
         for (unsigned i = 0; i < d.nr_vcpus; ++i)
             if (&d.vcpus[i] != &v) lapic_send_fixed(g_cpus[d.vcpus[i].cpu].apic_id, kVectorKick);
-        if (g_running.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-            printk("pvmmu: no domain left running; ending (isa-debug-exit code 0x%x)\n",
-                   HV_EXIT_SHUTDOWN + reason);
-            hv_exit(HV_EXIT_SHUTDOWN + reason);
-        }
+        // Read when the last domain's memory is back (leave), which is after
+        // this vCPU has left its CPU.
+        if (g_running.fetch_sub(1, std::memory_order_acq_rel) == 1)
+            g_exit_reason.store(reason, std::memory_order_release);
     }
     cpu_idle();
 }
 
 void guest_crash(const TrapFrame& f, const char* why)
 {
-    const Vcpu& v = *this_cpu().vcpu;
+    Vcpu& v = *this_cpu().vcpu;
+    guest_console_flush(v);
     printk("pvmmu: domain %u vCPU %u crashed: %s: vector %lu (%s), error code 0x%lx, rip 0x%lx, "
            "rsp 0x%lx, cr2 0x%lx\n", v.domain->id, v.id, why, f.vector, exception_name(f.vector),
            f.error, f.rip, f.rsp, read_cr2());

@@ -80,6 +80,7 @@ long vcpu_up(Vcpu& t)
     VcpuState was = VcpuState::Initialised;
     if (!arch(t).state.compare_exchange_strong(was, VcpuState::Up, std::memory_order_acq_rel))
         return was == VcpuState::Up ? 0 : -XEN_EINVAL;
+    guest_domain(t).nr_up.fetch_add(1, std::memory_order_acq_rel);
     PerCpu& c = g_cpus[t.cpu];
     c.next.store(&t, std::memory_order_release);
     lapic_send_fixed(c.apic_id, kVectorKick);
@@ -101,11 +102,14 @@ long do_vcpu_op(Vcpu& v, TrapFrame& f)
         // Only the calling vCPU: its CPU goes idle. Its state is gone (it must
         // be initialised again), where Xen would resume it.
         if (&t != &v) return -XEN_EINVAL;
+        // The last vCPU up going down: nothing can bring a vCPU of the
+        // domain up again (only its own vCPUs can), so the domain shuts
+        // down with poweroff, as Xen does, and the run can end.
+        if (guest_domain(v).nr_up.fetch_sub(1, std::memory_order_acq_rel) == 1) guest_shutdown(SHUTDOWN_poweroff);
         // Off the vCPU's tables before it is Down: once Down, another vCPU
         // may initialise it and drop the last reference to its old L4.
         cli();
-        this_cpu().vcpu = nullptr;
-        write_cr3(hv_root().v);
+        cpu_leave_vcpu();
         arch(v).state.store(VcpuState::Down, std::memory_order_release);
         cpu_idle();
     case VCPUOP_is_up:

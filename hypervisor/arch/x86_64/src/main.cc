@@ -74,20 +74,6 @@ void report_invariants()
            HV_SLOT_IMAGE, HV_SLOT_DIRECTMAP, s.cpus);
 }
 
-// The core's own whole-machine invariants over every frame.
-void report_core_invariants()
-{
-    InvariantReport r;
-    if (!core_check(r)) {
-        for (unsigned i = 0; i < r.kept(); ++i)
-            printk("core invariants: VIOLATION: mfn 0x%lx: %s\n", r[i].frame.v, r[i].reason);
-        printk("core invariants: FAILED (%lu violations)\n", r.total());
-        hv_exit(HV_EXIT_FAILURE);
-    }
-    printk("core invariants: ok (%lu frames, %lu tables, %lu entries)\n", r.frames, r.tables,
-           r.entries);
-}
-
 // The linked core at work on this machine when there is no guest: a domain
 // built and validated by it, then the core's invariants.
 void report_core()
@@ -137,9 +123,9 @@ void report_core()
     for (unsigned d = nr; d-- > 0;) {
         Vcpu& v = g_guests[d].dom.vcpus[0];
         printk("domain %u: starting vCPU 0 on cpu %u\n", d + 1, v.cpu);
-        if (d) (void)vcpu_up(v);
+        (void)vcpu_up(v);
     }
-    guest_run(g_guests[0].dom.vcpus[0]);
+    cpu_idle();   // runs domain 1's vCPU 0, handed to this CPU just now
 }
 
 // The rest of boot, on the boot CPU's own per-CPU stack.

@@ -29,9 +29,18 @@ void percpu_area_build(uint32_t id, uint32_t apic_id)
     c.apic_id = apic_id;
     c.area = HV_PERCPU_VIRT + uint64_t(id) * HV_PERCPU_STRIDE;
 
+    // Both GDT windows: the guest's buffer read-only (its descriptors come
+    // with the accessed bit set, so the CPU never writes them), then the
+    // hypervisor's page.
     const Maddr gdt = boot_alloc_frame();
     fill_hv_gdt_page(dmap<uint64_t>(gdt), &c.tss);
-    map_page(Vaddr{c.area + area::kGdtPage * kPageSize}, gdt, hv_pte::kData);
+    for (unsigned w = 0; w < 2; ++w) {
+        const uint64_t window = c.area + area::kGdtWindow[w];
+        c.gdt_buf[w] = boot_alloc(area::kGdtPage * kPageSize).v;
+        for (uint64_t p = 0; p < area::kGdtPage; ++p)
+            map_page(Vaddr{window + p * kPageSize}, Maddr{c.gdt_buf[w] + p * kPageSize}, hv_pte::kRodata);
+        map_page(Vaddr{window + area::kGdtPage * kPageSize}, gdt, hv_pte::kData);
+    }
 
     const Maddr stack = boot_alloc(area::kStackSize);
     for (uint64_t off = 0; off < area::kStackSize; off += kPageSize)
@@ -49,7 +58,7 @@ void percpu_area_build(uint32_t id, uint32_t apic_id)
 
 void percpu_load(PerCpu& c)
 {
-    const DescriptorPointer gdt{HV_GDT_LIMIT, c.area};
+    const DescriptorPointer gdt{HV_GDT_LIMIT, c.area + area::kGdtWindow[c.gdt_active]};
     load_gdt_and_segments(&gdt);
     asm volatile("ltr %w0" : : "r"(uint16_t(HV_SEL_TSS)));
     idt_load();

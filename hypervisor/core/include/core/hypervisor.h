@@ -41,6 +41,8 @@ public:
 
     // Registers a domain the platform has set up; returns false if the id is taken.
     bool add_domain(Domain& d);
+    // Takes d out of the registry (domain_teardown.h): its id is free again.
+    void remove_domain(const Domain& d) { domains_[d.id] = nullptr; }
     Domain* domain(DomId id) { return id < kMaxDomains ? domains_[id] : nullptr; }
 
     // Rounds of the A/D-preserving install loops that lost to a hardware A/D

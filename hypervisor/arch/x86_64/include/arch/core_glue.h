@@ -31,6 +31,10 @@ void core_cpu_online(CpuId cpu);
 // The core's own whole-machine invariant check (core/invariants.h).
 bool core_check(InvariantReport& report);
 
+// Runs core_check and prints "core invariants: ok (…)", or each violation
+// and ends the run with HV_EXIT_FAILURE. Only while no vCPU runs.
+void report_core_invariants();
+
 // The lowest run of n free frames: 0, or -ENOMEM.
 int core_free_run(uint64_t n, Mfn& first);
 

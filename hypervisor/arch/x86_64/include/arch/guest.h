@@ -21,12 +21,19 @@ namespace pvmmu::x86 {
 // vCPUs on one target are serialised by this state, guest_vcpu.cc).
 enum class VcpuState : uint8_t { Down, Initialised, Busy, Up };
 
+// A vCPU's console output not yet printed: its current line (guest_console.cc).
+struct ConsoleLine {
+    char buf[256];
+    uint16_t len = 0;
+};
+
 struct VcpuArch {
     std::atomic<VcpuState> state{VcpuState::Down};
     TrapFrame start{};          // the registers the vCPU starts with (guest_enter)
     uint64_t trap[32] = {};     // set_trap_table: handler of exception vector v, 0 = none
     uint64_t callback[8] = {};  // set_callbacks / callback_op, by CALLBACKTYPE_*
     uint64_t kernel_ss = 0, kernel_sp = 0;   // stack_switch
+    ConsoleLine line;
 };
 
 struct GuestDomain {
@@ -35,6 +42,9 @@ struct GuestDomain {
     VcpuArch vcpu[kMaxVcpus];
     shared_info_t* shared = nullptr;         // the domain's shared_info page (direct map)
     xencons_interface* console = nullptr;    // its console ring (start_info.console.domU)
+    std::atomic<unsigned> nr_up{0};          // vCPUs up (vcpu_up) and not down
+    std::atomic<unsigned> on_cpu{0};         // vCPUs a CPU has taken to run and not left
+    std::atomic<bool> gone{false};           // its memory given back (guest_run.cc)
 };
 
 // The event channel of the console ring (start_info.console.domU.evtchn):
@@ -61,7 +71,19 @@ long do_set_callbacks(Vcpu& v, TrapFrame& f);
 long do_callback_op(Vcpu& v, TrapFrame& f);
 long do_stack_switch(Vcpu& v, TrapFrame& f);
 long do_vcpu_op(Vcpu& v, TrapFrame& f);   // guest_vcpu.cc
-long do_event_channel_op(Vcpu& v, TrapFrame& f);   // guest_hypercalls.cc
+long do_set_gdt(Vcpu& v, TrapFrame& f);            // guest_gdt.cc
+long do_console_io(Vcpu& v, TrapFrame& f);         // guest_console.cc
+long do_event_channel_op(Vcpu& v, TrapFrame& f);   // guest_console.cc
+
+// Prints what v's console line holds, ending it with a '\n' if it has none:
+// when the vCPU stops (shutdown, crash, VCPUOP_down, its domain stopped).
+// On v's own CPU only: the line is its vCPU's alone.
+void guest_console_flush(Vcpu& v);
+
+// Makes the running hypercall a continuation: the guest re-executes its
+// SYSCALL with the arguments the handler left in f. Returns the hypercall's
+// number, which a handler returns so that RAX keeps it.
+long hypercall_continue(TrapFrame& f);
 
 // Builds domain `id` from the ELF image [file, file + size) with nr_frames
 // frames and nr_vcpus vCPUs (vCPU i on CPU first_cpu + i), loads it and
@@ -77,8 +99,12 @@ int guest_load(DomId id, const uint8_t* file, size_t size, uint64_t nr_frames, u
 void guest_domain_running();
 
 // VCPUOP_up: the vCPU's CPU (idle) is handed the vCPU and kicked; 0, or
-// -EINVAL when it was never initialised (guest_vcpu.cc).
+// -EINVAL when it was never initialised (guest_vcpu.cc). Also how every
+// domain's vCPU 0 starts at boot (the boot CPU's kick to itself included).
 long vcpu_up(Vcpu& v);
+
+// This CPU's guest GDT entries all null again (a vCPU starts with none).
+void guest_gdt_reset();
 
 // Sets this CPU up for guests: EFER.SCE and the SYSCALL MSRs. Every CPU.
 void syscall_init();
@@ -88,12 +114,21 @@ void syscall_init();
 [[noreturn]] void guest_run(Vcpu& v);
 
 // An idle CPU: halts with interrupts on (shootdowns are served) and runs the
-// vCPU VCPUOP_up hands it (PerCpu::next, then a kVectorKick IPI).
+// vCPU VCPUOP_up hands it (PerCpu::next, then a kVectorKick IPI). A vCPU
+// still on this CPU is left first (cpu_leave_vcpu).
 [[noreturn]] void cpu_idle();
 
+// This CPU stops running its vCPU: the vCPU's last console line out, the
+// hypervisor's tables loaded. When the vCPU's domain has shut down and this
+// was its last vCPU on a CPU, the domain's memory is given back
+// (core/domain_teardown.h), and once every domain's is, the core's
+// invariants are checked and the run ends with the last shutdown's reason.
+void cpu_leave_vcpu();
+
 // The domain of the vCPU running on this CPU stops with `reason` (SHUTDOWN_*,
-// <xen/sched.h>); when it was the last domain running the hypervisor ends
-// the run with HV_EXIT_SHUTDOWN + reason (boot_defs.h). This CPU idles.
+// <xen/sched.h>); its other vCPUs are kicked. When it was the last domain
+// running, the run ends with HV_EXIT_SHUTDOWN + reason (boot_defs.h) once
+// every domain's memory is given back (cpu_leave_vcpu). This CPU idles.
 [[noreturn]] void guest_shutdown(unsigned reason);
 
 // True once v's domain has shut down: v must not run on (traps.cc and

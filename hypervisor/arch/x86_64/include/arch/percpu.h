@@ -2,13 +2,19 @@
 // whose first word points to itself, so this_cpu() is one load), and the
 // per-CPU virtual area each CPU gets in L4 slot 257:
 //
-//   +0x00000  GDT window, 16 pages: 0-13 unmapped (a PV guest's own GDT frames
-//             go there later), 14 the hypervisor's descriptors, 15 unmapped
+//   +0x00000  GDT window 0, 16 pages: 0-13 the guest's entries (buffer 0,
+//             read-only), 14 the hypervisor's descriptors, 15 unmapped
 //   +0x10000  guard            +0x11000  stack, 16 KiB (also TSS.RSP0)
 //   +0x15000  guard            +0x16000  IST1 #DF stack, 4 KiB
 //   +0x17000  guard            +0x18000  IST2 NMI stack
 //   +0x19000  guard            +0x1a000  IST3 #MC stack
-//   +0x1b000  unmapped up to the next CPU's area (HV_PERCPU_STRIDE)
+//   +0x1b000  unmapped
+//   +0x20000  GDT window 1: as window 0, with buffer 1 (the same page 14)
+//   +0x30000  unmapped up to the next CPU's area (HV_PERCPU_STRIDE)
+//
+// The guest's entries (set_gdt, guest_gdt.cc) are validated copies in
+// hypervisor frames: set_gdt fills the buffer not in use and loads GDTR with
+// its window, so a call that fails leaves the GDT in use untouched.
 //
 // Every stack has an unmapped page below it, so an overflow faults instead of
 // corrupting the next one; #DF runs on its own stack and reports it.
@@ -28,9 +34,11 @@ namespace area {
 inline constexpr uint64_t kGdtPage = FIRST_RESERVED_GDT_PAGE;   // page 14 of the window
 inline constexpr uint64_t kStack = 0x11000, kStackSize = 0x4000;
 inline constexpr uint64_t kIst[3] = {0x16000, 0x18000, 0x1a000};   // IST1..IST3, 4 KiB each
-inline constexpr uint64_t kEnd = 0x1b000;
+inline constexpr uint64_t kGdtWindow[2] = {0x00000, 0x20000};
+inline constexpr uint64_t kEnd = 0x30000;
 static_assert(kGdtPage * kPageSize == HV_GDT_RESERVED_OFFSET);
 static_assert(kStack >= 16 * kPageSize + kPageSize);   // the GDT window, then a guard
+static_assert(kGdtWindow[1] >= kIst[2] + 2 * kPageSize);   // after IST3 and a gap
 static_assert(kEnd <= HV_PERCPU_STRIDE);
 static_assert(uint64_t(kMaxCpus + 1) * HV_PERCPU_STRIDE <= (1ull << 39));   // all in slot 257
 } // namespace area
@@ -43,7 +51,13 @@ struct PerCpu {
     uint64_t guest_rsp = 0;       // %gs:PERCPU_GUEST_RSP: syscall entry's scratch
     uint32_t id = 0;              // dense number, 0 = the boot CPU
     uint32_t apic_id = 0;
-    uint64_t area = 0;            // virtual base of this CPU's area (= its GDT base)
+    uint64_t area = 0;            // virtual base of this CPU's area (= GDT window 0)
+    // The running vCPU's own GDT entries (set_gdt): buffer b (machine
+    // address) backs window b's pages 0-13 and holds gdt_ents[b] entries;
+    // GDTR has window gdt_active.
+    uint64_t gdt_buf[2] = {};
+    uint32_t gdt_ents[2] = {};
+    uint32_t gdt_active = 0;
     pvmmu::Vcpu* vcpu = nullptr;  // the guest vCPU pinned here, once it runs
     std::atomic<pvmmu::Vcpu*> next{nullptr};   // VCPUOP_up: a vCPU for this idle CPU to run
     std::atomic<CpuState> state{CpuState::Absent};

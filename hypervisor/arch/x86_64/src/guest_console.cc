@@ -1,0 +1,100 @@
+// A guest's console output (docs/abi.md §10 "Console"): CONSOLEIO_write and
+// the console ring's EVTCHNOP_send. Both go through the writing vCPU's line
+// buffer, so a line reaches the serial console in one piece under the console
+// lock, never mixed with another domain's bytes or the hypervisor's own
+// messages (several CPUs write to the one port).
+#include <atomic>
+
+#include <pvmmu/abi.h>
+
+#include "arch/console.h"
+#include "arch/core_glue.h"
+#include "arch/guest.h"
+
+namespace pvmmu::x86 {
+
+namespace {
+
+// At most this many bytes per round of CONSOLEIO_write; the rest is a
+// continuation (Xen's hypercall_create_continuation for console_io), so a
+// huge count neither holds the CPU with interrupts unserved nor the console.
+constexpr int64_t kConsoleRound = 1024;
+
+void emit(ConsoleLine& l)
+{
+    console_write(l.buf, l.len);
+    l.len = 0;
+}
+
+// Adds bytes to v's line; a '\n' sends the line out. A line that fills the
+// buffer goes out with a '\n' added (the last byte of the buffer is kept for it).
+void put(Vcpu& v, const char* s, size_t n)
+{
+    ConsoleLine& l = arch(v).line;
+    for (size_t i = 0; i < n; ++i) {
+        l.buf[l.len++] = s[i];
+        if (s[i] == '\n') emit(l);
+        else if (l.len == sizeof(l.buf) - 1) guest_console_flush(v);
+    }
+}
+
+} // namespace
+
+void guest_console_flush(Vcpu& v)
+{
+    ConsoleLine& l = arch(v).line;
+    if (!l.len) return;
+    if (l.buf[l.len - 1] != '\n') l.buf[l.len++] = '\n';
+    emit(l);
+}
+
+// console_io(cmd, count, buf): CONSOLEIO_write takes count bytes from buf,
+// read in chunks: the bytes of chunks before one that faults are already in
+// the line (the console has no state to restore); the call then fails with
+// -EFAULT. After kConsoleRound bytes the arguments are advanced and the call
+// continues (the guest re-executes its SYSCALL), returning 0 at the end.
+long do_console_io(Vcpu& v, TrapFrame& f)
+{
+    if (f.rdi != CONSOLEIO_write) return -XEN_ENOSYS;
+    const int64_t count = int64_t(int32_t(f.rsi));   // an int in Xen's prototype
+    if (count < 0) return -XEN_EINVAL;
+    char chunk[128];
+    int64_t done = 0;
+    while (done < count && done < kConsoleRound) {
+        const size_t n = size_t(count - done) < sizeof(chunk) ? size_t(count - done) : sizeof(chunk);
+        if (core()->platform().copy_from_guest(v, chunk, Vaddr{f.rdx + uint64_t(done)}, n)) return -XEN_EFAULT;
+        put(v, chunk, n);
+        done += int64_t(n);
+    }
+    if (done == count) return 0;
+    f.rsi = uint64_t(count - done);
+    f.rdx += uint64_t(done);
+    return hypercall_continue(f);
+}
+
+// event_channel_op(cmd, arg): only EVTCHNOP_send on the console port, which
+// prints the console ring's output (<xen/io/console.h>): the bytes between
+// out_cons and out_prod, at most the ring's size — the indices are the
+// guest's and may be anything; they are only ever used masked. The bytes are
+// copied out before they are printed, and out_cons then says they were read.
+long do_event_channel_op(Vcpu& v, TrapFrame& f)
+{
+    if (f.rdi != EVTCHNOP_send) return -XEN_ENOSYS;
+    evtchn_send_t s;
+    if (core()->platform().copy_from_guest(v, &s, Vaddr{f.rsi}, sizeof(s))) return -XEN_EFAULT;
+    if (s.port != kConsolePort) return -XEN_EINVAL;
+    xencons_interface& ring = *guest_domain(v).console;
+    std::atomic_ref<XENCONS_RING_IDX> cons_ref(ring.out_cons), prod_ref(ring.out_prod);
+    XENCONS_RING_IDX cons = cons_ref.load(std::memory_order_relaxed);
+    const XENCONS_RING_IDX prod = prod_ref.load(std::memory_order_acquire);
+    if (XENCONS_RING_IDX(prod - cons) > sizeof(ring.out)) return -XEN_EINVAL;
+    char buf[sizeof(ring.out)];
+    size_t n = 0;
+    for (; cons != prod; ++cons)
+        buf[n++] = std::atomic_ref<char>(ring.out[MASK_XENCONS_IDX(cons, ring.out)]).load(std::memory_order_relaxed);
+    put(v, buf, n);
+    cons_ref.store(cons, std::memory_order_release);
+    return 0;
+}
+
+} // namespace pvmmu::x86

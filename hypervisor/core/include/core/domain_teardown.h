@@ -1,0 +1,21 @@
+// The end of a domain (Xen's domain_relinquish_resources): once none of its
+// vCPUs can run or be in a hypercall again, every reference the domain holds
+// is dropped — its vCPUs' base pointers, its pins (devalidating its tables,
+// which drops what their entries held), the frames the hypervisor held for it
+// — and its frames become free; the domain leaves the registry.
+#pragma once
+
+#include "core/hypervisor.h"
+
+namespace pvmmu {
+
+struct TeardownResult {
+    uint64_t freed = 0;   // frames now free
+    uint64_t kept = 0;    // frames still referenced (a reference-counting bug): left owned, not reused
+};
+
+// The caller guarantees that no vCPU of d runs, walks or changes its tables
+// any more, and that no CPU has d's tables loaded.
+TeardownResult relinquish_domain(Hypervisor& hv, Domain& d);
+
+} // namespace pvmmu

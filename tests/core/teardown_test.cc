@@ -1,0 +1,93 @@
+// relinquish_domain (core/domain_teardown.h): a domain that has ended gives
+// every frame back — whatever it pinned, linked, mapped writable or had held
+// for it — and the machine's invariants hold afterwards; other domains keep
+// theirs.
+#include "core/domain_teardown.h"
+#include "core/refs.h"
+#include "invariants/invariant_check.h"
+#include "support/core_fixture.h"
+
+namespace pvmmu::test {
+namespace {
+
+class TeardownTest : public CoreTest {
+protected:
+    uint64_t owned_by(DomId id)
+    {
+        uint64_t n = 0;
+        for (uint64_t i = 0; i < hv().mem().nr_frames; ++i)
+            if (frame(Mfn{i}).owner.load() == id) ++n;
+        return n;
+    }
+    void expect_all_free()
+    {
+        EXPECT_EQ(owned_by(kDom), 0u);
+        for (uint64_t g = 0; g < kDomFrames; ++g) {
+            const FrameInfo& f = frame(lay.mfn(g));
+            EXPECT_EQ(f.count.load(), 0u) << g;
+            EXPECT_EQ(f.type_count(), 0u) << g;
+            EXPECT_FALSE(f.pinned()) << g;
+        }
+        EXPECT_EQ(hv().domain(kDom), nullptr);
+        EXPECT_TRUE(invariants_hold(m));
+    }
+};
+
+TEST_F(TeardownTest, ABuiltDomainGivesEveryFrameBack)
+{
+    const TeardownResult r = relinquish_domain(hv(), *d);
+    EXPECT_EQ(r.freed, kDomFrames);
+    EXPECT_EQ(r.kept, 0u);
+    expect_all_free();
+}
+
+TEST_F(TeardownTest, PinsLinksWritableMappingsBasePointersAndHeldFramesAllGo)
+{
+    // gpfn 600 becomes a pinned L1 that maps gpfn 700 writable and is linked
+    // from the L2; vCPU 1 gets the L4 as its user base pointer too; gpfn 800
+    // is held by the hypervisor.
+    make_read_only(600);
+    table(lay.mfn(600))[0] = map(700, kDataFlags);
+    unsigned done = 0;
+    ASSERT_EQ(mmuext({op_mfn(MMUEXT_PIN_L1_TABLE, lay.mfn(600))}, &done), 0);
+    must_update(mmu_update_t{ptr(l2(), 7, MMU_NORMAL_PT_UPDATE), map(lay.mfn(600), kTableLinkFlags)});
+    ASSERT_EQ(mmuext({op_mfn(MMUEXT_NEW_USER_BASEPTR, l4())}, &done, &v1()), 0);
+    ASSERT_EQ(hold_writable(hv(), *d, lay.mfn(800)), 0);
+    ASSERT_TRUE(invariants_hold(m));
+
+    const TeardownResult r = relinquish_domain(hv(), *d);
+    EXPECT_EQ(r.freed, kDomFrames);
+    EXPECT_EQ(r.kept, 0u);
+    EXPECT_EQ(d->nr_held, 0u);
+    EXPECT_FALSE(v0().has_table || v1().has_table || v1().has_user_table);
+    expect_all_free();
+}
+
+TEST_F(TeardownTest, AnotherDomainKeepsItsFrames)
+{
+    DomainLayout lay2;
+    Domain* d2 = m.create_domain(2, 64, 1, lay2, 2);
+    ASSERT_NE(d2, nullptr);
+    const TeardownResult r = relinquish_domain(hv(), *d);
+    EXPECT_EQ(r.freed, kDomFrames);
+    EXPECT_EQ(owned_by(2), 64u);
+    EXPECT_EQ(hv().domain(2), d2);
+    EXPECT_TRUE(frame(lay2.l4).pinned());
+    expect_all_free();
+}
+
+TEST_F(TeardownTest, AFrameStillReferencedIsKeptAndNotFreed)
+{
+    // A reference nobody should hold (as a reference-counting bug would
+    // leave): that frame stays the domain's, the domain stays registered.
+    ASSERT_EQ(get_page(hv(), lay.mfn(900), kDom), 0);
+    const TeardownResult r = relinquish_domain(hv(), *d);
+    EXPECT_EQ(r.kept, 1u);
+    EXPECT_EQ(r.freed, kDomFrames - 1);
+    EXPECT_EQ(frame(lay.mfn(900)).owner.load(), kDom);
+    EXPECT_EQ(hv().domain(kDom), d);
+    put_page(hv(), lay.mfn(900));
+}
+
+} // namespace
+} // namespace pvmmu::test

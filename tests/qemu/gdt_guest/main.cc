@@ -1,0 +1,150 @@
+// set_gdt (hypercall 2, docs/abi.md §10): the guest's own GDT entries.
+// A DPL-3 data and a 64-bit DPL-3 code descriptor are installed and used (a
+// data selector in %ds/%es/%fs, a far return through the code selector);
+// then every invalid request — DPL-0 code, 32-bit code, a TSS, a call gate,
+// too many entries, a frame of the hypervisor or beyond memory, a page
+// table, an unmapped list — gets its errno and changes nothing. pvmmu copies
+// the descriptors, so the guest's later writes to its frame change nothing
+// either: entry 1 is made not present in the frame first, and loading it must
+// still work until a set_gdt succeeds. Loading a selector that is no longer
+// valid raises #GP or #NP, bounced to the guest's handler.
+#include "tiny_guest.h"
+
+using namespace tiny;
+
+// Hidden, as everything in the image: no GOT (xenpv.cmake).
+#pragma GCC visibility push(hidden)
+extern "C" {
+// 0 when `sel` loads into %ds, else 0x10000 (#GP) or 0x20000 (#NP) | the
+// fault's error code (seg_gp / seg_np resume at load_done).
+long load_ds(uint64_t sel);
+// Far-returns to `sel`:here, reads %cs there and far-returns to FLAT_RING3_CS64.
+uint64_t run_on_cs(uint64_t sel);
+void seg_gp();
+void seg_np();
+}
+#pragma GCC visibility pop
+
+// The handlers get Xen's bounce frame (RCX, R11, error code, RIP, CS,
+// RFLAGS, RSP, SS) and leave by the iret hypercall at load_done, with the
+// error code's slot as iret's flags; RCX and R11 are caller-saved around
+// load_ds, so they need not survive.
+asm(R"(
+	.text
+	.globl load_ds, run_on_cs, seg_gp, seg_np
+load_ds:
+	xor %eax, %eax
+	mov %di, %ds
+load_done:
+	ret
+run_on_cs:
+	push %rdi
+	lea 1f(%rip), %rax
+	push %rax
+	lretq
+1:	mov %cs, %eax
+	pushq $0xe033
+	lea 2f(%rip), %rcx
+	push %rcx
+	lretq
+2:	ret
+seg_gp:
+	mov $0x10000, %eax
+	jmp 3f
+seg_np:
+	mov $0x20000, %eax
+3:	add $16, %rsp
+	or (%rsp), %rax
+	lea load_done(%rip), %rcx
+	mov %rcx, 8(%rsp)
+	movq $0, (%rsp)
+	jmp hypercall_page + 23 * 32
+)");
+
+namespace {
+
+// Descriptors ("Segment Descriptors", SDM Vol. 3A), flat, accessed bit clear.
+constexpr uint64_t kP = 1ull << 47;
+constexpr uint64_t kData3 = 0x00cff2000000ffff;    // data, read/write, DPL 3
+constexpr uint64_t kCode3 = 0x00affa000000ffff;    // 64-bit code, DPL 3
+constexpr uint64_t kCode0 = 0x00af9a000000ffff;    // 64-bit code, DPL 0
+constexpr uint64_t kCode32 = 0x00cffa000000ffff;   // 32-bit code, DPL 3: compatibility mode
+constexpr uint64_t kTss3 = 0x0000e90000000067;     // 64-bit TSS, DPL 3
+constexpr uint64_t kGate3 = 0x0000ec0000000000;    // 64-bit call gate, DPL 3
+constexpr uint16_t kSelData = 0x0b, kSelCode = 0x13;   // entries 1 and 2, RPL 3
+constexpr long kGp = 0x10000, kNp = 0x20000;
+
+alignas(4096) uint64_t g_gdt[512];
+
+long set_gdt(const xen_pfn_t* frames, unsigned entries)
+{
+    return hypercall(__HYPERVISOR_set_gdt, uint64_t(frames), entries);
+}
+
+uint16_t ds()
+{
+    uint16_t s;
+    asm volatile("mov %%ds, %0" : "=r"(s));
+    return s;
+}
+
+} // namespace
+
+extern "C" [[noreturn]] void xenpv_start(const start_info_t* si)
+{
+    write("gdt guest: running\n");
+    const uint64_t* p2m = reinterpret_cast<const uint64_t*>(si->mfn_list);
+    const xen_pfn_t mfn = p2m[(uint64_t(g_gdt) - si->pt_base) >> 12];
+    const xen_pfn_t frame[1] = {mfn};
+    trap_info_t traps[] = {{11, 0, FLAT_RING3_CS64, uint64_t(&seg_np)},
+                           {13, 0, FLAT_RING3_CS64, uint64_t(&seg_gp)},
+                           {0, 0, 0, 0}};
+    check("set_trap_table", hypercall(__HYPERVISOR_set_trap_table, uint64_t(traps)), 0);
+    check("no guest entries yet: 0x0b is #GP", load_ds(kSelData), kGp | 0x08);
+
+    g_gdt[1] = kData3;
+    g_gdt[2] = kCode3;
+    check("set_gdt with a data and a code descriptor", set_gdt(frame, 3), 0);
+    check("load 0x0b into %ds", load_ds(kSelData), 0);
+    check("%ds holds 0x0b", ds(), kSelData);
+    asm volatile("mov %0, %%es; mov %0, %%fs" : : "r"(uint32_t(kSelData)));
+    check("far return through code selector 0x13", long(run_on_cs(kSelCode)), kSelCode);
+
+    // From here the frame's entry 1 is not present: a GDT taken from the
+    // frame again would make loading 0x0b #NP.
+    g_gdt[1] = kData3 & ~kP;
+    auto unchanged = [] { return load_ds(kSelData) == 0 && run_on_cs(kSelCode) == kSelCode; };
+    check("the guest's write to its frame changes nothing", unchanged(), 1);
+    const uint64_t bad[] = {kCode0, kCode32, kTss3, kGate3, kData3 & ~(3ull << 45), kData3 | (1ull << 53)};
+    for (uint64_t d : bad) {
+        g_gdt[3] = d;
+        check("set_gdt with an invalid descriptor", set_gdt(frame, 4), -XEN_EINVAL);
+        check("an invalid descriptor changed nothing", unchanged(), 1);
+    }
+    g_gdt[3] = 0;
+    check("too many entries", set_gdt(frame, FIRST_RESERVED_GDT_ENTRY + 1), -XEN_EINVAL);
+    const xen_pfn_t hypervisor[1] = {p2m[0] - 1}, beyond[1] = {1ull << 40}, table[1] = {p2m[0]};
+    check("a frame of the hypervisor", set_gdt(hypervisor, 3), -XEN_EPERM);
+    check("a frame beyond memory", set_gdt(beyond, 3), -XEN_EINVAL);
+    check("the L4, a page table", set_gdt(table, 3), -XEN_EINVAL);
+    check("an unmapped frame list", long(hypercall(__HYPERVISOR_set_gdt, 0x0000100000000000, 3)), -XEN_EFAULT);
+    check("the failed calls changed nothing", unchanged(), 1);
+
+    // The largest GDT (14 frames, here all the same one): now entry 1 is
+    // the frame's, not present.
+    xen_pfn_t frames[FIRST_RESERVED_GDT_PAGE];
+    for (xen_pfn_t& f : frames) f = mfn;
+    check("set_gdt of FIRST_RESERVED_GDT_ENTRY entries", set_gdt(frames, FIRST_RESERVED_GDT_ENTRY), 0);
+    check("a not-present entry is #NP", load_ds(kSelData), kNp | 0x08);
+    check("entry 2 + 512 is the frame's entry 2", long(run_on_cs(kSelCode + 512 * 8)), kSelCode + 512 * 8);
+    // An empty GDT while %ds still holds 0x0b: the hypercall returns, the
+    // next load of 0x0b is #GP.
+    g_gdt[1] = kData3;
+    check("set_gdt of 3 entries", set_gdt(frame, 3), 0);
+    check("load 0x0b again", load_ds(kSelData), 0);
+    check("set_gdt of no entries", set_gdt(frame, 0), 0);
+    check("%ds still holds 0x0b", ds(), kSelData);
+    check("0x0b is gone: #GP", load_ds(kSelData), kGp | 0x08);
+    check("back to FLAT_RING3_DS32", load_ds(FLAT_RING3_DS32), 0);
+    finish("gdt guest");
+}
