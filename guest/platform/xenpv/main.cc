@@ -71,6 +71,7 @@ alignas(Cpu) unsigned char g_cpu_storage[kMaxXenpvVcpus][sizeof(Cpu)];
 
 const start_info_t* g_si;
 BootInfo g_boot;
+pvmmu_facts g_facts;   // PVMMUOP_facts, asked for once at boot (they never change)
 
 // The registers xenpv_page_fault saved, then the rest of the bounce frame.
 struct FaultFrame {
@@ -163,6 +164,7 @@ bool start_secondary(unsigned id)
     set_traps();
     Cpu& c = make_cpu(0);
     g_boot.nr_vcpus = count_vcpus();
+    if (hypercall(__HYPERVISOR_pvmmu_op, PVMMUOP_facts, uint64_t(&g_facts)) != 0) g_facts.peer_domid = DOMID_INVALID;
     for (unsigned i = 1; i < g_boot.nr_vcpus; ++i) {
         if (!start_secondary(i)) {
             rt::print("xenpv: vCPU %u did not start", i);
@@ -239,14 +241,34 @@ Cpu& this_cpu()
 
 unsigned nr_vcpus() { return g_boot.nr_vcpus; }
 
-// Not known on bare metal yet (no per-CPU counters exported, no second domain,
-// no run-time policy changes): the tests that need them skip.
-bool platform_counters(unsigned, PlatformCounters&) { return false; }
-bool foreign_domain(ForeignDomain&) { return false; }
-Mfn hypervisor_frame() { return Mfn{0}; }
-Mfn io_frame() { return Mfn{0}; }
-bool deny(uint32_t) { return false; }
-bool hypervisor_install_retries(uint64_t&) { return false; }
+// What only the hypervisor knows comes through pvmmu_op (docs/abi.md §10).
+// It counts no TLB misses (hardware does not tell it), nor cleans (the x86
+// walker is coherent): those stay 0.
+bool platform_counters(unsigned vcpu, PlatformCounters& out)
+{
+    pvmmu_vcpu_counters c;
+    if (hypercall(__HYPERVISOR_pvmmu_op, PVMMUOP_vcpu_counters, vcpu, uint64_t(&c)) != 0) return false;
+    out = PlatformCounters{.faults = c.faults,
+                           .flush_all = c.flush_all,
+                           .flush_page = c.flush_page,
+                           .shootdowns_sent = c.shootdowns_sent,
+                           .shootdowns_served = c.shootdowns_served};
+    return true;
+}
+
+bool foreign_domain(ForeignDomain& out)
+{
+    if (g_facts.peer_domid == DOMID_INVALID) return false;
+    out = ForeignDomain{g_facts.peer_domid, Mfn{g_facts.peer_first_mfn}, g_facts.peer_nr_frames};
+    return true;
+}
+Mfn hypervisor_frame() { return Mfn{g_facts.hypervisor_mfn}; }
+Mfn io_frame() { return Mfn{g_facts.io_mfn}; }
+bool deny(uint32_t bits) { return hypercall(__HYPERVISOR_pvmmu_op, PVMMUOP_deny, bits) == 0; }
+bool hypervisor_install_retries(uint64_t& out)
+{
+    return hypercall(__HYPERVISOR_pvmmu_op, PVMMUOP_install_retries, uint64_t(&out)) == 0;
+}
 // Benchmarking only, and refused here: the hypervisor never maps a domain's
 // page tables writable to it.
 bool native_pte_cmpxchg(Maddr, uint64_t&, uint64_t, bool&) { return false; }

@@ -25,7 +25,7 @@ constexpr uint32_t kMsrStar = 0xC0000081, kMsrLstar = 0xC0000082, kMsrCstar = 0x
 constexpr uint32_t kMsrSysenterCs = 0x174;
 constexpr uint32_t kCpuid7EbxSmep = 1u << 7;
 
-std::atomic<unsigned> g_running{0};
+std::atomic<unsigned> g_running{0}, g_started{0};
 std::atomic<bool> g_shut_down[kMaxDomains];
 
 const char* reason_name(unsigned r)
@@ -71,7 +71,19 @@ void syscall_init()
     wrmsr(MSR_KERNEL_GS_BASE, 0);
 }
 
-void guest_domain_running() { g_running.fetch_add(1, std::memory_order_acq_rel); }
+void guest_domain_running()
+{
+    g_started.fetch_add(1, std::memory_order_acq_rel);
+    g_running.fetch_add(1, std::memory_order_acq_rel);
+}
+
+unsigned guest_domains_started() { return g_started.load(std::memory_order_acquire); }
+
+VcpuCounters* counters_for(const Domain* origin)
+{
+    Vcpu* v = this_cpu().vcpu;
+    return v && origin == v->domain ? &arch(*v).counters : nullptr;
+}
 
 void guest_run(Vcpu& v)
 {

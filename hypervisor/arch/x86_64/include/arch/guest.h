@@ -21,12 +21,22 @@ namespace pvmmu::x86 {
 // vCPUs on one target are serialised by this state, guest_vcpu.cc).
 enum class VcpuState : uint8_t { Down, Initialised, Busy, Up };
 
+// What the hypervisor counts for a vCPU (PVMMUOP_vcpu_counters), on the CPU it
+// is pinned to, and only for work its own domain asked for: a flush another
+// domain's request caused is not counted, so no domain learns another's.
+struct VcpuCounters {
+    std::atomic<uint64_t> faults{0};
+    std::atomic<uint64_t> flush_all{0}, flush_page{0};
+    std::atomic<uint64_t> shootdowns_sent{0}, shootdowns_served{0};
+};
+
 struct VcpuArch {
     std::atomic<VcpuState> state{VcpuState::Down};
     TrapFrame start{};          // the registers the vCPU starts with (guest_enter)
     uint64_t trap[32] = {};     // set_trap_table: handler of exception vector v, 0 = none
     uint64_t callback[8] = {};  // set_callbacks / callback_op, by CALLBACKTYPE_*
     uint64_t kernel_ss = 0, kernel_sp = 0;   // stack_switch
+    VcpuCounters counters;
 };
 
 struct GuestDomain {
@@ -35,6 +45,9 @@ struct GuestDomain {
     VcpuArch vcpu[kMaxVcpus];
     shared_info_t* shared = nullptr;         // the domain's shared_info page (direct map)
     xencons_interface* console = nullptr;    // its console ring (start_info.console.domU)
+    // The idle domain this one was booted with (`peer=N`), whose frames it may
+    // learn (PVMMUOP_facts) to name them in requests that must be refused.
+    const GuestDomain* peer = nullptr;
 };
 
 // The event channel of the console ring (start_info.console.domU.evtchn):
@@ -62,6 +75,11 @@ long do_callback_op(Vcpu& v, TrapFrame& f);
 long do_stack_switch(Vcpu& v, TrapFrame& f);
 long do_vcpu_op(Vcpu& v, TrapFrame& f);   // guest_vcpu.cc
 long do_event_channel_op(Vcpu& v, TrapFrame& f);   // guest_hypercalls.cc
+long do_pvmmu_op(Vcpu& v, TrapFrame& f);           // pvmmu_op.cc
+
+// The counters of the vCPU running on this CPU when `origin`, the domain that
+// asked for the work, is its own; nullptr otherwise (idle, or another's).
+VcpuCounters* counters_for(const Domain* origin);
 
 // Builds domain `id` from the ELF image [file, file + size) with nr_frames
 // frames and nr_vcpus vCPUs (vCPU i on CPU first_cpu + i), loads it and
@@ -75,6 +93,8 @@ int guest_load(DomId id, const uint8_t* file, size_t size, uint64_t nr_frames, u
 
 // Counts a built domain as running, until it shuts down.
 void guest_domain_running();
+// Domains that were ever counted running (an idle peer never is).
+unsigned guest_domains_started();
 
 // VCPUOP_up: the vCPU's CPU (idle) is handed the vCPU and kicked; 0, or
 // -EINVAL when it was never initialised (guest_vcpu.cc).
