@@ -13,6 +13,7 @@
 
 #include <new>
 
+#include "guest/pte.h"
 #include "hypercall.h"
 #include "rt_platform.h"
 
@@ -24,6 +25,8 @@ void xenpv_page_fault();
 bool xenpv_load(uint64_t va, uint64_t* out);
 bool xenpv_store(uint64_t va, uint64_t val);
 int xenpv_cmpxchg(uint64_t va, uint64_t* expected, uint64_t desired);
+bool xenpv_fetch(uint64_t va);
+void xenpv_fetch_ret();
 [[noreturn]] void xenpv_switch_stack(uint64_t top, void (*fn)());
 extern const uint64_t xenpv_extable[], xenpv_extable_end[];
 extern void (*__init_array_start[])(), (*__init_array_end[])();
@@ -56,10 +59,72 @@ public:
         swapped = r == 3;
         return r != 0;
     }
-    // Executing arbitrary bytes to probe NX is not safe here: unsupported.
-    bool fetch(Va) override { return false; }
+    bool fetch(Va va) override;
     void clean(Va) override {}   // x86 walkers are coherent with the data cache
 };
+
+// The leaf entry that maps va, by a walk of the domain's tables (the builder's
+// L4, gpfn 0, which every vCPU runs on) read through the physmap. false when
+// a level is not present or names a frame not the domain's.
+bool leaf_entry(Va va, uint64_t& out)
+{
+    const Guest& g = rt::guest();
+    Gpfn table = g.l4();
+    for (unsigned l = 4; l >= 1; --l) {
+        const auto* t = reinterpret_cast<const volatile uint64_t*>(g.va(table).v);
+        const uint64_t e = t[table_index(va, Level(l))];
+        if (!pte_present(e)) return false;
+        if (l == 1) {
+            out = e;
+            return true;
+        }
+        if (!g.gpfn_of(pte_mfn(e), table)) return false;
+    }
+    return false;
+}
+
+// An instruction fetch at va (the NX checks of flag-range-basic and
+// mprotect-semantics; docs/guest.md "Memory::fetch on bare metal"). Bytes at
+// va are code only if someone put them there, so the probe puts its own: a
+// `ret` at va's offset, written through the frame's physmap alias (data
+// frames are writable there), then `call va`. First va is read, so the
+// library's handler maps a demand-zero page as the sim's walker would (and a
+// page x86 cannot read, it cannot execute either); its frame comes from a
+// walk of the tables. false, honestly, when the alias is not writable (a page
+// table, a frame the hypervisor holds). Like a fetch it sets A and never D:
+// a D the write put on the alias's entry is taken off again (with an INVLPG,
+// so no TLB keeps the entry dirty) — va's own entry when va is the alias.
+// The byte is back before it returns;
+// while the probe runs no other vCPU may write that word (tests probe pages
+// nobody writes meanwhile). Probes of several vCPUs take turns (g_fetch_lock):
+// one must never call a byte another has just put back.
+SpinLock g_fetch_lock;
+
+bool XenpvCpu::fetch(Va va)
+{
+    uint64_t e, ae, word;
+    Gpfn gpfn;
+    if (!xenpv_load(va.v, &word) || !leaf_entry(va, e) || !rt::guest().gpfn_of(pte_mfn(e), gpfn)) return false;
+    const Va alias = rt::guest().va(gpfn) + (va.v & (kPageSize - 1));
+    const uint64_t at = alias.v & ~7ull;
+    const unsigned shift = unsigned(alias.v & 7) * 8;
+    SpinGuard turn(rt::this_cpu(), g_fetch_lock);
+    if (!leaf_entry(alias, ae) || !(ae & pte::RW) || !xenpv_load(at, &word)) return false;
+    const uint64_t patched = (word & ~(0xffull << shift)) | (0xc3ull << shift);
+    uint64_t seen = word;
+    if (xenpv_cmpxchg(at, &seen, patched) != 3) return false;
+    // Cross-modifying code: a serialising instruction between the write and
+    // the fetch (Intel SDM "Handling Self- and Cross-Modifying Code").
+    unsigned a = 0, b, c, d;
+    asm volatile("cpuid" : "+a"(a), "=b"(b), "=c"(c), "=d"(d) :: "memory");
+    const bool ran = xenpv_fetch(va.v);
+    seen = patched;
+    (void)xenpv_cmpxchg(at, &seen, word);
+    uint64_t now;
+    if (!(ae & pte::D) && leaf_entry(alias, now) && (now & pte::D))
+        pvmmu::xenpv::hypercall(__HYPERVISOR_update_va_mapping, at & ~(kPageSize - 1), now & ~pte::D, UVMF_INVLPG | UVMF_LOCAL);
+    return ran;
+}
 
 struct alignas(kStackSize) Stack {
     Cpu* cpu;
@@ -209,6 +274,12 @@ extern "C" void xenpv_fault(FaultFrame* f)
     const FaultInfo fi{Va{va}, (f->error & 16) ? Access::Exec : (f->error & 2) ? Access::Write : Access::Read,
                        (f->error & 1) != 0};
     if (rt::fault(c, fi)) return;
+    if (f->rip == va && *reinterpret_cast<const uint64_t*>(f->rsp) == uint64_t(&xenpv_fetch_ret)) {
+        f->rip = uint64_t(&xenpv_fetch_ret);   // the probe's `call va` faulted (entry.S)
+        f->rsp += 8;
+        f->rax = 0;
+        return;
+    }
     for (const uint64_t* e = xenpv_extable; e != xenpv_extable_end; e += 2) {
         if (f->rip == e[0]) {
             f->rip = e[1];
