@@ -140,7 +140,7 @@ void apply_module_words(const char* cmdline, unsigned& nr, CpuId next_cpu)
 {
     unsigned nr = 0;
     CpuId next_cpu = 0;
-    bool started[BootInfo::kMaxModules] = {};
+    bool runs[BootInfo::kMaxModules] = {};   // a module's domain, not a peer
     for (unsigned i = 0; i < BootInfo::kMaxModules && i < g_boot.nr_modules && nr < BootInfo::kMaxModules; ++i) {
         const BootInfo::Module& m = g_boot.modules[i];
         if (m.end <= m.start) continue;
@@ -161,13 +161,13 @@ void apply_module_words(const char* cmdline, unsigned& nr, CpuId next_cpu)
             hv_exit(HV_EXIT_FAILURE);
         }
         next_cpu += CpuId(vcpus);
-        started[nr] = true;
+        runs[nr] = true;
         apply_module_words(m.cmdline, nr, next_cpu);
         ++nr;
     }
     report_core_invariants();
     for (unsigned d = nr; d-- > 0;) {
-        if (!started[d]) continue;
+        if (!runs[d]) continue;
         Vcpu& v = g_guests[d].dom.vcpus[0];
         printk("domain %u: starting vCPU 0 on cpu %u\n", d + 1, v.cpu);
         if (d) (void)vcpu_up(v);
