@@ -94,21 +94,22 @@ bool leaf_entry(Va va, uint64_t& out)
 // table, a frame the hypervisor holds). Like a fetch it sets A and never D:
 // a D the write put on the alias's entry is taken off again (with an INVLPG,
 // so no TLB keeps the entry dirty) — va's own entry when va is the alias.
-// The byte is back before it returns;
-// while the probe runs no other vCPU may write that word (tests probe pages
-// nobody writes meanwhile). Probes of several vCPUs take turns (g_fetch_lock):
-// one must never call a byte another has just put back.
-SpinLock g_fetch_lock;
+// The byte is back before it returns; while the probe runs no other vCPU may
+// write that word (tests probe pages nobody writes meanwhile). Probes of one
+// page take turns (one must never call a byte another has just put back);
+// a lock per page hash, so vCPUs probing the same pages in the same order
+// follow each other instead of all waiting for one.
+SpinLock g_fetch_locks[64];
 
 bool XenpvCpu::fetch(Va va)
 {
     uint64_t e, ae, word;
     Gpfn gpfn;
-    if (!xenpv_load(va.v, &word) || !leaf_entry(va, e) || !rt::guest().gpfn_of(pte_mfn(e), gpfn)) return false;
+    if (!xenpv_load(va.v, &e) || !leaf_entry(va, e) || !rt::guest().gpfn_of(pte_mfn(e), gpfn)) return false;
     const Va alias = rt::guest().va(gpfn) + (va.v & (kPageSize - 1));
     const uint64_t at = alias.v & ~7ull;
     const unsigned shift = unsigned(alias.v & 7) * 8;
-    SpinGuard turn(rt::this_cpu(), g_fetch_lock);
+    SpinGuard turn(rt::this_cpu(), g_fetch_locks[(at >> kPageShift) % 64]);
     if (!leaf_entry(alias, ae) || !(ae & pte::RW) || !xenpv_load(at, &word)) return false;
     const uint64_t patched = (word & ~(0xffull << shift)) | (0xc3ull << shift);
     uint64_t seen = word;
@@ -122,7 +123,8 @@ bool XenpvCpu::fetch(Va va)
     (void)xenpv_cmpxchg(at, &seen, word);
     uint64_t now;
     if (!(ae & pte::D) && leaf_entry(alias, now) && (now & pte::D))
-        pvmmu::xenpv::hypercall(__HYPERVISOR_update_va_mapping, at & ~(kPageSize - 1), now & ~pte::D, UVMF_INVLPG | UVMF_LOCAL);
+        pvmmu::xenpv::hypercall(__HYPERVISOR_update_va_mapping, at & ~(kPageSize - 1), now & ~pte::D,
+                                UVMF_INVLPG | UVMF_LOCAL);
     return ran;
 }
 
@@ -274,7 +276,7 @@ extern "C" void xenpv_fault(FaultFrame* f)
     const FaultInfo fi{Va{va}, (f->error & 16) ? Access::Exec : (f->error & 2) ? Access::Write : Access::Read,
                        (f->error & 1) != 0};
     if (rt::fault(c, fi)) return;
-    if (f->rip == va && *reinterpret_cast<const uint64_t*>(f->rsp) == uint64_t(&xenpv_fetch_ret)) {
+    if ((f->error & 16) && f->rip == va && *reinterpret_cast<const uint64_t*>(f->rsp) == uint64_t(&xenpv_fetch_ret)) {
         f->rip = uint64_t(&xenpv_fetch_ret);   // the probe's `call va` faulted (entry.S)
         f->rsp += 8;
         f->rax = 0;
