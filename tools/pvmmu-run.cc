@@ -219,6 +219,7 @@ struct TestInfo {
     unsigned long frames = 4096;
     unsigned long deny = 0;
     bool second_domain = false;
+    unsigned long second_domain_frames = 0;   // its size, as the sim gives it
     bool tlb_caches_invalid = false, coherent_walker = true;
 };
 
@@ -241,6 +242,7 @@ TestInfo info_of(const Program& p)
         if (const char* v = value("frames: ")) t.frames = std::strtoul(v, nullptr, 0);
         if (const char* v = value("deny: ")) t.deny = std::strtoul(v, nullptr, 0);
         if (const char* v = value("second_domain: ")) t.second_domain = std::strtoul(v, nullptr, 0) != 0;
+        if (const char* v = value("second_domain_frames: ")) t.second_domain_frames = std::strtoul(v, nullptr, 0);
         if (const char* v = value("tlb_caches_invalid: ")) t.tlb_caches_invalid = std::strtoul(v, nullptr, 0) != 0;
         if (const char* v = value("coherent_walker: ")) t.coherent_walker = std::strtoul(v, nullptr, 0) != 0;
     }
@@ -258,9 +260,6 @@ struct QemuDomain {
     unsigned long deny = 0;         // deny=: PVMMU_DENY_* bits, applied before it starts
     unsigned long peer_frames = 0;  // peer=: an idle second domain of that size (0: none)
 };
-
-// The frames of a test's second domain, as the sim gives it (kForeignFrames).
-constexpr unsigned long kPeerFrames = 64;
 
 // The words of a domain's module string after the kernel's path. Also what
 // `./pvmmu iso` puts on its module2 line (--boot-args).
@@ -285,7 +284,7 @@ QemuDomain domain_of(const Program& p, const TestInfo& t, const Options& o)
     d.vcpus = o.cpus.empty() ? t.cpus : unsigned(std::strtoul(o.cpus.c_str(), nullptr, 10));
     d.frames = t.frames;
     d.deny = t.deny;
-    d.peer_frames = t.second_domain ? kPeerFrames : 0;
+    d.peer_frames = t.second_domain ? t.second_domain_frames : 0;
     return d;
 }
 

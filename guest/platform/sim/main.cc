@@ -137,9 +137,10 @@ int sim_main(int argc, char** argv)
         if (!std::strcmp(argv[i], "--help") || !std::strcmp(argv[i], "-h")) return usage(stdout, 0);
         if (!std::strcmp(argv[i], "--info")) {
             std::printf("title: %s\ncpus: %u\nframes: %llu\ndeny: %#x\nsecond_domain: %d\n"
-                        "tlb_caches_invalid: %d\ncoherent_walker: %d\n",
+                        "second_domain_frames: %llu\ntlb_caches_invalid: %d\ncoherent_walker: %d\n",
                         test_title, cfg.cpus, (unsigned long long)cfg.frames, cfg.deny, cfg.second_domain,
-                        cfg.tlb_caches_invalid, cfg.coherent_walker);
+                        (unsigned long long)(cfg.second_domain ? kForeignFrames : 0), cfg.tlb_caches_invalid,
+                        cfg.coherent_walker);
             return 0;
         }
         if (!std::strcmp(argv[i], "--cpus") && i + 1 < argc) {
