@@ -68,8 +68,9 @@ void usage(FILE* f)
         "\n"
         "  --platform P     where the guest runs: `sim` (the simulated machine, default) or\n"
         "                   `qemu` (the bare-metal hypervisor under qemu-system-x86_64, one\n"
-        "                   CPU per vCPU; tests needing a second domain, a policy, or a TLB or\n"
-        "                   walker property x86 lacks skip)\n"
+        "                   CPU per vCPU; a test's policy and second domain become the\n"
+        "                   module words deny= and peer=; tests needing a TLB or walker\n"
+        "                   property x86 lacks skip)\n"
         "  --accel A        qemu: kvm or tcg (default: kvm when /dev/kvm is usable)\n"
         "  --cpus N         vCPUs of the guest's domain (default: the test's own)\n"
         "  --timeout S      kill a program after S seconds (default 60)\n"
@@ -84,7 +85,7 @@ void usage(FILE* f)
         "  --boot-args NAME print the guest kernel of NAME for the bare-metal hypervisor\n"
         "                   and, on a second line, the words its module string carries\n"
         "                   after the path when --platform qemu boots it (vcpus=N\n"
-        "                   frames=F); ./pvmmu iso uses them\n"
+        "                   frames=F [deny=BITS] [peer=F]); ./pvmmu iso uses them\n"
         "  NAME may be `all` for every program.\n");
 }
 
@@ -218,6 +219,7 @@ struct TestInfo {
     unsigned long frames = 4096;
     unsigned long deny = 0;
     bool second_domain = false;
+    unsigned long second_domain_frames = 0;   // its size, as the sim gives it
     bool tlb_caches_invalid = false, coherent_walker = true;
 };
 
@@ -240,6 +242,7 @@ TestInfo info_of(const Program& p)
         if (const char* v = value("frames: ")) t.frames = std::strtoul(v, nullptr, 0);
         if (const char* v = value("deny: ")) t.deny = std::strtoul(v, nullptr, 0);
         if (const char* v = value("second_domain: ")) t.second_domain = std::strtoul(v, nullptr, 0) != 0;
+        if (const char* v = value("second_domain_frames: ")) t.second_domain_frames = std::strtoul(v, nullptr, 0);
         if (const char* v = value("tlb_caches_invalid: ")) t.tlb_caches_invalid = std::strtoul(v, nullptr, 0) != 0;
         if (const char* v = value("coherent_walker: ")) t.coherent_walker = std::strtoul(v, nullptr, 0) != 0;
     }
@@ -250,10 +253,12 @@ TestInfo info_of(const Program& p)
 bool kvm_usable() { return access("/dev/kvm", R_OK | W_OK) == 0; }
 
 // A domain for the bare-metal hypervisor: a Multiboot module whose string
-// carries its size and vCPU count (docs/abi.md §10).
+// carries its size, vCPU count, policy and peer (docs/abi.md §10).
 struct QemuDomain {
     std::string kernel, extra;
     unsigned long vcpus = 1, frames = 4096;
+    unsigned long deny = 0;         // deny=: PVMMU_DENY_* bits, applied before it starts
+    unsigned long peer_frames = 0;  // peer=: an idle second domain of that size (0: none)
 };
 
 // The words of a domain's module string after the kernel's path. Also what
@@ -261,28 +266,38 @@ struct QemuDomain {
 std::string module_words(const QemuDomain& d)
 {
     std::string w = "vcpus=" + std::to_string(d.vcpus) + " frames=" + std::to_string(d.frames);
+    if (d.deny) {
+        char hex[32];
+        std::snprintf(hex, sizeof(hex), " deny=%#lx", d.deny);
+        w += hex;
+    }
+    if (d.peer_frames) w += " peer=" + std::to_string(d.peer_frames);
     return d.extra.empty() ? w : w + " " + d.extra;
 }
 
-// A guest program's domain: the test's size and vCPUs (or --cpus).
+// A guest program's domain: the test's size, vCPUs (or --cpus), policy and
+// second domain.
 QemuDomain domain_of(const Program& p, const TestInfo& t, const Options& o)
 {
     QemuDomain d;
     d.kernel = p.kernel;
     d.vcpus = o.cpus.empty() ? t.cpus : unsigned(std::strtoul(o.cpus.c_str(), nullptr, 10));
     d.frames = t.frames;
+    d.deny = t.deny;
+    d.peer_frames = t.second_domain ? t.second_domain_frames : 0;
     return d;
 }
 
 // The QEMU command that boots the hypervisor with these domains: one CPU per
-// vCPU, the hypervisor's own memory and the domains', with room to spare.
+// vCPU (a peer's included: it never runs, but its CPU exists, as on the sim),
+// the hypervisor's own memory and the domains', with room to spare.
 std::vector<std::string> qemu_args(const std::vector<QemuDomain>& doms, const Options& o)
 {
     unsigned long cpus = 0, frames = 0;
     std::string modules;
     for (const QemuDomain& d : doms) {
-        cpus += d.vcpus;
-        frames += d.frames;
+        cpus += d.vcpus + (d.peer_frames ? 1 : 0);
+        frames += d.frames + d.peer_frames;
         if (!modules.empty()) modules += ",";
         // -initrd separates modules with ',': one inside a module string
         // (modes=a,b in `extra`) is written ',,' (QEMU's option escaping).
@@ -447,12 +462,13 @@ int main(int argc, char** argv)
         int code = -1;
         if (o.platform == "qemu") {
             const TestInfo t = info_of(p);
-            if (t.second_domain || t.deny) {
-                why = "needs a second domain or a policy, which the bare-metal runner does not set up yet";
+            // SPEC §5 properties x86 does not have: what these tests count
+            // (faults on cached misses, cleans) cannot happen there.
+            if (t.tlb_caches_invalid) {
+                why = "needs a TLB that caches not-present translations (SPEC §5); x86 TLBs never do";
                 code = 3;
-            } else if (t.tlb_caches_invalid || !t.coherent_walker) {
-                // x86 TLBs hold no not-present translation; its walkers are coherent.
-                why = "tests a platform property (SPEC §5) that x86 does not have";
+            } else if (!t.coherent_walker) {
+                why = "needs a page walker not coherent with the data cache (SPEC §5); the x86 walker is coherent";
                 code = 3;
             }
             args = qemu_args({domain_of(p, t, o)}, o);

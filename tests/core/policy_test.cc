@@ -187,5 +187,47 @@ TEST_F(PolicyTest, PolicyIsPerDomain)
     EXPECT_TRUE(only(Changes(before).word(l1_of(600), idx(600), map(600, kDataFlags | NX)), m));
 }
 
+// The ABI's deny bits (abi.h PVMMU_DENY_*: the `deny=` boot word, PVMMUOP_deny).
+TEST_F(PolicyTest, DenyBitsOutsideTheAbiAreRefusedAndDenyNothing)
+{
+    Policy p;
+    EXPECT_FALSE(p.deny_abi(PVMMU_DENY_PIN | (PVMMU_DENY_ALL + 1)));
+    EXPECT_FALSE(p.deny_abi(1u << 31));
+    for (unsigned i = 0; i < unsigned(Perm::Count); ++i)
+        EXPECT_EQ(p.allows(Perm(i)), Perm(i) != Perm::MapForeign) << i;
+}
+
+TEST_F(PolicyTest, EachDenyBitDeniesExactlyItsCommand)
+{
+    const struct {
+        uint32_t bit;
+        Perm perm;
+    } kBits[] = {
+        {PVMMU_DENY_MMU_NORMAL, Perm::MmuNormal}, {PVMMU_DENY_MMU_ATOMIC, Perm::MmuAtomic},
+        {PVMMU_DENY_FLAG_RANGE, Perm::MmuFlagRange}, {PVMMU_DENY_PIN, Perm::Pin},
+        {PVMMU_DENY_TLB_FLUSH, Perm::TlbFlush}, {PVMMU_DENY_UPDATE_VA_MAPPING, Perm::UpdateVaMapping},
+        {PVMMU_DENY_MULTICALL, Perm::Multicall},
+    };
+    uint32_t all = 0;
+    for (const auto& b : kBits) {
+        Policy p;
+        ASSERT_TRUE(p.deny_abi(b.bit));
+        for (unsigned i = 0; i < unsigned(Perm::Count); ++i)
+            EXPECT_EQ(p.allows(Perm(i)), Perm(i) != b.perm && Perm(i) != Perm::MapForeign) << b.bit << " " << i;
+        all |= b.bit;
+    }
+    EXPECT_EQ(all, PVMMU_DENY_ALL);
+}
+
+TEST_F(PolicyTest, DenyBitsOnlyEverAdd)
+{
+    Policy p;
+    ASSERT_TRUE(p.deny_abi(PVMMU_DENY_MMU_ATOMIC));
+    ASSERT_TRUE(p.deny_abi(0));
+    ASSERT_TRUE(p.deny_abi(PVMMU_DENY_PIN));
+    EXPECT_FALSE(p.allows(Perm::MmuAtomic));
+    EXPECT_FALSE(p.allows(Perm::Pin));
+}
+
 } // namespace
 } // namespace pvmmu::test

@@ -64,6 +64,53 @@
 /* The PTE bits a FLAG_RANGE request can touch at all: 11:0 and 63:52. */
 #define PVMMU_FR_PTE_FLAG_BITS (0xfffull | (0xfffull << PVMMU_PTE_HI_SHIFT))
 
+/* --- pvmmu_op (docs/abi.md §10 "pvmmu_op"): pvmmu's one hypercall of its own. --
+ * Xen leaves __HYPERVISOR_arch_0..7 to each architecture; x86 uses arch_0 (mca)
+ * and arch_1 (paging_domctl_cont), and numbers are handed out upward, so pvmmu
+ * takes the last one. pvmmu_op(cmd, a1, a2). */
+#define __HYPERVISOR_pvmmu_op __HYPERVISOR_arch_7
+
+/* (bits): deny more commands to the calling domain (PVMMU_DENY_*). A domain can
+ * only add denials, never lift one. Unknown bits -EINVAL. */
+#define PVMMUOP_deny 0
+/* (vcpu, struct pvmmu_vcpu_counters *): what the hypervisor counted for one of
+ * the calling domain's vCPUs. No such vCPU -EINVAL. */
+#define PVMMUOP_vcpu_counters 1
+/* (uint64_t *): rounds of the A/D-preserving install loops lost to a hardware
+ * A/D update (machine-wide; -EPERM unless the caller is the only domain that
+ * has run, so no domain learns another's count). */
+#define PVMMUOP_install_retries 2
+/* (struct pvmmu_facts *): the frames a test names (its peer's, the hypervisor's,
+ * a device's). */
+#define PVMMUOP_facts 3
+
+/* Commands a policy can deny (the `deny=` module word and PVMMUOP_deny). */
+#define PVMMU_DENY_MMU_NORMAL (1u << 0)        /* mmu_update cmd 0 */
+#define PVMMU_DENY_MMU_ATOMIC (1u << 1)        /* cmd 2 */
+#define PVMMU_DENY_FLAG_RANGE (1u << 2)        /* cmd 4 */
+#define PVMMU_DENY_PIN (1u << 3)               /* MMUEXT_(UN)PIN_* */
+#define PVMMU_DENY_TLB_FLUSH (1u << 4)         /* MMUEXT_TLB_FLUSH_* / INVLPG_* */
+#define PVMMU_DENY_UPDATE_VA_MAPPING (1u << 5)
+#define PVMMU_DENY_MULTICALL (1u << 6)
+#define PVMMU_DENY_ALL 0x7fu
+
+/* Events of one vCPU, counted by the hypervisor on the CPU the vCPU is pinned
+ * to, and only for work the vCPU's own domain asked for. */
+struct pvmmu_vcpu_counters {
+    uint64_t faults;               /* page faults bounced to the vCPU */
+    uint64_t flush_all, flush_page;   /* TLB flushes done on its CPU */
+    uint64_t shootdowns_sent;      /* flush IPIs it sent */
+    uint64_t shootdowns_served;    /* flush IPIs its CPU served */
+};
+
+struct pvmmu_facts {
+    uint16_t peer_domid;           /* DOMID_INVALID: booted without `peer=` */
+    uint16_t pad[3];
+    uint64_t peer_first_mfn, peer_nr_frames;   /* its frames, machine-contiguous */
+    uint64_t hypervisor_mfn;       /* a frame the hypervisor owns */
+    uint64_t io_mfn;               /* a frame of device memory */
+};
+
 #ifdef __cplusplus
 namespace pvmmu::abi {
 
@@ -119,6 +166,8 @@ static_assert(sizeof(mmuext_op_t) == 24);
 static_assert(sizeof(multicall_entry_t) == 64);
 static_assert(sizeof(xen_feature_info_t) == 8);
 static_assert(MMU_ATOMIC_PT_UPDATE == 2);
+static_assert(sizeof(pvmmu_vcpu_counters) == 40 && sizeof(pvmmu_facts) == 40);
+static_assert(__HYPERVISOR_pvmmu_op == 55);
 static_assert(MMU_PT_UPDATE_NO_TRANSLATE == 3 && MMU_FLAG_RANGE_UPDATE == 4);
 static_assert(PVMMU_FR_COUNT_SHIFT + 10 == 58, "count is bits 57:48, MBZ 63:58");
 static_assert(PVMMU_FR_NEW_HI_SHIFT + 12 == PVMMU_FR_COUNT_SHIFT);

@@ -14,15 +14,16 @@
 
 namespace pvmmu::guest {
 
-// Hypercall commands a test can have denied by policy (SPEC §4 hooks).
+// Hypercall commands a test can have denied by policy (SPEC §4 hooks; the
+// bits of abi.h's PVMMU_DENY_*, which the platform hands to the hypervisor).
 namespace deny {
-inline constexpr uint32_t kMmuNormal = 1u << 0;     // mmu_update cmd 0
-inline constexpr uint32_t kMmuAtomic = 1u << 1;     // cmd 2
-inline constexpr uint32_t kFlagRange = 1u << 2;     // cmd 4
-inline constexpr uint32_t kPin = 1u << 3;           // MMUEXT_(UN)PIN_*
-inline constexpr uint32_t kTlbFlush = 1u << 4;      // MMUEXT_TLB_FLUSH_* / INVLPG_*
-inline constexpr uint32_t kUpdateVaMapping = 1u << 5;
-inline constexpr uint32_t kMulticall = 1u << 6;
+inline constexpr uint32_t kMmuNormal = PVMMU_DENY_MMU_NORMAL;   // mmu_update cmd 0
+inline constexpr uint32_t kMmuAtomic = PVMMU_DENY_MMU_ATOMIC;   // cmd 2
+inline constexpr uint32_t kFlagRange = PVMMU_DENY_FLAG_RANGE;   // cmd 4
+inline constexpr uint32_t kPin = PVMMU_DENY_PIN;                // MMUEXT_(UN)PIN_*
+inline constexpr uint32_t kTlbFlush = PVMMU_DENY_TLB_FLUSH;     // MMUEXT_TLB_FLUSH_* / INVLPG_*
+inline constexpr uint32_t kUpdateVaMapping = PVMMU_DENY_UPDATE_VA_MAPPING;
+inline constexpr uint32_t kMulticall = PVMMU_DENY_MULTICALL;
 } // namespace deny
 
 // What a test needs from the platform that runs it.

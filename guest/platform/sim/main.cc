@@ -43,21 +43,6 @@ Access access_of(sim::Access a)
     return a == sim::Access::Write ? Access::Write : a == sim::Access::Exec ? Access::Exec : Access::Read;
 }
 
-void apply_deny(Policy& p, uint32_t bits)
-{
-    static constexpr struct {
-        uint32_t bit;
-        Perm perm;
-    } kMap[] = {
-        {deny::kMmuNormal, Perm::MmuNormal},   {deny::kMmuAtomic, Perm::MmuAtomic},
-        {deny::kFlagRange, Perm::MmuFlagRange}, {deny::kPin, Perm::Pin},
-        {deny::kTlbFlush, Perm::TlbFlush},     {deny::kUpdateVaMapping, Perm::UpdateVaMapping},
-        {deny::kMulticall, Perm::Multicall},
-    };
-    for (const auto& m : kMap)
-        if (bits & m.bit) p.deny(m.perm);
-}
-
 int exit_code(Outcome o)
 {
     switch (o) {
@@ -114,11 +99,7 @@ bool foreign_domain(ForeignDomain& out)
 Mfn hypervisor_frame() { return Mfn{state.machine->arena().first_xen_frame().v}; }
 Mfn io_frame() { return Mfn{state.machine->arena().first_io_frame().v}; }
 
-bool deny(uint32_t bits)
-{
-    apply_deny(state.domain->policy, bits);
-    return true;
-}
+bool deny(uint32_t bits) { return state.domain->policy.deny_abi(bits); }
 
 bool hypervisor_install_retries(uint64_t& out)
 {
@@ -156,9 +137,10 @@ int sim_main(int argc, char** argv)
         if (!std::strcmp(argv[i], "--help") || !std::strcmp(argv[i], "-h")) return usage(stdout, 0);
         if (!std::strcmp(argv[i], "--info")) {
             std::printf("title: %s\ncpus: %u\nframes: %llu\ndeny: %#x\nsecond_domain: %d\n"
-                        "tlb_caches_invalid: %d\ncoherent_walker: %d\n",
+                        "second_domain_frames: %llu\ntlb_caches_invalid: %d\ncoherent_walker: %d\n",
                         test_title, cfg.cpus, (unsigned long long)cfg.frames, cfg.deny, cfg.second_domain,
-                        cfg.tlb_caches_invalid, cfg.coherent_walker);
+                        (unsigned long long)(cfg.second_domain ? kForeignFrames : 0), cfg.tlb_caches_invalid,
+                        cfg.coherent_walker);
             return 0;
         }
         if (!std::strcmp(argv[i], "--cpus") && i + 1 < argc) {
@@ -198,7 +180,10 @@ int sim_main(int argc, char** argv)
         std::printf("cannot build the domain: %d\nTest result: ERROR\n", rc);
         return 4;
     }
-    apply_deny(d->policy, cfg.deny);
+    if (!d->policy.deny_abi(cfg.deny)) {
+        std::printf("deny bits %#x: not all known\nTest result: ERROR\n", cfg.deny);
+        return 4;
+    }
     state.machine = &m;
     state.domain = d;
     if (cfg.second_domain) {

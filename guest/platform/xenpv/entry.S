@@ -80,6 +80,18 @@ xenpv_cmpxchg:
 	lea 1(, %rax, 2), %eax
 	ret
 
+/* bool xenpv_fetch(uint64_t va): calls va, where the caller has put a `ret`
+ * (0xC3), and returns 1 when it returned. An instruction fetch at va that
+ * faults has no extable entry (the faulting RIP is va itself): xenpv_fault
+ * knows the probe by its return address, xenpv_fetch_ret, on top of the
+ * stack, and resumes there with RAX = 0, as if va had returned 0. */
+	.globl xenpv_fetch, xenpv_fetch_ret
+xenpv_fetch:
+	mov $1, %eax
+	call *%rdi
+xenpv_fetch_ret:
+	ret
+
 fixup:
 	xor %eax, %eax
 	ret

@@ -13,6 +13,7 @@
 
 #include <new>
 
+#include "guest/pte.h"
 #include "hypercall.h"
 #include "rt_platform.h"
 
@@ -24,6 +25,8 @@ void xenpv_page_fault();
 bool xenpv_load(uint64_t va, uint64_t* out);
 bool xenpv_store(uint64_t va, uint64_t val);
 int xenpv_cmpxchg(uint64_t va, uint64_t* expected, uint64_t desired);
+bool xenpv_fetch(uint64_t va);
+void xenpv_fetch_ret();
 [[noreturn]] void xenpv_switch_stack(uint64_t top, void (*fn)());
 extern const uint64_t xenpv_extable[], xenpv_extable_end[];
 extern void (*__init_array_start[])(), (*__init_array_end[])();
@@ -56,10 +59,74 @@ public:
         swapped = r == 3;
         return r != 0;
     }
-    // Executing arbitrary bytes to probe NX is not safe here: unsupported.
-    bool fetch(Va) override { return false; }
+    bool fetch(Va va) override;
     void clean(Va) override {}   // x86 walkers are coherent with the data cache
 };
+
+// The leaf entry that maps va, by a walk of the domain's tables (the builder's
+// L4, gpfn 0, which every vCPU runs on) read through the physmap. false when
+// a level is not present or names a frame not the domain's.
+bool leaf_entry(Va va, uint64_t& out)
+{
+    const Guest& g = rt::guest();
+    Gpfn table = g.l4();
+    for (unsigned l = 4; l >= 1; --l) {
+        const auto* t = reinterpret_cast<const volatile uint64_t*>(g.va(table).v);
+        const uint64_t e = t[table_index(va, Level(l))];
+        if (!pte_present(e)) return false;
+        if (l == 1) {
+            out = e;
+            return true;
+        }
+        if (!g.gpfn_of(pte_mfn(e), table)) return false;
+    }
+    return false;
+}
+
+// An instruction fetch at va (the NX checks of flag-range-basic and
+// mprotect-semantics; docs/guest.md "Memory::fetch on bare metal"). Bytes at
+// va are code only if someone put them there, so the probe puts its own: a
+// `ret` at va's offset, written through the frame's physmap alias (data
+// frames are writable there), then `call va`. First va is read, so the
+// library's handler maps a demand-zero page as the sim's walker would (and a
+// page x86 cannot read, it cannot execute either); its frame comes from a
+// walk of the tables. false, honestly, when the alias is not writable (a page
+// table, a frame the hypervisor holds). Like a fetch it sets A and never D:
+// a D the write put on the alias's entry is taken off again (with an INVLPG,
+// so no TLB keeps the entry dirty) — va's own entry when va is the alias.
+// The byte is back before it returns; while the probe runs no other vCPU may
+// write that word (tests probe pages nobody writes meanwhile). Probes of one
+// page take turns (one must never call a byte another has just put back);
+// a lock per page hash, so vCPUs probing the same pages in the same order
+// follow each other instead of all waiting for one.
+SpinLock g_fetch_locks[64];
+
+bool XenpvCpu::fetch(Va va)
+{
+    uint64_t e, ae, word;
+    Gpfn gpfn;
+    if (!xenpv_load(va.v, &e) || !leaf_entry(va, e) || !rt::guest().gpfn_of(pte_mfn(e), gpfn)) return false;
+    const Va alias = rt::guest().va(gpfn) + (va.v & (kPageSize - 1));
+    const uint64_t at = alias.v & ~7ull;
+    const unsigned shift = unsigned(alias.v & 7) * 8;
+    SpinGuard turn(rt::this_cpu(), g_fetch_locks[(at >> kPageShift) % 64]);
+    if (!leaf_entry(alias, ae) || !(ae & pte::RW) || !xenpv_load(at, &word)) return false;
+    const uint64_t patched = (word & ~(0xffull << shift)) | (0xc3ull << shift);
+    uint64_t seen = word;
+    if (xenpv_cmpxchg(at, &seen, patched) != 3) return false;
+    // Cross-modifying code: a serialising instruction between the write and
+    // the fetch (Intel SDM "Handling Self- and Cross-Modifying Code").
+    unsigned a = 0, b, c, d;
+    asm volatile("cpuid" : "+a"(a), "=b"(b), "=c"(c), "=d"(d) :: "memory");
+    const bool ran = xenpv_fetch(va.v);
+    seen = patched;
+    (void)xenpv_cmpxchg(at, &seen, word);
+    uint64_t now;
+    if (!(ae & pte::D) && leaf_entry(alias, now) && (now & pte::D))
+        pvmmu::xenpv::hypercall(__HYPERVISOR_update_va_mapping, at & ~(kPageSize - 1), now & ~pte::D,
+                                UVMF_INVLPG | UVMF_LOCAL);
+    return ran;
+}
 
 struct alignas(kStackSize) Stack {
     Cpu* cpu;
@@ -71,6 +138,7 @@ alignas(Cpu) unsigned char g_cpu_storage[kMaxXenpvVcpus][sizeof(Cpu)];
 
 const start_info_t* g_si;
 BootInfo g_boot;
+pvmmu_facts g_facts;   // PVMMUOP_facts, asked for once at boot (they never change)
 
 // The registers xenpv_page_fault saved, then the rest of the bounce frame.
 struct FaultFrame {
@@ -163,6 +231,7 @@ bool start_secondary(unsigned id)
     set_traps();
     Cpu& c = make_cpu(0);
     g_boot.nr_vcpus = count_vcpus();
+    if (hypercall(__HYPERVISOR_pvmmu_op, PVMMUOP_facts, uint64_t(&g_facts)) != 0) g_facts.peer_domid = DOMID_INVALID;
     for (unsigned i = 1; i < g_boot.nr_vcpus; ++i) {
         if (!start_secondary(i)) {
             rt::print("xenpv: vCPU %u did not start", i);
@@ -207,6 +276,12 @@ extern "C" void xenpv_fault(FaultFrame* f)
     const FaultInfo fi{Va{va}, (f->error & 16) ? Access::Exec : (f->error & 2) ? Access::Write : Access::Read,
                        (f->error & 1) != 0};
     if (rt::fault(c, fi)) return;
+    if ((f->error & 16) && f->rip == va && *reinterpret_cast<const uint64_t*>(f->rsp) == uint64_t(&xenpv_fetch_ret)) {
+        f->rip = uint64_t(&xenpv_fetch_ret);   // the probe's `call va` faulted (entry.S)
+        f->rsp += 8;
+        f->rax = 0;
+        return;
+    }
     for (const uint64_t* e = xenpv_extable; e != xenpv_extable_end; e += 2) {
         if (f->rip == e[0]) {
             f->rip = e[1];
@@ -239,14 +314,34 @@ Cpu& this_cpu()
 
 unsigned nr_vcpus() { return g_boot.nr_vcpus; }
 
-// Not known on bare metal yet (no per-CPU counters exported, no second domain,
-// no run-time policy changes): the tests that need them skip.
-bool platform_counters(unsigned, PlatformCounters&) { return false; }
-bool foreign_domain(ForeignDomain&) { return false; }
-Mfn hypervisor_frame() { return Mfn{0}; }
-Mfn io_frame() { return Mfn{0}; }
-bool deny(uint32_t) { return false; }
-bool hypervisor_install_retries(uint64_t&) { return false; }
+// What only the hypervisor knows comes through pvmmu_op (docs/abi.md §10).
+// It counts no TLB misses (hardware does not tell it), nor cleans (the x86
+// walker is coherent): those stay 0.
+bool platform_counters(unsigned vcpu, PlatformCounters& out)
+{
+    pvmmu_vcpu_counters c;
+    if (hypercall(__HYPERVISOR_pvmmu_op, PVMMUOP_vcpu_counters, vcpu, uint64_t(&c)) != 0) return false;
+    out = PlatformCounters{.faults = c.faults,
+                           .flush_all = c.flush_all,
+                           .flush_page = c.flush_page,
+                           .shootdowns_sent = c.shootdowns_sent,
+                           .shootdowns_served = c.shootdowns_served};
+    return true;
+}
+
+bool foreign_domain(ForeignDomain& out)
+{
+    if (g_facts.peer_domid == DOMID_INVALID) return false;
+    out = ForeignDomain{g_facts.peer_domid, Mfn{g_facts.peer_first_mfn}, g_facts.peer_nr_frames};
+    return true;
+}
+Mfn hypervisor_frame() { return Mfn{g_facts.hypervisor_mfn}; }
+Mfn io_frame() { return Mfn{g_facts.io_mfn}; }
+bool deny(uint32_t bits) { return hypercall(__HYPERVISOR_pvmmu_op, PVMMUOP_deny, bits) == 0; }
+bool hypervisor_install_retries(uint64_t& out)
+{
+    return hypercall(__HYPERVISOR_pvmmu_op, PVMMUOP_install_retries, uint64_t(&out)) == 0;
+}
 // Benchmarking only, and refused here: the hypervisor never maps a domain's
 // page tables writable to it.
 bool native_pte_cmpxchg(Maddr, uint64_t&, uint64_t, bool&) { return false; }

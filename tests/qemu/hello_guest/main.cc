@@ -180,6 +180,40 @@ extern "C" [[noreturn]] void xenpv_start(const start_info_t* si)
     check("a far return to FLAT_RING3_CS32 raises #GP", far_return_to_cs32(), 13);
     check("clearing the trap table again", hypercall(__HYPERVISOR_set_trap_table, 0), 0);
 
+    // pvmmu_op (docs/abi.md §10): invalid arguments first, each changing nothing.
+    constexpr uint64_t kUnmapped = 0x0000100000000000;
+    check("pvmmu_op unknown command", hypercall(__HYPERVISOR_pvmmu_op, 77, 0, 0), -XEN_ENOSYS);
+    static pvmmu_vcpu_counters pc;
+    check("counters of vCPU 2 (absent)", hypercall(__HYPERVISOR_pvmmu_op, PVMMUOP_vcpu_counters, 2, uint64_t(&pc)),
+          -XEN_EINVAL);
+    check("counters into an unmapped address",
+          hypercall(__HYPERVISOR_pvmmu_op, PVMMUOP_vcpu_counters, 0, kUnmapped), -XEN_EFAULT);
+    check("counters into a read-only page table",
+          hypercall(__HYPERVISOR_pvmmu_op, PVMMUOP_vcpu_counters, 0, si->pt_base), -XEN_EFAULT);
+    check("counters of vCPU 1", hypercall(__HYPERVISOR_pvmmu_op, PVMMUOP_vcpu_counters, 1, uint64_t(&pc)), 0);
+    check("vCPU 1 never ran: nothing counted", pc.faults | pc.flush_all | pc.flush_page | pc.shootdowns_sent |
+          pc.shootdowns_served, 0);
+    static pvmmu_facts facts;
+    check("facts into an unmapped address", hypercall(__HYPERVISOR_pvmmu_op, PVMMUOP_facts, kUnmapped), -XEN_EFAULT);
+    check("facts", hypercall(__HYPERVISOR_pvmmu_op, PVMMUOP_facts, uint64_t(&facts)), 0);
+    check("no peer without peer=", facts.peer_domid, DOMID_INVALID);
+    check("the hypervisor frame is not ours", facts.hypervisor_mfn - p2m[0] < si->nr_pages, 0);
+    uint64_t retries = ~0ull;
+    check("install retries into an unmapped address",
+          hypercall(__HYPERVISOR_pvmmu_op, PVMMUOP_install_retries, kUnmapped), -XEN_EFAULT);
+    check("install retries, alone on the machine",
+          hypercall(__HYPERVISOR_pvmmu_op, PVMMUOP_install_retries, uint64_t(&retries)), 0);
+    check("deny an unknown command", hypercall(__HYPERVISOR_pvmmu_op, PVMMUOP_deny, PVMMU_DENY_ALL + 1), -XEN_EINVAL);
+    check("deny above bit 31", hypercall(__HYPERVISOR_pvmmu_op, PVMMUOP_deny, 1ull << 32 | PVMMU_DENY_PIN), -XEN_EINVAL);
+    mmuext_op_t flush{};
+    flush.cmd = MMUEXT_TLB_FLUSH_LOCAL;
+    check("flush before any denial", hypercall(__HYPERVISOR_mmuext_op, uint64_t(&flush), 1, 0, DOMID_SELF), 0);
+    check("deny TLB flushes", hypercall(__HYPERVISOR_pvmmu_op, PVMMUOP_deny, PVMMU_DENY_TLB_FLUSH), 0);
+    check("a denied flush", hypercall(__HYPERVISOR_mmuext_op, uint64_t(&flush), 1, 0, DOMID_SELF), -XEN_EPERM);
+    check("deny nothing more", hypercall(__HYPERVISOR_pvmmu_op, PVMMUOP_deny, 0), 0);
+    check("a denial is never lifted", hypercall(__HYPERVISOR_mmuext_op, uint64_t(&flush), 1, 0, DOMID_SELF),
+          -XEN_EPERM);
+
 #ifdef HELLO_CRASH
     write("hello guest: executing ud2 with no trap table\n");
     asm volatile("ud2");

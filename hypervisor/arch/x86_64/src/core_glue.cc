@@ -23,6 +23,7 @@ alignas(BareMetal) unsigned char g_platform_storage[sizeof(BareMetal)];
 Hypervisor* g_hv = nullptr;
 TallySpan g_scratch{nullptr, 0};
 Domain g_test_domain;
+Mfn g_hv_frame{0}, g_io_frame{0};
 
 bool usable_frame(const BootInfo& bi, uint64_t a)
 {
@@ -52,9 +53,11 @@ FrameCounts core_init(const BootInfo& bi)
         DomId owner = kOwnerIo;
         if (usable_frame(bi, a)) owner = a < hv_end ? kOwnerXen : kOwnerFree;
         f->owner.store(owner, std::memory_order_relaxed);
+        if (owner == kOwnerIo && n.io == 0) g_io_frame = Mfn{m};
         (owner == kOwnerXen ? n.xen : owner == kOwnerFree ? n.free : n.io)++;
     }
     g_scratch = TallySpan{dmap<FrameTally>(scratch), n.total};
+    g_hv_frame = Mfn{frames.v >> kPageShift};
 
     auto* platform = new (g_platform_storage) BareMetal();
     g_hv = new (g_hv_storage) Hypervisor(MachineMemory{dmap<uint8_t>(Maddr{0}), n.total}, fi,
@@ -86,13 +89,14 @@ int core_free_run(uint64_t n, Mfn& first)
     return -XEN_ENOMEM;
 }
 
-int core_build_test_domain(uint64_t nr_frames, DomainLayout& out)
+int core_build_idle_domain(DomId id, uint64_t nr_frames, CpuId cpu, Domain& d, DomainLayout& out)
 {
     DomainSpec spec;
-    spec.id = 1;
+    spec.id = id;
+    spec.first_cpu = cpu;
     spec.nr_frames = nr_frames;
     if (int rc = core_free_run(nr_frames, spec.first)) return rc;
-    return build_domain(*g_hv, g_test_domain, spec, out);
+    return build_domain(*g_hv, d, spec, out);
 }
 
 void report_core_invariants()
@@ -107,5 +111,13 @@ void report_core_invariants()
     printk("core invariants: ok (%lu frames, %lu tables, %lu entries)\n", r.frames, r.tables,
            r.entries);
 }
+
+int core_build_test_domain(uint64_t nr_frames, DomainLayout& out)
+{
+    return core_build_idle_domain(1, nr_frames, 0, g_test_domain, out);
+}
+
+Mfn core_hypervisor_frame() { return g_hv_frame; }
+Mfn core_io_frame() { return g_io_frame; }
 
 } // namespace pvmmu::x86

@@ -116,6 +116,14 @@ void guest_domain_running()
     g_running.fetch_add(1, std::memory_order_acq_rel);
 }
 
+unsigned guest_domains_started() { return g_built.load(std::memory_order_acquire); }
+
+VcpuCounters* counters_for(const Domain* origin)
+{
+    Vcpu* v = this_cpu().vcpu;
+    return v && origin == v->domain ? &arch(*v).counters : nullptr;
+}
+
 void guest_run(Vcpu& v)
 {
     cli();

@@ -61,6 +61,7 @@ bool guest_bounce(TrapFrame& f)
     frame[n++] = f.ss;
     const uint64_t sp = (f.rsp & ~15ull) - n * sizeof(uint64_t);
     if (platform().copy_to_guest(v, Vaddr{sp}, frame, n * sizeof(uint64_t))) return false;
+    if (f.vector == 14) arch(v).counters.faults.fetch_add(1, std::memory_order_relaxed);
     f.rip = handler;
     f.rsp = sp;
     f.cs = HV_SEL_GUEST_CS64;

@@ -27,6 +27,10 @@ namespace pvmmu::x86 {
 
 namespace {
 
+// Every member of these types needs an initializer: GCC 12 accepts constinit
+// on an object with one indeterminate member (a plain `char buf[256];`) and
+// then puts the whole object in .bss, dropping every other initializer — a
+// domain's Policy lost its MapForeign denial that way once.
 constinit BootInfo g_boot;
 constinit CpuList g_found;
 constinit GuestDomain g_guests[BootInfo::kMaxModules];
@@ -88,16 +92,46 @@ void report_core()
     report_core_invariants();
 }
 
+[[noreturn]] void boot_failed(unsigned dom, const char* why, uint64_t value)
+{
+    printk("pvmmu: FAILED: domain %u: %s (%lu)\n", dom, why, value);
+    hv_exit(HV_EXIT_FAILURE);
+}
+
+// The words of a module string that shape what its domain may do, applied
+// before it starts (docs/abi.md §10 "Policy and peer"): "deny=BITS" denies
+// the PVMMU_DENY_* commands; "peer=N" builds an idle domain of N frames right
+// after it, never run and never counted running, whose frames the domain may
+// learn (PVMMUOP_facts) to name in requests that must be refused. The peer
+// takes the next domain id and the vCPU slot after the domain's.
+void apply_module_words(const char* cmdline, unsigned& nr, CpuId next_cpu)
+{
+    GuestDomain& g = g_guests[nr];
+    uint64_t deny = 0, peer = 0;
+    if (cmdline_uint(cmdline, "deny", deny) && (deny > UINT32_MAX || !g.dom.policy.deny_abi(uint32_t(deny))))
+        boot_failed(nr + 1, "deny= names unknown commands", deny);
+    if (!cmdline_uint(cmdline, "peer", peer)) return;
+    if (nr + 1 >= BootInfo::kMaxModules || next_cpu >= kMaxCpus) boot_failed(nr + 1, "no room for a peer domain", peer);
+    GuestDomain& p = g_guests[++nr];
+    if (int rc = core_build_idle_domain(DomId(nr + 1), peer, next_cpu, p.dom, p.layout))
+        boot_failed(nr + 1, "the peer domain was not built, error", uint64_t(-rc));
+    g.peer = &p;
+    printk("domain %u: peer of domain %u: %lu frames from mfn 0x%lx, idle\n", nr + 1, nr, p.layout.nr_frames,
+           p.layout.first.v);
+}
+
 // Each boot module is a guest kernel and becomes a domain: module i is domain
-// i + 1 with "frames=N" frames (default 16384, 64 MiB) and "vcpus=N" vCPUs
-// (default 1), read from the module's string, else from the hypervisor's
-// command line. vCPUs are pinned one per CPU, in module order (domain 1's
-// vCPU 0 on this CPU). The run ends when the last domain shuts down.
+// i + 1 (or later, after peers) with "frames=N" frames (default 16384, 64 MiB)
+// and "vcpus=N" vCPUs (default 1), read from the module's string, else from
+// the hypervisor's command line; then its own words (apply_module_words).
+// vCPUs are pinned one per CPU, in module order (domain 1's vCPU 0 on this
+// CPU). The run ends when the last running domain shuts down.
 [[noreturn]] void run_guests(unsigned cpus_online)
 {
     unsigned nr = 0;
     CpuId next_cpu = 0;
-    for (unsigned i = 0; i < BootInfo::kMaxModules && i < g_boot.nr_modules; ++i) {
+    bool runs[BootInfo::kMaxModules] = {};   // a module's domain, not a peer
+    for (unsigned i = 0; i < BootInfo::kMaxModules && i < g_boot.nr_modules && nr < BootInfo::kMaxModules; ++i) {
         const BootInfo::Module& m = g_boot.modules[i];
         if (m.end <= m.start) continue;
         uint64_t frames = 16384, vcpus = 1;
@@ -117,10 +151,13 @@ void report_core()
             hv_exit(HV_EXIT_FAILURE);
         }
         next_cpu += CpuId(vcpus);
+        runs[nr] = true;
+        apply_module_words(m.cmdline, nr, next_cpu);
         ++nr;
     }
     report_core_invariants();
     for (unsigned d = nr; d-- > 0;) {
+        if (!runs[d]) continue;
         Vcpu& v = g_guests[d].dom.vcpus[0];
         printk("domain %u: starting vCPU 0 on cpu %u\n", d + 1, v.cpu);
         (void)vcpu_up(v);

@@ -166,10 +166,16 @@ bool cmdline_uint(const char* cmdline, const char* key, uint64_t& out)
     const char* v;
     size_t n;
     if (!cmdline_find(cmdline, key, &v, &n) || n == 0 || n > 18) return false;
+    const bool hex = n > 2 && v[0] == '0' && (v[1] == 'x' || v[1] == 'X');
     uint64_t x = 0;
-    for (size_t i = 0; i < n; ++i) {
-        if (v[i] < '0' || v[i] > '9') return false;
-        x = x * 10 + uint64_t(v[i] - '0');
+    for (size_t i = hex ? 2 : 0; i < n; ++i) {
+        const char c = v[i];
+        const unsigned d = c >= '0' && c <= '9'          ? unsigned(c - '0')
+                           : hex && c >= 'a' && c <= 'f' ? unsigned(c - 'a' + 10)
+                           : hex && c >= 'A' && c <= 'F' ? unsigned(c - 'A' + 10)
+                                                         : 16;
+        if (d >= (hex ? 16u : 10u)) return false;
+        x = x * (hex ? 16 : 10) + d;
     }
     out = x;
     return true;

@@ -9,6 +9,7 @@
 
 #include <atomic>
 
+#include "arch/guest.h"
 #include "arch/lapic.h"
 #include "arch/percpu.h"
 #include "arch/raw_lock.h"
@@ -22,6 +23,7 @@ namespace {
 struct alignas(64) Mailbox {
     RawLock sender;
     FlushRequest req;
+    const Domain* origin = nullptr;   // the domain of the vCPU that asked (counters_for)
     std::atomic<uint64_t> requested{0};
     std::atomic<uint64_t> done{0};
 };
@@ -30,16 +32,25 @@ Mailbox g_box[kMaxCpus];
 std::atomic<TlbClock*> g_clock{nullptr};
 std::atomic<uint64_t> g_ipis{0};
 
-void flush_local(const FlushRequest& req)
+void flush_local(const FlushRequest& req, const Domain* origin)
 {
+    VcpuCounters* n = counters_for(origin);
     if (req.kind == FlushKind::Page) {
         invlpg(req.va.v);
+        if (n) n->flush_page.fetch_add(1, std::memory_order_relaxed);
         return;
     }
     TlbClock* clock = g_clock.load(std::memory_order_acquire);
     const uint64_t t = clock ? clock->begin_flush() : 0;
     write_cr3(read_cr3());
     if (clock) clock->record_flush(this_cpu_id(), t);
+    if (n) n->flush_all.fetch_add(1, std::memory_order_relaxed);
+}
+
+const Domain* asking_domain()
+{
+    const Vcpu* v = this_cpu().vcpu;
+    return v ? v->domain : nullptr;
 }
 
 } // namespace
@@ -51,13 +62,16 @@ void shootdown_serve()
     Mailbox& b = g_box[this_cpu_id()];
     const uint64_t want = b.requested.load(std::memory_order_acquire);
     if (b.done.load(std::memory_order_relaxed) == want) return;
-    flush_local(b.req);
+    flush_local(b.req, b.origin);
+    if (VcpuCounters* n = counters_for(b.origin)) n->shootdowns_served.fetch_add(1, std::memory_order_relaxed);
     b.done.store(want, std::memory_order_release);
 }
 
 void shootdown_flush(CpuMask cpus, FlushRequest req)
 {
     const uint32_t self = this_cpu_id();
+    const Domain* origin = asking_domain();
+    VcpuCounters* counted = counters_for(origin);
     uint64_t seq[kMaxCpus] = {};
     CpuMask sent;
     for (CpuId c = 0; c < g_nr_cpus; ++c) {
@@ -68,13 +82,15 @@ void shootdown_flush(CpuMask cpus, FlushRequest req)
         // CPUs that target each other from waiting on each other for ever.
         while (!b.sender.try_lock(self)) shootdown_serve();
         b.req = req;
+        b.origin = origin;
         seq[c] = b.requested.load(std::memory_order_relaxed) + 1;
         b.requested.store(seq[c], std::memory_order_release);
         lapic_send_fixed(g_cpus[c].apic_id, kVectorShootdown);
         g_ipis.fetch_add(1, std::memory_order_relaxed);
+        if (counted) counted->shootdowns_sent.fetch_add(1, std::memory_order_relaxed);
         sent.set(c);
     }
-    if (cpus.has(self)) flush_local(req);
+    if (cpus.has(self)) flush_local(req, origin);
     for (CpuId c = 0; c < g_nr_cpus; ++c) {
         if (!sent.has(c)) continue;
         while (g_box[c].done.load(std::memory_order_acquire) != seq[c]) {

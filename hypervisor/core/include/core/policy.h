@@ -4,6 +4,10 @@
 
 #include <stdint.h>
 
+#include <atomic>
+
+#include <pvmmu/abi.h>
+
 namespace pvmmu {
 
 enum class Perm : uint8_t {
@@ -20,15 +24,38 @@ enum class Perm : uint8_t {
     Count
 };
 
+// Checked on every request from any vCPU while another may add a denial
+// (PVMMUOP_deny): one atomic word, read relaxed (a request that raced with the
+// denial may still pass, as one issued just before it would).
 class Policy {
 public:
-    bool allows(Perm p) const { return !((denied_ >> unsigned(p)) & 1); }
-    void deny(Perm p) { denied_ |= uint32_t(1) << unsigned(p); }
-    void allow(Perm p) { denied_ &= ~(uint32_t(1) << unsigned(p)); }
+    bool allows(Perm p) const { return !((denied_.load(std::memory_order_relaxed) >> unsigned(p)) & 1); }
+    void deny(Perm p) { denied_.fetch_or(uint32_t(1) << unsigned(p), std::memory_order_relaxed); }
+    void allow(Perm p) { denied_.fetch_and(~(uint32_t(1) << unsigned(p)), std::memory_order_relaxed); }
+
+    // Denies the commands of the PVMMU_DENY_* bits (abi.h: the `deny=` boot
+    // word, PVMMUOP_deny). false, and nothing denied, when a bit is unknown.
+    // Only ever adds denials.
+    [[nodiscard]] bool deny_abi(uint32_t bits)
+    {
+        static constexpr struct {
+            uint32_t bit;
+            Perm perm;
+        } kMap[] = {
+            {PVMMU_DENY_MMU_NORMAL, Perm::MmuNormal},       {PVMMU_DENY_MMU_ATOMIC, Perm::MmuAtomic},
+            {PVMMU_DENY_FLAG_RANGE, Perm::MmuFlagRange},    {PVMMU_DENY_PIN, Perm::Pin},
+            {PVMMU_DENY_TLB_FLUSH, Perm::TlbFlush},         {PVMMU_DENY_UPDATE_VA_MAPPING, Perm::UpdateVaMapping},
+            {PVMMU_DENY_MULTICALL, Perm::Multicall},
+        };
+        if (bits & ~PVMMU_DENY_ALL) return false;
+        for (const auto& m : kMap)
+            if (bits & m.bit) deny(m.perm);
+        return true;
+    }
 
 private:
     // MapForeign is a privilege: denied unless granted.
-    uint32_t denied_ = uint32_t(1) << unsigned(Perm::MapForeign);
+    std::atomic<uint32_t> denied_{uint32_t(1) << unsigned(Perm::MapForeign)};
 };
 
 } // namespace pvmmu

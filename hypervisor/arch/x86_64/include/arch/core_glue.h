@@ -38,9 +38,18 @@ void report_core_invariants();
 // The lowest run of n free frames: 0, or -ENOMEM.
 int core_free_run(uint64_t n, Mfn& first);
 
-// Boot self-test of the linked core: builds a small domain through the core's
-// domain builder (which validates and pins its L4 through the normal paths).
-// Returns 0 or the builder's errno; fills the domain's layout.
+// A domain that never runs, built by the core's domain builder (which
+// validates and pins its L4 through the normal paths) from the lowest free
+// run of frames: the boot self-test's, and a test domain's peer (`peer=`).
+// Its vCPU is pinned to `cpu`. Returns 0 or the builder's errno.
+int core_build_idle_domain(DomId id, uint64_t nr_frames, CpuId cpu, Domain& d, DomainLayout& out);
+
+// Boot self-test of the linked core: a small idle domain 1.
 int core_build_test_domain(uint64_t nr_frames, DomainLayout& out);
+
+// Frames a test may name as not its own (PVMMUOP_facts): one of the frame
+// table (the hypervisor's), and the lowest frame of device or firmware memory.
+Mfn core_hypervisor_frame();
+Mfn core_io_frame();
 
 } // namespace pvmmu::x86

@@ -23,8 +23,17 @@ enum class VcpuState : uint8_t { Down, Initialised, Busy, Up };
 
 // A vCPU's console output not yet printed: its current line (guest_console.cc).
 struct ConsoleLine {
-    char buf[256];
+    char buf[256] = {};
     uint16_t len = 0;
+};
+
+// What the hypervisor counts for a vCPU (PVMMUOP_vcpu_counters), on the CPU it
+// is pinned to, and only for work its own domain asked for: a flush another
+// domain's request caused is not counted, so no domain learns another's.
+struct VcpuCounters {
+    std::atomic<uint64_t> faults{0};
+    std::atomic<uint64_t> flush_all{0}, flush_page{0};
+    std::atomic<uint64_t> shootdowns_sent{0}, shootdowns_served{0};
 };
 
 struct VcpuArch {
@@ -34,6 +43,7 @@ struct VcpuArch {
     uint64_t callback[8] = {};  // set_callbacks / callback_op, by CALLBACKTYPE_*
     uint64_t kernel_ss = 0, kernel_sp = 0;   // stack_switch
     ConsoleLine line;
+    VcpuCounters counters;
 };
 
 struct GuestDomain {
@@ -45,6 +55,9 @@ struct GuestDomain {
     std::atomic<unsigned> nr_up{0};          // vCPUs up (vcpu_up) and not down
     std::atomic<unsigned> on_cpu{0};         // vCPUs a CPU has taken to run and not left
     std::atomic<bool> gone{false};           // its memory given back (guest_run.cc)
+    // The idle domain this one was booted with (`peer=N`), whose frames it may
+    // learn (PVMMUOP_facts) to name them in requests that must be refused.
+    const GuestDomain* peer = nullptr;
 };
 
 // The event channel of the console ring (start_info.console.domU.evtchn):
@@ -74,6 +87,7 @@ long do_vcpu_op(Vcpu& v, TrapFrame& f);   // guest_vcpu.cc
 long do_set_gdt(Vcpu& v, TrapFrame& f);            // guest_gdt.cc
 long do_console_io(Vcpu& v, TrapFrame& f);         // guest_console.cc
 long do_event_channel_op(Vcpu& v, TrapFrame& f);   // guest_console.cc
+long do_pvmmu_op(Vcpu& v, TrapFrame& f);           // pvmmu_op.cc
 
 // Prints what v's console line holds, ending it with a '\n' if it has none:
 // when the vCPU stops (shutdown, crash, VCPUOP_down, its domain stopped).
@@ -84,6 +98,10 @@ void guest_console_flush(Vcpu& v);
 // SYSCALL with the arguments the handler left in f. Returns the hypercall's
 // number, which a handler returns so that RAX keeps it.
 long hypercall_continue(TrapFrame& f);
+
+// The counters of the vCPU running on this CPU when `origin`, the domain that
+// asked for the work, is its own; nullptr otherwise (idle, or another's).
+VcpuCounters* counters_for(const Domain* origin);
 
 // Builds domain `id` from the ELF image [file, file + size) with nr_frames
 // frames and nr_vcpus vCPUs (vCPU i on CPU first_cpu + i), loads it and
@@ -97,6 +115,8 @@ int guest_load(DomId id, const uint8_t* file, size_t size, uint64_t nr_frames, u
 
 // Counts a built domain as running, until it shuts down.
 void guest_domain_running();
+// Domains that were ever counted running (an idle peer never is).
+unsigned guest_domains_started();
 
 // VCPUOP_up: the vCPU's CPU (idle) is handed the vCPU and kicked; 0, or
 // -EINVAL when it was never initialised (guest_vcpu.cc). Also how every

@@ -57,7 +57,7 @@ void memory_map_print(const BootInfo& bi);
 // True when `key` appears as a word of the command line ("key" or "key=...").
 bool cmdline_has(const BootInfo& bi, const char* key);
 
-// The decimal value of "key=N" (at most 18 digits) in a command line (the
+// The value of "key=N", decimal or 0x-hex (at most 18 characters), in a command line (the
 // hypervisor's, or a module's string); false, out unchanged, when the key is
 // absent or its value is not such a number.
 bool cmdline_uint(const char* cmdline, const char* key, uint64_t& out);

@@ -1,0 +1,67 @@
+// pvmmu_op (docs/abi.md §10 "pvmmu_op"): the facts a guest test needs that only
+// the hypervisor knows, and self-restriction. Safe by construction: a domain
+// reads only its own vCPUs' counters and the frames it was booted to name, and
+// can only add denials to its own policy. Every sub-op checks its arguments
+// first; an error changes nothing (the writes to the guest come last, and the
+// reads change no state).
+#include <pvmmu/abi.h>
+
+#include "arch/core_glue.h"
+#include "arch/guest.h"
+
+namespace pvmmu::x86 {
+
+namespace {
+
+template <class T>
+long copy_out(Vcpu& v, uint64_t va, const T& x)
+{
+    return core()->platform().copy_to_guest(v, Vaddr{va}, &x, sizeof(x));
+}
+
+pvmmu_vcpu_counters snapshot(const VcpuCounters& c)
+{
+    constexpr auto r = std::memory_order_relaxed;
+    return pvmmu_vcpu_counters{c.faults.load(r), c.flush_all.load(r), c.flush_page.load(r),
+                               c.shootdowns_sent.load(r), c.shootdowns_served.load(r)};
+}
+
+pvmmu_facts facts(const GuestDomain& d)
+{
+    pvmmu_facts f{};
+    f.peer_domid = DOMID_INVALID;
+    if (d.peer) {
+        f.peer_domid = d.peer->dom.id;
+        f.peer_first_mfn = d.peer->layout.first.v;
+        f.peer_nr_frames = d.peer->layout.nr_frames;
+    }
+    f.hypervisor_mfn = core_hypervisor_frame().v;
+    f.io_mfn = core_io_frame().v;
+    return f;
+}
+
+} // namespace
+
+// pvmmu_op(cmd, a1, a2): RDI, RSI, RDX.
+long do_pvmmu_op(Vcpu& v, TrapFrame& f)
+{
+    GuestDomain& d = guest_domain(v);
+    switch (f.rdi) {
+    case PVMMUOP_deny:
+        if (f.rsi > UINT32_MAX) return -XEN_EINVAL;
+        return d.dom.policy.deny_abi(uint32_t(f.rsi)) ? 0 : -XEN_EINVAL;
+    case PVMMUOP_vcpu_counters:
+        if (f.rsi >= d.dom.nr_vcpus) return -XEN_EINVAL;
+        return copy_out(v, f.rdx, snapshot(arch(d.dom.vcpus[f.rsi]).counters));
+    case PVMMUOP_install_retries:
+        // Machine-wide: told only to a domain that has the machine to itself.
+        if (guest_domains_started() != 1) return -XEN_EPERM;
+        return copy_out(v, f.rsi, core()->install_retries());
+    case PVMMUOP_facts:
+        return copy_out(v, f.rsi, facts(d));
+    default:
+        return -XEN_ENOSYS;
+    }
+}
+
+} // namespace pvmmu::x86
