@@ -11,6 +11,7 @@
 #include "arch/exit.h"
 #include "arch/guest.h"
 #include "arch/hv_invariants.h"
+#include "arch/native_window.h"
 #include "arch/lapic.h"
 #include "arch/multiboot.h"
 #include "arch/paging.h"
@@ -78,6 +79,10 @@ void report_invariants()
 void report_core_invariants()
 {
     InvariantReport r;
+    if (native_window_check()) {
+        printk("core invariants: FAILED (an unsafe native window maps more or less than its domain)\n");
+        hv_exit(HV_EXIT_FAILURE);
+    }
     if (!core_check(r)) {
         for (unsigned i = 0; i < r.kept(); ++i)
             printk("core invariants: VIOLATION: mfn 0x%lx: %s\n", r[i].frame.v, r[i].reason);
