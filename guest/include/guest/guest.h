@@ -52,11 +52,11 @@ struct MmuConfig {
     MmuLevel level_cap = MmuLevel::FlagRange;
     unsigned flush_threshold = kDefaultFlushThreshold;
     ChangePteRangeFn change_pte_range = nullptr;   // nullptr: the library's batching
+    void* change_pte_range_ctx = nullptr;
     // Each mmu_update goes out as the one entry of a multicall, as Linux on
     // Xen's lazy-MMU batches did before it issued a one-entry batch directly
-    // (SPEC §7 linux-xen; docs/guest.md "The mprotect benchmark").
+    // (SPEC §7 linux-xen; docs/guest.md "linux-xen and Linux").
     bool multicall = false;
-    void* change_pte_range_ctx = nullptr;
 };
 
 class Guest {

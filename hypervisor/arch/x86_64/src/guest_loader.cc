@@ -88,7 +88,8 @@ int guest_load(DomId id, const uint8_t* file, size_t size, uint64_t nr_frames, u
     // Benchmarking only: the module string must ask for it by name (never the
     // hypervisor's command line), and the console says so loudly.
     const bool unsafe_native = cmdline_word(cmdline, "unsafe-native-pt");
-    if (int rc = unsafe_native ? native_window_build(id, nr_frames, spec.first) : core_free_run(nr_frames, spec.first))
+    if (int rc = unsafe_native ? native_window_build(id, nr_frames, spec.first)
+                               : core_free_run(nr_frames, spec.first))
         return rc;
     if (int rc = build_domain(*core(), out.dom, spec, out.layout)) {
         printk("domain: the core's builder refused domain %u: error %d\n", id, rc);

@@ -50,12 +50,7 @@ public:
     // benchmark-only domain's unsafe native window (docs/abi.md §10). Guests
     // may not write these slots, an L4 validates only with them empty, and
     // devalidation empties them again. 0 (the default): the slot stays empty.
-    virtual uint64_t reserved_l4_entry(DomId owner, unsigned slot) const
-    {
-        (void)owner;
-        (void)slot;
-        return 0;
-    }
+    virtual uint64_t reserved_l4_entry(DomId /*owner*/, unsigned /*slot*/) const { return 0; }
 
 protected:
     ~Platform() = default;
