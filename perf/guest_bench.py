@@ -28,7 +28,7 @@ class SimPlatform:
     flags: options of the sim's main() (--interleave, --tlb-caches-invalid)."""
 
     name = "sim"
-    native = True   # rt::native_pte_cmpxchg works: the sim lets the guest write its PTEs
+    native_args = []   # rt::native_pte_cmpxchg works: the sim lets the guest write its PTEs
 
     def __init__(self, build, flags=()):
         self.build = build
@@ -51,11 +51,12 @@ class QemuPlatform:
     """The bare-metal hypervisor under QEMU, one CPU per vCPU: the program's
     guest kernel as the one domain of an xl.cfg file (its size from the sim
     build's --info, the KEY=VALUE words in `extra`), run by
-    `pvmmu-run --accel ACCEL --config FILE`. No native mode: the hypervisor
-    never maps a domain's page tables writable to it (rt::native_pte_cmpxchg
-    refuses), so `native` is not measured here."""
+    `pvmmu-run --accel ACCEL --config FILE`. The native mode needs the
+    benchmark-only, UNSAFE module word `unsafe-native-pt` (docs/abi.md §10):
+    only with it does the hypervisor alias the domain's frames, page tables
+    included, writable to it, so rt::native_pte_cmpxchg works."""
 
-    native = False
+    native_args = ["unsafe-native-pt"]
     timeout_s = 1800   # per guest run; TCG is slow
 
     def __init__(self, build, accel):

@@ -8,6 +8,7 @@ long hypercall(Cpu& c, unsigned op, uint64_t a0, uint64_t a1, uint64_t a2, uint6
     ++c.stats.hypercalls;
     if (op == __HYPERVISOR_mmu_update) ++c.stats.mmu_update_calls;
     if (op == __HYPERVISOR_mmuext_op) ++c.stats.mmuext_calls;
+    if (op == __HYPERVISOR_multicall) ++c.stats.multicalls;
     return c.hc.hypercall(op, a0, a1, a2, a3, a4);
 }
 
@@ -39,10 +40,24 @@ bool put_mmu_req(Cpu& c, unsigned i, uint64_t ptr, uint64_t val)
     return i < kMaxBatchRequests && c.mem.store(at, ptr) && c.mem.store(at + 8, val);
 }
 
+// With MmuConfig::multicall the call is a multicall of one entry, whose
+// result is the mmu_update's.
 long mmu_update_scratch(Cpu& c, unsigned n, uint32_t* done, unsigned domid)
 {
     const Va pdone = c.scratch_at(scratch::kDone);
-    const long rc = hypercall(c, __HYPERVISOR_mmu_update, c.scratch.v, n, pdone.v, domid);
+    long rc;
+    if (c.guest && c.guest->config.multicall) {
+        static_assert(sizeof(multicall_entry_t) == 64 && __builtin_offsetof(multicall_entry_t, result) == 8);
+        const Va mc = c.scratch_at(scratch::kMulticall);
+        const uint64_t entry[8] = {__HYPERVISOR_mmu_update, 0, c.scratch.v, n, pdone.v, domid, 0, 0};
+        if (!put_words(c, mc, entry, sizeof(entry))) return -XEN_EFAULT;
+        ++c.stats.mmu_update_calls;
+        rc = hypercall(c, __HYPERVISOR_multicall, mc.v, 1);
+        uint64_t result = 0;
+        if (rc == 0) rc = c.mem.load(mc + 8, result) ? long(result) : -XEN_EFAULT;
+    } else {
+        rc = hypercall(c, __HYPERVISOR_mmu_update, c.scratch.v, n, pdone.v, domid);
+    }
     if (done) {
         uint64_t w = 0;
         *done = c.mem.load(pdone, w) ? uint32_t(w) : 0;

@@ -38,6 +38,13 @@
  * 4.17); pvmmu takes the top bit of submap 0 so the two cannot meet soon. */
 #define PVMMU_FEAT_flag_range_update 31
 
+/* Benchmarking only, UNSAFE (docs/abi.md §10 "Unsafe native page tables"): a
+ * bare-metal domain whose module string holds the word `unsafe-native-pt`
+ * finds every frame it owns, its page tables included, user-writable at
+ * PVMMU_UNSAFE_NATIVE_WINDOW + (machine address - its first frame's machine
+ * address). L4 slot 271, the last of Xen's HYPERVISOR_VIRT_START..END. */
+#define PVMMU_UNSAFE_NATIVE_WINDOW 0xFFFF878000000000ull
+
 /* Bits 63:32 of the count argument of mmu_update are never a count: Xen and pvmmu
  * use bit 31 to mark a preempted batch (continuation); see docs/abi.md. */
 #define PVMMU_MMU_UPDATE_PREEMPTED 0x80000000u

@@ -21,7 +21,8 @@
 // burst=B pages a private vCPU writes per cycle (default pages / cycles).
 // One line per (mode, run):
 //   bench mode=M workload=W vcpus=V run=R pages=N mprotects=… ptes=… ns=…
-//         update_calls=… flush_local=… flush_remote=… spurious=… retries=…|na
+//         update_calls=… (mmu_update hypercalls, direct or wrapped)
+//         multicalls=… (the multicalls among them) flush_local=… flush_remote=… spurious=… retries=…|na
 //         (retries: the guest's own cmpxchg loop for native, the hypervisor's
 //         install loops for the rest; na where the platform cannot tell)
 //         ad_checked=… ad_lost=…
@@ -51,7 +52,7 @@ struct Params {
 
 // What one vCPU counted in the timed part of a phase.
 struct Tally {
-    uint64_t mprotects, update_calls, flush_local, flush_remote, spurious;
+    uint64_t mprotects, update_calls, multicalls, flush_local, flush_remote, spurious;
 };
 
 Params P;
@@ -87,9 +88,11 @@ void counted_mprotect(Cpu& c, Va start, unsigned prot)
 {
     Tally& t = tally[c.id];
     CpuStats& s = c.stats;
-    const uint64_t calls = s.mmu_update_calls.get(), fl = s.flush_local.get(), fr = s.flush_remote.get();
+    const uint64_t calls = s.mmu_update_calls.get(), mc = s.multicalls.get();
+    const uint64_t fl = s.flush_local.get(), fr = s.flush_remote.get();
     if (int rc = as.mprotect(c, start, uint64_t(P.pages) * kPageSize, prot)) broke("mprotect", rc);
     t.update_calls += s.mmu_update_calls.get() - calls;
+    t.multicalls += s.multicalls.get() - mc;
     t.flush_local += s.flush_local.get() - fl;
     t.flush_remote += s.flush_remote.get() - fr;
     ++t.mprotects;
@@ -209,6 +212,7 @@ void phase(Cpu& c, const Mode& m, unsigned run)
     Tally sum{};
     for (unsigned v = 0; v < V; ++v) {
         sum.mprotects += tally[v].mprotects, sum.update_calls += tally[v].update_calls;
+        sum.multicalls += tally[v].multicalls;
         sum.flush_local += tally[v].flush_local, sum.flush_remote += tally[v].flush_remote;
         sum.spurious += tally[v].spurious;
         retries += native_retries(v);
@@ -217,11 +221,12 @@ void phase(Cpu& c, const Mode& m, unsigned run)
     char rbuf[24] = "na";   // where the hypervisor's retries are not visible to the guest
     if (m.counts_retries || hv_known) decimal(rbuf, retries);
     rt::print("bench mode=%s workload=%s vcpus=%u run=%u pages=%u mprotects=%llu ptes=%llu ns=%llu "
-              "update_calls=%llu flush_local=%llu flush_remote=%llu spurious=%llu retries=%s "
+              "update_calls=%llu multicalls=%llu flush_local=%llu flush_remote=%llu spurious=%llu retries=%s "
               "ad_checked=%llu ad_lost=%llu",
               m.name, P.shared ? "shared" : "private", V, run, P.pages, (unsigned long long)sum.mprotects,
               (unsigned long long)(sum.mprotects * P.pages), (unsigned long long)timed_ns,
-              (unsigned long long)sum.update_calls, (unsigned long long)sum.flush_local,
+              (unsigned long long)sum.update_calls, (unsigned long long)sum.multicalls,
+              (unsigned long long)sum.flush_local,
               (unsigned long long)sum.flush_remote, (unsigned long long)sum.spurious, rbuf,
               (unsigned long long)ad.checked, (unsigned long long)ad.lost);
 }

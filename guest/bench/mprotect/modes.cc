@@ -1,7 +1,8 @@
 // The update modes of the mprotect benchmark; see modes.h. The library's
 // levels give flag-range (cmd 4 runs + cmd-2 arrays), atomic-array (cmd-2 arrays
-// of a whole L1) and linux-xen (cmd 2, 31 PTEs per call: Linux on Xen's
-// multicall batch, issued as plain mmu_update calls). The hooks below give the
+// of a whole L1) and linux-xen (cmd 2, 31 PTEs per mmu_update, each the one
+// entry of a multicall: Linux on Xen's lazy-MMU batch, whose 512-byte argument
+// space holds at most 31 mmu_update_t). The hooks below give the
 // rest; each runs under the L1's lock that mprotect holds, like the library's
 // own range updater, and records the reductions it makes for mprotect's flush.
 #include "modes.h"
@@ -76,12 +77,12 @@ int unsafe_range(Cpu& c, const PteRange& r, unsigned prot, FlushPlan& plan, void
 }
 
 const Mode kModes[] = {
-    {"native", MmuLevel::FlagRange, kDefaultBatchPtes, native_range, true},
-    {"per-pte", MmuLevel::Normal, kDefaultBatchPtes, per_pte_range, false},
-    {"linux-xen", MmuLevel::Atomic, 31, nullptr, false},
-    {"atomic-array", MmuLevel::Atomic, kDefaultBatchPtes, nullptr, false},
-    {"flag-range", MmuLevel::FlagRange, kDefaultBatchPtes, nullptr, false},
-    {"unsafe", MmuLevel::FlagRange, kDefaultBatchPtes, unsafe_range, false},
+    {"native", MmuLevel::FlagRange, kDefaultBatchPtes, native_range, true, false},
+    {"per-pte", MmuLevel::Normal, kDefaultBatchPtes, per_pte_range, false, false},
+    {"linux-xen", MmuLevel::Atomic, 31, nullptr, false, true},
+    {"atomic-array", MmuLevel::Atomic, kDefaultBatchPtes, nullptr, false, false},
+    {"flag-range", MmuLevel::FlagRange, kDefaultBatchPtes, nullptr, false, false},
+    {"unsafe", MmuLevel::FlagRange, kDefaultBatchPtes, unsafe_range, false, false},
 };
 
 } // namespace
@@ -105,6 +106,7 @@ void use_mode(Guest& g, const Mode& m)
     g.config.batch_ptes = m.batch_ptes;
     g.config.change_pte_range = m.hook;
     g.config.change_pte_range_ctx = nullptr;
+    g.config.multicall = m.multicall;
 }
 
 uint64_t native_retries(unsigned vcpu) { return retries[vcpu % kMaxVcpus].get(); }

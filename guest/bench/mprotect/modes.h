@@ -14,6 +14,7 @@ struct Mode {
     unsigned batch_ptes;      // MmuConfig::batch_ptes
     ChangePteRangeFn hook;    // MmuConfig::change_pte_range (nullptr: the library's)
     bool counts_retries;      // the guest itself runs the cmpxchg loop (native)
+    bool multicall;           // MmuConfig::multicall (linux-xen)
 };
 
 // In SPEC §7's order: native, per-pte, linux-xen, atomic-array, flag-range, unsafe.

@@ -38,7 +38,8 @@ struct CpuStats {
     Counter invlpg_pages;      // single-page invalidations inside those flushes
     Counter cleans;            // cache cleans for a non-coherent walker
     Counter hypercalls;        // every hypercall the library issued
-    Counter mmu_update_calls;  // mmu_update hypercalls
+    Counter mmu_update_calls;  // mmu_update hypercalls, direct or a multicall's one entry
+    Counter multicalls;        // multicall hypercalls
     Counter mmuext_calls;      // mmuext_op hypercalls
     Counter req[8];            // mmu_update requests issued, by command (ptr & 7)
     Counter downgrades;        // feature levels dropped after -ENOSYS / -EPERM
@@ -54,6 +55,9 @@ inline constexpr uint64_t kMask = kDone + 8;                      // a vCPU bitm
 inline constexpr uint64_t kWord = kDone + 16;                     // one spare argument word
 inline constexpr uint64_t kOps = kDone + 64;                      // mmuext_op_t array
 inline constexpr unsigned kMaxOps = unsigned((kPageSize - 64) / 24);
+// A multicall_entry_t wrapping an mmu_update (MmuConfig::multicall): never in
+// use together with an mmuext_op array.
+inline constexpr uint64_t kMulticall = kOps;
 } // namespace scratch
 
 struct Cpu {

@@ -53,6 +53,10 @@ struct MmuConfig {
     unsigned flush_threshold = kDefaultFlushThreshold;
     ChangePteRangeFn change_pte_range = nullptr;   // nullptr: the library's batching
     void* change_pte_range_ctx = nullptr;
+    // Each mmu_update goes out as the one entry of a multicall, as Linux on
+    // Xen's lazy-MMU batches did before it issued a one-entry batch directly
+    // (SPEC §7 linux-xen; docs/guest.md "linux-xen and Linux").
+    bool multicall = false;
 };
 
 class Guest {

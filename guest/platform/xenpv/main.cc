@@ -342,9 +342,16 @@ bool hypervisor_install_retries(uint64_t& out)
 {
     return hypercall(__HYPERVISOR_pvmmu_op, PVMMUOP_install_retries, uint64_t(&out)) == 0;
 }
-// Benchmarking only, and refused here: the hypervisor never maps a domain's
-// page tables writable to it.
-bool native_pte_cmpxchg(Maddr, uint64_t&, uint64_t, bool&) { return false; }
+// Benchmarking only: a lock cmpxchg on the entry's alias in the unsafe native
+// window, which the hypervisor maps only for a domain started with the module
+// word unsafe-native-pt (docs/abi.md §10). Anywhere else the window is not
+// mapped, the access faults, and the answer is a refusal.
+bool native_pte_cmpxchg(Maddr entry, uint64_t& expected, uint64_t desired, bool& swapped)
+{
+    const uint64_t first = g_boot.first_mfn.v << kPageShift;
+    if ((entry.v & 7) || entry.v < first || entry.v - first >= (g_boot.nr_frames << kPageShift)) return false;
+    return this_cpu().mem.cmpxchg(Va{PVMMU_UNSAFE_NATIVE_WINDOW + (entry.v - first)}, expected, desired, swapped);
+}
 // Nanoseconds since the hypervisor booted, from this vCPU's vcpu_time_info
 // in shared_info (docs/abi.md §10 "Time"), as Xen documents it: system_time
 // plus the TSC's advance since tsc_timestamp, shifted by tsc_shift and scaled

@@ -106,7 +106,7 @@ struct Checker {
         for (uint32_t i = 0; i < kEntriesPerTable; ++i) {
             const Pte p{load_entry(&e[i])};
             if (level == Level::L4 && hv.l4_slot_reserved(i)) {
-                const uint64_t want = hv.platform().reserved_l4_entry(i);
+                const uint64_t want = hv.platform().reserved_l4_entry(self, i);
                 if (p.v != want) fail(t, i, "hypervisor L4 slot not the platform's entry", want, p.v);
                 continue;
             }

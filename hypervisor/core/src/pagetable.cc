@@ -61,7 +61,7 @@ int validate_table(Hypervisor& hv, Mfn m, Level level)
     for (i = 0; i < kEntriesPerTable; ++i) {
         const Pte e{load_entry(&t[i])};
         const bool reserved = level == Level::L4 && hv.l4_slot_reserved(i);
-        const Pte a = reserved ? Pte{hv.platform().reserved_l4_entry(i)} : adjust_guest_entry(e);
+        const Pte a = reserved ? Pte{hv.platform().reserved_l4_entry(self, i)} : adjust_guest_entry(e);
         if (a.v != e.v) std::atomic_ref<uint64_t>(t[i]).store(a.v);
     }
     // Walkers must see what was validated, not an older copy of the frame.

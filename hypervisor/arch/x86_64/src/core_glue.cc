@@ -7,6 +7,7 @@
 #include "arch/console.h"
 #include "arch/direct_map.h"
 #include "arch/exit.h"
+#include "arch/native_window.h"
 #include "arch/platform.h"
 #include "arch/shootdown.h"
 #include "core/domain_builder.h"
@@ -102,6 +103,10 @@ int core_build_idle_domain(DomId id, uint64_t nr_frames, CpuId cpu, Domain& d, D
 void report_core_invariants()
 {
     InvariantReport r;
+    if (native_window_check()) {
+        printk("core invariants: FAILED (an unsafe native window maps more or less than its domain)\n");
+        hv_exit(HV_EXIT_FAILURE);
+    }
     if (!core_check(r)) {
         for (unsigned i = 0; i < r.kept(); ++i)
             printk("core invariants: VIOLATION: mfn 0x%lx: %s\n", r[i].frame.v, r[i].reason);

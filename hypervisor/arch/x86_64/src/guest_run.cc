@@ -9,6 +9,7 @@
 #include "arch/exit.h"
 #include "arch/guest.h"
 #include "arch/lapic.h"
+#include "arch/native_window.h"
 #include "arch/paging.h"
 #include "arch/percpu.h"
 #include "arch/selectors.h"
@@ -49,6 +50,7 @@ void leave(GuestDomain& g)
     sti();   // the other domains' shootdowns are served meanwhile
     const DomId id = g.dom.id;
     const TeardownResult r = relinquish_domain(*core(), g.dom);
+    native_window_release(id);
     printk("pvmmu: domain %u: %lu frames given back, %lu kept\n", id, r.freed, r.kept);
     cli();
     // Every domain gone means every one has shut down, the last one too.

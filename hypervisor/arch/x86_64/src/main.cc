@@ -13,6 +13,7 @@
 #include "arch/hv_invariants.h"
 #include "arch/lapic.h"
 #include "arch/multiboot.h"
+#include "arch/native_window.h"
 #include "arch/paging.h"
 #include "arch/percpu.h"
 #include "arch/shootdown.h"

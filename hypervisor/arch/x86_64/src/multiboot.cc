@@ -161,6 +161,13 @@ bool cmdline_has(const BootInfo& bi, const char* key)
     return cmdline_find(bi.cmdline, key, &v, &n);
 }
 
+bool cmdline_word(const char* cmdline, const char* word)
+{
+    const char* v;
+    size_t n;
+    return cmdline_find(cmdline, word, &v, &n) && n == 0 && v[-1] != '=';
+}
+
 bool cmdline_uint(const char* cmdline, const char* key, uint64_t& out)
 {
     const char* v;

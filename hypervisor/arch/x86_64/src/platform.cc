@@ -9,6 +9,8 @@
 #include "arch/direct_map.h"
 #include "arch/exit.h"
 #include "arch/guest.h"
+#include "arch/layout.h"
+#include "arch/native_window.h"
 #include "arch/paging.h"
 #include "arch/percpu.h"
 #include "arch/traps.h"
@@ -66,9 +68,11 @@ void BareMetal::load_base(Vcpu& v)
 }
 
 // The hypervisor's own L4 entries (slots 257, 261, 262; P|RW, never US), so
-// a guest's L4 can stay loaded while the hypervisor runs.
-uint64_t BareMetal::reserved_l4_entry(unsigned slot) const
+// a guest's L4 can stay loaded while the hypervisor runs; and in slot 271 the
+// owner's unsafe native window, which only a benchmark domain has.
+uint64_t BareMetal::reserved_l4_entry(DomId owner, unsigned slot) const
 {
+    if (slot == HV_SLOT_NATIVE_WINDOW) return native_window_l4e(owner);
     return slot < kEntriesPerTable ? dmap<const uint64_t>(hv_root())[slot] : 0;
 }
 

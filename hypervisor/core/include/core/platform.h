@@ -43,13 +43,14 @@ public:
     // per batch, not per entry.
     virtual void tables_written(Mfn m) { (void)m; }
 
-    // The entry a validated L4 holds in hypervisor-reserved slot `slot`
-    // (HvConfig::l4_reserved_*): bare metal maps itself there so a guest's L4
-    // can stay loaded across hypercalls and traps (Xen's init_xen_l4_slots);
-    // the entry must not be user-accessible. Guests may not write these
-    // slots, an L4 validates only with them empty, and devalidation empties
-    // them again. 0 (the default): the slot stays empty.
-    virtual uint64_t reserved_l4_entry(unsigned slot) const { (void)slot; return 0; }
+    // The entry a validated L4 of domain `owner` holds in hypervisor-reserved
+    // slot `slot` (HvConfig::l4_reserved_*): bare metal maps itself there so a
+    // guest's L4 can stay loaded across hypercalls and traps (Xen's
+    // init_xen_l4_slots); the entry must not be user-accessible, except in a
+    // benchmark-only domain's unsafe native window (docs/abi.md §10). Guests
+    // may not write these slots, an L4 validates only with them empty, and
+    // devalidation empties them again. 0 (the default): the slot stays empty.
+    virtual uint64_t reserved_l4_entry(DomId /*owner*/, unsigned /*slot*/) const { return 0; }
 
 protected:
     ~Platform() = default;

@@ -52,7 +52,7 @@ public:
         return 0;
     }
     void load_base(Vcpu&) override { ++base_loads; }
-    uint64_t reserved_l4_entry(unsigned slot) const override { return reserved_l4[slot % 512]; }
+    uint64_t reserved_l4_entry(DomId, unsigned slot) const override { return reserved_l4[slot % 512]; }
 
     std::vector<Flush> flushes;
     unsigned base_loads = 0;

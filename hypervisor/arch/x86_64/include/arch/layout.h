@@ -35,6 +35,14 @@
  * the core's MachineMemory base. RAM write-back, holes below 4 GiB uncached. */
 #define HV_DIRECTMAP_VIRT  0xFFFF830000000000
 
+/* Slot 271, the last of Xen's reserved range: in the L4s of a domain built
+ * with the module word "unsafe-native-pt" only, a user-writable alias of that
+ * domain's own frames (native_window.h; PVMMU_UNSAFE_NATIVE_WINDOW, the
+ * guest's name for it). Never in the hypervisor's own tables. Benchmarking
+ * only: it gives the guest its page tables writable. */
+#define HV_SLOT_NATIVE_WINDOW 271
+#define HV_NATIVE_WINDOW_VIRT 0xFFFF878000000000
+
 /* L4 slots of the above; the invariant check allows nothing else after boot. */
 #define HV_SLOT_PERCPU     257
 #define HV_SLOT_IMAGE      261

@@ -57,6 +57,10 @@ void memory_map_print(const BootInfo& bi);
 // True when `key` appears as a word of the command line ("key" or "key=...").
 bool cmdline_has(const BootInfo& bi, const char* key);
 
+// True when `word` appears alone, with no "=value", as a word of a command
+// line (a module's string: the unsafe-native-pt switch).
+bool cmdline_word(const char* cmdline, const char* word);
+
 // The value of "key=N", decimal or 0x-hex (at most 18 characters), in a command line (the
 // hypervisor's, or a module's string); false, out unchanged, when the key is
 // absent or its value is not such a number.

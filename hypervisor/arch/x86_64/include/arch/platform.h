@@ -15,7 +15,7 @@ public:
     int copy_from_guest(Vcpu& v, void* dst, Vaddr src, size_t n) override;
     int copy_to_guest(Vcpu& v, Vaddr dst, const void* src, size_t n) override;
     void load_base(Vcpu& v) override;
-    uint64_t reserved_l4_entry(unsigned slot) const override;
+    uint64_t reserved_l4_entry(DomId owner, unsigned slot) const override;
     // tables_written: x86 page walkers are coherent with the data cache, so
     // the core's default (nothing to clean) is right here.
 };
