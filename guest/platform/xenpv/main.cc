@@ -90,12 +90,17 @@ bool leaf_entry(Va va, uint64_t& out)
 // frames are writable there), then `call va`. First va is read, so the
 // library's handler maps a demand-zero page as the sim's walker would (and a
 // page x86 cannot read, it cannot execute either); its frame comes from a
-// walk of the tables. false, honestly, when the alias is not writable (a page
-// table, a frame the hypervisor holds). Like a fetch it sets A and never D:
+// walk of the tables. When the alias is not writable (a page table, a frame
+// the hypervisor holds) the probe cannot run: false, and the test records an
+// ERROR, since that false is no NX result. Like a fetch it sets A and never D:
 // a D the write put on the alias's entry is taken off again (with an INVLPG,
 // so no TLB keeps the entry dirty) — va's own entry when va is the alias.
-// The byte is back before it returns; while the probe runs no other vCPU may
-// write that word (tests probe pages nobody writes meanwhile). Probes of one
+// The byte is back before it returns; while the probe runs another vCPU may
+// see it, and must not write that byte (tests probe pages nobody writes
+// meanwhile). The D taken off the alias is read, then written by
+// update_va_mapping: a change of that physmap entry by another vCPU in
+// between would be lost (the library changes physmap entries only when a
+// frame becomes or stops being a page table, never a frame being probed). Probes of one
 // page take turns (one must never call a byte another has just put back);
 // a lock per page hash, so vCPUs probing the same pages in the same order
 // follow each other instead of all waiting for one.
@@ -110,7 +115,13 @@ bool XenpvCpu::fetch(Va va)
     const uint64_t at = alias.v & ~7ull;
     const unsigned shift = unsigned(alias.v & 7) * 8;
     SpinGuard turn(rt::this_cpu(), g_fetch_locks[(at >> kPageShift) % 64]);
-    if (!leaf_entry(alias, ae) || !(ae & pte::RW) || !xenpv_load(at, &word)) return false;
+    // A page the probe cannot patch is not known to be non-executable: an
+    // ERROR, so no NX check passes without having been made.
+    if (!leaf_entry(alias, ae) || !(ae & pte::RW) || !xenpv_load(at, &word)) {
+        rt::error("xenpv: no fetch probe possible at %#llx (its frame is not writable through the physmap)",
+                  (unsigned long long)va.v);
+        return false;
+    }
     const uint64_t patched = (word & ~(0xffull << shift)) | (0xc3ull << shift);
     uint64_t seen = word;
     if (xenpv_cmpxchg(at, &seen, patched) != 3) return false;
@@ -119,8 +130,11 @@ bool XenpvCpu::fetch(Va va)
     unsigned a = 0, b, c, d;
     asm volatile("cpuid" : "+a"(a), "=b"(b), "=c"(c), "=d"(d) :: "memory");
     const bool ran = xenpv_fetch(va.v);
-    seen = patched;
-    (void)xenpv_cmpxchg(at, &seen, word);
+    // Only the byte goes back: a store to the word's other bytes meanwhile stays.
+    for (seen = patched; ((seen >> shift) & 0xff) == 0xc3;) {
+        const uint64_t back = (seen & ~(0xffull << shift)) | (word & (0xffull << shift));
+        if (xenpv_cmpxchg(at, &seen, back) != 1) break;   // 3: put back; 0: faulted
+    }
     uint64_t now;
     if (!(ae & pte::D) && leaf_entry(alias, now) && (now & pte::D))
         pvmmu::xenpv::hypercall(__HYPERVISOR_update_va_mapping, at & ~(kPageSize - 1), now & ~pte::D,

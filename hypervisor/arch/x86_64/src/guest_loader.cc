@@ -85,8 +85,11 @@ int guest_load(DomId id, const uint8_t* file, size_t size, uint64_t nr_frames, u
     spec.first_cpu = first_cpu;
     spec.nr_frames = nr_frames;
     spec.physmap = Vaddr{elf.virt_base};
-    // Benchmarking only: the module string must ask for it by name (never the
-    // hypervisor's command line), and the console says so loudly.
+    while (*cmdline && *cmdline != ' ') ++cmdline;   // the kernel's own name
+    while (*cmdline == ' ') ++cmdline;
+    // Benchmarking only: the module's words must ask for it by name (never the
+    // hypervisor's command line, nor the kernel's file name), and the console
+    // says so loudly.
     const bool unsafe_native = cmdline_word(cmdline, "unsafe-native-pt");
     if (int rc = unsafe_native ? native_window_build(id, nr_frames, spec.first)
                                : core_free_run(nr_frames, spec.first))
@@ -133,8 +136,6 @@ int guest_load(DomId id, const uint8_t* file, size_t size, uint64_t nr_frames, u
     si.pt_base = l.physmap.v;   // the L4 is gpfn 0
     si.nr_pt_frames = l.nr_pt_frames;
     si.mfn_list = elf.image_end;
-    while (*cmdline && *cmdline != ' ') ++cmdline;   // the kernel's own name
-    while (*cmdline == ' ') ++cmdline;
     for (size_t i = 0; i + 1 < sizeof(si.cmd_line) && cmdline[i]; ++i) si.cmd_line[i] = int8_t(cmdline[i]);
     // shared_info and the console ring are the guest's own frames, already
     // mapped (Xen's shared_info is a hypervisor frame the guest maps itself).

@@ -104,18 +104,21 @@ void report_core()
 // the PVMMU_DENY_* commands; "peer=N" builds an idle domain of N frames right
 // after it, never run and never counted running, whose frames the domain may
 // learn (PVMMUOP_facts) to name in requests that must be refused. The peer
-// takes the next domain id and the vCPU slot after the domain's.
-void apply_module_words(const char* cmdline, unsigned& nr, CpuId next_cpu)
+// takes the next domain id and a CPU of its own after the domain's (next_cpu,
+// advanced past it; the runner gives QEMU one CPU more for it).
+void apply_module_words(const char* cmdline, unsigned& nr, CpuId& next_cpu, unsigned cpus_online)
 {
     GuestDomain& g = g_guests[nr];
     uint64_t deny = 0, peer = 0;
     if (cmdline_uint(cmdline, "deny", deny) && (deny > UINT32_MAX || !g.dom.policy.deny_abi(uint32_t(deny))))
         boot_failed(nr + 1, "deny= names unknown commands", deny);
     if (!cmdline_uint(cmdline, "peer", peer)) return;
-    if (nr + 1 >= BootInfo::kMaxModules || next_cpu >= kMaxCpus) boot_failed(nr + 1, "no room for a peer domain", peer);
+    if (nr + 1 >= BootInfo::kMaxModules || next_cpu >= cpus_online)
+        boot_failed(nr + 1, "no room (a domain slot and a CPU) for a peer domain", peer);
     GuestDomain& p = g_guests[++nr];
     if (int rc = core_build_idle_domain(DomId(nr + 1), peer, next_cpu, p.dom, p.layout))
         boot_failed(nr + 1, "the peer domain was not built, error", uint64_t(-rc));
+    ++next_cpu;
     g.peer = &p;
     printk("domain %u: peer of domain %u: %lu frames from mfn 0x%lx, idle\n", nr + 1, nr, p.layout.nr_frames,
            p.layout.first.v);
@@ -153,9 +156,18 @@ void apply_module_words(const char* cmdline, unsigned& nr, CpuId next_cpu)
         }
         next_cpu += CpuId(vcpus);
         runs[nr] = true;
-        apply_module_words(m.cmdline, nr, next_cpu);
+        apply_module_words(m.cmdline, nr, next_cpu, cpus_online);
         ++nr;
     }
+    // A domain with the unsafe native window can rewrite its own page tables,
+    // so it could map any frame: it runs alone (docs/abi.md §10).
+    unsigned running = 0;
+    DomId unsafe = 0;
+    for (unsigned d = 0; d < nr; ++d) {
+        running += runs[d];
+        if (runs[d] && native_window_l4e(DomId(d + 1))) unsafe = DomId(d + 1);
+    }
+    if (unsafe && running > 1) boot_failed(unsafe, "an unsafe-native-pt domain must run alone; domains", running);
     report_core_invariants();
     for (unsigned d = nr; d-- > 0;) {
         if (!runs[d]) continue;

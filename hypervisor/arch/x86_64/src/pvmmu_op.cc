@@ -1,9 +1,10 @@
 // pvmmu_op (docs/abi.md §10 "pvmmu_op"): the facts a guest test needs that only
 // the hypervisor knows, and self-restriction. Safe by construction: a domain
-// reads only its own vCPUs' counters and the frames it was booted to name, and
-// can only add denials to its own policy. Every sub-op checks its arguments
-// first; an error changes nothing (the writes to the guest come last, and the
-// reads change no state).
+// reads only its own vCPUs' counters, the frames it was booted to name (its
+// peer's) and one hypervisor and one device frame number, and can only add
+// denials to its own policy. Every sub-op checks its arguments first; an
+// error changes nothing (the writes to the guest come last, and the reads
+// change no state).
 #include <pvmmu/abi.h>
 
 #include "arch/core_glue.h"
