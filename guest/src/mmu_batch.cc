@@ -9,7 +9,8 @@ static_assert(kEntriesPerTable / kPteLine == 64, "one bit per 64-byte line of a 
 
 MmuBatch::MmuBatch(Cpu& c, Gpfn table, unsigned cap)
     : c_(c), table_(table), base_(maddr_of(c.guest->mfn(table))),
-      cap_(cap == 0 ? 1 : cap > kMaxBatchRequests ? kMaxBatchRequests : cap)
+      cap_(cap == 0 ? 1 : cap > kMaxBatchRequests ? kMaxBatchRequests : cap),
+      coherent_(c.guest->boot().coherent_walker)
 {
 }
 
@@ -18,10 +19,23 @@ int MmuBatch::put(unsigned cmd, unsigned index, uint64_t val, unsigned first_lin
     if (n_ == cap_) {
         if (int rc = flush()) return rc;
     }
-    if (!put_mmu_req(c_, n_, (base_.v + index * sizeof(uint64_t)) | cmd, val)) return -XEN_EFAULT;
-    cmds_[n_++] = uint8_t(cmd);
-    for (unsigned l = first_line; l <= last_line; ++l) lines_ |= 1ull << l;
+    if (staged_ == kStage && !write_staged()) return -XEN_EFAULT;
+    stage_[2 * staged_] = (base_.v + index * sizeof(uint64_t)) | cmd;
+    stage_[2 * staged_ + 1] = val;
+    ++staged_, ++n_, ++per_cmd_[cmd];
+    if (!coherent_)
+        for (unsigned l = first_line; l <= last_line; ++l) lines_ |= 1ull << l;
     return 0;
+}
+
+// The staged requests, the batch's last ones, to their places in the scratch pages.
+bool MmuBatch::write_staged()
+{
+    const unsigned at = n_ - staged_;
+    static_assert(sizeof(mmu_update_t) == 16);
+    const bool ok = c_.mem.store_words(c_.scratch + uint64_t(at) * sizeof(mmu_update_t), stage_, 2 * staged_);
+    staged_ = 0;
+    return ok;
 }
 
 int MmuBatch::add(unsigned cmd, unsigned index, uint64_t val)
@@ -40,10 +54,6 @@ int MmuBatch::add_range(unsigned index, uint64_t mask, uint64_t bits, unsigned c
 
 void MmuBatch::clean_lines()
 {
-    if (c_.guest->boot().coherent_walker) {
-        lines_ = 0;
-        return;
-    }
     const Va va = c_.guest->va(table_);
     for (unsigned l = 0; l < 64; ++l) {
         if (!((lines_ >> l) & 1)) continue;
@@ -56,13 +66,23 @@ void MmuBatch::clean_lines()
 int MmuBatch::flush()
 {
     if (n_ == 0) return 0;
-    for (unsigned i = 0; i < n_; ++i) ++c_.stats.req[cmds_[i]];
+    const unsigned n = n_;
+    const bool written = write_staged();
+    n_ = 0;
+    failed_cmd_ = 0;
+    for (unsigned cmd = 0; cmd < 8; ++cmd) {
+        if (written && per_cmd_[cmd]) c_.stats.req[cmd].add(per_cmd_[cmd]);
+        per_cmd_[cmd] = 0;
+    }
+    if (!written) return -XEN_EFAULT;
     uint32_t done = 0;
-    const long rc = mmu_update_scratch(c_, n_, &done);
+    const long rc = mmu_update_scratch(c_, n, &done);
     // Cleaned whatever the outcome: the requests before a failure did change.
     clean_lines();
-    failed_cmd_ = rc && done < n_ ? cmds_[done] : 0;
-    n_ = 0;
+    // The failed request's command is in its ptr's low bits, in the scratch page.
+    uint64_t ptr = 0;
+    if (rc && done < n && c_.mem.load(c_.scratch + uint64_t(done) * sizeof(mmu_update_t), ptr))
+        failed_cmd_ = unsigned(ptr & PVMMU_MMU_CMD_MASK);
     return int(rc);
 }
 

@@ -28,17 +28,26 @@ public:
     unsigned failed_cmd() const { return failed_cmd_; }
 
 private:
+    // Requests are laid out here and copied to the scratch pages kStage at a
+    // time (one Memory::store_words), not with two stores each.
+    static constexpr unsigned kStage = 32;
+    static_assert(kPageSize % (kStage * 16) == 0, "a staged block never straddles a scratch page");
+
     [[nodiscard]] int put(unsigned cmd, unsigned index, uint64_t val, unsigned first_line, unsigned last_line);
+    [[nodiscard]] bool write_staged();
     void clean_lines();
 
     Cpu& c_;
     Gpfn table_;
     Maddr base_;
     unsigned cap_;
-    unsigned n_ = 0;
+    bool coherent_;        // the walker needs no cleans: lines_ stays 0
+    unsigned n_ = 0;       // requests in the batch
+    unsigned staged_ = 0;  // ...of which the last staged_ are still in stage_
     unsigned failed_cmd_ = 0;
     uint64_t lines_ = 0;   // 64-byte lines of the table touched since the last clean
-    uint8_t cmds_[kMaxBatchRequests];
+    unsigned per_cmd_[8] = {};   // the batch's requests by command, for CpuStats::req
+    uint64_t stage_[2 * kStage];
 };
 
 } // namespace pvmmu::guest
