@@ -14,20 +14,6 @@ MmuBatch::MmuBatch(Cpu& c, Gpfn table, unsigned cap)
 {
 }
 
-int MmuBatch::put(unsigned cmd, unsigned index, uint64_t val, unsigned first_line, unsigned last_line)
-{
-    if (n_ == cap_) {
-        if (int rc = flush()) return rc;
-    }
-    if (staged_ == kStage && !write_staged()) return -XEN_EFAULT;
-    stage_[2 * staged_] = (base_.v + index * sizeof(uint64_t)) | cmd;
-    stage_[2 * staged_ + 1] = val;
-    ++staged_, ++n_, ++per_cmd_[cmd];
-    if (!coherent_)
-        for (unsigned l = first_line; l <= last_line; ++l) lines_ |= 1ull << l;
-    return 0;
-}
-
 // The staged requests, the batch's last ones, to their places in the scratch pages.
 bool MmuBatch::write_staged()
 {
@@ -36,12 +22,6 @@ bool MmuBatch::write_staged()
     const bool ok = c_.mem.store_words(c_.scratch + uint64_t(at) * sizeof(mmu_update_t), stage_, 2 * staged_);
     staged_ = 0;
     return ok;
-}
-
-int MmuBatch::add(unsigned cmd, unsigned index, uint64_t val)
-{
-    if (index >= kEntriesPerTable) return -XEN_EINVAL;
-    return put(cmd, index, val, index / kPteLine, index / kPteLine);
 }
 
 int MmuBatch::add_range(unsigned index, uint64_t mask, uint64_t bits, unsigned count)

@@ -50,4 +50,27 @@ private:
     uint64_t stage_[2 * kStage];
 };
 
+// add() and put() run once per changed entry: inline, the rare paths (a full
+// batch, a full stage) out of line.
+
+inline int MmuBatch::add(unsigned cmd, unsigned index, uint64_t val)
+{
+    if (index >= kEntriesPerTable) return -XEN_EINVAL;
+    return put(cmd, index, val, index / kPteLine, index / kPteLine);
+}
+
+inline int MmuBatch::put(unsigned cmd, unsigned index, uint64_t val, unsigned first_line, unsigned last_line)
+{
+    if (n_ == cap_) {
+        if (int rc = flush()) return rc;
+    }
+    if (staged_ == kStage && !write_staged()) return -XEN_EFAULT;
+    stage_[2 * staged_] = (base_.v + index * sizeof(uint64_t)) | cmd;
+    stage_[2 * staged_ + 1] = val;
+    ++staged_, ++n_, ++per_cmd_[cmd];
+    if (!coherent_)
+        for (unsigned l = first_line; l <= last_line; ++l) lines_ |= 1ull << l;
+    return 0;
+}
+
 } // namespace pvmmu::guest
