@@ -14,12 +14,17 @@ MmuBatch::MmuBatch(Cpu& c, Gpfn table, unsigned cap)
 {
 }
 
-// The staged requests, the batch's last ones, to their places in the scratch pages.
+// The staged requests, the batch's last ones, to their places in the scratch
+// pages. If that faults they are dropped: the batch holds only requests in place.
 bool MmuBatch::write_staged()
 {
     const unsigned at = n_ - staged_;
     static_assert(sizeof(mmu_update_t) == 16);
     const bool ok = c_.mem.store_words(c_.scratch + uint64_t(at) * sizeof(mmu_update_t), stage_, 2 * staged_);
+    if (!ok) {
+        for (unsigned i = 0; i < staged_; ++i) --per_cmd_[stage_[2 * i] & PVMMU_MMU_CMD_MASK];
+        n_ = at;
+    }
     staged_ = 0;
     return ok;
 }
@@ -46,15 +51,15 @@ void MmuBatch::clean_lines()
 int MmuBatch::flush()
 {
     if (n_ == 0) return 0;
-    const unsigned n = n_;
     const bool written = write_staged();
+    const unsigned n = n_;
     n_ = 0;
     failed_cmd_ = 0;
     for (unsigned cmd = 0; cmd < 8; ++cmd) {
         if (written && per_cmd_[cmd]) c_.stats.req[cmd].add(per_cmd_[cmd]);
         per_cmd_[cmd] = 0;
     }
-    if (!written) return -XEN_EFAULT;
+    if (!written) return -XEN_EFAULT;   // (a scratch page faulted: nothing issued)
     uint32_t done = 0;
     const long rc = mmu_update_scratch(c_, n, &done);
     // Cleaned whatever the outcome: the requests before a failure did change.
