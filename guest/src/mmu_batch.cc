@@ -9,25 +9,24 @@ static_assert(kEntriesPerTable / kPteLine == 64, "one bit per 64-byte line of a 
 
 MmuBatch::MmuBatch(Cpu& c, Gpfn table, unsigned cap)
     : c_(c), table_(table), base_(maddr_of(c.guest->mfn(table))),
-      cap_(cap == 0 ? 1 : cap > kMaxBatchRequests ? kMaxBatchRequests : cap)
+      cap_(cap == 0 ? 1 : cap > kMaxBatchRequests ? kMaxBatchRequests : cap),
+      coherent_(c.guest->boot().coherent_walker)
 {
 }
 
-int MmuBatch::put(unsigned cmd, unsigned index, uint64_t val, unsigned first_line, unsigned last_line)
+// The staged requests, the batch's last ones, to their places in the scratch
+// pages. If that faults they are dropped: the batch holds only requests in place.
+bool MmuBatch::write_staged()
 {
-    if (n_ == cap_) {
-        if (int rc = flush()) return rc;
+    const unsigned at = n_ - staged_;
+    static_assert(sizeof(mmu_update_t) == 16);
+    const bool ok = c_.mem.store_words(c_.scratch + uint64_t(at) * sizeof(mmu_update_t), stage_, 2 * staged_);
+    if (!ok) {
+        for (unsigned i = 0; i < staged_; ++i) --per_cmd_[stage_[2 * i] & PVMMU_MMU_CMD_MASK];
+        n_ = at;
     }
-    if (!put_mmu_req(c_, n_, (base_.v + index * sizeof(uint64_t)) | cmd, val)) return -XEN_EFAULT;
-    cmds_[n_++] = uint8_t(cmd);
-    for (unsigned l = first_line; l <= last_line; ++l) lines_ |= 1ull << l;
-    return 0;
-}
-
-int MmuBatch::add(unsigned cmd, unsigned index, uint64_t val)
-{
-    if (index >= kEntriesPerTable) return -XEN_EINVAL;
-    return put(cmd, index, val, index / kPteLine, index / kPteLine);
+    staged_ = 0;
+    return ok;
 }
 
 int MmuBatch::add_range(unsigned index, uint64_t mask, uint64_t bits, unsigned count)
@@ -40,10 +39,6 @@ int MmuBatch::add_range(unsigned index, uint64_t mask, uint64_t bits, unsigned c
 
 void MmuBatch::clean_lines()
 {
-    if (c_.guest->boot().coherent_walker) {
-        lines_ = 0;
-        return;
-    }
     const Va va = c_.guest->va(table_);
     for (unsigned l = 0; l < 64; ++l) {
         if (!((lines_ >> l) & 1)) continue;
@@ -56,13 +51,23 @@ void MmuBatch::clean_lines()
 int MmuBatch::flush()
 {
     if (n_ == 0) return 0;
-    for (unsigned i = 0; i < n_; ++i) ++c_.stats.req[cmds_[i]];
+    const bool written = write_staged();
+    const unsigned n = n_;
+    n_ = 0;
+    failed_cmd_ = 0;
+    for (unsigned cmd = 0; cmd < 8; ++cmd) {
+        if (written && per_cmd_[cmd]) c_.stats.req[cmd].add(per_cmd_[cmd]);
+        per_cmd_[cmd] = 0;
+    }
+    if (!written) return -XEN_EFAULT;   // (a scratch page faulted: nothing issued)
     uint32_t done = 0;
-    const long rc = mmu_update_scratch(c_, n_, &done);
+    const long rc = mmu_update_scratch(c_, n, &done);
     // Cleaned whatever the outcome: the requests before a failure did change.
     clean_lines();
-    failed_cmd_ = rc && done < n_ ? cmds_[done] : 0;
-    n_ = 0;
+    // The failed request's command is in its ptr's low bits, in the scratch page.
+    uint64_t ptr = 0;
+    if (rc && done < n && c_.mem.load(c_.scratch + uint64_t(done) * sizeof(mmu_update_t), ptr))
+        failed_cmd_ = unsigned(ptr & PVMMU_MMU_CMD_MASK);
     return int(rc);
 }
 

@@ -28,17 +28,49 @@ public:
     unsigned failed_cmd() const { return failed_cmd_; }
 
 private:
+    // Requests are laid out here and copied to the scratch pages kStage at a
+    // time (one Memory::store_words), not with two stores each.
+    static constexpr unsigned kStage = 32;
+    static_assert(kPageSize % (kStage * 16) == 0, "a staged block never straddles a scratch page");
+
     [[nodiscard]] int put(unsigned cmd, unsigned index, uint64_t val, unsigned first_line, unsigned last_line);
+    [[nodiscard]] bool write_staged();
     void clean_lines();
 
     Cpu& c_;
     Gpfn table_;
     Maddr base_;
     unsigned cap_;
-    unsigned n_ = 0;
+    bool coherent_;        // the walker needs no cleans: lines_ stays 0
+    unsigned n_ = 0;       // requests in the batch
+    unsigned staged_ = 0;  // ...of which the last staged_ are still in stage_
     unsigned failed_cmd_ = 0;
     uint64_t lines_ = 0;   // 64-byte lines of the table touched since the last clean
-    uint8_t cmds_[kMaxBatchRequests];
+    unsigned per_cmd_[8] = {};   // the batch's requests by command, for CpuStats::req
+    uint64_t stage_[2 * kStage];
 };
+
+// add() and put() run once per changed entry: inline, the rare paths (a full
+// batch, a full stage) out of line.
+
+inline int MmuBatch::add(unsigned cmd, unsigned index, uint64_t val)
+{
+    if (index >= kEntriesPerTable) return -XEN_EINVAL;
+    return put(cmd, index, val, index / kPteLine, index / kPteLine);
+}
+
+inline int MmuBatch::put(unsigned cmd, unsigned index, uint64_t val, unsigned first_line, unsigned last_line)
+{
+    if (n_ == cap_) {
+        if (int rc = flush()) return rc;
+    }
+    if (staged_ == kStage && !write_staged()) return -XEN_EFAULT;
+    stage_[2 * staged_] = (base_.v + index * sizeof(uint64_t)) | cmd;
+    stage_[2 * staged_ + 1] = val;
+    ++staged_, ++n_, ++per_cmd_[cmd];
+    if (!coherent_)
+        for (unsigned l = first_line; l <= last_line; ++l) lines_ |= 1ull << l;
+    return 0;
+}
 
 } // namespace pvmmu::guest

@@ -29,6 +29,10 @@ public:
 
     bool load(Va va, uint64_t& out) override { return g_.load(Vaddr{va.v}, out); }
     bool store(Va va, uint64_t val) override { return g_.store(Vaddr{va.v}, val); }
+    bool store_words(Va va, const uint64_t* words, unsigned n) override
+    {
+        return g_.store_words(Vaddr{va.v}, words, n);
+    }
     bool cmpxchg(Va va, uint64_t& expected, uint64_t desired, bool& swapped) override
     {
         return g_.cmpxchg(Vaddr{va.v}, expected, desired, swapped);

@@ -1,6 +1,7 @@
 // The simulated SMP machine; see sim/machine.h.
 #include "sim/machine.h"
 
+#include <algorithm>
 #include <cstring>
 #include <thread>
 
@@ -340,8 +341,17 @@ int Machine::copy_guest(Vcpu& v, Vaddr va, void* buf, size_t n, bool to_guest)
         // The hypervisor accesses in supervisor mode: US is not needed, RW is (CR0.WP).
         const Translation t = translate(*c, va, to_guest ? Access::Write : Access::Read, false);
         if (!t.host) return -XEN_EFAULT;
-        // Other vCPUs may touch the same guest memory: access it atomically.
-        for (size_t i = 0; i < k; ++i) {
+        // Other vCPUs may touch the same guest memory: access it atomically, a
+        // word at a time where the guest side is aligned, else a byte at a time.
+        size_t i = 0;
+        if ((va.v & 7) == 0)
+            for (; i + 8 <= k; i += 8) {
+                std::atomic_ref<uint64_t> g(*reinterpret_cast<uint64_t*>(t.host + i));
+                uint64_t w;
+                if (to_guest) std::memcpy(&w, p + i, 8), g.store(w, std::memory_order_relaxed);
+                else w = g.load(std::memory_order_relaxed), std::memcpy(p + i, &w, 8);
+            }
+        for (; i < k; ++i) {
             std::atomic_ref<uint8_t> g(t.host[i]);
             if (to_guest) g.store(p[i], std::memory_order_relaxed);
             else p[i] = g.load(std::memory_order_relaxed);
@@ -423,6 +433,19 @@ bool GuestContext::load(Vaddr va, uint64_t& out)
 bool GuestContext::store(Vaddr va, uint64_t val)
 {
     return access(va, Access::Write, [&](uint64_t* p) { std::atomic_ref<uint64_t>(*p).store(val, std::memory_order_release); });
+}
+
+bool GuestContext::store_words(Vaddr va, const uint64_t* src, size_t n)
+{
+    while (n > 0) {
+        const size_t k = std::min(n, (kPageSize - (va.v & (kPageSize - 1))) / sizeof(uint64_t));
+        if (!access(va, Access::Write, [&](uint64_t* p) {
+                for (size_t i = 0; i < k; ++i) std::atomic_ref<uint64_t>(p[i]).store(src[i], std::memory_order_release);
+            }))
+            return false;
+        va.v += k * sizeof(uint64_t), src += k, n -= k;
+    }
+    return true;
 }
 
 bool GuestContext::cmpxchg(Vaddr va, uint64_t& expected, uint64_t desired, bool& swapped)

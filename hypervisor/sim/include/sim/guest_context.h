@@ -26,6 +26,9 @@ public:
     // access faulted and the handler (if any) gave up; nothing was accessed.
     [[nodiscard]] bool load(Vaddr va, uint64_t& out);
     [[nodiscard]] bool store(Vaddr va, uint64_t val);
+    // n stores of src[i] at (8-byte aligned) va + 8 i, one translation per page: the same A/D
+    // bits and faults as n store()s. false: a page faulted (earlier ones stored).
+    [[nodiscard]] bool store_words(Vaddr va, const uint64_t* src, size_t n);
     // Atomic compare-exchange; `expected` receives the value seen.
     [[nodiscard]] bool cmpxchg(Vaddr va, uint64_t& expected, uint64_t desired, bool& swapped);
     // Byte copies to and from guest memory, as the guest's own accesses (they set
