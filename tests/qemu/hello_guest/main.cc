@@ -82,6 +82,17 @@ extern "C" [[noreturn]] void xenpv_start(const start_info_t* si)
         check("console_io up to the end of memory",
               hypercall(__HYPERVISOR_console_io, CONSOLEIO_write, 0x7fffffff, uint64_t(end - 17 * 128)), -XEN_EFAULT);
     }
+    // The hypervisor copies 8 bytes at a time, then the rest byte by byte:
+    // a fault in either part is -EFAULT (arch syscall_entry.S, guest_copy).
+    {
+        const uint64_t end = si->pt_base + (si->nr_pages << 12);
+        check("console_io whose word straddles the end of memory",
+              hypercall(__HYPERVISOR_console_io, CONSOLEIO_write, 16, end - 4), -XEN_EFAULT);
+        check("console_io whose last bytes pass the end of memory",
+              hypercall(__HYPERVISOR_console_io, CONSOLEIO_write, 20, end - 19), -XEN_EFAULT);
+        check("xen_version whose second word passes the end of memory",
+              hypercall(__HYPERVISOR_xen_version, XENVER_extraversion, end - 8), -XEN_EFAULT);
+    }
 
     // The core's table: xen_version, and a copy_to_guest into the read-only L4.
     check("xen_version", hypercall(__HYPERVISOR_xen_version, XENVER_version, 0) > 0, 1);
