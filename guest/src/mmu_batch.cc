@@ -10,7 +10,8 @@ static_assert(kEntriesPerTable / kPteLine == 64, "one bit per 64-byte line of a 
 MmuBatch::MmuBatch(Cpu& c, Gpfn table, unsigned cap)
     : c_(c), table_(table), base_(maddr_of(c.guest->mfn(table))),
       cap_(cap == 0 ? 1 : cap > kMaxBatchRequests ? kMaxBatchRequests : cap),
-      coherent_(c.guest->boot().coherent_walker)
+      coherent_(c.guest->boot().coherent_walker), direct_(c.mem.direct(c.scratch)),
+      slots_(direct_ ? direct_ : stage_)
 {
 }
 
@@ -18,6 +19,11 @@ MmuBatch::MmuBatch(Cpu& c, Gpfn table, unsigned cap)
 // pages. If that faults they are dropped: the batch holds only requests in place.
 bool MmuBatch::write_staged()
 {
+    if (direct_) {   // already there
+        slots_ += 2 * staged_;
+        staged_ = 0;
+        return true;
+    }
     const unsigned at = n_ - staged_;
     static_assert(sizeof(mmu_update_t) == 16);
     const bool ok = c_.mem.store_words(c_.scratch + uint64_t(at) * sizeof(mmu_update_t), stage_, 2 * staged_);
@@ -54,6 +60,7 @@ int MmuBatch::flush()
     const bool written = write_staged();
     const unsigned n = n_;
     n_ = 0;
+    slots_ = direct_ ? direct_ : stage_;
     failed_cmd_ = 0;
     for (unsigned cmd = 0; cmd < 8; ++cmd) {
         if (written && per_cmd_[cmd]) c_.stats.req[cmd].add(per_cmd_[cmd]);

@@ -28,8 +28,10 @@ public:
     unsigned failed_cmd() const { return failed_cmd_; }
 
 private:
-    // Requests are laid out here and copied to the scratch pages kStage at a
-    // time (one Memory::store_words), not with two stores each.
+    // Requests are laid out at slots_: in place in the scratch pages where the
+    // library can store to them itself (Memory::direct), else in stage_, copied
+    // to the scratch pages kStage at a time (one Memory::store_words), not with
+    // two stores each.
     static constexpr unsigned kStage = 32;
     static_assert(kPageSize % (kStage * 16) == 0, "a staged block never straddles a scratch page");
 
@@ -48,6 +50,8 @@ private:
     uint64_t lines_ = 0;   // 64-byte lines of the table touched since the last clean
     unsigned per_cmd_[8] = {};   // the batch's requests by command, for CpuStats::req
     uint64_t stage_[2 * kStage];
+    uint64_t* const direct_;   // the scratch pages as plain memory, or nullptr
+    uint64_t* slots_;          // where the staged requests are: stage_, or in place
 };
 
 // add() and put() run once per changed entry: inline, the rare paths (a full
@@ -65,8 +69,8 @@ inline int MmuBatch::put(unsigned cmd, unsigned index, uint64_t val, unsigned fi
         if (int rc = flush()) return rc;
     }
     if (staged_ == kStage && !write_staged()) return -XEN_EFAULT;
-    stage_[2 * staged_] = (base_.v + index * sizeof(uint64_t)) | cmd;
-    stage_[2 * staged_ + 1] = val;
+    slots_[2 * staged_] = (base_.v + index * sizeof(uint64_t)) | cmd;
+    slots_[2 * staged_ + 1] = val;
     ++staged_, ++n_, ++per_cmd_[cmd];
     if (!coherent_)
         for (unsigned l = first_line; l <= last_line; ++l) lines_ |= 1ull << l;
