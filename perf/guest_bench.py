@@ -181,6 +181,19 @@ def spread(values):
     return median, v[0], v[-1]
 
 
+def vcpu_list(most):
+    """An argparse type: comma-separated vCPU counts, each 1..most, sorted."""
+    def parse(s):
+        try:
+            v = [int(x) for x in s.split(",") if x]
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a list of numbers: {s}")
+        if not v or any(x < 1 or x > most for x in v):
+            raise argparse.ArgumentTypeError(f"vCPU counts must be 1..{most}")
+        return sorted(set(v))
+    return parse
+
+
 def common_args(ap):
     """The options every guest benchmark driver takes."""
     ap.add_argument("--platform", choices=["sim", "qemu"], default="sim",
