@@ -204,6 +204,17 @@ def common_args(ap):
     ap.add_argument("--build-dir", default=default_build_dir(), help=argparse.SUPPRESS)
 
 
+def report_check(bad, results):
+    """Prints a --check's outcome: each failed target on stderr, or one line
+    that all held. Returns the exit status (1 if any failed)."""
+    for b in bad:
+        print(f"CHECK FAILED: {b}", file=sys.stderr)
+    if bad:
+        return 1
+    print(f"\ncheck: every exact target holds ({results} results)")
+    return 0
+
+
 def write_json(path, doc):
     import json
     with open(path, "w") as f:
