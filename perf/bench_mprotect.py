@@ -23,7 +23,7 @@ import sys
 import tempfile
 
 from guest_bench import (Progress, Unavailable, command_line, default_build_dir, make_platform, run_program,
-                         utc_now)
+                         report_check, utc_now, vcpu_list)
 
 MODES = ["native", "per-pte", "linux-xen", "atomic-array", "flag-range", "unsafe"]
 WORKLOADS = ["private", "shared"]
@@ -181,16 +181,6 @@ def check(doc):
     return bad
 
 
-def int_list(s):
-    try:
-        v = [int(x) for x in s.split(",") if x]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a list of numbers: {s}")
-    if not v or any(x < 1 or x > 16 for x in v):
-        raise argparse.ArgumentTypeError("vCPU counts must be 1..16")
-    return sorted(set(v))
-
-
 def mode_list(s):
     v = [x for x in s.split(",") if x]
     unknown = [x for x in v if x not in MODES]
@@ -209,7 +199,7 @@ def main():
                     help="where the guest runs (qemu: the bare-metal hypervisor under QEMU; native there "
                          "boots the domain with the benchmark-only, unsafe unsafe-native-pt)")
     ap.add_argument("--accel", choices=["kvm", "tcg"], default="kvm", help="QEMU accelerator (--platform qemu)")
-    ap.add_argument("--vcpus", type=int_list, default=[1, 2, 4], help="vCPU counts (default 1,2,4)")
+    ap.add_argument("--vcpus", type=vcpu_list(16), default=[1, 2, 4], help="vCPU counts (default 1,2,4)")
     ap.add_argument("--pages", type=int, default=1024, help="pages per region (default 1024: two full L1s)")
     ap.add_argument("--workload", choices=["private", "shared", "both"], default="both")
     ap.add_argument("--modes", type=mode_list, default=MODES, help="comma-separated (default all)")
@@ -263,12 +253,7 @@ def main():
         return 2
     print_table(doc, sys.stdout)
     if opts.check:
-        bad = check(doc)
-        for b in bad:
-            print(f"CHECK FAILED: {b}", file=sys.stderr)
-        if bad:
-            return 1
-        print(f"\ncheck: every exact target holds ({len(doc['results'])} results)")
+        return report_check(check(doc), len(doc["results"]))
     return 0
 
 

@@ -181,6 +181,19 @@ def spread(values):
     return median, v[0], v[-1]
 
 
+def vcpu_list(most):
+    """An argparse type: comma-separated vCPU counts, each 1..most, sorted."""
+    def parse(s):
+        try:
+            v = [int(x) for x in s.split(",") if x]
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a list of numbers: {s}")
+        if not v or any(x < 1 or x > most for x in v):
+            raise argparse.ArgumentTypeError(f"vCPU counts must be 1..{most}")
+        return sorted(set(v))
+    return parse
+
+
 def common_args(ap):
     """The options every guest benchmark driver takes."""
     ap.add_argument("--platform", choices=["sim", "qemu"], default="sim",
@@ -189,6 +202,17 @@ def common_args(ap):
     ap.add_argument("--runs", type=int, default=5, help="runs; medians are reported (default 5)")
     ap.add_argument("--json", metavar="FILE", help="write the results as JSON")
     ap.add_argument("--build-dir", default=default_build_dir(), help=argparse.SUPPRESS)
+
+
+def report_check(bad, results):
+    """Prints a --check's outcome: each failed target on stderr, or one line
+    that all held. Returns the exit status (1 if any failed)."""
+    for b in bad:
+        print(f"CHECK FAILED: {b}", file=sys.stderr)
+    if bad:
+        return 1
+    print(f"\ncheck: every exact target holds ({results} results)")
+    return 0
 
 
 def write_json(path, doc):

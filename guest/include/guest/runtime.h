@@ -56,6 +56,7 @@ void wait_until(Cpu& c, P&& pred)
 struct PlatformCounters {
     uint64_t faults = 0;             // page faults raised by the MMU
     uint64_t tlb_misses = 0;         // accesses the TLB did not hold (a walk followed)
+    bool tlb_misses_counted = false; // false: tlb_misses is unknown (a hardware walker tells no one)
     uint64_t flush_all = 0, flush_page = 0;   // TLB flushes this CPU performed
     uint64_t shootdowns_sent = 0, shootdowns_served = 0;
     uint64_t cleans = 0;

@@ -84,8 +84,14 @@ bool platform_counters(unsigned vcpu, PlatformCounters& out)
 {
     if (vcpu >= state.domain->nr_vcpus) return false;
     const sim::CpuCounters& c = state.machine->counters(state.domain->vcpus[vcpu].cpu);
-    out = PlatformCounters{c.faults, c.tlb_misses, c.flush_all, c.flush_page, c.shootdowns_sent, c.shootdowns_served,
-                           c.cleans};
+    out = PlatformCounters{.faults = c.faults,
+                           .tlb_misses = c.tlb_misses,
+                           .tlb_misses_counted = true,
+                           .flush_all = c.flush_all,
+                           .flush_page = c.flush_page,
+                           .shootdowns_sent = c.shootdowns_sent,
+                           .shootdowns_served = c.shootdowns_served,
+                           .cleans = c.cleans};
     return true;
 }
 

@@ -332,8 +332,8 @@ Cpu& this_cpu()
 unsigned nr_vcpus() { return g_boot.nr_vcpus; }
 
 // What only the hypervisor knows comes through pvmmu_op (docs/abi.md §10).
-// It counts no TLB misses (hardware does not tell it), nor cleans (the x86
-// walker is coherent): those stay 0.
+// It counts no TLB misses (hardware does not tell it: tlb_misses_counted stays
+// false), nor cleans (the x86 walker is coherent: 0).
 bool platform_counters(unsigned vcpu, PlatformCounters& out)
 {
     pvmmu_vcpu_counters c;
