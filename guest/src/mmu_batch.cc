@@ -10,7 +10,7 @@ static_assert(kEntriesPerTable / kPteLine == 64, "one bit per 64-byte line of a 
 MmuBatch::MmuBatch(Cpu& c, Gpfn table, unsigned cap)
     : c_(c), table_(table), base_(maddr_of(c.guest->mfn(table))),
       cap_(cap == 0 ? 1 : cap > kMaxBatchRequests ? kMaxBatchRequests : cap),
-      coherent_(c.guest->boot().coherent_walker), direct_(c.mem.direct(c.scratch)),
+      coherent_(c.guest->boot().coherent_walker), direct_(c.mem.direct(c.scratch, kScratchReqPages * kPageSize)),
       slots_(direct_ ? direct_ : stage_)
 {
 }

@@ -44,11 +44,12 @@ public:
             if (!store(va + i * sizeof(uint64_t), words[i])) return false;
         return true;
     }
-    // va as a pointer the library may store to itself, for memory that cannot
-    // fault (its scratch pages): on bare metal guest memory is the program's own
-    // address space; nullptr where it is reached only through this interface
-    // (the sim).
-    virtual uint64_t* direct(Va) { return nullptr; }
+    // [va, va + bytes) as a pointer the library may store to itself, for its
+    // own memory that cannot fault and whose mapping it does not change while
+    // it uses the pointer (its scratch pages): on bare metal guest memory is
+    // the program's own address space. nullptr: reach it through this
+    // interface only.
+    virtual uint64_t* direct(Va, uint64_t /*bytes*/) { return nullptr; }
     // Atomic compare-exchange; `expected` receives the value seen.
     [[nodiscard]] virtual bool cmpxchg(Va va, uint64_t& expected, uint64_t desired, bool& swapped) = 0;
     // An instruction fetch at va (NX checks).

@@ -55,7 +55,7 @@ public:
     bool load(Va va, uint64_t& out) override { return xenpv_load(va.v, &out); }
     bool store(Va va, uint64_t val) override { return xenpv_store(va.v, val); }
     bool store_words(Va va, const uint64_t* words, unsigned n) override { return xenpv_store_words(va.v, words, n); }
-    uint64_t* direct(Va va) override { return reinterpret_cast<uint64_t*>(va.v); }
+    uint64_t* direct(Va va, uint64_t) override { return reinterpret_cast<uint64_t*>(va.v); }
     bool cmpxchg(Va va, uint64_t& expected, uint64_t desired, bool& swapped) override
     {
         const int r = xenpv_cmpxchg(va.v, &expected, desired);
