@@ -10,28 +10,43 @@ static_assert(kEntriesPerTable / kPteLine == 64, "one bit per 64-byte line of a 
 MmuBatch::MmuBatch(Cpu& c, Gpfn table, unsigned cap)
     : c_(c), table_(table), base_(maddr_of(c.guest->mfn(table))),
       cap_(cap == 0 ? 1 : cap > kMaxBatchRequests ? kMaxBatchRequests : cap),
-      coherent_(c.guest->boot().coherent_walker), direct_(c.mem.direct(c.scratch, kScratchReqPages * kPageSize)),
-      slots_(direct_ ? direct_ : stage_)
+      coherent_(c.guest->boot().coherent_walker),
+      window_([&] {
+          uint64_t* in_place = c.mem.direct(c.scratch, kScratchReqPages * kPageSize);
+          return in_place ? in_place : stage_;
+      }())
 {
+    open_window();
+}
+
+// In place, the window is the whole batch; staged, the stage or what is left
+// of the batch's cap.
+void MmuBatch::open_window()
+{
+    const unsigned room = cap_ - written_;
+    at_ = window_;
+    end_ = window_ + 2 * (window_ == stage_ && room > kStage ? kStage : room);
+}
+
+int MmuBatch::make_room()
+{
+    if (pending() == cap_) return flush();
+    return write_staged() ? 0 : -XEN_EFAULT;
 }
 
 // The staged requests, the batch's last ones, to their places in the scratch
 // pages. If that faults they are dropped: the batch holds only requests in place.
 bool MmuBatch::write_staged()
 {
-    if (direct_) {   // already there
-        slots_ += 2 * staged_;
-        staged_ = 0;
-        return true;
-    }
-    const unsigned at = n_ - staged_;
+    const unsigned staged = unsigned(at_ - window_) / 2;
+    if (window_ != stage_ || staged == 0) return true;   // in place already
     static_assert(sizeof(mmu_update_t) == 16);
-    const bool ok = c_.mem.store_words(c_.scratch + uint64_t(at) * sizeof(mmu_update_t), stage_, 2 * staged_);
-    if (!ok) {
-        for (unsigned i = 0; i < staged_; ++i) --per_cmd_[stage_[2 * i] & PVMMU_MMU_CMD_MASK];
-        n_ = at;
-    }
-    staged_ = 0;
+    const bool ok = c_.mem.store_words(c_.scratch + uint64_t(written_) * sizeof(mmu_update_t), stage_, 2 * staged);
+    if (ok)
+        written_ += staged;
+    else
+        for (unsigned i = 0; i < staged; ++i) --per_cmd_[stage_[2 * i] & PVMMU_MMU_CMD_MASK];
+    open_window();
     return ok;
 }
 
@@ -56,11 +71,11 @@ void MmuBatch::clean_lines()
 
 int MmuBatch::flush()
 {
-    if (n_ == 0) return 0;
+    if (pending() == 0) return 0;
     const bool written = write_staged();
-    const unsigned n = n_;
-    n_ = 0;
-    slots_ = direct_ ? direct_ : stage_;
+    const unsigned n = pending();
+    written_ = 0;
+    open_window();
     failed_cmd_ = 0;
     for (unsigned cmd = 0; cmd < 8; ++cmd) {
         if (written && per_cmd_[cmd]) c_.stats.req[cmd].add(per_cmd_[cmd]);

@@ -82,6 +82,38 @@ TEST(GuestPlanner, AtomicLevelSendsOneCmd2PerChangedEntryInBatches)
     EXPECT_TRUE(f.p.requests.empty());
 }
 
+// MmuBatch writes its requests through a stage of 32 (sim) or in place
+// (Memory::direct): the same requests, hypercalls and counts either way, for
+// caps below, at and across the stage's size.
+TEST(GuestPlanner, AtomicBatchesAreTheSameStagedOrInPlace)
+{
+    for (const bool in_place : {false, true})
+        for (const unsigned cap : {31u, 32u, 45u, 100u, 512u}) {
+            SCOPED_TRACE(testing::Message() << (in_place ? "in place" : "staged") << ", cap " << cap);
+            fake::Guest1 f;
+            f.p.features = 1u << XENFEAT_mmu_pt_update_preserve_ad;
+            f.p.in_place = in_place;
+            ASSERT_EQ(f.g.detect_features(f.c), 0);
+            fill(f.p);
+            f.g.config.batch_ptes = cap;
+            f.p.requests.clear();
+            f.p.mmu_calls = 0;
+            FlushPlan plan(32);
+            ASSERT_EQ(change(f, kProtRead, plan), 0);
+            ASSERT_EQ(f.p.requests.size(), 502u);
+            EXPECT_EQ(f.p.mmu_calls, (502u + cap - 1) / cap);
+            EXPECT_EQ(f.c.stats.req[MMU_ATOMIC_PT_UPDATE].get(), 502u);
+            unsigned k = 0;
+            for (unsigned i = 0; i < kEntriesPerTable; ++i) {
+                if (i >= 100 && i < 110) continue;   // holes
+                const fake::Request& r = f.p.requests[k++];
+                EXPECT_EQ(r.cmd, unsigned(MMU_ATOMIC_PT_UPDATE));
+                EXPECT_EQ(r.index, i);
+                EXPECT_EQ(r.val & kProtBits, prot_to_bits(kProtRead) & kProtBits);
+            }
+        }
+}
+
 TEST(GuestPlanner, NormalLevelClearsThenSetsAndAssumesDirtyForWritablePages)
 {
     fake::Guest1 f;

@@ -24,34 +24,37 @@ public:
     // request that failed (Xen: requests before it were done, after it not).
     [[nodiscard]] int flush();
 
-    unsigned pending() const { return n_; }
+    unsigned pending() const { return written_ + unsigned(at_ - window_) / 2; }
     unsigned failed_cmd() const { return failed_cmd_; }
 
 private:
-    // Requests are laid out at slots_: in place in the scratch pages where the
-    // library can store to them itself (Memory::direct), else in stage_, copied
-    // to the scratch pages kStage at a time (one Memory::store_words), not with
-    // two stores each.
+    // Requests are laid out at a cursor: in place in the scratch pages where
+    // the library can store to them itself (Memory::direct), else in stage_,
+    // copied to the scratch pages kStage at a time (one Memory::store_words),
+    // not with two stores each.
     static constexpr unsigned kStage = 32;
     static_assert(kPageSize % (kStage * 16) == 0, "a staged block never straddles a scratch page");
 
     [[nodiscard]] int put(unsigned cmd, unsigned index, uint64_t val, unsigned first_line, unsigned last_line);
+    // at_ == end_: issues a full batch, or writes a full stage.
+    [[nodiscard]] int make_room();
     [[nodiscard]] bool write_staged();
+    void open_window();   // at_, end_ for the requests after the written_ ones
     void clean_lines();
 
     Cpu& c_;
     Gpfn table_;
     Maddr base_;
     unsigned cap_;
-    bool coherent_;        // the walker needs no cleans: lines_ stays 0
-    unsigned n_ = 0;       // requests in the batch
-    unsigned staged_ = 0;  // ...of which the last staged_ are still in stage_
+    bool coherent_;          // the walker needs no cleans: lines_ stays 0
     unsigned failed_cmd_ = 0;
-    uint64_t lines_ = 0;   // 64-byte lines of the table touched since the last clean
+    uint64_t lines_ = 0;     // 64-byte lines of the table touched since the last clean
     unsigned per_cmd_[8] = {};   // the batch's requests by command, for CpuStats::req
     uint64_t stage_[2 * kStage];
-    uint64_t* const direct_;   // the scratch pages as plain memory, or nullptr
-    uint64_t* slots_;          // where the staged requests are: stage_, or in place
+    uint64_t* const window_;  // where at_ runs: the scratch pages themselves, or stage_
+    unsigned written_ = 0;    // requests of the batch before the window (copied from it)
+    uint64_t* at_ = nullptr;  // the next request's two words
+    uint64_t* end_ = nullptr; // the window's end: the stage's, or the batch's cap
 };
 
 // add() and put() run once per changed entry: inline, the rare paths (a full
@@ -65,13 +68,13 @@ inline int MmuBatch::add(unsigned cmd, unsigned index, uint64_t val)
 
 inline int MmuBatch::put(unsigned cmd, unsigned index, uint64_t val, unsigned first_line, unsigned last_line)
 {
-    if (n_ == cap_) {
-        if (int rc = flush()) return rc;
+    if (at_ == end_) {
+        if (int rc = make_room()) return rc;
     }
-    if (staged_ == kStage && !write_staged()) return -XEN_EFAULT;
-    slots_[2 * staged_] = (base_.v + index * sizeof(uint64_t)) | cmd;
-    slots_[2 * staged_ + 1] = val;
-    ++staged_, ++n_, ++per_cmd_[cmd];
+    at_[0] = (base_.v + index * sizeof(uint64_t)) | cmd;
+    at_[1] = val;
+    at_ += 2;
+    ++per_cmd_[cmd];
     if (!coherent_)
         for (unsigned l = first_line; l <= last_line; ++l) lines_ |= 1ull << l;
     return 0;
