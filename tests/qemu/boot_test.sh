@@ -158,6 +158,17 @@ given_back() {
   done
   expect '^core invariants: ok \([0-9]+ frames, 0 tables, 0 entries\)$' "the core's invariants after the teardown"
 }
+# Domains 1..N each powered off (from vCPU 0), the last one ended QEMU with
+# status 65, their memory was given back, and nothing failed.
+powered_off() {
+  local d
+  ((rc == 65)) || fail "QEMU exit status $rc, expected 65 (the last domain powered off)"
+  for ((d = 1; d <= $1; d++)); do
+    expect "^pvmmu: domain $d shut down \\(poweroff\\) by vCPU 0\$" "domain $d powered off"
+  done
+  given_back "$1"
+  refuse 'FAILED|PANIC|EXCEPTION|crashed' "nothing went wrong"
+}
 
 if ((rc == 124 || rc == 137)); then
   fail "QEMU did not end within ${limit}s: the boot hung (last console line above)"
@@ -172,25 +183,18 @@ for ((i = 0; i < ${#strings[@]}; i++)); do
 done
 
 if [[ $expect == stop ]]; then
-  ((rc == 65)) || fail "QEMU exit status $rc, expected 65 (the last domain powered off)"
+  powered_off 2
   expect '^stop guest: spinning$' "vCPU 1 of the spinning domain ran"
-  expect '^pvmmu: domain 1 shut down \(poweroff\) by vCPU 0$' "the spinning domain shut down"
   expect '^stop guest: waited$' "the other domain ran on"
-  expect '^pvmmu: domain 2 shut down \(poweroff\) by vCPU 0$' "and shut down last"
   l1=$(grep -n '^pvmmu: domain 1 shut down' "$log" | head -1 | cut -d: -f1)
   l2=$(grep -n '^stop guest: waited$' "$log" | head -1 | cut -d: -f1)
   [[ -n $l1 && -n $l2 ]] && ((l1 < l2)) || fail "the waiting domain did not outlast the spinning one"
   after=$(sed -n '/^pvmmu: domain 1 shut down/,$p' "$log" | grep -c '^stop guest: spinning$')
   ((after <= 1)) || fail "the spinning vCPU printed $after lines after its domain shut down"
-  given_back 2
-  refuse 'FAILED|PANIC|EXCEPTION|crashed' "nothing went wrong"
 elif [[ $expect == isolation ]]; then
-  ((rc == 65)) || fail "QEMU exit status $rc, expected 65 (the last domain powered off)"
+  powered_off "$domains"
   n=$(grep -c '^isolation guest: all checks passed$' "$log")
   ((n == domains)) || fail "$n domains passed their checks, expected $domains"
-  for ((d = 1; d <= domains; d++)); do
-    expect "^pvmmu: domain $d shut down \\(poweroff\\) by vCPU 0$" "domain $d powered off"
-  done
   # Domain 2's frames right after domain 1's: the frames each domain tried
   # just past its ends are the other's.
   read -r f1 n1 < <(sed -nE 's/^domain 1: ([0-9]+) frames from mfn (0x[0-9a-f]+),.*/\2 \1/p' "$log")
@@ -202,35 +206,24 @@ elif [[ $expect == isolation ]]; then
   ((n == 30 * domains)) || fail "$n whole 'isolation guest: frames' lines, expected $((30 * domains))"
   n=$(grep -Ec '.isolation guest:|.pvmmu:' "$log")
   ((n == 0)) || fail "$n lines where a guest line or a hypervisor message starts mid-line"
-  given_back "$domains"
-  refuse 'FAILED|PANIC|EXCEPTION|crashed' "nothing went wrong"
 elif [[ $expect == vcpu-down ]]; then
-  ((rc == 65)) || fail "QEMU exit status $rc, expected 65 (the last vCPU down powers the domain off)"
+  powered_off 1   # by the last VCPUOP_down
   expect '^stop guest: vCPU 1 went down, vCPU 0 goes down last$' "vCPU 1 went down, the domain ran on"
-  expect '^pvmmu: domain 1 shut down \(poweroff\) by vCPU 0$' "the last VCPUOP_down shut the domain down"
-  given_back 1
-  refuse 'FAILED|PANIC|EXCEPTION|crashed' "nothing went wrong"
 elif [[ $expect == passed:* ]]; then
-  who=${expect#passed:}
-  ((rc == 65)) || fail "QEMU exit status $rc, expected 65 (the domain powered off)"
-  expect "^$who: all checks passed\$" "every check of the guest passed"
-  given_back 1
-  expect '^pvmmu: domain 1 shut down \(poweroff\) by vCPU 0$' "the shutdown was reported"
-  refuse 'FAILED|PANIC|EXCEPTION|crashed' "nothing went wrong"
+  powered_off 1
+  expect "^${expect#passed:}: all checks passed\$" "every check of the guest passed"
 elif [[ -n $guest ]]; then
   expect '^domain 1: [0-9]+ frames from mfn 0x[0-9a-f]+, virt_base 0x8000000000, entry 0x' "the guest was loaded"
   expect '^core invariants: ok ' "the core's invariants with the guest's domain built"
   expect '^hello guest: running in ring 3$' "the guest's console_io output"
-  given_back 1
   if [[ $expect == poweroff ]]; then
-    ((rc == 65)) || fail "QEMU exit status $rc, expected 65 (domain shut down: poweroff)"
+    powered_off 1
     expect '^hello guest: all checks passed$' "every check of the guest passed"
     expect '^hello guest: through the console ring$' "the console ring was printed"
     n=$(grep -Ec '^hello guest: continued write \.{98}$' "$log")
     ((n == 17)) || fail "$n of the 17 lines of the continued console_io write"
-    expect '^pvmmu: domain 1 shut down \(poweroff\) by vCPU 0$' "the shutdown was reported"
-    refuse 'FAILED|PANIC|EXCEPTION' "nothing went wrong"
   else
+    given_back 1
     ((rc == 71)) || fail "QEMU exit status $rc, expected 71 (domain shut down: crash)"
     case $expect in
       crash) why='exception in the guest: vector 6 \(#UD invalid opcode\), error code 0x0, rip 0x80002' ;;
