@@ -22,7 +22,7 @@ import subprocess
 import sys
 import tempfile
 
-from guest_bench import (Progress, Unavailable, command_line, default_build_dir, make_platform, run_program,
+from guest_bench import (Progress, Unavailable, command_line, common_args, make_platform, run_program,
                          report_check, utc_now, vcpu_list)
 
 MODES = ["native", "per-pte", "linux-xen", "atomic-array", "flag-range", "unsafe"]
@@ -194,27 +194,23 @@ def main():
         prog="pvmmu bench mprotect",
         description="The mprotect scaling benchmark (SPEC §7): every update mode, per workload and vCPU count. "
                     "Without options: the sim, 1, 2 and 4 vCPUs, both workloads, all modes (about a minute).",
-        epilog=f"modes: {', '.join(MODES)}. Exit status: 0 done, 1 a --check target failed, 2 the run failed.")
-    ap.add_argument("--platform", choices=["sim", "qemu"], default="sim",
-                    help="where the guest runs (qemu: the bare-metal hypervisor under QEMU; native there "
-                         "boots the domain with the benchmark-only, unsafe unsafe-native-pt)")
-    ap.add_argument("--accel", choices=["kvm", "tcg"], default="kvm", help="QEMU accelerator (--platform qemu)")
+        epilog=f"modes: {', '.join(MODES)} (on --platform qemu, native boots the domain with the "
+               "benchmark-only, unsafe unsafe-native-pt). "
+               "Exit status: 0 done, 1 a --check target failed, 2 the run failed.")
+    common_args(ap)
     ap.add_argument("--vcpus", type=vcpu_list(16), default=[1, 2, 4], help="vCPU counts (default 1,2,4)")
     ap.add_argument("--pages", type=int, default=1024, help="pages per region (default 1024: two full L1s)")
     ap.add_argument("--workload", choices=["private", "shared", "both"], default="both")
     ap.add_argument("--modes", type=mode_list, default=MODES, help="comma-separated (default all)")
-    ap.add_argument("--runs", type=int, default=5, help="runs per mode; the median is reported (default 5)")
     ap.add_argument("--epochs", type=int, default=4, help="A/D-accounting epochs per run (default 4)")
     ap.add_argument("--cycles", type=int, default=4, help="RW->RO->RW cycles per epoch (default 4)")
     ap.add_argument("--interleave", action="store_true",
                     help="sim: vCPUs yield the host CPU on every hypercall, so races show on a busy host "
                          "(distorts timings)")
-    ap.add_argument("--json", metavar="FILE", help="write the results as JSON")
     ap.add_argument("--csv", metavar="FILE", help="write updates/s as will-it-scale-style CSV (tasks = vCPUs)")
     ap.add_argument("--plot", metavar="FILE", help="draw updates/s against vCPUs per mode (gnuplot; .svg or .png)")
     ap.add_argument("--check", action="store_true",
                     help="check the exact targets (hypercall and flush counts, A/D accounting); exit 1 if one fails")
-    ap.add_argument("--build-dir", default=default_build_dir(), help=argparse.SUPPRESS)
     opts = ap.parse_args()
     if opts.pages < 1 or opts.runs < 1 or opts.epochs < 1 or opts.cycles < 1:
         ap.error("--pages, --runs, --epochs and --cycles must be positive")

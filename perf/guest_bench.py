@@ -198,7 +198,9 @@ def common_args(ap):
     """The options every guest benchmark driver takes."""
     ap.add_argument("--platform", choices=["sim", "qemu"], default="sim",
                     help="where the guest runs (qemu: the bare-metal hypervisor under QEMU)")
-    ap.add_argument("--accel", choices=["kvm", "tcg"], default="kvm", help="QEMU accelerator (--platform qemu)")
+    ap.add_argument("--accel", choices=["kvm", "tcg", "tcg-icount"], default="kvm",
+                    help="QEMU accelerator (--platform qemu); tcg-icount: every instruction takes 1 ns of "
+                         "virtual time, so times count instructions")
     ap.add_argument("--runs", type=int, default=5, help="runs; medians are reported (default 5)")
     ap.add_argument("--json", metavar="FILE", help="write the results as JSON")
     ap.add_argument("--build-dir", default=default_build_dir(), help=argparse.SUPPRESS)

@@ -54,9 +54,9 @@ struct Options {
 void usage(FILE* f)
 {
     std::fprintf(f,
-        "usage: pvmmu-run [--platform sim|qemu] [--accel kvm|tcg] [--cpus N] [--timeout SECONDS]\n"
+        "usage: pvmmu-run [--platform sim|qemu] [--accel kvm|tcg|tcg-icount] [--cpus N] [--timeout SECONDS]\n"
         "                 [--quiet] NAME...\n"
-        "       pvmmu-run [--accel kvm|tcg] [--timeout SECONDS] [--quiet] --config FILE...\n"
+        "       pvmmu-run [--accel kvm|tcg|tcg-icount] [--timeout SECONDS] [--quiet] --config FILE...\n"
         "       pvmmu-run --list\n"
         "       pvmmu-run [--cpus N] --boot-args NAME\n"
         "\n"
@@ -71,7 +71,11 @@ void usage(FILE* f)
         "                   CPU per vCPU; a test's policy and second domain become the\n"
         "                   module words deny= and peer=; tests needing a TLB or walker\n"
         "                   property x86 lacks skip)\n"
-        "  --accel A        qemu: kvm or tcg (default: kvm when /dev/kvm is usable)\n"
+        "  --accel A        qemu: kvm, tcg, or tcg-icount: TCG with -icount shift=0, where\n"
+        "                   every guest instruction takes 1 ns of virtual time, so the\n"
+        "                   guest's clock counts instructions (deterministic; the vCPUs\n"
+        "                   take turns on one host thread). Default: kvm when /dev/kvm\n"
+        "                   is usable, else tcg\n"
         "  --cpus N         vCPUs of the guest's domain (default: the test's own)\n"
         "  --timeout S      kill a program after S seconds (default 60)\n"
         "  --quiet          do not echo the guest console, only one line per program\n"
@@ -307,11 +311,19 @@ std::vector<std::string> qemu_args(const std::vector<QemuDomain>& doms, const Op
         }
     }
     const std::string accel = o.accel.empty() ? (kvm_usable() ? "kvm" : "tcg") : o.accel;
-    return {"/usr/bin/env", "qemu-system-x86_64", "-accel", accel, "-machine", "pc",
+    std::vector<std::string> args = {"/usr/bin/env", "qemu-system-x86_64", "-accel", accel, "-machine", "pc",
             "-smp", std::to_string(cpus), "-m", std::to_string(128 + frames * 4096 / (1024 * 1024)),
             "-kernel", PVMMU_HV_IMAGE, "-initrd", modules,
             "-display", "none", "-serial", "stdio", "-monitor", "none", "-no-reboot",
             "-device", "isa-debug-exit,iobase=0xf4,iosize=0x04"};
+    if (accel == "tcg-icount") {
+        // Every instruction takes 1 ns of virtual time (the TSC and the PIT
+        // follow it), so the guest's clock counts instructions; idle time is
+        // skipped, not waited for.
+        args[3] = "tcg";
+        args.insert(args.begin() + 4, {"-icount", "shift=0,sleep=off"});
+    }
+    return args;
 }
 
 const char* word_of(int code);
@@ -418,8 +430,8 @@ int main(int argc, char** argv)
         std::fprintf(stderr, "pvmmu-run: no platform '%s'; there are 'sim' and 'qemu'\n", o.platform.c_str());
         return 2;
     }
-    if (!o.accel.empty() && o.accel != "kvm" && o.accel != "tcg") {
-        std::fprintf(stderr, "pvmmu-run: --accel takes kvm or tcg\n");
+    if (!o.accel.empty() && o.accel != "kvm" && o.accel != "tcg" && o.accel != "tcg-icount") {
+        std::fprintf(stderr, "pvmmu-run: --accel takes kvm, tcg or tcg-icount\n");
         return 2;
     }
     if (!boot_args.empty()) {
