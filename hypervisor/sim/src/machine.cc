@@ -448,6 +448,20 @@ bool GuestContext::store_words(Vaddr va, const uint64_t* src, size_t n)
     return true;
 }
 
+uint64_t* GuestContext::direct(Vaddr va, size_t bytes)
+{
+    if ((va.v & 7) || bytes == 0) return nullptr;
+    Machine::Cpu& c = m_.cpu(v_.cpu);
+    uint8_t* first = nullptr;
+    for (uint64_t off = 0; off < bytes; off += kPageSize - ((va.v + off) & (kPageSize - 1))) {
+        poll();
+        const Machine::Translation t = m_.translate(c, Vaddr{va.v + off}, Access::Write, true);
+        if (!t.host || (first && t.host != first + off)) return nullptr;
+        if (!first) first = t.host;
+    }
+    return reinterpret_cast<uint64_t*>(first);
+}
+
 bool GuestContext::cmpxchg(Vaddr va, uint64_t& expected, uint64_t desired, bool& swapped)
 {
     return access(va, Access::Write, [&](uint64_t* p) {
