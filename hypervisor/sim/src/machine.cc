@@ -448,6 +448,13 @@ bool GuestContext::store_words(Vaddr va, const uint64_t* src, size_t n)
     return true;
 }
 
+// Elsewhere machine memory is accessed atomically, since other vCPUs may share
+// the guest memory at hand. The pointer handed out here is used with plain
+// accesses, which is sound only for memory one thread owns: a vCPU's scratch
+// pages are stored to by its guest code and read by the hypervisor in its own
+// hypercalls (copy_from_guest), both on this thread; the walker reads only
+// page-table frames, and a frame mapped writable cannot become one (type
+// counts) while the mapping the caller promises not to change is there.
 uint64_t* GuestContext::direct(Vaddr va, size_t bytes)
 {
     if ((va.v & 7) || bytes == 0) return nullptr;
