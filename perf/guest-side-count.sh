@@ -19,7 +19,7 @@ for mode in atomic-array flag-range; do
     (cd "$tmp" && callgrind_annotate --inclusive=yes --auto=no "$out" 2>/dev/null > "$out.txt")
     incl() { grep -v '=>' "$out.txt" | grep -E "$1" | awk '{gsub(",","",$1); s+=$1} END {print s+0}'; }
     total=$(incl 'PROGRAM TOTALS')
-    mem=$(incl 'thunk to pvmmu::guest::simplat::SimCpu::(load|store|store_words|cmpxchg|clean)\(')
+    mem=$(incl 'thunk to pvmmu::guest::simplat::SimCpu::(load|store|store_words|direct|cmpxchg|clean)\(')
     hc=$(incl 'SimCpu::hypercall\(')
     awk -v m="$mode" -v p="$ptes" -v t="$total" -v mem="$mem" -v hc="$hc" 'BEGIN {
         printf "%-13s %6d %9.1f %13.1f %15.1f %7.1f %11.1f\n", m, p, t/p, (t-mem-hc)/p, (t-hc)/p, mem/p, hc/p }'

@@ -15,6 +15,8 @@ struct WalkerTest : ::testing::Test {
     // gpfn 600 is a data page; its L1 entry lives in the second L1 (gpfn 3 + 1).
     static constexpr uint64_t kPage = 600;
     uint64_t* pte() { return m.hv().mem().table(lay.mfn(lay.nr_pt_frames - 2 + kPage / 512)) + kPage % 512; }
+    uint64_t* entry(uint64_t gpfn) { return m.hv().mem().table(lay.mfn(lay.l1_gpfn(gpfn))) + gpfn % 512; }
+    void* host(uint64_t gpfn) { return m.hv().mem().frame(lay.mfn(gpfn)); }
 };
 
 TEST_F(WalkerTest, ReadSetsAccessedOnlyAndWriteSetsDirty)
@@ -89,6 +91,78 @@ TEST_F(WalkerTest, ShootdownReachesTheOtherVcpu)
     });
     EXPECT_EQ(m.counters(1).shootdowns_served, 1u);
     EXPECT_EQ(m.counters(0).shootdowns_sent, 1u);
+}
+
+// GuestContext::direct: the pages translated once, as a first store to each
+// would be, and a pointer to machine memory the guest and hypervisor both see.
+TEST_F(WalkerTest, DirectSetsAccessedAndDirtyOnEveryPage)
+{
+    GuestContext g(m, d->vcpus[0]);
+    for (uint64_t p : {kPage, kPage + 1}) std::atomic_ref<uint64_t>(*entry(p)).fetch_and(~pte_bit::AD);
+    uint64_t* p = g.direct(lay.va(kPage), 2 * kPageSize);
+    ASSERT_EQ(static_cast<void*>(p), host(kPage));
+    EXPECT_EQ(*entry(kPage) & pte_bit::AD, pte_bit::AD);
+    EXPECT_EQ(*entry(kPage + 1) & pte_bit::AD, pte_bit::AD);
+    EXPECT_EQ(g.counters().d_set, 2u);
+    EXPECT_EQ(g.counters().faults, 0u);
+    // Cached writable and dirty: again, nothing more to set.
+    EXPECT_EQ(g.direct(lay.va(kPage), 2 * kPageSize), p);
+    EXPECT_EQ(g.counters().d_set, 2u);
+}
+
+TEST_F(WalkerTest, DirectWritesAreWhatLoadsAndTheHypervisorSee)
+{
+    GuestContext g(m, d->vcpus[0]);
+    uint64_t* p = g.direct(lay.va(kPage), 2 * kPageSize);
+    ASSERT_NE(p, nullptr);
+    p[kPageSize / 8 + 3] = 0x5678;   // the second page
+    uint64_t v = 0;
+    ASSERT_TRUE(g.load(Vaddr{lay.va(kPage + 1).v + 24}, v));
+    EXPECT_EQ(v, 0x5678u);
+    // A request written in place, as MmuBatch does: the hypervisor copies it.
+    const uint64_t old = *entry(700);
+    p[0] = lay.pte_maddr(700).v | MMU_ATOMIC_PT_UPDATE;
+    p[1] = old & ~pte_bit::RW;
+    mmu_update_t copied{};
+    ASSERT_EQ(m.copy_from_guest(d->vcpus[0], &copied, lay.va(kPage), sizeof(copied)), 0);
+    EXPECT_EQ(copied.ptr, p[0]);
+    EXPECT_EQ(copied.val, p[1]);
+    ASSERT_EQ(g.hypercall(__HYPERVISOR_mmu_update, lay.va(kPage).v, 1, 0, DOMID_SELF), 0);
+    EXPECT_EQ(*entry(700), old & ~pte_bit::RW);
+}
+
+TEST_F(WalkerTest, DirectIsNullWhereAStoreWouldFault)
+{
+    GuestContext g(m, d->vcpus[0]);
+    unsigned handled = 0;
+    g.set_fault_handler([&](GuestContext&, const Fault&) { return ++handled, false; });
+    EXPECT_EQ(g.direct(lay.va(0), 8), nullptr) << "a page table is read-only";
+    EXPECT_EQ(g.direct(lay.va(lay.nr_frames - 1), 2 * kPageSize), nullptr) << "past the physmap";
+    // The second page read-only: the first is still written (A and D), as by store_words.
+    ASSERT_EQ(g.hypercall(__HYPERVISOR_update_va_mapping, lay.va(kPage + 1).v, *entry(kPage + 1) & ~pte_bit::RW,
+                          UVMF_INVLPG),
+              0);
+    std::atomic_ref<uint64_t>(*entry(kPage)).fetch_and(~pte_bit::AD);
+    EXPECT_EQ(g.direct(lay.va(kPage), 2 * kPageSize), nullptr);
+    EXPECT_EQ(*entry(kPage) & pte_bit::AD, pte_bit::AD);
+    EXPECT_NE(g.direct(lay.va(kPage), kPageSize), nullptr);
+    // No fault is taken: the caller reaches the memory another way, which does.
+    EXPECT_EQ(handled, 0u);
+    EXPECT_EQ(g.counters().faults, 0u);
+    EXPECT_FALSE(g.store(lay.va(kPage + 1), 1));
+    EXPECT_EQ(handled, 1u);
+}
+
+TEST_F(WalkerTest, DirectIsNullOverFramesThatAreNotConsecutive)
+{
+    GuestContext g(m, d->vcpus[0]);
+    // The second page mapped to another frame, writable.
+    ASSERT_EQ(g.hypercall(__HYPERVISOR_update_va_mapping, lay.va(kPage + 1).v,
+                          Pte::make(lay.mfn(700), Pte{*entry(kPage + 1)}.flags()).v, UVMF_INVLPG),
+              0);
+    EXPECT_EQ(g.direct(lay.va(kPage), 2 * kPageSize), nullptr);
+    EXPECT_EQ(static_cast<void*>(g.direct(lay.va(kPage + 1), kPageSize)), host(700));
+    EXPECT_EQ(static_cast<void*>(g.direct(lay.va(kPage), kPageSize)), host(kPage));
 }
 
 } // namespace

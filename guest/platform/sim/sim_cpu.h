@@ -33,6 +33,8 @@ public:
     {
         return g_.store_words(Vaddr{va.v}, words, n);
     }
+    // The sim's machine memory, translated once (sim::GuestContext::direct).
+    uint64_t* direct(Va va, uint64_t bytes) override { return g_.direct(Vaddr{va.v}, bytes); }
     bool cmpxchg(Va va, uint64_t& expected, uint64_t desired, bool& swapped) override
     {
         return g_.cmpxchg(Vaddr{va.v}, expected, desired, swapped);

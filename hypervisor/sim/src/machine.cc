@@ -448,6 +448,27 @@ bool GuestContext::store_words(Vaddr va, const uint64_t* src, size_t n)
     return true;
 }
 
+// Elsewhere machine memory is accessed atomically, since other vCPUs may share
+// the guest memory at hand. The pointer handed out here is used with plain
+// accesses, which is sound only for memory one thread owns: a vCPU's scratch
+// pages are stored to by its guest code and read by the hypervisor in its own
+// hypercalls (copy_from_guest), both on this thread; the walker reads only
+// page-table frames, and a frame mapped writable cannot become one (type
+// counts) while the mapping the caller promises not to change is there.
+uint64_t* GuestContext::direct(Vaddr va, size_t bytes)
+{
+    if ((va.v & 7) || bytes == 0) return nullptr;
+    Machine::Cpu& c = m_.cpu(v_.cpu);
+    uint8_t* first = nullptr;
+    for (uint64_t off = 0; off < bytes; off += kPageSize - ((va.v + off) & (kPageSize - 1))) {
+        poll();
+        const Machine::Translation t = m_.translate(c, Vaddr{va.v + off}, Access::Write, true);
+        if (!t.host || (first && t.host != first + off)) return nullptr;
+        if (!first) first = t.host;
+    }
+    return reinterpret_cast<uint64_t*>(first);
+}
+
 bool GuestContext::cmpxchg(Vaddr va, uint64_t& expected, uint64_t desired, bool& swapped)
 {
     return access(va, Access::Write, [&](uint64_t* p) {

@@ -29,6 +29,15 @@ public:
     // n stores of src[i] at (8-byte aligned) va + 8 i, one translation per page: the same A/D
     // bits and faults as n store()s. false: a page faulted (earlier ones stored).
     [[nodiscard]] bool store_words(Vaddr va, const uint64_t* src, size_t n);
+    // [va, va + bytes) (va 8-byte aligned) as one host pointer into machine
+    // memory, translated now as this vCPU's first write to each page would be
+    // (A and D set, permissions checked; no fault handler). nullptr if a page
+    // is not mapped writable or the frames are not consecutive. Plain accesses
+    // through the pointer are not atomic: they are for memory no other thread
+    // touches meanwhile (a vCPU's own scratch pages, which the hypervisor reads
+    // on this thread, in this vCPU's hypercalls), and only while its mapping
+    // stays as it is: the pointer does not see a later change.
+    [[nodiscard]] uint64_t* direct(Vaddr va, size_t bytes);
     // Atomic compare-exchange; `expected` receives the value seen.
     [[nodiscard]] bool cmpxchg(Vaddr va, uint64_t& expected, uint64_t desired, bool& swapped);
     // Byte copies to and from guest memory, as the guest's own accesses (they set
