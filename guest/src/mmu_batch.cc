@@ -10,13 +10,8 @@ static_assert(kEntriesPerTable / kPteLine == 64, "one bit per 64-byte line of a 
 MmuBatch::MmuBatch(Cpu& c, Gpfn table, unsigned cap)
     : c_(c), table_(table), base_(maddr_of(c.guest->mfn(table))),
       cap_(cap == 0 ? 1 : cap > kMaxBatchRequests ? kMaxBatchRequests : cap),
-      coherent_(c.guest->boot().coherent_walker),
-      window_([&] {
-          uint64_t* in_place = c.mem.direct(c.scratch, kScratchReqPages * kPageSize);
-          return in_place ? in_place : stage_;
-      }())
+      coherent_(c.guest->boot().coherent_walker)
 {
-    open_window();
 }
 
 // In place, the window is the whole batch; staged, the stage or what is left
@@ -30,6 +25,12 @@ void MmuBatch::open_window()
 
 int MmuBatch::make_room()
 {
+    if (!window_) {   // the pages the batch can fill, asked for once it has something to write
+        uint64_t* in_place = c_.mem.direct(c_.scratch, uint64_t(cap_) * sizeof(mmu_update_t));
+        window_ = in_place ? in_place : stage_;
+        open_window();
+        return 0;
+    }
     if (pending() == cap_) return flush();
     return write_staged() ? 0 : -XEN_EFAULT;
 }

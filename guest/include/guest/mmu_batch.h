@@ -36,7 +36,8 @@ private:
     static_assert(kPageSize % (kStage * 16) == 0, "a staged block never straddles a scratch page");
 
     [[nodiscard]] int put(unsigned cmd, unsigned index, uint64_t val, unsigned first_line, unsigned last_line);
-    // at_ == end_: issues a full batch, or writes a full stage.
+    // at_ == end_: chooses the window (the first request), issues a full
+    // batch, or writes a full stage.
     [[nodiscard]] int make_room();
     [[nodiscard]] bool write_staged();
     void open_window();   // at_, end_ for the requests after the written_ ones
@@ -51,7 +52,8 @@ private:
     uint64_t lines_ = 0;     // 64-byte lines of the table touched since the last clean
     unsigned per_cmd_[8] = {};   // the batch's requests by command, for CpuStats::req
     uint64_t stage_[2 * kStage];
-    uint64_t* const window_;  // where at_ runs: the scratch pages themselves, or stage_
+    uint64_t* window_ = nullptr;  // where at_ runs: the scratch pages themselves, or stage_;
+                                  // chosen at the first request (nullptr: none yet)
     unsigned written_ = 0;    // requests of the batch before the window (copied from it)
     uint64_t* at_ = nullptr;  // the next request's two words
     uint64_t* end_ = nullptr; // the window's end: the stage's, or the batch's cap
