@@ -43,19 +43,25 @@ AddressSpace as;
 unsigned pages = 4096, rounds = 8, runs = 5;
 Va region[kMaxVcpus];
 std::atomic<uint64_t> walk_lock{0};   // the seed's lock: readers in a shared word
+std::atomic<uint64_t> accessed{0};    // stores made in the current measurement, all vCPUs
 rt::Barrier* barrier;
 uint64_t start_ns, elapsed_ns;
 
-// rounds passes over n pages, one store per page.
-void touch(Cpu& c, unsigned n, bool lock)
+// rounds passes over n pages, one store per page; the stores made.
+uint64_t touch(Cpu& c, unsigned n, bool lock)
 {
+    uint64_t made = 0;
     for (unsigned r = 0; r < rounds; ++r)
-        for (unsigned p = 0; p < n; ++p) {
+        for (unsigned p = 0; p < n; ++p, ++made) {
             if (lock) walk_lock.fetch_add(1, std::memory_order_acquire);
             const bool ok = c.mem.store(region[c.id] + uint64_t(p) * kPageSize, r);
             if (lock) walk_lock.fetch_sub(1, std::memory_order_release);
-            if (!ok) return rt::error("store to page %u failed", p);
+            if (!ok) {
+                rt::error("store to page %u failed", p);
+                return made;
+            }
         }
+    return made;
 }
 
 Variant current;
@@ -66,8 +72,10 @@ void measure(Cpu& c)
     if (c.id == 0) start_ns = rt::now_ns();
     const unsigned n = current == kHits ? kHitPages : pages;
     // The same number of accesses in every variant.
-    for (unsigned k = 0; k < (current == kHits ? pages / kHitPages : 1); ++k) touch(c, n, current == kWalkLock);
+    uint64_t made = 0;
+    for (unsigned k = 0; k < (current == kHits ? pages / kHitPages : 1); ++k) made += touch(c, n, current == kWalkLock);
     barrier->wait(c);
+    accessed.fetch_add(made, std::memory_order_relaxed);
     if (c.id == 0) elapsed_ns = rt::now_ns() - start_ns;
 }
 
@@ -120,10 +128,12 @@ void test_main()
             current = Variant(var);
             uint64_t m0, m1;
             const bool counted = misses(m0);
+            accessed.store(0, std::memory_order_relaxed);
             rt::on_all([](Cpu& v) { measure(v); });
             char missed[24] = "-";
             if (counted && misses(m1)) snprintf(missed, sizeof(missed), "%llu", (unsigned long long)(m1 - m0));
             rt::print("bench variant=%s vcpus=%u run=%u accesses=%llu ns=%llu tlb_misses=%s", kNames[var], V, run,
-                      (unsigned long long)(uint64_t(V) * pages * rounds), (unsigned long long)elapsed_ns, missed);
+                      (unsigned long long)accessed.load(std::memory_order_relaxed), (unsigned long long)elapsed_ns,
+                      missed);
         }
 }
