@@ -71,9 +71,10 @@ guest_copy:
 
 	.section .rodata
 	.balign 8
-	.globl guest_copy_extable
+	.globl guest_copy_extable, guest_copy_extable_end
 guest_copy_extable:			/* (faulting instruction, its fixup) */
 	.quad 1b, 3b
 	.quad 2b, 4b
+guest_copy_extable_end:
 
 	.section .note.GNU-stack, "", @progbits

@@ -71,9 +71,9 @@ static void dispatch(TrapFrame* f)
     // A fault on guest_copy's access to guest memory resumes at its fixup,
     // which reports the bytes not copied (the copy returns -EFAULT).
     if ((f->vector == 14 || f->vector == 13) && (f->cs & 3) == 0)
-        for (size_t i = 0; i < sizeof guest_copy_extable / sizeof guest_copy_extable[0]; i += 2)
-            if (f->rip == guest_copy_extable[i]) {
-                f->rip = guest_copy_extable[i + 1];
+        for (const uint64_t* e = guest_copy_extable; e != guest_copy_extable_end; e += 2)
+            if (f->rip == e[0]) {
+                f->rip = e[1];
                 return;
             }
     switch (f->vector) {

@@ -33,9 +33,9 @@ extern "C" const uint64_t trap_stubs[kNrExceptions + 3];
 
 const char* exception_name(uint64_t vector);
 
-// syscall_entry.S: guest_copy's two instructions that touch guest memory,
-// each followed by its fixup.
-extern "C" const uint64_t guest_copy_extable[4];
+// syscall_entry.S: guest_copy's instructions that touch guest memory, each
+// followed by its fixup, up to guest_copy_extable_end.
+extern "C" const uint64_t guest_copy_extable[], guest_copy_extable_end[];
 extern "C" size_t guest_copy(void* dst, const void* src, size_t n);
 
 // Called from trap_entry.S, for every vector and for hypercalls
