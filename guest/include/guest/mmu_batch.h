@@ -2,7 +2,14 @@
 // out in the vCPU's scratch pages and issued as one mmu_update per `cap`
 // requests. The owner issues what is pending (flush()) before it releases the
 // table's lock, so no request outlives the lock that made it correct.
+//
+// From its first request to its flush a batch owns the vCPU's request pages
+// (the requests may already be in place there): nothing else on that vCPU
+// may use them meanwhile, no second batch and no single-request hypercall
+// (hypercalls.h's put_mmu_req).
 #pragma once
+
+#include <atomic>
 
 #include "guest/guest.h"
 
@@ -73,8 +80,10 @@ inline int MmuBatch::put(unsigned cmd, unsigned index, uint64_t val, unsigned fi
     if (at_ == end_) {
         if (int rc = make_room()) return rc;
     }
-    at_[0] = (base_.v + index * sizeof(uint64_t)) | cmd;
-    at_[1] = val;
+    // Atomic (a plain store on x86): in place, the words are guest memory,
+    // which other vCPUs' code could touch too.
+    std::atomic_ref<uint64_t>(at_[0]).store((base_.v + index * sizeof(uint64_t)) | cmd, std::memory_order_relaxed);
+    std::atomic_ref<uint64_t>(at_[1]).store(val, std::memory_order_relaxed);
     at_ += 2;
     ++per_cmd_[cmd];
     if (!coherent_)
