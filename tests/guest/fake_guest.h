@@ -90,6 +90,11 @@ public:
     bool fetch(Va) override { return true; }
     void clean(Va) override { ++cleans; }
     uint64_t* direct(Va va, uint64_t) override { return in_place ? &word(va) : nullptr; }
+    bool store_words(Va va, const uint64_t* words, unsigned n) override
+    {
+        if (++store_words_calls == store_words_fault) return false;   // as if its first page faulted
+        return Memory::store_words(va, words, n);
+    }
 
     uint64_t& entry(uint64_t gpfn, unsigned i) { return mem_[gpfn * kEntriesPerTable + i]; }
     uint64_t& word(Va va) { return mem_[(va.v - kPhysmap.v) / 8]; }
@@ -97,6 +102,8 @@ public:
     uint32_t features = (1u << XENFEAT_mmu_pt_update_preserve_ad) | (1u << PVMMU_FEAT_flag_range_update);
     unsigned refuse = 8;   // a command answered -EPERM (8: none)
     bool in_place = false; // direct() gives the library a pointer (bare metal) or not (sim)
+    unsigned store_words_fault = 0;   // this store_words call (1, 2, ...) faults; 0: none
+    unsigned store_words_calls = 0;
     std::vector<Request> requests;
     std::vector<unsigned> mmuext_cmds;
     unsigned calls = 0, mmu_calls = 0, cleans = 0;

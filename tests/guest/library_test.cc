@@ -131,14 +131,51 @@ TEST(GuestPlanner, NormalLevelClearsThenSetsAndAssumesDirtyForWritablePages)
 
 TEST(GuestPlanner, RefusedRangeDropsALevelAndRedoesTheL1)
 {
+    // The refused command is read back from the request in the scratch page,
+    // whether the batch staged it or wrote it in place.
+    for (const bool in_place : {false, true}) {
+        SCOPED_TRACE(in_place ? "in place" : "staged");
+        fake::Guest1 f;
+        f.p.in_place = in_place;
+        fill(f.p);
+        f.p.refuse = MMU_FLAG_RANGE_UPDATE;
+        FlushPlan plan(32);
+        ASSERT_EQ(change(f, kProtRead, plan), 0);
+        EXPECT_EQ(f.g.level(), MmuLevel::Atomic);
+        EXPECT_EQ(f.c.stats.downgrades.get(), 1u);
+        EXPECT_EQ(plan.reduced(), 492u);   // counted once, not once per attempt
+        for (unsigned i = 120; i < kEntriesPerTable; ++i) EXPECT_FALSE(f.p.entry(kL1, i) & pte::RW) << i;
+    }
+}
+
+// A stage that cannot be written (its scratch page faults) is dropped: the
+// batch fails with -EFAULT before anything is issued, nothing is counted, and
+// the next batch starts afresh.
+TEST(GuestPlanner, AStageThatFaultsFailsTheBatchAndIssuesNothing)
+{
     fake::Guest1 f;
+    f.p.features = 1u << XENFEAT_mmu_pt_update_preserve_ad;
+    ASSERT_EQ(f.g.detect_features(f.c), 0);
     fill(f.p);
-    f.p.refuse = MMU_FLAG_RANGE_UPDATE;
+    f.g.config.batch_ptes = 100;   // the second stage of 32 faults
+    f.p.store_words_fault = 2;
+    f.p.requests.clear();
+    f.p.mmu_calls = 0;
     FlushPlan plan(32);
-    ASSERT_EQ(change(f, kProtRead, plan), 0);
-    EXPECT_EQ(f.g.level(), MmuLevel::Atomic);
-    EXPECT_EQ(f.c.stats.downgrades.get(), 1u);
-    EXPECT_EQ(plan.reduced(), 492u);   // counted once, not once per attempt
+    EXPECT_EQ(change(f, kProtRead, plan), -XEN_EFAULT);
+    EXPECT_EQ(f.p.mmu_calls, 0u);
+    EXPECT_EQ(f.c.stats.req[MMU_ATOMIC_PT_UPDATE].get(), 0u);
+    EXPECT_TRUE(f.p.entry(kL1, 0) & pte::RW);
+    // A fault in the stage written by flush() (the batch's last, 502 = 5 x 100 + 2).
+    f.p.store_words_calls = 0;
+    f.p.store_words_fault = 16;   // batches 1-4 write 4 stages each; the 16th is batch 4's last
+    EXPECT_EQ(change(f, kProtRead, plan), -XEN_EFAULT);
+    EXPECT_EQ(f.p.mmu_calls, 3u);
+    EXPECT_EQ(f.c.stats.req[MMU_ATOMIC_PT_UPDATE].get(), 300u);
+    // And without faults the rest is done.
+    f.p.store_words_fault = 0;
+    EXPECT_EQ(change(f, kProtRead, plan), 0);
+    EXPECT_EQ(f.c.stats.req[MMU_ATOMIC_PT_UPDATE].get(), 502u);
     for (unsigned i = 120; i < kEntriesPerTable; ++i) EXPECT_FALSE(f.p.entry(kL1, i) & pte::RW) << i;
 }
 
