@@ -448,13 +448,12 @@ bool GuestContext::store_words(Vaddr va, const uint64_t* src, size_t n)
     return true;
 }
 
-// Elsewhere machine memory is accessed atomically, since other vCPUs may share
-// the guest memory at hand. The pointer handed out here is used with plain
-// accesses, which is sound only for memory one thread owns: a vCPU's scratch
-// pages are stored to by its guest code and read by the hypervisor in its own
-// hypercalls (copy_from_guest), both on this thread; the walker reads only
-// page-table frames, and a frame mapped writable cannot become one (type
-// counts) while the mapping the caller promises not to change is there.
+// What the pointer skips is the TLB, not atomicity: its user stores through it
+// atomically, as everything else touches machine memory, since other vCPUs
+// may share the guest memory at hand. It stays right only while the mapping
+// the caller promises not to change is there (a vCPU's own scratch pages);
+// meanwhile a frame mapped writable cannot become a page table (type counts),
+// so the walker never reads what is stored through it.
 uint64_t* GuestContext::direct(Vaddr va, size_t bytes)
 {
     if ((va.v & 7) || bytes == 0) return nullptr;

@@ -32,11 +32,10 @@ public:
     // [va, va + bytes) (va 8-byte aligned) as one host pointer into machine
     // memory, translated now as this vCPU's first write to each page would be
     // (A and D set, permissions checked; no fault handler). nullptr if a page
-    // is not mapped writable or the frames are not consecutive. Plain accesses
-    // through the pointer are not atomic: they are for memory no other thread
-    // touches meanwhile (a vCPU's own scratch pages, which the hypervisor reads
-    // on this thread, in this vCPU's hypercalls), and only while its mapping
-    // stays as it is: the pointer does not see a later change.
+    // is not mapped writable or the frames are not consecutive. Access it
+    // atomically, as all machine memory (the guest library's MmuBatch stores
+    // with std::atomic_ref), and only while its mapping stays as it is: the
+    // pointer skips the TLB and does not see a later change.
     [[nodiscard]] uint64_t* direct(Vaddr va, size_t bytes);
     // Atomic compare-exchange; `expected` receives the value seen.
     [[nodiscard]] bool cmpxchg(Vaddr va, uint64_t& expected, uint64_t desired, bool& swapped);
