@@ -2,7 +2,7 @@
 # Instructions per PTE of the guest library's change_pte_range on the sim, for
 # atomic-array and flag-range (docs/results.md §2c). callgrind collects only
 # inside change_pte_range (one vCPU, private workload, 2 mprotects of 512 pages
-# per cycle); the Memory accessor (SimCpu load/store/store_words) and the
+# per cycle); the Memory accessor (SimCpu load/store/direct) and the
 # hypercall (the sim's copy plus the core) are split out by their inclusive cost.
 #   perf/guest-side-count.sh [GUEST_MPROTECT_BINARY]   (default build/guest/bench/mprotect/guest-mprotect)
 set -euo pipefail
@@ -19,7 +19,7 @@ for mode in atomic-array flag-range; do
     (cd "$tmp" && callgrind_annotate --inclusive=yes --auto=no "$out" 2>/dev/null > "$out.txt")
     incl() { grep -v '=>' "$out.txt" | grep -E "$1" | awk '{gsub(",","",$1); s+=$1} END {print s+0}'; }
     total=$(incl 'PROGRAM TOTALS')
-    mem=$(incl 'thunk to pvmmu::guest::simplat::SimCpu::(load|store|store_words|direct|cmpxchg|clean)\(')
+    mem=$(incl 'thunk to pvmmu::guest::simplat::SimCpu::(load|store|direct|cmpxchg|clean)\(')
     hc=$(incl 'SimCpu::hypercall\(')
     awk -v m="$mode" -v p="$ptes" -v t="$total" -v mem="$mem" -v hc="$hc" 'BEGIN {
         printf "%-13s %6d %9.1f %13.1f %15.1f %7.1f %11.1f\n", m, p, t/p, (t-mem-hc)/p, (t-hc)/p, mem/p, hc/p }'

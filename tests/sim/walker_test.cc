@@ -139,7 +139,7 @@ TEST_F(WalkerTest, DirectIsNullWhereAStoreWouldFault)
     EXPECT_EQ(g.direct(lay.va(0), 8), nullptr) << "a page table is read-only";
     EXPECT_EQ(g.direct(lay.va(lay.nr_frames), kPageSize), nullptr) << "past the physmap";
     EXPECT_EQ(g.direct(lay.va(lay.nr_frames - 1), 2 * kPageSize), nullptr) << "the second page past the physmap";
-    // The second page read-only: the first is still written (A and D), as by store_words.
+    // The second page read-only: the first is still written (A and D), as by a store.
     ASSERT_EQ(g.hypercall(__HYPERVISOR_update_va_mapping, lay.va(kPage + 1).v, *entry(kPage + 1) & ~pte_bit::RW,
                           UVMF_INVLPG),
               0);

@@ -35,9 +35,9 @@ public:
     // false: the access faulted and the fault handler gave up (nothing accessed).
     [[nodiscard]] virtual bool load(Va va, uint64_t& out) = 0;
     [[nodiscard]] virtual bool store(Va va, uint64_t val) = 0;
-    // n stores of words[i] at va + 8 i, as n store()s would make them; a
-    // platform may do them in one go (the sim translates once per page). false:
-    // a store faulted (the ones before it were made).
+    // n stores of words[i] at va + 8 i, as n store()s would make them (a
+    // platform could do them in one go). false: a store faulted (the ones
+    // before it were made).
     [[nodiscard]] virtual bool store_words(Va va, const uint64_t* words, unsigned n)
     {
         for (unsigned i = 0; i < n; ++i)

@@ -29,10 +29,6 @@ public:
 
     bool load(Va va, uint64_t& out) override { return g_.load(Vaddr{va.v}, out); }
     bool store(Va va, uint64_t val) override { return g_.store(Vaddr{va.v}, val); }
-    bool store_words(Va va, const uint64_t* words, unsigned n) override
-    {
-        return g_.store_words(Vaddr{va.v}, words, n);
-    }
     // The sim's machine memory, translated once (sim::GuestContext::direct).
     uint64_t* direct(Va va, uint64_t bytes) override { return g_.direct(Vaddr{va.v}, bytes); }
     bool cmpxchg(Va va, uint64_t& expected, uint64_t desired, bool& swapped) override

@@ -68,16 +68,6 @@ xenpv_store:
 	mov $1, %eax
 	ret
 
-/* bool xenpv_store_words(uint64_t va, const uint64_t* words, uint64_t n):
- * n stores at va, va + 8, ... A fault the handler fixes resumes the string
- * store where it stopped (RCX, RSI, RDI say where). */
-	.globl xenpv_store_words
-xenpv_store_words:
-	mov %rdx, %rcx
-4:	rep movsq
-	mov $1, %eax
-	ret
-
 /* int xenpv_cmpxchg(uint64_t va, uint64_t* expected, uint64_t desired):
  * 0 faulted, 1 compared unequal (*expected = the value seen), 3 swapped. */
 	.globl xenpv_cmpxchg
@@ -114,7 +104,6 @@ xenpv_extable:
 	.quad 1b, fixup
 	.quad 2b, fixup
 	.quad 3b, fixup
-	.quad 4b, fixup
 xenpv_extable_end:
 
 	.section .note.GNU-stack, "", @progbits

@@ -24,7 +24,6 @@ extern "C" {
 void xenpv_page_fault();
 bool xenpv_load(uint64_t va, uint64_t* out);
 bool xenpv_store(uint64_t va, uint64_t val);
-bool xenpv_store_words(uint64_t va, const uint64_t* words, uint64_t n);
 int xenpv_cmpxchg(uint64_t va, uint64_t* expected, uint64_t desired);
 bool xenpv_fetch(uint64_t va);
 void xenpv_fetch_ret();
@@ -54,7 +53,6 @@ public:
 
     bool load(Va va, uint64_t& out) override { return xenpv_load(va.v, &out); }
     bool store(Va va, uint64_t val) override { return xenpv_store(va.v, val); }
-    bool store_words(Va va, const uint64_t* words, unsigned n) override { return xenpv_store_words(va.v, words, n); }
     uint64_t* direct(Va va, uint64_t) override { return reinterpret_cast<uint64_t*>(va.v); }
     bool cmpxchg(Va va, uint64_t& expected, uint64_t desired, bool& swapped) override
     {

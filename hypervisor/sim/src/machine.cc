@@ -435,19 +435,6 @@ bool GuestContext::store(Vaddr va, uint64_t val)
     return access(va, Access::Write, [&](uint64_t* p) { std::atomic_ref<uint64_t>(*p).store(val, std::memory_order_release); });
 }
 
-bool GuestContext::store_words(Vaddr va, const uint64_t* src, size_t n)
-{
-    while (n > 0) {
-        const size_t k = std::min(n, (kPageSize - (va.v & (kPageSize - 1))) / sizeof(uint64_t));
-        if (!access(va, Access::Write, [&](uint64_t* p) {
-                for (size_t i = 0; i < k; ++i) std::atomic_ref<uint64_t>(p[i]).store(src[i], std::memory_order_release);
-            }))
-            return false;
-        va.v += k * sizeof(uint64_t), src += k, n -= k;
-    }
-    return true;
-}
-
 // What the pointer skips is the TLB, not atomicity: its user stores through it
 // atomically, as everything else touches machine memory, since other vCPUs
 // may share the guest memory at hand. It stays right only while the mapping

@@ -26,9 +26,6 @@ public:
     // access faulted and the handler (if any) gave up; nothing was accessed.
     [[nodiscard]] bool load(Vaddr va, uint64_t& out);
     [[nodiscard]] bool store(Vaddr va, uint64_t val);
-    // n stores of src[i] at (8-byte aligned) va + 8 i, one translation per page: the same A/D
-    // bits and faults as n store()s. false: a page faulted (earlier ones stored).
-    [[nodiscard]] bool store_words(Vaddr va, const uint64_t* src, size_t n);
     // [va, va + bytes) (va 8-byte aligned) as one host pointer into machine
     // memory, translated now as this vCPU's first write to each page would be
     // (A and D set, permissions checked; no fault handler). nullptr if a page
