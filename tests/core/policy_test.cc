@@ -193,6 +193,7 @@ TEST_F(PolicyTest, DenyBitsOutsideTheAbiAreRefusedAndDenyNothing)
     Policy p;
     EXPECT_FALSE(p.deny_abi(PVMMU_DENY_PIN | (PVMMU_DENY_ALL + 1)));
     EXPECT_FALSE(p.deny_abi(1u << 31));
+    EXPECT_FALSE(p.deny_abi(PVMMU_DENY_PIN | (uint64_t(1) << 32)));   // a 64-bit register's high half
     for (unsigned i = 0; i < unsigned(Perm::Count); ++i)
         EXPECT_EQ(p.allows(Perm(i)), Perm(i) != Perm::MapForeign) << i;
 }

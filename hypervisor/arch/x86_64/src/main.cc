@@ -99,6 +99,19 @@ void report_core()
     hv_exit(HV_EXIT_FAILURE);
 }
 
+// "key=N" for domain `dom` in a command line: true and `value` set if there;
+// false, `value` unchanged, if not; a value that is no number ends the boot.
+bool domain_uint(unsigned dom, const char* cmdline, const char* key, uint64_t& value)
+{
+    switch (cmdline_uint(cmdline, key, value)) {
+    case CmdlineUint::Ok: return true;
+    case CmdlineUint::Absent: return false;
+    case CmdlineUint::Malformed: break;
+    }
+    printk("pvmmu: FAILED: domain %u: %s= takes a decimal or 0x-hex number\n", dom, key);
+    hv_exit(HV_EXIT_FAILURE);
+}
+
 // The words of a module string that shape what its domain may do, applied
 // before it starts (docs/abi.md §10 "Policy and peer"): "deny=BITS" denies
 // the PVMMU_DENY_* commands; "peer=N" builds an idle domain of N frames right
@@ -110,9 +123,9 @@ void apply_module_words(const char* cmdline, unsigned& nr, CpuId& next_cpu, unsi
 {
     GuestDomain& g = g_guests[nr];
     uint64_t deny = 0, peer = 0;
-    if (cmdline_uint(cmdline, "deny", deny) && (deny > UINT32_MAX || !g.dom.policy.deny_abi(uint32_t(deny))))
+    if (domain_uint(nr + 1, cmdline, "deny", deny) && !g.dom.policy.deny_abi(deny))
         boot_failed(nr + 1, "deny= names unknown commands", deny);
-    if (!cmdline_uint(cmdline, "peer", peer)) return;
+    if (!domain_uint(nr + 1, cmdline, "peer", peer)) return;
     if (nr + 1 >= BootInfo::kMaxModules || next_cpu >= cpus_online)
         boot_failed(nr + 1, "no room (a domain slot and a CPU) for a peer domain", peer);
     GuestDomain& p = g_guests[++nr];
@@ -140,8 +153,8 @@ void apply_module_words(const char* cmdline, unsigned& nr, CpuId& next_cpu, unsi
         if (m.end <= m.start) continue;
         uint64_t frames = 16384, vcpus = 1;
         for (const char* cl : {static_cast<const char*>(g_boot.cmdline), m.cmdline}) {
-            (void)cmdline_uint(cl, "frames", frames);
-            (void)cmdline_uint(cl, "vcpus", vcpus);
+            (void)domain_uint(nr + 1, cl, "frames", frames);
+            (void)domain_uint(nr + 1, cl, "vcpus", vcpus);
         }
         if (vcpus == 0 || next_cpu + vcpus > cpus_online) {
             printk("pvmmu: FAILED: domain %u wants vcpus=%lu, but only %u of %u CPUs are left (one per vCPU)\n",
@@ -161,13 +174,11 @@ void apply_module_words(const char* cmdline, unsigned& nr, CpuId& next_cpu, unsi
     }
     // A domain with the unsafe native window can rewrite its own page tables,
     // so it could map any frame: it runs alone (docs/abi.md §10).
-    unsigned running = 0;
     DomId unsafe = 0;
-    for (unsigned d = 0; d < nr; ++d) {
-        running += runs[d];
-        if (runs[d] && native_window_l4e(DomId(d + 1))) unsafe = DomId(d + 1);
-    }
-    if (unsafe && running > 1) boot_failed(unsafe, "an unsafe-native-pt domain must run alone; domains", running);
+    for (unsigned d = 0; d < nr; ++d)
+        if (native_window_l4e(DomId(d + 1))) unsafe = DomId(d + 1);
+    if (unsafe && guest_domains_started() > 1)
+        boot_failed(unsafe, "an unsafe-native-pt domain must run alone; domains", guest_domains_started());
     report_core_invariants();
     for (unsigned d = nr; d-- > 0;) {
         if (!runs[d]) continue;

@@ -168,11 +168,12 @@ bool cmdline_word(const char* cmdline, const char* word)
     return cmdline_find(cmdline, word, &v, &n) && n == 0 && v[-1] != '=';
 }
 
-bool cmdline_uint(const char* cmdline, const char* key, uint64_t& out)
+CmdlineUint cmdline_uint(const char* cmdline, const char* key, uint64_t& out)
 {
     const char* v;
     size_t n;
-    if (!cmdline_find(cmdline, key, &v, &n) || n == 0 || n > 18) return false;
+    if (!cmdline_find(cmdline, key, &v, &n)) return CmdlineUint::Absent;
+    if (n == 0 || n > 18) return CmdlineUint::Malformed;
     const bool hex = n > 2 && v[0] == '0' && (v[1] == 'x' || v[1] == 'X');
     uint64_t x = 0;
     for (size_t i = hex ? 2 : 0; i < n; ++i) {
@@ -181,11 +182,11 @@ bool cmdline_uint(const char* cmdline, const char* key, uint64_t& out)
                            : hex && c >= 'a' && c <= 'f' ? unsigned(c - 'a' + 10)
                            : hex && c >= 'A' && c <= 'F' ? unsigned(c - 'A' + 10)
                                                          : 16;
-        if (d >= (hex ? 16u : 10u)) return false;
+        if (d >= (hex ? 16u : 10u)) return CmdlineUint::Malformed;
         x = x * (hex ? 16 : 10) + d;
     }
     out = x;
-    return true;
+    return CmdlineUint::Ok;
 }
 
 } // namespace pvmmu::x86

@@ -49,8 +49,7 @@ long do_pvmmu_op(Vcpu& v, TrapFrame& f)
     GuestDomain& d = guest_domain(v);
     switch (f.rdi) {
     case PVMMUOP_deny:
-        if (f.rsi > UINT32_MAX) return -XEN_EINVAL;
-        return d.dom.policy.deny_abi(uint32_t(f.rsi)) ? 0 : -XEN_EINVAL;
+        return d.dom.policy.deny_abi(f.rsi) ? 0 : -XEN_EINVAL;
     case PVMMUOP_vcpu_counters:
         if (f.rsi >= d.dom.nr_vcpus) return -XEN_EINVAL;
         return copy_out(v, f.rdx, snapshot(arch(d.dom.vcpus[f.rsi]).counters));

@@ -34,9 +34,9 @@ public:
     void allow(Perm p) { denied_.fetch_and(~(uint32_t(1) << unsigned(p)), std::memory_order_relaxed); }
 
     // Denies the commands of the PVMMU_DENY_* bits (abi.h: the `deny=` boot
-    // word, PVMMUOP_deny). false, and nothing denied, when a bit is unknown.
-    // Only ever adds denials.
-    [[nodiscard]] bool deny_abi(uint32_t bits)
+    // word, PVMMUOP_deny). false, and nothing denied, when a bit is unknown
+    // (any above bit 31 too). Only ever adds denials.
+    [[nodiscard]] bool deny_abi(uint64_t bits)
     {
         static constexpr struct {
             uint32_t bit;
@@ -47,7 +47,7 @@ public:
             {PVMMU_DENY_TLB_FLUSH, Perm::TlbFlush},         {PVMMU_DENY_UPDATE_VA_MAPPING, Perm::UpdateVaMapping},
             {PVMMU_DENY_MULTICALL, Perm::Multicall},
         };
-        if (bits & ~PVMMU_DENY_ALL) return false;
+        if (bits & ~uint64_t(PVMMU_DENY_ALL)) return false;
         for (const auto& m : kMap)
             if (bits & m.bit) deny(m.perm);
         return true;

@@ -61,10 +61,11 @@ bool cmdline_has(const BootInfo& bi, const char* key);
 // line (a module's string: the unsafe-native-pt switch).
 bool cmdline_word(const char* cmdline, const char* word);
 
-// The value of "key=N", decimal or 0x-hex (at most 18 characters), in a command line (the
-// hypervisor's, or a module's string); false, out unchanged, when the key is
-// absent or its value is not such a number.
-bool cmdline_uint(const char* cmdline, const char* key, uint64_t& out);
+// The value of "key=N", decimal or 0x-hex (at most 18 characters), in a
+// command line (the hypervisor's, or a module's string): Ok and `out` set;
+// Absent, or Malformed (the value is not such a number), `out` unchanged.
+enum class CmdlineUint : uint8_t { Absent, Ok, Malformed };
+CmdlineUint cmdline_uint(const char* cmdline, const char* key, uint64_t& out);
 
 // The pieces both parsers build a BootInfo from (boot_info.cc), so the two
 // protocols fill it by the same rules. Each returns nullptr or why not.
