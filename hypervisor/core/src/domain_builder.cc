@@ -13,7 +13,6 @@ namespace {
 
 constexpr uint64_t kTableFlags = pte_bit::P | pte_bit::RW | pte_bit::US | pte_bit::A;
 
-uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 
 } // namespace
 

@@ -7,7 +7,6 @@
 
 #include "arch/console.h"
 #include "arch/core_glue.h"
-#include "arch/direct_map.h"
 #include "arch/layout.h"
 #include "core/hypervisor.h"
 
@@ -29,13 +28,13 @@ constexpr unsigned kMaxPrinted = 8;
 struct Window {
     Mfn first{0};        // the domain's run
     uint64_t nr = 0;     // 0: no window
-    Mfn l3{0};           // the window's L3; then its L2s, then its L1s
+    Mfn l3{0};           // the window's L3; then its L2s
+    Mfn l1{0};           // its L1s, then the domain's run
     bool released = false;   // the domain's memory was given back: no leaf left
 };
 Window g_win[kMaxDomains];
 
-uint64_t* table(Mfn m) { return dmap<uint64_t>(maddr_of(m)); }
-uint64_t div_up(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+uint64_t* table(Mfn m) { return core()->mem().table(m); }
 
 struct Check {
     const Window& w;
@@ -51,6 +50,7 @@ struct Check {
 
     void walk(Mfn t, unsigned level, uint64_t va)
     {
+        if (!core()->mem().valid(t)) return fail("window table outside machine memory", va, maddr_of(t).v);
         if (core()->frame(t).owner.load(std::memory_order_relaxed) != kOwnerXen)
             fail("window table not owned by the hypervisor", va, maddr_of(t).v);
         const unsigned shift = kPageShift + 9 * (level - 1);
@@ -79,23 +79,25 @@ struct Check {
 
 int native_window_build(DomId id, uint64_t nr_frames, Mfn& first)
 {
-    const uint64_t l1s = div_up(nr_frames, kEntriesPerTable), l2s = div_up(l1s, kEntriesPerTable);
+    const uint64_t l1s = ceil_div(nr_frames, kEntriesPerTable), l2s = ceil_div(l1s, kEntriesPerTable);
     if (id >= kMaxDomains || nr_frames == 0 || l2s > kEntriesPerTable) return -XEN_EINVAL;
     Hypervisor& hv = *core();
+    // One run: the window's tables, then the domain's frames (nothing is
+    // taken unless both fit).
     Mfn t;
-    if (int rc = core_free_run(1 + l2s + l1s, t)) return rc;
+    if (int rc = core_free_run(1 + l2s + l1s + nr_frames, t)) return rc;
+    const Mfn l2{t.v + 1}, l1{t.v + 1 + l2s};
+    first = Mfn{l1.v + l1s};
     for (uint64_t k = 0; k < 1 + l2s + l1s; ++k) {
         hv.frame(Mfn{t.v + k}).owner.store(kOwnerXen, std::memory_order_relaxed);
         memset(table(Mfn{t.v + k}), 0, kPageSize);
     }
-    if (int rc = core_free_run(nr_frames, first)) return rc;
-    const Mfn l2{t.v + 1}, l1{t.v + 1 + l2s};
     for (uint64_t k = 0; k < l2s; ++k) table(t)[k] = maddr_of(Mfn{l2.v + k}).v | kLink;
     for (uint64_t k = 0; k < l1s; ++k)
         table(Mfn{l2.v + k / kEntriesPerTable})[k % kEntriesPerTable] = maddr_of(Mfn{l1.v + k}).v | kLink;
     for (uint64_t g = 0; g < nr_frames; ++g)
         table(Mfn{l1.v + g / kEntriesPerTable})[g % kEntriesPerTable] = maddr_of(Mfn{first.v + g}).v | kLeaf;
-    g_win[id] = Window{first, nr_frames, t};
+    g_win[id] = Window{first, nr_frames, t, l1};
     printk("domain %u: ******** UNSAFE: unsafe-native-pt (benchmarking only) ********\n"
            "domain %u: all %lu of its frames, its page tables included, are writable to it at 0x%lx "
            "(L4 slot %u): it can map any machine frame and is NOT isolated\n",
@@ -112,8 +114,7 @@ void native_window_release(DomId id)
 {
     if (id >= kMaxDomains || !g_win[id].nr) return;
     Window& w = g_win[id];
-    const uint64_t l1s = div_up(w.nr, kEntriesPerTable), l2s = div_up(l1s, kEntriesPerTable);
-    for (uint64_t k = 0; k < l1s; ++k) memset(table(Mfn{w.l3.v + 1 + l2s + k}), 0, kPageSize);
+    for (uint64_t k = 0; k < ceil_div(w.nr, kEntriesPerTable); ++k) memset(table(Mfn{w.l1.v + k}), 0, kPageSize);
     w.released = true;
 }
 

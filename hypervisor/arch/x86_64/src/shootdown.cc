@@ -32,9 +32,9 @@ Mailbox g_box[kMaxCpus];
 std::atomic<TlbClock*> g_clock{nullptr};
 std::atomic<uint64_t> g_ipis{0};
 
-void flush_local(const FlushRequest& req, const Domain* origin)
+// n: the counters of the vCPU that asked, when it is the one running here.
+void flush_local(const FlushRequest& req, VcpuCounters* n)
 {
-    VcpuCounters* n = counters_for(origin);
     if (req.kind == FlushKind::Page) {
         invlpg(req.va.v);
         if (n) n->flush_page.fetch_add(1, std::memory_order_relaxed);
@@ -47,12 +47,6 @@ void flush_local(const FlushRequest& req, const Domain* origin)
     if (n) n->flush_all.fetch_add(1, std::memory_order_relaxed);
 }
 
-const Domain* asking_domain()
-{
-    const Vcpu* v = this_cpu().vcpu;
-    return v ? v->domain : nullptr;
-}
-
 } // namespace
 
 void shootdown_set_clock(TlbClock* clock) { g_clock.store(clock, std::memory_order_release); }
@@ -62,15 +56,17 @@ void shootdown_serve()
     Mailbox& b = g_box[this_cpu_id()];
     const uint64_t want = b.requested.load(std::memory_order_acquire);
     if (b.done.load(std::memory_order_relaxed) == want) return;
-    flush_local(b.req, b.origin);
-    if (VcpuCounters* n = counters_for(b.origin)) n->shootdowns_served.fetch_add(1, std::memory_order_relaxed);
+    VcpuCounters* n = counters_for(b.origin);
+    flush_local(b.req, n);
+    if (n) n->shootdowns_served.fetch_add(1, std::memory_order_relaxed);
     b.done.store(want, std::memory_order_release);
 }
 
 void shootdown_flush(CpuMask cpus, FlushRequest req)
 {
     const uint32_t self = this_cpu_id();
-    const Domain* origin = asking_domain();
+    const Vcpu* v = this_cpu().vcpu;
+    const Domain* origin = v ? v->domain : nullptr;
     VcpuCounters* counted = counters_for(origin);
     uint64_t seq[kMaxCpus] = {};
     CpuMask sent;
@@ -90,7 +86,7 @@ void shootdown_flush(CpuMask cpus, FlushRequest req)
         if (counted) counted->shootdowns_sent.fetch_add(1, std::memory_order_relaxed);
         sent.set(c);
     }
-    if (cpus.has(self)) flush_local(req, origin);
+    if (cpus.has(self)) flush_local(req, counted);
     for (CpuId c = 0; c < g_nr_cpus; ++c) {
         if (!sent.has(c)) continue;
         while (g_box[c].done.load(std::memory_order_acquire) != seq[c]) {

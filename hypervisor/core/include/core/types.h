@@ -32,6 +32,8 @@ struct Maddr {
 };
 constexpr Maddr maddr_of(Mfn m) { return Maddr{m.v << kPageShift}; }
 
+constexpr uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+
 // Guest virtual address.
 struct Vaddr {
     uint64_t v;
