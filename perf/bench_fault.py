@@ -15,9 +15,8 @@ seen, 2 the run failed.
 import argparse
 import sys
 
-from guest_bench import (Progress, Unavailable, command_line, common_args, make_platform, run_program, spread,
-                         utc_now,
-                         write_json)
+from guest_bench import (Progress, Unavailable, command_line, common_args, count, make_platform, run_program,
+                         spread, utc_now, write_json)
 
 TLBS = [("tlb caches valid only", []), ("tlb caches invalid", ["--tlb-caches-invalid"])]
 
@@ -25,7 +24,7 @@ TLBS = [("tlb caches valid only", []), ("tlb caches invalid", ["--tlb-caches-inv
 def main():
     ap = argparse.ArgumentParser(prog="pvmmu bench fault", description=__doc__.split("\n\n")[1])
     common_args(ap)
-    ap.add_argument("--pages", type=int, default=1024, help="pages mapped and touched per run (1..4096, default 1024)")
+    ap.add_argument("--pages", type=count(4096), default=1024, help="pages mapped and touched per run (1..4096, default 1024)")
     opts = ap.parse_args()
     doc = {"platform": None, "machine": None, "date": utc_now(),
            "command": command_line("fault"),

@@ -14,7 +14,6 @@ succeed, a platform that is not available).
 """
 import argparse
 import csv
-import json
 import os
 import shutil
 import statistics
@@ -22,8 +21,8 @@ import subprocess
 import sys
 import tempfile
 
-from guest_bench import (Progress, Unavailable, command_line, common_args, make_platform, run_program,
-                         report_check, utc_now, vcpu_list)
+from guest_bench import (Progress, Unavailable, command_line, common_args, count, make_platform, run_program,
+                         report_check, utc_now, vcpu_list, write_json)
 
 MODES = ["native", "per-pte", "linux-xen", "atomic-array", "flag-range", "unsafe"]
 WORKLOADS = ["private", "shared"]
@@ -199,11 +198,11 @@ def main():
                "Exit status: 0 done, 1 a --check target failed, 2 the run failed.")
     common_args(ap)
     ap.add_argument("--vcpus", type=vcpu_list(16), default=[1, 2, 4], help="vCPU counts (default 1,2,4)")
-    ap.add_argument("--pages", type=int, default=1024, help="pages per region (default 1024: two full L1s)")
+    ap.add_argument("--pages", type=count(), default=1024, help="pages per region (default 1024: two full L1s)")
     ap.add_argument("--workload", choices=["private", "shared", "both"], default="both")
     ap.add_argument("--modes", type=mode_list, default=MODES, help="comma-separated (default all)")
-    ap.add_argument("--epochs", type=int, default=4, help="A/D-accounting epochs per run (default 4)")
-    ap.add_argument("--cycles", type=int, default=4, help="RW->RO->RW cycles per epoch (default 4)")
+    ap.add_argument("--epochs", type=count(), default=4, help="A/D-accounting epochs per run (default 4)")
+    ap.add_argument("--cycles", type=count(), default=4, help="RW->RO->RW cycles per epoch (default 4)")
     ap.add_argument("--interleave", action="store_true",
                     help="sim: vCPUs yield the host CPU on every hypercall, so races show on a busy host "
                          "(distorts timings)")
@@ -212,8 +211,6 @@ def main():
     ap.add_argument("--check", action="store_true",
                     help="check the exact targets (hypercall and flush counts, A/D accounting); exit 1 if one fails")
     opts = ap.parse_args()
-    if opts.pages < 1 or opts.runs < 1 or opts.epochs < 1 or opts.cycles < 1:
-        ap.error("--pages, --runs, --epochs and --cycles must be positive")
     workloads = WORKLOADS if opts.workload == "both" else [opts.workload]
 
     plat = make_platform(opts.platform, opts.build_dir, opts.accel, ["--interleave"] if opts.interleave else [])
@@ -236,9 +233,7 @@ def main():
                 doc["results"] += summarise(rows, wl, v)
         progress.end()
         if opts.json:
-            with open(opts.json, "w") as f:
-                json.dump(doc, f, indent=1)
-                f.write("\n")
+            write_json(opts.json, doc)
         if opts.csv:
             write_csv(doc, opts.csv)
         if opts.plot:

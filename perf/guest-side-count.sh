@@ -7,16 +7,19 @@
 #   perf/guest-side-count.sh [GUEST_MPROTECT_BINARY]   (default build/guest/bench/mprotect/guest-mprotect)
 set -euo pipefail
 bin=${1:-build/guest/bench/mprotect/guest-mprotect}
+[[ -x $bin ]] || { echo "guest-side-count.sh: $bin is not built (./pvmmu build)" >&2; exit 2; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 printf '%-13s %6s %9s %13s %15s %7s %11s\n' mode ptes total library-only library+memory memory hypervisor
 for mode in atomic-array flag-range; do
     out=$tmp/cg.$mode
     valgrind --tool=callgrind --callgrind-out-file="$out" --toggle-collect='pvmmu::guest::change_pte_range*' \
-        "$bin" --cpus 1 workload=private pages=512 runs=1 epochs=1 cycles=2 "modes=$mode" > "$out.log" 2>&1
+        "$bin" --cpus 1 workload=private pages=512 runs=1 epochs=1 cycles=2 "modes=$mode" > "$out.log" 2>&1 ||
+        { cat "$out.log" >&2; exit 2; }
     ptes=$(grep -o 'ptes=[0-9]*' "$out.log" | cut -d= -f2)
     # From $tmp: inside the source tree callgrind_annotate lists some functions twice.
-    (cd "$tmp" && callgrind_annotate --inclusive=yes --auto=no "$out" 2>/dev/null > "$out.txt")
+    # --threshold=100: every function, not only those making up 99 % of the cost.
+    (cd "$tmp" && callgrind_annotate --inclusive=yes --auto=no --threshold=100 "$out" 2>/dev/null > "$out.txt")
     incl() { grep -v '=>' "$out.txt" | grep -E "$1" | awk '{gsub(",","",$1); s+=$1} END {print s+0}'; }
     total=$(incl 'PROGRAM TOTALS')
     mem=$(incl 'thunk to pvmmu::guest::simplat::SimCpu::(load|store|direct|cmpxchg|clean)\(')

@@ -181,6 +181,19 @@ def spread(values):
     return median, v[0], v[-1]
 
 
+def count(most=None):
+    """An argparse type: a whole number 1..most (no bound if most is None)."""
+    def parse(s):
+        try:
+            n = int(s)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a number: {s}")
+        if n < 1 or (most is not None and n > most):
+            raise argparse.ArgumentTypeError(f"must be 1..{most}" if most else "must be positive")
+        return n
+    return parse
+
+
 def vcpu_list(most):
     """An argparse type: comma-separated vCPU counts, each 1..most, sorted."""
     def parse(s):
@@ -201,7 +214,7 @@ def common_args(ap):
     ap.add_argument("--accel", choices=["kvm", "tcg", "tcg-icount"], default="kvm",
                     help="QEMU accelerator (--platform qemu); tcg-icount: every instruction takes 1 ns of "
                          "virtual time, so times count instructions")
-    ap.add_argument("--runs", type=int, default=5, help="runs; medians are reported (default 5)")
+    ap.add_argument("--runs", type=count(), default=5, help="runs; medians are reported (default 5)")
     ap.add_argument("--json", metavar="FILE", help="write the results as JSON")
     ap.add_argument("--build-dir", default=default_build_dir(), help=argparse.SUPPRESS)
 

@@ -311,18 +311,15 @@ std::vector<std::string> qemu_args(const std::vector<QemuDomain>& doms, const Op
         }
     }
     const std::string accel = o.accel.empty() ? (kvm_usable() ? "kvm" : "tcg") : o.accel;
-    std::vector<std::string> args = {"/usr/bin/env", "qemu-system-x86_64", "-accel", accel, "-machine", "pc",
-            "-smp", std::to_string(cpus), "-m", std::to_string(128 + frames * 4096 / (1024 * 1024)),
+    const bool icount = accel == "tcg-icount";
+    std::vector<std::string> args = {"/usr/bin/env", "qemu-system-x86_64", "-accel", icount ? "tcg" : accel,
+            "-machine", "pc", "-smp", std::to_string(cpus), "-m", std::to_string(128 + frames * 4096 / (1024 * 1024)),
             "-kernel", PVMMU_HV_IMAGE, "-initrd", modules,
             "-display", "none", "-serial", "stdio", "-monitor", "none", "-no-reboot",
             "-device", "isa-debug-exit,iobase=0xf4,iosize=0x04"};
-    if (accel == "tcg-icount") {
-        // Every instruction takes 1 ns of virtual time (the TSC and the PIT
-        // follow it), so the guest's clock counts instructions; idle time is
-        // skipped, not waited for.
-        args[3] = "tcg";
-        args.insert(args.begin() + 4, {"-icount", "shift=0,sleep=off"});
-    }
+    // Every instruction takes 1 ns of virtual time (the TSC and the PIT follow
+    // it), so the guest's clock counts instructions; idle time is skipped.
+    if (icount) args.insert(args.end(), {"-icount", "shift=0,sleep=off"});
     return args;
 }
 

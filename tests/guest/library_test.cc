@@ -166,7 +166,7 @@ TEST(GuestPlanner, AStageThatFaultsFailsTheBatchAndIssuesNothing)
     EXPECT_EQ(f.p.mmu_calls, 0u);
     EXPECT_EQ(f.c.stats.req[MMU_ATOMIC_PT_UPDATE].get(), 0u);
     EXPECT_TRUE(f.p.entry(kL1, 0) & pte::RW);
-    // A fault in the stage written by flush() (the batch's last, 502 = 5 x 100 + 2).
+    // A fault in a stage written by flush(): batch 4's last (4 remainders of 100 - 3 x 32).
     f.p.store_words_calls = 0;
     f.p.store_words_fault = 16;   // batches 1-4 write 4 stages each; the 16th is batch 4's last
     EXPECT_EQ(change(f, kProtRead, plan), -XEN_EFAULT);

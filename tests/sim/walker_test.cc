@@ -12,9 +12,9 @@ struct WalkerTest : ::testing::Test {
     Machine m{MachineConfig{.cpus = 2, .frames = 4096}};
     DomainLayout lay;
     Domain* d = m.create_domain(1, 1024, 2, lay);
-    // gpfn 600 is a data page; its L1 entry lives in the second L1 (gpfn 3 + 1).
+    // gpfn 600 is a data page; its L1 entry lives in the second L1.
     static constexpr uint64_t kPage = 600;
-    uint64_t* pte() { return m.hv().mem().table(lay.mfn(lay.nr_pt_frames - 2 + kPage / 512)) + kPage % 512; }
+    uint64_t* pte() { return entry(kPage); }
     uint64_t* entry(uint64_t gpfn) { return m.hv().mem().table(lay.mfn(lay.l1_gpfn(gpfn))) + gpfn % 512; }
     void* host(uint64_t gpfn) { return m.hv().mem().frame(lay.mfn(gpfn)); }
 };

@@ -214,6 +214,7 @@ extern "C" [[noreturn]] void xenpv_start(const start_info_t* si)
           hypercall(__HYPERVISOR_pvmmu_op, PVMMUOP_install_retries, kUnmapped), -XEN_EFAULT);
     check("install retries, alone on the machine",
           hypercall(__HYPERVISOR_pvmmu_op, PVMMUOP_install_retries, uint64_t(&retries)), 0);
+    check("install retries written", retries != ~0ull, 1);
     check("deny an unknown command", hypercall(__HYPERVISOR_pvmmu_op, PVMMUOP_deny, PVMMU_DENY_ALL + 1), -XEN_EINVAL);
     check("deny above bit 31", hypercall(__HYPERVISOR_pvmmu_op, PVMMUOP_deny, 1ull << 32 | PVMMU_DENY_PIN), -XEN_EINVAL);
     mmuext_op_t flush{};
