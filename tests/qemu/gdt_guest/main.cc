@@ -7,7 +7,10 @@
 // the descriptors, so the guest's later writes to its frame change nothing
 // either: entry 1 is made not present in the frame first, and loading it must
 // still work until a set_gdt succeeds. Loading a selector that is no longer
-// valid raises #GP or #NP, bounced to the guest's handler.
+// valid raises #GP or #NP, bounced to the guest's handler. A selector of the
+// LDT (TI = 1) is #GP too: the hypervisor loads a null LDTR on every CPU, so
+// no descriptor is ever read from the reset LDT (base 0, limit 0xffff: guest
+// memory, where a call gate to ring 0 could be put).
 #include "tiny_guest.h"
 
 using namespace tiny;
@@ -15,13 +18,15 @@ using namespace tiny;
 // Hidden, as everything in the image: no GOT (xenpv.cmake).
 #pragma GCC visibility push(hidden)
 extern "C" {
-// 0 when `sel` loads into %ds, else 0x10000 (#GP) or 0x20000 (#NP) | the
-// fault's error code (seg_gp / seg_np resume at load_done).
+// 0 when `sel` loads into %ds, else 0x10000 (#GP), 0x20000 (#NP) or
+// 0x40000 (#PF) | the fault's error code (seg_gp / seg_np / seg_pf resume at
+// load_done).
 long load_ds(uint64_t sel);
 // Far-returns to `sel`:here, reads %cs there and far-returns to FLAT_RING3_CS64.
 uint64_t run_on_cs(uint64_t sel);
 void seg_gp();
 void seg_np();
+void seg_pf();
 }
 #pragma GCC visibility pop
 
@@ -31,7 +36,7 @@ void seg_np();
 // load_ds, so they need not survive.
 asm(R"(
 	.text
-	.globl load_ds, run_on_cs, seg_gp, seg_np
+	.globl load_ds, run_on_cs, seg_gp, seg_np, seg_pf
 load_ds:
 	xor %eax, %eax
 	mov %di, %ds
@@ -53,6 +58,9 @@ seg_gp:
 	jmp 3f
 seg_np:
 	mov $0x20000, %eax
+	jmp 3f
+seg_pf:
+	mov $0x40000, %eax
 3:	add $16, %rsp
 	or (%rsp), %rax
 	lea load_done(%rip), %rcx
@@ -98,9 +106,14 @@ extern "C" [[noreturn]] void xenpv_start(const start_info_t* si)
     const xen_pfn_t frame[1] = {mfn};
     trap_info_t traps[] = {{11, 0, FLAT_RING3_CS64, uint64_t(&seg_np)},
                            {13, 0, FLAT_RING3_CS64, uint64_t(&seg_gp)},
+                           {14, 0, FLAT_RING3_CS64, uint64_t(&seg_pf)},
                            {0, 0, 0, 0}};
     check("set_trap_table", hypercall(__HYPERVISOR_set_trap_table, uint64_t(traps)), 0);
     check("no guest entries yet: 0x0b is #GP", load_ds(kSelData), kGp | 0x08);
+    // Found by the hostile guest (docs/security.md §7.10): with the reset
+    // LDTR the CPU read the descriptor at linear address 0x2b90, a #PF.
+    check("an LDT selector is #GP: there is no LDT", load_ds(0x0f), kGp | 0x0c);
+    check("an LDT selector far into it is #GP", load_ds(0x2b97), kGp | 0x2b94);
 
     g_gdt[1] = kData3;
     g_gdt[2] = kCode3;

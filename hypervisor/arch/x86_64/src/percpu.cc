@@ -60,6 +60,13 @@ void percpu_load(PerCpu& c)
 {
     const DescriptorPointer gdt{HV_GDT_LIMIT, c.area + area::kGdtWindow[c.gdt_active]};
     load_gdt_and_segments(&gdt);
+    // A null LDT: after reset or INIT, LDTR has base 0 and limit 0xffff
+    // ("Processor State Following Power-up, Reset, or INIT", SDM Vol. 3A), so
+    // a selector with TI = 1 would read its descriptor from linear address
+    // 0-0xffff, guest memory under a guest's CR3: a call gate to ring 0 put
+    // there by the guest. Null, every such selector is #GP (found by the
+    // hostile guest, docs/security.md §7.10; test qemu_guest_gdt).
+    asm volatile("lldt %w0" : : "r"(uint16_t(0)));
     asm volatile("ltr %w0" : : "r"(uint16_t(HV_SEL_TSS)));
     idt_load();
     wrmsr(MSR_GS_BASE, reinterpret_cast<uint64_t>(&c));
