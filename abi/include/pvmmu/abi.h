@@ -90,6 +90,13 @@
 /* (struct pvmmu_facts *): the frames a test names (its peer's, the hypervisor's,
  * a device's). */
 #define PVMMUOP_facts 3
+/* (struct pvmmu_invariants * or NULL): runs the hypervisor's invariant checks
+ * over the whole machine (the core's I1-I9 and its own page tables), with every
+ * other CPU's hypercalls held back meanwhile, and returns how many violations
+ * it found: 0 when every invariant holds. Only for a domain booted with the
+ * module word `invariant-check` (a test facility: the check pauses the machine),
+ * -EPERM otherwise; bad pointer -EFAULT (the check has run). */
+#define PVMMUOP_check_invariants 4
 
 /* Commands a policy can deny (the `deny=` module word and PVMMUOP_deny). */
 #define PVMMU_DENY_MMU_NORMAL (1u << 0)        /* mmu_update cmd 0 */
@@ -116,6 +123,13 @@ struct pvmmu_facts {
     uint64_t peer_first_mfn, peer_nr_frames;   /* its frames, machine-contiguous */
     uint64_t hypervisor_mfn;       /* a frame the hypervisor owns */
     uint64_t io_mfn;               /* a frame of device memory */
+};
+
+/* What PVMMUOP_check_invariants found. */
+struct pvmmu_invariants {
+    uint64_t core_violations;      /* the core's checker (core/invariants.h) */
+    uint64_t hv_violations;        /* the hypervisor's own page tables and CPUs */
+    uint64_t frames, tables, entries;   /* what the core's check covered */
 };
 
 #ifdef __cplusplus
@@ -174,6 +188,7 @@ static_assert(sizeof(multicall_entry_t) == 64);
 static_assert(sizeof(xen_feature_info_t) == 8);
 static_assert(MMU_ATOMIC_PT_UPDATE == 2);
 static_assert(sizeof(pvmmu_vcpu_counters) == 40 && sizeof(pvmmu_facts) == 40);
+static_assert(sizeof(pvmmu_invariants) == 40);
 static_assert(__HYPERVISOR_pvmmu_op == 55);
 static_assert(MMU_PT_UPDATE_NO_TRANSLATE == 3 && MMU_FLAG_RANGE_UPDATE == 4);
 static_assert(PVMMU_FR_COUNT_SHIFT + 10 == 58, "count is bits 57:48, MBZ 63:58");

@@ -215,6 +215,8 @@ extern "C" [[noreturn]] void xenpv_start(const start_info_t* si)
     check("install retries, alone on the machine",
           hypercall(__HYPERVISOR_pvmmu_op, PVMMUOP_install_retries, uint64_t(&retries)), 0);
     check("install retries written", retries != ~0ull, 1);
+    check("the invariant check without the module word invariant-check",
+          hypercall(__HYPERVISOR_pvmmu_op, PVMMUOP_check_invariants, 0), -XEN_EPERM);
     check("deny an unknown command", hypercall(__HYPERVISOR_pvmmu_op, PVMMUOP_deny, PVMMU_DENY_ALL + 1), -XEN_EINVAL);
     check("deny above bit 31", hypercall(__HYPERVISOR_pvmmu_op, PVMMUOP_deny, 1ull << 32 | PVMMU_DENY_PIN), -XEN_EINVAL);
     mmuext_op_t flush{};

@@ -9,6 +9,7 @@
 #include "arch/core_glue.h"
 #include "arch/guest.h"
 #include "arch/percpu.h"
+#include "arch/quiesce.h"
 #include "arch/x86.h"
 #include "core/hypercall.h"
 
@@ -71,6 +72,7 @@ long hypercall_continue(TrapFrame& f)
 
 void syscall_dispatch(TrapFrame* f)
 {
+    const Section in_core;   // kept out while the invariant check runs
     Vcpu& v = *this_cpu().vcpu;
     const uint64_t op = f->rax;
     if (const ArchHandler h = kArch.find(op)) {

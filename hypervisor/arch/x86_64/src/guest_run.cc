@@ -12,6 +12,7 @@
 #include "arch/native_window.h"
 #include "arch/paging.h"
 #include "arch/percpu.h"
+#include "arch/quiesce.h"
 #include "arch/selectors.h"
 #include "arch/time.h"
 #include "arch/x86.h"
@@ -49,8 +50,10 @@ void leave(GuestDomain& g)
     if (!g_shut_down[g.dom.id].load(std::memory_order_acquire) || g.gone.exchange(true)) return;
     sti();   // the other domains' shootdowns are served meanwhile
     const DomId id = g.dom.id;
+    section_enter();   // not while the invariant check runs
     const TeardownResult r = relinquish_domain(*core(), g.dom);
     native_window_release(id);
+    section_leave();
     printk("pvmmu: domain %u: %lu frames given back, %lu kept\n", id, r.freed, r.kept);
     cli();
     // Every domain gone means every one has shut down, the last one too.
@@ -76,6 +79,7 @@ void cpu_leave_vcpu()
 void cpu_idle()
 {
     PerCpu& c = this_cpu();
+    section_leave();   // a hypercall that ends here (shutdown, VCPUOP_down) never returns
     if (c.vcpu) cpu_leave_vcpu();   // its domain stopped (or it shut it down)
     write_cr3(hv_root().v);
     for (;;) {

@@ -113,7 +113,8 @@ bool domain_uint(unsigned dom, const char* cmdline, const char* key, uint64_t& v
 }
 
 // The words of a module string that shape what its domain may do, applied
-// before it starts (docs/abi.md §10 "Policy and peer"): "deny=BITS" denies
+// before it starts (docs/abi.md §10 "Policy and peer"): "invariant-check"
+// lets it run PVMMUOP_check_invariants; "deny=BITS" denies
 // the PVMMU_DENY_* commands; "peer=N" builds an idle domain of N frames right
 // after it, never run and never counted running, whose frames the domain may
 // learn (PVMMUOP_facts) to name in requests that must be refused. The peer
@@ -125,6 +126,13 @@ void apply_module_words(const char* cmdline, unsigned& nr, CpuId& next_cpu, unsi
     uint64_t deny = 0, peer = 0;
     if (domain_uint(nr + 1, cmdline, "deny", deny) && !g.dom.policy.deny_abi(deny))
         boot_failed(nr + 1, "deny= names unknown commands", deny);
+    // The words after the kernel's name only, as for unsafe-native-pt.
+    const char* words = cmdline;
+    while (*words && *words != ' ') ++words;
+    if (cmdline_word(words, "invariant-check")) {
+        g.invariant_check = true;
+        printk("domain %u: invariant-check: may run the whole-machine invariant check (test facility)\n", nr + 1);
+    }
     if (!domain_uint(nr + 1, cmdline, "peer", peer)) return;
     if (nr + 1 >= BootInfo::kMaxModules || next_cpu >= cpus_online)
         boot_failed(nr + 1, "no room (a domain slot and a CPU) for a peer domain", peer);

@@ -1,14 +1,18 @@
 // pvmmu_op (docs/abi.md §10 "pvmmu_op"): the facts a guest test needs that only
-// the hypervisor knows, and self-restriction. Safe by construction: a domain
-// reads only its own vCPUs' counters, the frames it was booted to name (its
-// peer's) and one hypervisor and one device frame number, and can only add
-// denials to its own policy. Every sub-op checks its arguments first; an
-// error changes nothing (the writes to the guest come last, and the reads
-// change no state).
+// the hypervisor knows, self-restriction, and (for a domain booted with the
+// module word `invariant-check`) the whole-machine invariant check. Safe by
+// construction: a domain reads only its own vCPUs' counters, the frames it
+// was booted to name (its peer's) and one hypervisor and one device frame
+// number, violation counts, and can only add denials to its own policy.
+// Every sub-op checks its arguments first; an error changes nothing (the
+// writes to the guest come last, and the reads change no state).
 #include <pvmmu/abi.h>
 
+#include "arch/console.h"
 #include "arch/core_glue.h"
 #include "arch/guest.h"
+#include "arch/hv_invariants.h"
+#include "arch/quiesce.h"
 
 namespace pvmmu::x86 {
 
@@ -41,6 +45,27 @@ pvmmu_facts facts(const GuestDomain& d)
     return f;
 }
 
+// The core's checker and the hypervisor's page-table check, with every other
+// CPU out of the core (arch/quiesce.h); violations go to the console as well.
+pvmmu_invariants check_machine(DomId caller)
+{
+    pvmmu_invariants out{};
+    quiesced([&] {
+        InvariantReport r;
+        if (!core_check(r))
+            for (unsigned i = 0; i < r.kept(); ++i)
+                printk("core invariants (check by domain %u): VIOLATION: mfn 0x%lx: %s\n", caller, r[i].frame.v,
+                       r[i].reason);
+        HvMapStats s;
+        (void)hv_check_invariants(s);   // prints its own violations
+        out = pvmmu_invariants{r.total(), s.violations, r.frames, r.tables, r.entries};
+    });
+    if (out.core_violations || out.hv_violations)
+        printk("invariants (check by domain %u): FAILED: %lu core, %lu hypervisor violations\n", caller,
+               out.core_violations, out.hv_violations);
+    return out;
+}
+
 } // namespace
 
 // pvmmu_op(cmd, a1, a2): RDI, RSI, RDX.
@@ -59,6 +84,13 @@ long do_pvmmu_op(Vcpu& v, TrapFrame& f)
         return copy_out(v, f.rsi, core()->install_retries());
     case PVMMUOP_facts:
         return copy_out(v, f.rsi, facts(d));
+    case PVMMUOP_check_invariants: {
+        if (!d.invariant_check) return -XEN_EPERM;
+        const pvmmu_invariants r = check_machine(d.dom.id);
+        if (f.rsi && copy_out(v, f.rsi, r)) return -XEN_EFAULT;
+        const uint64_t total = r.core_violations + r.hv_violations;
+        return total > 0x7fffffff ? 0x7fffffff : long(total);
+    }
     default:
         return -XEN_ENOSYS;
     }

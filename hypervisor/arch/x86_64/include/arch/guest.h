@@ -58,6 +58,9 @@ struct GuestDomain {
     // The idle domain this one was booted with (`peer=N`), whose frames it may
     // learn (PVMMUOP_facts) to name them in requests that must be refused.
     const GuestDomain* peer = nullptr;
+    // Booted with the module word `invariant-check`: may run the whole-machine
+    // invariant check (PVMMUOP_check_invariants), a test facility.
+    bool invariant_check = false;
 };
 
 // The event channel of the console ring (start_info.console.domU.evtchn):

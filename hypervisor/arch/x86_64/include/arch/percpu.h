@@ -61,6 +61,8 @@ struct PerCpu {
     pvmmu::Vcpu* vcpu = nullptr;  // the guest vCPU pinned here, once it runs
     std::atomic<pvmmu::Vcpu*> next{nullptr};   // VCPUOP_up: a vCPU for this idle CPU to run
     std::atomic<CpuState> state{CpuState::Absent};
+    // Inside a hypercall or a domain's teardown (arch/quiesce.h).
+    std::atomic<bool> in_section{false};
     // Control registers as the CPU saw them once online (the invariant check).
     uint64_t cr0 = 0, cr3 = 0, cr4 = 0, efer = 0;
     alignas(128) Tss tss{};       // 104 bytes in one 128-byte line: never straddles a page
