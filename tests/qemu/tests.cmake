@@ -47,8 +47,14 @@ pvmmu_xenpv_guest(bad-stack-guest SOURCES ${_qemu_dir}/hello_guest/main.cc INCLU
 pvmmu_xenpv_guest(isolation-guest SOURCES ${_qemu_dir}/isolation_guest/main.cc INCLUDES ${_qemu_dir})
 pvmmu_xenpv_guest(stop-guest SOURCES ${_qemu_dir}/stop_guest/main.cc INCLUDES ${_qemu_dir})
 pvmmu_xenpv_guest(gdt-guest SOURCES ${_qemu_dir}/gdt_guest/main.cc INCLUDES ${_qemu_dir})
+# The hostile guest (docs/security.md §7.10): random hypercalls, instructions
+# and exception handlers from a seed; `./pvmmu fuzz --platform qemu` runs it.
+set(_hostile ${_qemu_dir}/hostile_guest)
+pvmmu_xenpv_guest(hostile-guest SOURCES ${_hostile}/main.cc ${_hostile}/setup.cc ${_hostile}/args.cc
+  ${_hostile}/hypercalls.cc ${_hostile}/instructions.cc ${_hostile}/traps.cc ${_hostile}/traps.S
+  ${_hostile}/probes.S INCLUDES ${_qemu_dir})
 add_dependencies(pvmmu-hv hello-guest crash-guest bad-iret-guest bad-stack-guest isolation-guest stop-guest
-  gdt-guest)
+  gdt-guest hostile-guest)
 pvmmu_qemu_test(qemu_guest_hello --cpus 2 --guest $<TARGET_FILE:hello-guest> --expect poweroff)
 pvmmu_qemu_test(qemu_guest_crash --cpus 1 --guest $<TARGET_FILE:crash-guest> --expect crash)
 pvmmu_qemu_test(qemu_guest_bad_iret --cpus 1 --guest $<TARGET_FILE:bad-iret-guest> --expect bad-iret)

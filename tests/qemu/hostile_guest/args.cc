@@ -1,0 +1,232 @@
+// Random arguments for the hostile guest's hypercalls and instructions
+// (docs/security.md §7.10), each drawn so that whatever the hypervisor does
+// with it cannot hurt the guest itself:
+//  - pointers lead into pool A (the only memory a hypercall may write), or
+//    to addresses the hypervisor must refuse or may only read (the live
+//    tables and the code pages, read-only; what they hold read as requests
+//    names no frame a request could change, setup.cc);
+//  - page-table entries name pool A and B, the scratch L1, the guest's data
+//    and frames that are not its own, at any level; never a live table or
+//    a playground table, so no table built from them, at whatever level it
+//    is later pinned, reaches the guest's own tables;
+//  - the entries a request changes are the playground's and pool B's.
+#include "hostile.h"
+
+namespace hostile {
+
+namespace {
+
+constexpr uint64_t kHvBase = 0xffff800000000000ull;   // L4 slot 256
+constexpr uint64_t kSlot = 1ull << 39;
+
+struct Seg {
+    uint64_t first, pages;   // a run of mapped pool A pages
+};
+Seg segment(unsigned s)
+{
+    return s == 0 ? Seg{g.region_a, g.hole_b - g.region_a} : Seg{g.hole_b + 1, g.hole_a - g.hole_b - 1};
+}
+
+uint64_t g_cur, g_end;
+
+// A frame of the guest that is neither a table nor one of its pools: its
+// image, stack, boot structures, the text and code pages.
+uint64_t own_data_gpfn()
+{
+    switch (rng.below(4)) {
+    case 0: return g.text;
+    case 1: return g.code[rng.below(2)];
+    default: return g.nr_pt + rng.below(g.code[1] - g.nr_pt);
+    }
+}
+
+uint64_t foreign_mfn()
+{
+    switch (rng.below(6)) {
+    case 0:
+        if (g.facts.peer_domid != DOMID_INVALID && g.facts.peer_nr_frames)
+            return g.facts.peer_first_mfn + rng.below(g.facts.peer_nr_frames);
+        return g.facts.hypervisor_mfn;
+    case 1: return g.facts.hypervisor_mfn;
+    case 2: return g.facts.io_mfn;
+    case 3: return (1ull << 36) + rng.below(1ull << 20);   // beyond machine memory
+    case 4: return rng.of({0ull, 1ull, 0xfffffffffull, (1ull << 40) - 1});
+    default: {
+        uint64_t m = rng.below(1ull << 17);   // the first 512 MiB: the hypervisor's, other domains', free
+        return g.own(m) ? g.facts.hypervisor_mfn : m;
+    }
+    }
+}
+
+} // namespace
+
+void alloc_reset()
+{
+    const Seg s = segment(unsigned(rng.below(2)));
+    g_cur = g.va(s.first) + rng.below(s.pages / 2 + 1) * kPage + rng.below(kPage / 8) * 8 / 2;
+    g_end = g.va(s.first + s.pages);
+}
+
+uint64_t alloc_a(uint64_t bytes)
+{
+    const uint64_t p = (g_cur + 7) & ~7ull;
+    if (p + bytes > g_end) return 0;
+    g_cur = p + bytes;
+    return p;
+}
+
+void zero_after(uint64_t va)
+{
+    for (unsigned s = 0; s < 2; ++s) {
+        const Seg x = segment(s);
+        const uint64_t lo = g.va(x.first), hi = g.va(x.first + x.pages);
+        if (va < lo || va >= hi) continue;
+        for (uint64_t* p = reinterpret_cast<uint64_t*>(va & ~7ull); uint64_t(p) < hi; ++p) *p = 0;
+    }
+}
+
+uint64_t pick_bad_va()
+{
+    switch (rng.below(9)) {
+    case 0: return rng.of({0ull, 8ull, 0x1000ull, 0xfffull});
+    case 1: return 0x100000000000ull + rng.below(1ull << 40);        // an empty L4 slot
+    case 2: return rng.of({g.va(g.hole_a), g.va(g.hole_b), g.va(g.nr_pages)}) + rng.below(kPage);
+    case 3: return kHvBase + rng.below(16) * kSlot + rng.below(kSlot);   // the hypervisor's slots
+    case 4: return rng.of({0xffff808000000000ull, 0xffff828000100000ull, 0xffff830000000000ull,
+                          0xffff878000000000ull, 0xffff87fffffffff8ull}) + rng.below(64);
+    case 5: return kLowerEnd + rng.below(1ull << 46);                 // non-canonical
+    case 6: return rng.of({kLowerEnd, 0xffff7ffffffffff8ull, 0x8000000000000000ull, 0x7fffffffffffffffull}) +
+                   rng.below(16);
+    case 7: return 0xffff880000000000ull + rng.below(1ull << 45);     // the upper guest half, empty
+    default: return ~0ull - rng.below(64);                            // wraps past 2^64
+    }
+}
+
+uint64_t pick_pointer(uint64_t room)
+{
+    const uint64_t r = rng.below(100);
+    if (r < 55) {
+        const Seg s = segment(unsigned(rng.below(2)));
+        const uint64_t end = g.va(s.first + s.pages);
+        const uint64_t span = s.pages * kPage;
+        uint64_t off = rng.below(span);
+        if (!rng.one_in(8)) off &= ~7ull;
+        if (room > span) room = span;
+        if (off + room > span) off = span - room;
+        return end - span + off;
+    }
+    if (r < 63) {   // across the end of pool A's run into a hole
+        const Seg s = segment(unsigned(rng.below(2)));
+        return g.va(s.first + s.pages) - 1 - rng.below(room < 64 ? room + 1 : 64);
+    }
+    if (r < 70) {   // readable, not writable
+        switch (rng.below(3)) {
+        case 0: return g.physmap + rng.below(g.nr_pt) * kPage + rng.below(kPage / 8) * 8;
+        case 1: return kCodeVa + rng.below(2 * kPage);
+        default: return kLowerEnd - 1 - rng.below(16);   // across the canonical boundary
+        }
+    }
+    if (r < 97) return pick_bad_va();
+    uint64_t v = rng.next();
+    if ((v >= g.physmap && v < g.physmap + g.nr_pages * kPage) || (v >= kSlot255 && v < kLowerEnd)) v |= 1ull << 62;
+    return v;
+}
+
+uint64_t pick_mfn(Use u)
+{
+    const bool table_ok = u != Use::Baseptr;   // pool B and the scratch L1 may be L4s
+    const bool live_ok = u == Use::Pin || u == Use::Unpin || u == Use::UserBaseptr || u == Use::Gdt;
+    for (;;) {
+        switch (rng.below(14)) {
+        case 0: case 1: case 2: case 3:
+            if (table_ok) return g.mfn(g.pool_b + rng.below(kPoolB));
+            break;
+        case 4:
+            if (table_ok) return g.mfn(g.scratch_l1);
+            break;
+        case 5: case 6: return g.mfn(pool_a(unsigned(rng.below(kRegionA - 1))));
+        case 7: return g.mfn(own_data_gpfn());
+        case 8:
+            if (u == Use::Baseptr) return g.mfn(0);   // its own L4: a reload
+            if (live_ok) {
+                const uint64_t gp = rng.below(g.nr_pt);
+                if (u != Use::Unpin || gp != 0) return g.mfn(gp);   // the L4's pin stays
+            }
+            break;
+        case 9:
+            if (live_ok) return g.mfn(rng.of({g.l3, g.l2, g.code_l1}));
+            break;
+        default: return foreign_mfn();
+        }
+    }
+}
+
+uint64_t pick_pte(unsigned level)
+{
+    uint64_t f = pte::P;
+    if (rng.one_in(12)) f = 0;
+    if (rng.below(2)) f |= pte::RW;
+    if (!rng.one_in(4)) f |= pte::US;
+    if (rng.below(2)) f |= pte::A;
+    if (rng.one_in(3)) f |= pte::D;
+    if (rng.one_in(4)) f |= pte::NX;
+    if (rng.one_in(6)) f |= rng.below(8) << 9;            // available 11:9
+    if (rng.one_in(10)) f |= rng.below(128) << 52;        // available 58:52
+    if (rng.one_in(12)) f |= rng.of({pte::PWT, pte::PCD, pte::PS, pte::G, 1ull << 59, pte::PK});   // refused
+    (void)level;   // the same frames at every level: see the top of this file
+    uint64_t m = pick_mfn(Use::L1Val);
+    if (rng.one_in(40)) m = rng.next() >> 24;   // any frame field, reserved bits included
+    return ((m << 12) & pte::ADDR) | f | (rng.one_in(40) ? rng.next() & (0xfull << 48) : 0);
+}
+
+uint64_t pick_entry()
+{
+    const uint64_t index = rng.below(512) * 8;
+    switch (rng.below(12)) {
+    case 0: case 1: case 2: return g.maddr(g.scratch_l1) + index;
+    case 3: case 4: case 5: case 6: return g.maddr(g.pool_b + rng.below(kPoolB)) + index;
+    case 7: return g.maddr(g.l2) + rng.below(511) * 8;   // never 511, the code L1's link
+    case 8: return g.maddr(g.l3) + rng.below(511) * 8;   // never 511, the L2's link
+    case 9: return g.maddr(rng.below(2) ? pool_a(unsigned(rng.below(kRegionA - 1))) : own_data_gpfn()) + index;
+    default: return (foreign_mfn() << 12) + index;
+    }
+}
+
+uint64_t pick_flag_range()
+{
+    const uint64_t mask = rng.next() & PVMMU_FR_PTE_FLAG_BITS & (rng.one_in(3) ? ~0ull : (pte::RW | pte::NX | pte::A | pte::D));
+    const uint64_t bits = rng.next() & mask;
+    const uint32_t count = uint32_t(rng.of({0ull, 1ull, 2ull, 16ull, 511ull, 512ull, 513ull, 1023ull}) +
+                                    (rng.one_in(2) ? rng.below(64) : 0));
+    uint64_t v = pvmmu::abi::encode_flag_range(mask, bits, count);
+    if (rng.one_in(16)) v |= 1ull << (58 + rng.below(6));   // must-be-zero bits
+    return v;
+}
+
+uint64_t pick_uvm_va()
+{
+    // Never an address the live L1s cover (the physmap, its holes included):
+    // update_va_mapping would change a live table.
+    const uint64_t live_end = g.physmap + ((g.nr_pages + 511) / 512) * 512 * kPage;
+    if (!rng.below(4)) {
+        const uint64_t va = pick_bad_va();
+        if (va < g.physmap || va >= live_end) return va;
+    }
+    {
+        uint64_t va = kSlot255 + rng.below((kCodeRegion - kSlot255) / kPage) * kPage;
+        if (rng.below(2)) va = kCodeRegion - kPage * (1 + rng.below(1024));   // near the scratch L1's range
+        return va + (rng.one_in(8) ? rng.below(kPage) : 0);
+    }
+}
+
+uint64_t pick_any_va()
+{
+    switch (rng.below(4)) {
+    case 0: return pick_uvm_va();
+    case 1: return g.physmap + rng.below(g.nr_pages) * kPage;
+    case 2: return kCodeVa + rng.below(2 * kPage);
+    default: return pick_bad_va();
+    }
+}
+
+} // namespace hostile

@@ -1,0 +1,492 @@
+// The hostile guest's random hypercalls (docs/security.md §7.10): every number
+// pvmmu implements, with random and boundary arguments (args.cc), and numbers
+// it does not, which must all be -ENOSYS. Excluded, because they would end the
+// guest legitimately: a shutdown with a valid reason, VCPUOP_down of itself,
+// VCPUOP_up of a vCPU initialised with anything but the guest's own safe start,
+// PVMMUOP_deny of a real command (denials are never lifted), the iret
+// hypercall (op_iret makes it, with valid frames only).
+#include "hostile.h"
+
+extern "C" HIDDEN char hostile_trap_stubs[], hostile_vcpu1_entry[];
+
+// vCPU 1's whole life when the guest starts it: VCPUOP_down of itself. It
+// needs no stack and no trap table; if the hypercall came back, ud2 would
+// crash the domain and fail the run.
+asm(R"(
+    .pushsection .text
+    .globl hostile_vcpu1_entry
+    .hidden hostile_vcpu1_entry
+hostile_vcpu1_entry:
+    mov $24, %eax
+    mov $2, %edi
+    mov $1, %esi
+    xor %edx, %edx
+    syscall
+    ud2
+    .popsection
+)");
+
+namespace hostile {
+
+namespace {
+
+enum class After : uint8_t { Nothing, TrapsChanged, Vcpu1Init, Vcpu1Up };
+
+struct Made {
+    Call c;
+    After after = After::Nothing;
+    bool vcpu1_safe = false;
+};
+
+bool g_vcpu1_safe = false;   // vCPU 1 is initialised with the safe start
+
+// A count for an array of n elements at `list`: mostly exact, else zero, a
+// few more, huge, or with the continuation bit; beyond n the memory after
+// the array is zeroed first (args.cc), so nothing older is read as requests.
+uint64_t pick_count(uint64_t n, uint64_t list, uint64_t elem)
+{
+    const uint64_t r = rng.below(20);
+    if (r < 13) return n;
+    if (r == 13) return 0;
+    if (list) zero_after(list + n * elem);
+    switch (r) {
+    case 14: return n + 1 + rng.below(4);
+    case 15: return 0x7fffffff;
+    case 16: return 0xffffffff;
+    case 17: return n | PVMMU_MMU_UPDATE_PREEMPTED;
+    case 18: return (1ull << 32) | n;
+    default: return rng.next();
+    }
+}
+
+uint64_t pick_foreigndom()
+{
+    switch (rng.below(12)) {
+    case 0: return 0;
+    case 1: return g.facts.peer_domid;
+    case 2: return DOMID_IO;
+    case 3: return DOMID_XEN;
+    case 4: return rng.below(1ull << 16);
+    case 5: return DOMID_SELF | (rng.below(1ull << 16) << 16);
+    case 6: return rng.next();
+    default: return DOMID_SELF;
+    }
+}
+
+uint64_t pick_pdone() { return rng.one_in(3) ? 0 : pick_pointer(4); }
+
+uint64_t stub(unsigned vector) { return uint64_t(hostile_trap_stubs) + 16 * (32 * rng.below(3) + vector); }
+
+// A list the guest writes now, or (1 in 8) a pointer the hypervisor must
+// refuse or may only read.
+uint64_t list_or_bad(uint64_t bytes, uint64_t& list)
+{
+    list = rng.one_in(8) ? 0 : alloc_a(bytes);
+    return list ? list : pick_pointer(bytes);
+}
+
+mmu_update_t pick_request()
+{
+    mmu_update_t u{};
+    const unsigned cmd = unsigned(rng.of({0ull, 0ull, 0ull, 2ull, 2ull, 2ull, 4ull, 4ull, 1ull, 3ull, 5ull, 6ull, 7ull}));
+    switch (cmd) {
+    case 1:   // machine-to-physical: any frame, any gpfn; bits 11:3 must be zero
+        u.ptr = (pick_mfn(Use::Entry) << 12) | 1 | (rng.one_in(8) ? rng.below(512) << 3 : 0);
+        u.val = rng.below(2) ? rng.below(g.nr_pages + 16) : rng.next();
+        return u;
+    case 4:
+        u.ptr = pick_entry() | 4;
+        u.val = pick_flag_range();
+        return u;
+    case 0: case 2:
+        u.ptr = pick_entry() | cmd;
+        u.val = rng.one_in(10) ? 0 : pick_pte(1 + unsigned(rng.below(4)));
+        return u;
+    default:
+        u.ptr = pick_entry() | cmd;
+        u.val = rng.next();
+        return u;
+    }
+}
+
+mmuext_op_t pick_ext()
+{
+    mmuext_op_t o{};
+    o.cmd = unsigned(rng.below(14));
+    if (rng.one_in(12)) o.cmd = rng.one_in(2) ? 12 + unsigned(rng.below(20)) : unsigned(rng.next());
+    switch (o.cmd) {
+    case MMUEXT_PIN_L1_TABLE: case MMUEXT_PIN_L2_TABLE: case MMUEXT_PIN_L3_TABLE: case MMUEXT_PIN_L4_TABLE:
+        o.arg1.mfn = pick_mfn(Use::Pin);
+        break;
+    case MMUEXT_UNPIN_TABLE: o.arg1.mfn = pick_mfn(Use::Unpin); break;
+    case MMUEXT_NEW_BASEPTR: o.arg1.mfn = pick_mfn(Use::Baseptr); break;
+    case MMUEXT_NEW_USER_BASEPTR: o.arg1.mfn = rng.one_in(4) ? 0 : pick_mfn(Use::UserBaseptr); break;
+    case MMUEXT_INVLPG_LOCAL: case MMUEXT_INVLPG_ALL: o.arg1.linear_addr = pick_any_va(); break;
+    case MMUEXT_TLB_FLUSH_MULTI: case MMUEXT_INVLPG_MULTI: {
+        o.arg1.linear_addr = pick_any_va();
+        uint64_t mask = alloc_a(8);
+        if (mask) *reinterpret_cast<uint64_t*>(mask) = rng.of({0ull, 1ull, 2ull, 3ull, 4ull, ~0ull}) ^ (rng.one_in(8) ? rng.next() : 0);
+        set_xen_guest_handle(o.arg2.vcpumask, reinterpret_cast<const void*>(mask && !rng.one_in(6) ? mask : pick_pointer(8)));
+        break;
+    }
+    case MMUEXT_TLB_FLUSH_LOCAL: case MMUEXT_TLB_FLUSH_ALL: break;
+    default:   // unknown here (SET_LDT, CLEAR_PAGE, COPY_PAGE, ...): only frames the guest may lose
+        o.arg1.mfn = rng.below(2) ? g.mfn(pool_a(unsigned(rng.below(kRegionA - 1)))) : pick_mfn(Use::Baseptr);
+        o.arg2.src_mfn = rng.below(2) ? pick_mfn(Use::Baseptr) : rng.next();
+    }
+    return o;
+}
+
+void make_mmu_update(Made& m)
+{
+    const uint64_t n = 1 + (rng.one_in(8) ? rng.below(64) : rng.below(8));
+    uint64_t list;
+    const uint64_t p = list_or_bad(n * sizeof(mmu_update_t), list);
+    if (list)
+        for (uint64_t i = 0; i < n; ++i) reinterpret_cast<mmu_update_t*>(list)[i] = pick_request();
+    m.c = Call{__HYPERVISOR_mmu_update, {p, pick_count(n, list, sizeof(mmu_update_t)), pick_pdone(), pick_foreigndom()}};
+    m.c.name = "mmu_update";
+}
+
+void make_mmuext_op(Made& m)
+{
+    const uint64_t n = 1 + rng.below(6);
+    uint64_t list;
+    const uint64_t p = list_or_bad(n * sizeof(mmuext_op_t), list);
+    if (list)
+        for (uint64_t i = 0; i < n; ++i) reinterpret_cast<mmuext_op_t*>(list)[i] = pick_ext();
+    m.c = Call{__HYPERVISOR_mmuext_op, {p, pick_count(n, list, sizeof(mmuext_op_t)), pick_pdone(), pick_foreigndom()}};
+    m.c.name = "mmuext_op";
+}
+
+void make_update_va_mapping(Made& m)
+{
+    uint64_t flags = rng.below(4) | (rng.below(2) ? UVMF_ALL : UVMF_LOCAL);
+    if (rng.one_in(4)) {   // UVMF_MULTI: a vCPU mask pointer in the upper bits
+        uint64_t mask = alloc_a(8);
+        if (mask) *reinterpret_cast<uint64_t*>(mask) = rng.of({1ull, 2ull, 3ull, 4ull, ~0ull});
+        flags = ((mask && !rng.one_in(4) ? mask : pick_pointer(8)) & ~7ull) | rng.below(4);
+    }
+    m.c = Call{__HYPERVISOR_update_va_mapping, {pick_uvm_va(), rng.one_in(5) ? 0 : pick_pte(1), flags}};
+    m.c.name = "update_va_mapping";
+}
+
+void make_xen_version(Made& m)
+{
+    m.c = Call{__HYPERVISOR_xen_version, {rng.below(3) ? rng.below(12) : rng.next(), pick_pointer(1024)}};
+    m.c.positive = true;   // the version, the page size
+    m.c.name = "xen_version";
+}
+
+void make_multicall(Made& m, unsigned depth)
+{
+    const uint64_t n = 1 + rng.below(6);
+    uint64_t list;
+    const uint64_t p = list_or_bad(n * sizeof(multicall_entry_t), list);
+    if (list)
+        for (uint64_t i = 0; i < n; ++i) {
+            const Call c = depth < 2 ? make_core_call(depth + 1) : Call{__HYPERVISOR_xen_version, {0, 0}};
+            multicall_entry_t& e = reinterpret_cast<multicall_entry_t*>(list)[i];
+            e.op = c.nr, e.result = rng.next();
+            for (unsigned k = 0; k < 6; ++k) e.args[k] = c.a[k];
+        }
+    // Now and then the list names itself: the hypervisor must not run it twice.
+    m.c = Call{__HYPERVISOR_multicall, {p, pick_count(n, list, sizeof(multicall_entry_t))}};
+    m.c.name = "multicall";
+}
+
+void make_unknown(Made& m)
+{
+    static constexpr uint64_t kUnknown[] = {5, 6, 7, 8, 9, 10, 11, 12, 15, 16, 19, 20, 21, 22, 25, 27, 28, 31,
+                                            33, 34, 35, 36, 37, 38, 39, 40, 41, 48, 49, 50, 51, 52, 53, 54, 56, 63};
+    uint64_t nr;
+    switch (rng.below(6)) {
+    case 0: nr = 64 + rng.below(64); break;                 // past Xen's numbers, still on the page
+    case 1: nr = 128 + rng.below(1ull << 16); break;        // off the page: raw SYSCALL only
+    case 2: nr = (rng.below(4) + 1) << 32 | rng.of({1ull, 13ull, 14ull, 17ull, 26ull, 55ull}); break;   // high bits
+    case 3: nr = rng.of({~0ull, 1ull << 63, 0xffffffffull, 0x80000000ull}); break;
+    default: nr = rng.of(kUnknown);
+    }
+    // Arguments a misrouted call could do no harm with.
+    m.c = Call{nr, {pick_bad_va(), pick_bad_va(), pick_bad_va(), rng.next(), rng.next(), rng.next()}};
+    m.c.unknown = true;
+    m.c.name = "unknown hypercall";
+}
+
+void make_set_trap_table(Made& m)
+{
+    m.after = After::TrapsChanged;
+    m.c.nr = __HYPERVISOR_set_trap_table;
+    m.c.name = "set_trap_table";
+    if (rng.one_in(20)) return;   // NULL: clears the table
+    const bool long_list = rng.one_in(30);   // 257 entries, no terminator: -EINVAL
+    const uint64_t n = long_list ? 257 : rng.below(40);
+    uint64_t list;
+    m.c.a[0] = list_or_bad((n + 1) * sizeof(trap_info_t), list);
+    if (!list) return;
+    auto* t = reinterpret_cast<trap_info_t*>(list);
+    for (uint64_t i = 0; i < n; ++i) {
+        const unsigned v = unsigned(rng.below(4) ? rng.below(32) : rng.below(256));
+        uint64_t a = stub(v & 31);
+        if (rng.one_in(10)) a = pick_bad_va();
+        if (rng.one_in(20)) a = g.va(g.text);   // accepted: a guest address; the table is replaced before a trap
+        t[i] = trap_info_t{uint8_t(v), uint8_t(rng.next()), uint16_t(rng.one_in(2) ? FLAT_RING3_CS64 : rng.next()), a};
+    }
+    if (!long_list) t[n] = trap_info_t{uint8_t(rng.next()), 0, 0, 0};
+}
+
+// Descriptors for set_gdt (Segment Descriptors, SDM Vol. 3A): mostly what the
+// hypervisor accepts (DPL-3 data and 64-bit code, null, not present), some
+// it refuses (DPL 0, 32-bit code, a TSS, a call gate, 64-bit data).
+uint64_t pick_descriptor()
+{
+    static constexpr uint64_t kDesc[] = {
+        0, 0x00cff3000000ffffull, 0x00cff3000000ffffull, 0x00affb000000ffffull, 0x00affb000000ffffull,
+        0x00cf73000000ffffull,   // data, DPL 3, not present
+        0x00cff1000000ffffull,   // read-only data, DPL 3
+        0x00afff000000ffffull,   // conforming 64-bit code, DPL 3
+        0x00cf93000000ffffull,   // data, DPL 0: refused
+        0x00cffb000000ffffull,   // 32-bit code, DPL 3: refused
+        0x0000e90000000067ull,   // a TSS, DPL 3: refused
+        0x0000ec0000000000ull,   // a call gate, DPL 3: refused
+        0x00eff3000000ffffull,   // data with L = 1: refused
+    };
+    return rng.one_in(16) ? rng.next() : rng.of(kDesc);
+}
+
+void make_set_gdt(Made& m)
+{
+    const uint64_t entries = rng.of({0ull, 1ull, 2ull, 8ull, 16ull, 511ull, 512ull, 513ull, 1024ull, 7168ull,
+                                     7169ull, 0xffffffffull, (1ull << 32) | 8, rng.below(7200)});
+    const uint64_t frames = (uint32_t(entries) + 511) / 512 > 14 ? 14 : (uint32_t(entries) + 511) / 512;
+    uint64_t list;
+    const uint64_t p = list_or_bad((frames ? frames : 1) * 8, list);
+    if (list)
+        for (uint64_t i = 0; i < frames; ++i) {
+            uint64_t mfn = pick_mfn(Use::Gdt);
+            if (rng.below(2)) {   // a pool A frame of good descriptors
+                const uint64_t gp = pool_a(unsigned(rng.below(kRegionA - 1)));
+                auto* d = reinterpret_cast<uint64_t*>(g.va(gp));
+                for (unsigned k = 0; k < 512; ++k) d[k] = rng.one_in(40) ? pick_descriptor() : (k % 4 == 1 ? 0x00affb000000ffffull : k % 4 == 2 ? 0x00cff3000000ffffull : 0);
+                for (unsigned k = rng.below(8); k; --k) d[rng.below(512)] = pick_descriptor();
+                mfn = g.mfn(gp);
+            }
+            reinterpret_cast<uint64_t*>(list)[i] = mfn;
+        }
+    m.c = Call{__HYPERVISOR_set_gdt, {p, entries}};
+    m.c.name = "set_gdt";
+}
+
+uint64_t pick_code_va()
+{
+    return rng.below(3) ? stub(unsigned(rng.below(32))) : rng.below(2) ? pick_bad_va() : pick_any_va();
+}
+
+void make_vcpu_op(Made& m)
+{
+    uint64_t cmd = rng.below(3) ? rng.below(4) : rng.below(2) ? rng.below(16) : rng.next();
+    uint64_t id = rng.of({0ull, 1ull, 1ull, 1ull, 2ull, 31ull, 0xffffffffull, rng.next()});
+    uint64_t arg = pick_pointer(64);
+    if (cmd == VCPUOP_down && id == 0) id = 1;   // itself: the domain would end (it is refused for another)
+    if (cmd == VCPUOP_initialise) {
+        uint64_t ctx;
+        arg = list_or_bad(sizeof(vcpu_guest_context_t), ctx);
+        if (ctx) {
+            auto& c = *reinterpret_cast<vcpu_guest_context_t*>(ctx);
+            const bool safe = id == 1 && rng.below(2);
+            c.user_regs.rip = safe ? uint64_t(hostile_vcpu1_entry) : pick_code_va();
+            c.user_regs.rsp = safe ? g.va(g.text) : rng.below(2) ? g.va(g.text) : pick_bad_va();
+            const uint64_t l4 = safe || rng.below(2) ? g.mfn(0) : pick_mfn(Use::UserBaseptr);
+            c.ctrlreg[3] = xen_pfn_to_cr3(l4) | (rng.one_in(10) ? rng.below(4096) : 0);
+            m.vcpu1_safe = safe && c.ctrlreg[3] == xen_pfn_to_cr3(g.mfn(0));
+            m.after = id == 1 ? After::Vcpu1Init : After::Nothing;
+        }
+    }
+    if (cmd == VCPUOP_up && id == 1) {
+        if (g_vcpu1_safe) m.after = After::Vcpu1Up;
+        else id = rng.of({0ull, 2ull});   // vCPU 0 is up already: 0; no vCPU 2: -ENOENT
+    }
+    m.c = Call{__HYPERVISOR_vcpu_op, {cmd, id, arg}};
+    m.c.positive = cmd == VCPUOP_is_up;
+    m.c.name = "vcpu_op";
+}
+
+void make_sched_op(Made& m)
+{
+    const uint64_t cmd = rng.of({0ull, 0ull, 2ull, 2ull, 1ull, 3ull, 4ull, 5ull, 6ull, 7ull, 8ull, rng.next()});
+    uint64_t arg = pick_bad_va();
+    if (cmd == SCHEDOP_shutdown && rng.below(2)) {
+        // A reason past SHUTDOWN_MAX only: a valid one would end the domain.
+        arg = alloc_a(sizeof(sched_shutdown_t));
+        if (arg) reinterpret_cast<sched_shutdown_t*>(arg)->reason = uint32_t(SHUTDOWN_MAX + 1 + rng.below(0xfffffff0u));
+        else arg = pick_bad_va();
+    }
+    m.c = Call{__HYPERVISOR_sched_op, {cmd, arg}};
+    m.c.name = "sched_op";
+}
+
+void make_console_io(Made& m)
+{
+    uint64_t count = rng.of({0ull, 1ull, 63ull, 64ull, 128ull, 0xffffffffull, 0x80000000ull, (1ull << 32) | 64});
+    uint64_t buf = g.va(g.text) + rng.below(64) * 64;
+    if (rng.one_in(20)) count = 0x7fffffff;   // to the end of memory: continuations, then -EFAULT
+    if (rng.one_in(3)) buf = pick_bad_va();   // (readable bytes elsewhere would print as junk)
+    m.c = Call{__HYPERVISOR_console_io, {rng.one_in(8) ? rng.below(4) : CONSOLEIO_write, count, buf}};
+    m.c.name = "console_io";
+}
+
+void make_event_channel_op(Made& m)
+{
+    xencons_interface& r = *g.ring;
+    const uint64_t cmd = rng.one_in(8) ? rng.below(16) : EVTCHNOP_send;
+    uint64_t arg = alloc_a(sizeof(evtchn_send_t));
+    if (arg) reinterpret_cast<evtchn_send_t*>(arg)->port = uint32_t(rng.below(4) ? 1 : rng.next());
+    if (!arg || rng.one_in(8)) arg = pick_pointer(4);
+    // The ring: a line to print, at indices that may wrap, or more than it holds.
+    if (r.out_prod - r.out_cons > 1024) r.out_cons = r.out_prod;   // left corrupt last time
+    if (rng.one_in(50)) r.out_cons = r.out_prod = 0xffffffff - uint32_t(rng.below(64));
+    static const char kLine[] = "hostile: console ring\n";
+    for (const char* c = kLine; *c; ++c) r.out[MASK_XENCONS_IDX(r.out_prod++, r.out)] = *c;
+    if (rng.one_in(10)) r.out_prod = r.out_cons + 2049 + uint32_t(rng.below(1u << 30));
+    m.c = Call{__HYPERVISOR_event_channel_op, {cmd, arg}};
+    m.c.name = "event_channel_op";
+}
+
+void make_pvmmu_op(Made& m)
+{
+    switch (rng.below(7)) {
+    case 0:   // no denial that is real: it could never be lifted
+        m.c = Call{__HYPERVISOR_pvmmu_op, {PVMMUOP_deny, rng.below(2) ? 0 : rng.of({0x80ull, 1ull << 32, ~0ull, 0x100ull | 1})}};
+        break;
+    case 1: m.c = Call{__HYPERVISOR_pvmmu_op, {PVMMUOP_vcpu_counters, rng.of({0ull, 1ull, 2ull, ~0ull}), pick_pointer(40)}}; break;
+    case 2: m.c = Call{__HYPERVISOR_pvmmu_op, {PVMMUOP_install_retries, pick_pointer(8)}}; break;
+    case 3: m.c = Call{__HYPERVISOR_pvmmu_op, {PVMMUOP_facts, pick_pointer(40)}}; break;
+    case 4:
+        if (rng.one_in(20)) {   // the check itself, now and then, with any pointer
+            m.c = Call{__HYPERVISOR_pvmmu_op, {PVMMUOP_check_invariants, rng.below(2) ? 0 : pick_pointer(40)}};
+            break;
+        }
+        [[fallthrough]];
+    default:
+        m.c = Call{__HYPERVISOR_pvmmu_op, {5 + rng.below(100), pick_bad_va(), pick_bad_va()}};
+        m.c.unknown = true;
+    }
+    m.c.name = "pvmmu_op";
+}
+
+Made make(unsigned depth, bool traps_follow)
+{
+    Made m;
+    uint64_t r = rng.below(100);
+    while (traps_follow && r >= 49 && r < 54) r = rng.below(100);   // the table must stay whole
+    if (r < 18) make_mmu_update(m);
+    else if (r < 31) make_mmuext_op(m);
+    else if (r < 41) make_update_va_mapping(m);
+    else if (r < 46) make_multicall(m, depth);
+    else if (r < 49) make_xen_version(m);
+    else if (r < 54) make_set_trap_table(m);
+    else if (r < 59) make_set_gdt(m);
+    else if (r < 61) {
+        m.c = Call{__HYPERVISOR_stack_switch, {rng.of({0xe02bull, 0xe028ull, 0xe02aull, 0xe010ull, 0ull, rng.next()}), pick_any_va()}};
+        m.c.name = "stack_switch";
+    } else if (r < 63) {
+        m.c = Call{__HYPERVISOR_set_callbacks, {pick_code_va(), pick_code_va(), pick_code_va()}};
+        m.c.name = "set_callbacks";
+    } else if (r < 65) {
+        uint64_t arg = alloc_a(sizeof(callback_register_t));
+        if (arg) *reinterpret_cast<callback_register_t*>(arg) = callback_register_t{uint16_t(rng.below(10)), uint16_t(rng.next()), pick_code_va()};
+        m.c = Call{__HYPERVISOR_callback_op, {rng.of({0ull, 1ull, 2ull, rng.next()}), arg && !rng.one_in(6) ? arg : pick_pointer(16)}};
+        m.c.name = "callback_op";
+    } else if (r < 66) make_console_io(m);
+    else if (r < 69) make_sched_op(m);
+    else if (r < 74) make_vcpu_op(m);
+    else if (r < 76) make_event_channel_op(m);
+    else if (r < 81) make_pvmmu_op(m);
+    else make_unknown(m);
+    return m;
+}
+
+Made g_last;
+
+} // namespace
+
+Call make_core_call(unsigned depth)
+{
+    Made m;
+    const uint64_t r = rng.below(100);
+    if (r < 30) make_mmu_update(m);
+    else if (r < 55) make_mmuext_op(m);
+    else if (r < 75) make_update_va_mapping(m);
+    else if (r < 82) make_multicall(m, depth);
+    else if (r < 88) make_xen_version(m);
+    else if (r < 94) make_unknown(m);
+    else m.c = Call{rng.of({0ull, 2ull, 18ull, 23ull, 24ull, 29ull, 55ull}), {pick_bad_va(), pick_bad_va(), pick_bad_va()}};   // not the core's: -ENOSYS
+    return m.c;
+}
+
+Call make_call(bool traps_follow)
+{
+    g_last = make(0, traps_follow);
+    return g_last.c;
+}
+
+void load_raw(const Call& c)
+{
+    hostile_raw_nr = c.nr;
+    for (unsigned i = 0; i < 6; ++i) hostile_raw_args[i] = c.a[i];
+}
+
+bool vcpu1_may_start() { return g_vcpu1_safe; }
+
+void result_lost()
+{
+    if (g_last.after == After::TrapsChanged) traps_unknown();
+    if (g_last.after != After::Nothing) g_vcpu1_safe = false;   // it may have been initialised otherwise
+    g_last.after = After::Nothing;
+}
+
+void check_result(const Call& c, int64_t rc)
+{
+    ++stats.hypercalls;
+    if (rc < 0) ++stats.refused;
+    if (c.unknown && rc != -XEN_ENOSYS) fail("hypercall %x (%s) is unknown, but returned %d, not -ENOSYS", c.nr, c.name, rc);
+    if (rc < -4095 || (rc > 0 && !c.positive)) fail("%s (%x) returned %d", c.name, c.nr, rc);
+    if (c.nr == __HYPERVISOR_pvmmu_op && c.a[0] == PVMMUOP_check_invariants && rc > 0)
+        fail("the invariant check found %d violations (the console above has them)", rc);
+    // What the guest must remember of the call's effect.
+    switch (g_last.after) {
+    case After::TrapsChanged: traps_unknown(); break;
+    case After::Vcpu1Init:
+        if (rc == 0) g_vcpu1_safe = g_last.vcpu1_safe;
+        break;
+    case After::Vcpu1Up:
+        if (rc == 0) g_vcpu1_safe = false;   // it downs itself: initialised again before the next up
+        break;
+    case After::Nothing: break;
+    }
+    g_last.after = After::Nothing;
+}
+
+extern "C" HIDDEN char hs_raw_syscall[], hs_raw_syscall_f[], hs_raw_syscall_e[];
+extern "C" HIDDEN char hs_raw_syscall_rex[], hs_raw_syscall_rex_f[], hs_raw_syscall_rex_e[];
+
+void op_hypercall()
+{
+    const Call c = make_call(false);
+    note(c.name, c.nr, c.a[0], c.a[1], c.a[2], c.a[3], c.a[4]);
+    int64_t rc;
+    if (c.nr >= 128 || c.a[5] || rng.one_in(10)) {   // by a SYSCALL of the guest's own
+        load_raw(c);
+        const bool rex = rng.below(2);
+        const ProbeResult p = rex ? probe(hs_raw_syscall_rex, hs_raw_syscall_rex_f, hs_raw_syscall_rex_e)
+                                  : probe(hs_raw_syscall, hs_raw_syscall_f, hs_raw_syscall_e);
+        if (p.traps) fail("a SYSCALL (%s) trapped: vector %u at %x", c.name, p.vector, p.rip);
+        rc = int64_t(p.rax);
+    } else {
+        rc = hypercall(unsigned(c.nr), c.a[0], c.a[1], c.a[2], c.a[3], c.a[4]);
+    }
+    noted_result(rc);
+    check_result(c, rc);
+}
+
+} // namespace hostile
