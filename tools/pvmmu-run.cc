@@ -8,12 +8,16 @@
 // --platform qemu boots the bare-metal hypervisor under QEMU with the test's
 // guest kernel (guest/platform/xenpv) as a Multiboot module; QEMU's exit
 // status carries the domain's shutdown reason (docs/boot.md "Exit codes").
+// --fuzz boots the hostile guest (tests/qemu/hostile_guest) from a seed next
+// to a well-behaved guest program and judges the run by the console
+// (docs/security.md §7.10).
 #include <cerrno>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <string>
 #include <vector>
 
@@ -41,14 +45,30 @@ constexpr int kCrashed = 6;
 // (isa-debug-exit code 0x20: status (0x20 << 1) | 1; boot_defs.h).
 constexpr int kQemuPoweroff = 65;
 
+// --fuzz: the hostile guest's run (its module words, docs/security.md §7.10).
+struct FuzzOptions {
+    bool on = false;
+    bool seed_set = false;
+    unsigned long long seed = 0;
+    unsigned long long ops = 0;        // 0: 100000, or no limit when time_s is given
+    unsigned long long time_s = 0;     // 0: no limit
+    unsigned long long check = 1000;   // the invariant check every N operations
+    unsigned long long trace = 0;      // print every operation from this one on (0: none)
+    bool trace_set = false;
+    bool edges = true;                 // SYSCALL at the canonical boundary
+    std::string with = "tlb-shootdown";   // the well-behaved domain's program, or "none"
+};
+
 struct Options {
     std::string platform = "sim";
     std::string accel;  // qemu: kvm or tcg; empty: kvm when /dev/kvm is usable
     std::string cpus;   // empty: the program's default
     double timeout_s = 60;
+    bool timeout_set = false;
     bool quiet = false;
     std::vector<std::string> names;
     std::vector<std::string> configs;   // --config: xl.cfg files, one domain each
+    FuzzOptions fuzz;
 };
 
 void usage(FILE* f)
@@ -59,6 +79,8 @@ void usage(FILE* f)
         "       pvmmu-run [--accel kvm|tcg|tcg-icount] [--timeout SECONDS] [--quiet] --config FILE...\n"
         "       pvmmu-run --list\n"
         "       pvmmu-run [--cpus N] --boot-args NAME\n"
+        "       pvmmu-run --fuzz [--seed N] [--ops N] [--time S] [--check N] [--trace N] [--no-edges]\n"
+        "                 [--with NAME|none] [--accel kvm|tcg|tcg-icount] [--timeout SECONDS] [--quiet]\n"
         "\n"
         "Runs the guest programs NAME... (guest/tests/<NAME>/) one after the other and\n"
         "exits with the worst outcome:\n"
@@ -90,6 +112,20 @@ void usage(FILE* f)
         "                   and, on a second line, the words its module string carries\n"
         "                   after the path when --platform qemu boots it (vcpus=N\n"
         "                   frames=F [deny=BITS] [peer=F]); ./pvmmu iso uses them\n"
+        "  --fuzz           boot the hostile guest (tests/qemu/hostile_guest: random\n"
+        "                   hypercalls, instructions and exception handlers from a seed,\n"
+        "                   the hypervisor's invariant check every --check N operations)\n"
+        "                   next to a well-behaved guest program (--with NAME, default\n"
+        "                   tlb-shootdown; none: alone) on the bare-metal hypervisor; exit\n"
+        "                   0 when both report SUCCESS, the machine ends powered off and\n"
+        "                   the console shows no crash, panic or violation; else 5 (a\n"
+        "                   failure reported) or 6 (crash, hang), with the seed and the\n"
+        "                   console's last lines. --seed (default: from the clock, printed),\n"
+        "                   --ops (default 100000, or no limit with --time), --time S\n"
+        "                   (stop after S seconds), --trace N (print each operation from\n"
+        "                   the N-th on, to see the one a crash follows), --no-edges (no\n"
+        "                   SYSCALL at the canonical boundary); --timeout defaults to the\n"
+        "                   run's length and 180 s more\n"
         "  NAME may be `all` for every program.\n");
 }
 
@@ -122,7 +158,7 @@ int code_of(const std::string& last)
 // and the worst `Test result:` line, if any. Returns the exit code by the
 // rules above; `why` explains a 6.
 int run_one(const std::vector<std::string>& args, const Options& o, int expect_status, bool need_result,
-            std::string& why)
+            std::string& why, std::vector<std::string>* console = nullptr)
 {
     int fds[2];
     if (pipe(fds) != 0) {
@@ -175,6 +211,7 @@ int run_one(const std::vector<std::string>& args, const Options& o, int expect_s
                 continue;
             }
             if (!o.quiet) std::printf("%s\n", line.c_str());
+            if (console) console->push_back(line);
             if (expect_status < 0 || line.rfind("Test result: ", 0) == 0) last = line;
             if (line.rfind("Test result: ", 0) == 0 && code_of(line) > worst) worst = code_of(line);
             line.clear();
@@ -183,6 +220,7 @@ int run_one(const std::vector<std::string>& args, const Options& o, int expect_s
     }
     if (!line.empty()) {   // an unterminated last line still counts as the last line
         if (!o.quiet) std::printf("%s\n", line.c_str());
+        if (console) console->push_back(line);
         last = line;
     }
     if (timed_out) kill(-pid, SIGKILL);
@@ -356,6 +394,113 @@ int run_configs(const Options& o)
     return code;
 }
 
+// The lines of a console that say the run went wrong, whoever printed them:
+// the hypervisor's panic or exception report, a crashed domain, an invariant
+// violation, a failed check.
+bool alarming(const std::string& l)
+{
+    static const char* const kWords[] = {"PANIC", "panic", "EXCEPTION", "VIOLATION", "FAILED", "FAILURE",
+                                         "shut down (crash)", "crashed"};
+    for (const char* w : kWords)
+        if (l.find(w) != std::string::npos) return true;
+    return false;
+}
+
+std::string fuzz_replay(const Options& o, unsigned long long ops_done)
+{
+    std::string r = "./pvmmu fuzz --platform qemu --seed " + std::to_string(o.fuzz.seed);
+    if (ops_done) r += " --ops " + std::to_string(ops_done);
+    else if (o.fuzz.ops) r += " --ops " + std::to_string(o.fuzz.ops);
+    if (o.fuzz.time_s && !ops_done) r += " --time " + std::to_string(o.fuzz.time_s);
+    if (o.fuzz.check != 1000) r += " --check " + std::to_string(o.fuzz.check);
+    if (!o.fuzz.edges) r += " --no-edges";
+    if (o.fuzz.with != "tlb-shootdown") r += " --with " + o.fuzz.with;
+    if (!o.accel.empty()) r += " --accel " + o.accel;
+    return r;
+}
+
+// --fuzz: domain 1 the hostile guest (2 vCPUs, vCPU 1 started and downed by
+// it now and then; an idle peer whose frames it names), domain 2 the
+// well-behaved program with its own size, vCPUs, policy and peer.
+int run_fuzz(Options o)
+{
+    FuzzOptions& f = o.fuzz;
+    if (!f.seed_set) f.seed = (static_cast<unsigned long long>(std::time(nullptr)) * 2654435761ull ^ getpid()) % 1000000007ull;
+    if (!f.ops) f.ops = f.time_s ? ~0ull : 100000;
+    if (!o.timeout_set) {
+        const double by_ops = f.ops == ~0ull ? 0 : double(f.ops) / 1000.0;   // 1000 operations/s at worst
+        const double run = f.time_s ? double(f.time_s) : by_ops;
+        o.timeout_s = run + 180;
+    }
+    QemuDomain h;
+    h.kernel = PVMMU_HOSTILE_GUEST;
+    h.vcpus = 2;
+    h.frames = 4096;
+    h.peer_frames = 64;
+    h.extra = "invariant-check seed=" + std::to_string(f.seed) + " ops=" + std::to_string(f.ops) +
+              " time=" + std::to_string(f.time_s) + " check=" + std::to_string(f.check);
+    if (f.trace_set) h.extra += " trace=" + std::to_string(f.trace);
+    if (!f.edges) h.extra += " edges=0";
+    std::vector<QemuDomain> doms{h};
+    if (f.with != "none") {
+        const Program* p = find(f.with);
+        if (!p) {
+            std::fprintf(stderr, "pvmmu-run: --with: no guest program '%s' (see --list)\n", f.with.c_str());
+            return 2;
+        }
+        Options plain = o;
+        plain.cpus.clear();
+        doms.push_back(domain_of(*p, info_of(*p), plain));
+    }
+    std::printf("pvmmu-run: fuzz: seed %llu, %s operations%s%s, invariant check every %llu; next to %s; "
+                "timeout %.0f s\n", f.seed, f.ops == ~0ull ? "no limit of" : std::to_string(f.ops).c_str(),
+                f.time_s ? ", at most " : "", f.time_s ? (std::to_string(f.time_s) + " s").c_str() : "", f.check,
+                f.with.c_str(), o.timeout_s);
+    std::printf("pvmmu-run: fuzz: replay with: %s\n", fuzz_replay(o, 0).c_str());
+    std::fflush(stdout);
+    std::vector<std::string> console;
+    std::string why;
+    const auto t0 = std::chrono::steady_clock::now();
+    int code = run_one(qemu_args(doms, o), o, kQemuPoweroff, false, why, &console);
+    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+
+    // The judgement: both domains' SUCCESS, the hostile guest's summary, no
+    // alarming line, the hypervisor's last check of the core ok.
+    const unsigned want = f.with == "none" ? 1 : 2;
+    unsigned successes = 0;
+    unsigned long long ops_done = 0;
+    std::string done, first_alarm, last_core;
+    for (const std::string& l : console) {
+        if (l == "Test result: SUCCESS") ++successes;
+        if (l.rfind("hostile: done:", 0) == 0) done = l;
+        if (l.rfind("core invariants:", 0) == 0) last_core = l;
+        unsigned long long n;
+        if (std::sscanf(l.c_str(), "hostile: %llu ops", &n) == 1) ops_done = n;
+        if (first_alarm.empty() && alarming(l)) first_alarm = l;
+    }
+    if (code == 0) {
+        if (!first_alarm.empty()) why = "the console says: " + first_alarm, code = 5;
+        else if (successes != want) why = std::to_string(successes) + " `Test result: SUCCESS` lines, not " + std::to_string(want), code = 5;
+        else if (done.empty()) why = "no `hostile: done:` line", code = 5;
+        else if (last_core.rfind("core invariants: ok", 0) != 0) why = "the last core check is not ok", code = 5;
+    } else if (!first_alarm.empty() && why.empty()) {
+        why = "the console says: " + first_alarm;
+    }
+    if (code != 0) {
+        std::printf("pvmmu-run: fuzz: FAILED (seed %llu): %s\n", f.seed, why.c_str());
+        const size_t from = console.size() > 40 ? console.size() - 40 : 0;
+        std::printf("pvmmu-run: fuzz: the console's last %zu lines:\n", console.size() - from);
+        for (size_t i = from; i < console.size(); ++i) std::printf("| %s\n", console[i].c_str());
+        std::printf("pvmmu-run: fuzz: seed %llu; the last progress line said %llu operations; replay: %s "
+                    "[--trace N to print each operation from the N-th]\n",
+                    f.seed, ops_done, fuzz_replay(o, 0).c_str());
+    } else {
+        std::printf("pvmmu-run: fuzz: seed %llu: %s\n", f.seed, done.c_str());
+    }
+    std::printf("pvmmu-run: fuzz: %s (exit %d) in %.1f s\n", word_of(code), code, secs);
+    return code;
+}
+
 const char* word_of(int code)
 {
     switch (code) {
@@ -398,6 +543,27 @@ int main(int argc, char** argv)
             o.accel = value("--accel");
         } else if (a == "--config") {
             o.configs.push_back(value("--config"));
+        } else if (a == "--fuzz") {
+            o.fuzz.on = true;
+        } else if (a == "--seed" || a == "--ops" || a == "--time" || a == "--check" || a == "--trace") {
+            const std::string v = value(a.c_str());
+            char* end = nullptr;
+            errno = 0;
+            const unsigned long long n = std::strtoull(v.c_str(), &end, 10);
+            if (v.empty() || *end || errno || v[0] == '-' || (n == 0 && a != "--seed" && a != "--trace")) {
+                std::fprintf(stderr, "pvmmu-run: %s takes a %s number\n", a.c_str(),
+                             a == "--seed" || a == "--trace" ? "non-negative" : "positive");
+                return 2;
+            }
+            if (a == "--seed") o.fuzz.seed = n, o.fuzz.seed_set = true;
+            else if (a == "--ops") o.fuzz.ops = n;
+            else if (a == "--time") o.fuzz.time_s = n;
+            else if (a == "--check") o.fuzz.check = n;
+            else o.fuzz.trace = n, o.fuzz.trace_set = true;
+        } else if (a == "--no-edges") {
+            o.fuzz.edges = false;
+        } else if (a == "--with") {
+            o.fuzz.with = value("--with");
         } else if (a == "--cpus") {
             o.cpus = value("--cpus");
             char* end = nullptr;
@@ -410,6 +576,7 @@ int main(int argc, char** argv)
             const std::string t = value("--timeout");
             char* end = nullptr;
             o.timeout_s = std::strtod(t.c_str(), &end);
+            o.timeout_set = true;
             if (*end || o.timeout_s <= 0) {
                 std::fprintf(stderr, "pvmmu-run: --timeout takes a positive number of seconds\n");
                 return 2;
@@ -439,6 +606,19 @@ int main(int argc, char** argv)
         }
         std::printf("%s\n%s\n", p->kernel, module_words(domain_of(*p, info_of(*p), o)).c_str());
         return 0;
+    }
+    if (o.fuzz.on) {
+        if (!o.names.empty() || !o.configs.empty() || list) {
+            std::fprintf(stderr, "pvmmu-run: --fuzz takes no program names, --config or --list\n");
+            return 2;
+        }
+        return run_fuzz(o);
+    }
+    const bool fuzz_option = o.fuzz.seed_set || o.fuzz.ops || o.fuzz.time_s || o.fuzz.check != 1000 ||
+                             o.fuzz.trace_set || !o.fuzz.edges || o.fuzz.with != "tlb-shootdown";
+    if (fuzz_option) {
+        std::fprintf(stderr, "pvmmu-run: --seed, --ops, --time, --check, --trace, --no-edges and --with go with --fuzz\n");
+        return 2;
     }
     if (!o.configs.empty()) {
         if (!o.names.empty()) {

@@ -13,8 +13,10 @@ add_executable(pvmmu-run pvmmu-run.cc xl_config.cc)
 target_link_libraries(pvmmu-run PRIVATE xlutil)
 target_include_directories(pvmmu-run PRIVATE ${CMAKE_CURRENT_BINARY_DIR})
 # --platform qemu boots the hypervisor image with the test's guest kernel.
-target_compile_definitions(pvmmu-run PRIVATE PVMMU_HV_IMAGE="$<TARGET_FILE:pvmmu-hv>")
-add_dependencies(pvmmu-run pvmmu-hv)
+target_compile_definitions(pvmmu-run PRIVATE PVMMU_HV_IMAGE="$<TARGET_FILE:pvmmu-hv>"
+  PVMMU_HOSTILE_GUEST="$<TARGET_FILE:hostile-guest>")
+# --fuzz boots the hostile guest (tests/qemu/tests.cmake).
+add_dependencies(pvmmu-run pvmmu-hv hostile-guest)
 foreach(_t ${_guest_tests})
   add_dependencies(pvmmu-run guest-${_t} xenpv-${_t})
 endforeach()

@@ -79,3 +79,14 @@ add_test(NAME qemu_config_two_domains
   COMMAND pvmmu-run --accel tcg --timeout 100 --config ${_qemu_dir}/configs/atomic-ad.cfg
           --config ${_qemu_dir}/configs/tlb.cfg)
 set_tests_properties(qemu_config_two_domains PROPERTIES LABELS qemu TIMEOUT 120)
+
+# The hostile guest on bare metal (docs/security.md §7.10): a short fuzz run
+# with a fixed seed, next to tlb-shootdown (3 vCPUs); it passes when both
+# report SUCCESS, the machine powers off and the console shows no crash,
+# panic or invariant violation. Longer runs: ./pvmmu fuzz --platform qemu.
+find_program(PVMMU_QEMU qemu-system-x86_64)
+if(PVMMU_QEMU)
+  add_test(NAME qemu_fuzz_hostile_short
+    COMMAND pvmmu-run --fuzz --accel tcg --seed 12 --ops 30000 --check 500 --quiet --timeout 100)
+  set_tests_properties(qemu_fuzz_hostile_short PROPERTIES LABELS qemu TIMEOUT 120)
+endif()
