@@ -25,7 +25,7 @@ struct Image {
     std::vector<uint8_t> bytes;
     uint64_t entry = kText + 0x100, hypercall = kText, virt_base = kBase;
     std::string features = "!mmu_pt_update_preserve_ad";
-    bool with_entry = true;
+    bool with_entry = true, with_virt_base = true, with_paddr_offset = true;   // PADDR_OFFSET = VIRT_BASE
 
     static constexpr size_t kPhOff = sizeof(Elf64_Ehdr), kNoteOff = kPhOff + 2 * sizeof(Elf64_Phdr);
 
@@ -43,7 +43,8 @@ struct Image {
         std::vector<uint8_t> notes;
         if (with_entry) note(notes, XEN_ELFNOTE_ENTRY, &entry, 8);
         note(notes, XEN_ELFNOTE_HYPERCALL_PAGE, &hypercall, 8);
-        note(notes, XEN_ELFNOTE_VIRT_BASE, &virt_base, 8);
+        if (with_virt_base) note(notes, XEN_ELFNOTE_VIRT_BASE, &virt_base, 8);
+        if (with_paddr_offset) note(notes, XEN_ELFNOTE_PADDR_OFFSET, &virt_base, 8);
         note(notes, XEN_ELFNOTE_FEATURES, features.c_str(), uint32_t(features.size() + 1));
         const size_t text_off = (kNoteOff + notes.size() + 4095) & ~size_t(4095);
         bytes.assign(text_off + 4096, 0x90);
@@ -135,7 +136,7 @@ TEST(GuestElf, SegmentsThatWrapOrLeaveTheCanonicalRangeAreRefused)
     for (uint64_t vaddr : {0xfffffffffffff000ull, 0x00007ffffffff000ull, 0x0000800000000000ull}) {
         Image img;
         img.build();
-        img.ph(0).p_vaddr = vaddr;
+        img.ph(0).p_paddr = vaddr;   // + VIRT_BASE - PADDR_OFFSET = vaddr
         GuestElf out;
         EXPECT_FALSE(parse(img.bytes, out)) << std::hex << vaddr;
         EXPECT_STREQ(out.error, "a segment outside the address space");
@@ -153,14 +154,40 @@ TEST(GuestElf, NoteRunningPastItsSegmentIsRefused)
     EXPECT_STREQ(out.error, "a note runs past its segment");
 }
 
-TEST(GuestElf, MissingEntryNoteIsRefused)
+// Xen's loader's defaults (issue 14): ENTRY is e_entry; a segment goes to
+// p_paddr + VIRT_BASE - PADDR_OFFSET, PADDR_OFFSET 0 when absent.
+TEST(GuestElf, MissingEntryNoteIsTheElfEntry)
 {
     Image img;
     img.with_entry = false;
+    img.entry = kText + 0x40;
+    img.build();
+    GuestElf out;
+    ASSERT_TRUE(parse(img.bytes, out)) << out.error;
+    EXPECT_EQ(out.entry, kText + 0x40);
+}
+
+TEST(GuestElf, SegmentsGoToPaddrPlusVirtBaseMinusPaddrOffset)
+{
+    Image img;
+    img.with_paddr_offset = false;   // as a kernel whose p_paddr is its offset from VIRT_BASE
+    img.build();
+    img.ph(0).p_paddr = 0x200000;
+    GuestElf out;
+    ASSERT_TRUE(parse(img.bytes, out)) << out.error;
+    EXPECT_EQ(out.paddr_offset, 0u);
+    EXPECT_EQ(out.seg[0].vaddr, kText);
+    EXPECT_EQ(out.image_end, kText + 8192);
+}
+
+TEST(GuestElf, KernelLinkedAtZeroIsRefusedWithItsReason)
+{
+    Image img;
+    img.with_virt_base = img.with_paddr_offset = false;
     img.build();
     GuestElf out;
     EXPECT_FALSE(parse(img.bytes, out));
-    EXPECT_STREQ(out.error, "missing Xen ELF note (ENTRY, HYPERCALL_PAGE and VIRT_BASE are needed)");
+    EXPECT_STREQ(out.error, "VIRT_BASE 0 (a kernel linked at 0) is not supported yet");
 }
 
 TEST(GuestElf, RequiredFeaturePvmmuLacksIsRefusedOptionalOneIgnored)
@@ -171,6 +198,18 @@ TEST(GuestElf, RequiredFeaturePvmmuLacksIsRefusedOptionalOneIgnored)
     GuestElf out;
     EXPECT_FALSE(parse(req.bytes, out));
     EXPECT_STREQ(out.error, "the guest requires a feature pvmmu does not have");
+    EXPECT_STREQ(out.detail, "writable_page_tables");
+
+    Image unknown;   // a name Xen's loader does not know either
+    unknown.features = "!no_such_feature_of_any_hypervisor_at_all_even_longer_than_the_buffer";
+    unknown.build();
+    EXPECT_FALSE(parse(unknown.bytes, out));
+    EXPECT_EQ(std::strlen(out.detail), sizeof(out.detail) - 1);   // cut, terminated
+
+    Image xen_style;   // Xen's syntax: '|' between names, '!' on the required ones
+    xen_style.features = "!pae_pgdir_above_4gb|writable_page_tables|!mmu_pt_update_preserve_ad";
+    xen_style.build();
+    EXPECT_TRUE(parse(xen_style.bytes, out)) << out.error;
 
     Image opt;
     opt.features = "writable_page_tables|!mmu_pt_update_preserve_ad";

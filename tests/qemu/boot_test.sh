@@ -2,9 +2,10 @@
 # Boots pvmmu-hv under QEMU (TCG) and checks what its console says.
 #
 #   boot_test.sh --image PATH [--iso [--as-disk]] [--cpus N] [--mem MIB] [--timeout S]
-#                [--selftest trap|overflow|badmap]
+#                [--selftest trap|overflow|badmap|badreturn]
 #                [--guest KERNEL [--domains N] [--words W]
-#                 --expect poweroff|crash|bad-iret|bad-stack|isolation|stop|vcpu-down|passed:WHO]
+#                 --expect poweroff|crash|bad-iret|bad-stack|isolation|stop|vcpu-down|edge|
+#                          refused-return|passed:WHO]
 #
 # The image boots by Multiboot 1 (QEMU -kernel; the banner must say
 # "Multiboot 1, qemu"), or with --iso by Multiboot 2: tools/make-iso.sh puts
@@ -49,6 +50,12 @@
 # it ended, and that the core's invariants held after that.
 # --expect passed:WHO: the guest prints "WHO: all checks passed" and its
 # domain powers off (65).
+# --expect edge boots the kernel (tests/qemu/edge_guest) as "role=crash" and
+# "role=handled": a SYSCALL whose next RIP is not canonical crashes the first
+# domain, the second sees its traps and powers off, the hypervisor runs on.
+# --selftest badreturn --expect refused-return: the hypervisor plants its own
+# stack selector (RPL 3) in domain 1's first entry; the IRETQ's #GP, taken in
+# ring 0 on the guest's %gs, must crash the domain, not the hypervisor.
 #
 # Exit: 0 pass, 1 fail (also when QEMU hangs: it runs under `timeout`),
 # 77 skip — only when qemu-system-x86_64 is not installed, or, with --iso,
@@ -94,8 +101,10 @@ cmdline='' mods=()
 if [[ -n $guest ]]; then
   if [[ $expect == stop ]]; then
     mods=("$guest role=spin vcpus=2" "$guest role=wait vcpus=1")
+  elif [[ $expect == edge ]]; then
+    mods=("$guest role=crash vcpus=1" "$guest role=handled vcpus=1")
   elif ((domains == 1)); then
-    cmdline="vcpus=$cpus" mods=("$guest${words:+ $words}")
+    cmdline="${cmdline:+$cmdline }vcpus=$cpus" mods=("$guest${words:+ $words}")
   else
     for ((d = 0; d < domains; d++)); do mods+=("$guest vcpus=1"); done
   fi
@@ -206,6 +215,26 @@ elif [[ $expect == isolation ]]; then
   ((n == 30 * domains)) || fail "$n whole 'isolation guest: frames' lines, expected $((30 * domains))"
   n=$(grep -Ec '.isolation guest:|.pvmmu:' "$log")
   ((n == 0)) || fail "$n lines where a guest line or a hypervisor message starts mid-line"
+elif [[ $expect == edge ]]; then
+  # Domain 1 crashed on its return to 0x800000000000; domain 2 saw every
+  # trap it expected and powered off; whichever ended last set the status.
+  ((rc == 65 || rc == 71)) || fail "QEMU exit status $rc, expected 65 or 71 (the last domain's shutdown)"
+  expect '^pvmmu: domain 1 vCPU 0 crashed: return to a non-canonical rip: vector 13 \(#GP general protection\), error code 0x0, rip 0x800000000000,' \
+    "the domain with no handler was crashed at the non-canonical rip"
+  expect '^pvmmu: domain 1 shut down \(crash\) by vCPU 0$' "the crash ended domain 1"
+  expect '^pvmmu: domain 2 shut down \(poweroff\) by vCPU 0$' "domain 2 ran on and powered off"
+  expect '^edge guest: all checks passed$' "domain 2 saw each trap as the CPU raises it"
+  given_back 2
+  refuse 'FAILED|PANIC|EXCEPTION' "the hypervisor itself did not fail"
+elif [[ $expect == refused-return ]]; then
+  # selftest=badreturn: domain 1's first entry has SS 0xe013: #GP(0xe010).
+  ((rc == 71)) || fail "QEMU exit status $rc, expected 71 (domain shut down: crash)"
+  expect '^selftest: domain 1 starts with a ring-0 stack selector$' "the self-test ran"
+  expect '^pvmmu: domain 1 vCPU 0 crashed: the CPU refused the return to the guest: vector 13 \(#GP general protection\), error code 0xe010, rip 0x80002' \
+    "the IRETQ's fault crashed the domain"
+  expect '^pvmmu: domain 1 shut down \(crash\) by vCPU 0$' "the crash ended the domain"
+  given_back 1
+  refuse 'FAILED|PANIC|EXCEPTION' "the hypervisor itself did not fail"
 elif [[ $expect == vcpu-down ]]; then
   powered_off 1   # by the last VCPUOP_down
   expect '^stop guest: vCPU 1 went down, vCPU 0 goes down last$' "vCPU 1 went down, the domain ran on"

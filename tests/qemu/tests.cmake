@@ -47,6 +47,7 @@ pvmmu_xenpv_guest(bad-stack-guest SOURCES ${_qemu_dir}/hello_guest/main.cc INCLU
 pvmmu_xenpv_guest(isolation-guest SOURCES ${_qemu_dir}/isolation_guest/main.cc INCLUDES ${_qemu_dir})
 pvmmu_xenpv_guest(stop-guest SOURCES ${_qemu_dir}/stop_guest/main.cc INCLUDES ${_qemu_dir})
 pvmmu_xenpv_guest(gdt-guest SOURCES ${_qemu_dir}/gdt_guest/main.cc INCLUDES ${_qemu_dir})
+pvmmu_xenpv_guest(edge-guest SOURCES ${_qemu_dir}/edge_guest/main.cc INCLUDES ${_qemu_dir})
 # The hostile guest (docs/security.md §7.10): random hypercalls, instructions
 # and exception handlers from a seed; `./pvmmu fuzz --platform qemu` runs it.
 set(_hostile ${_qemu_dir}/hostile_guest)
@@ -54,7 +55,7 @@ pvmmu_xenpv_guest(hostile-guest SOURCES ${_hostile}/main.cc ${_hostile}/setup.cc
   ${_hostile}/hypercalls.cc ${_hostile}/instructions.cc ${_hostile}/traps.cc ${_hostile}/traps.S
   ${_hostile}/probes.S INCLUDES ${_qemu_dir})
 add_dependencies(pvmmu-hv hello-guest crash-guest bad-iret-guest bad-stack-guest isolation-guest stop-guest
-  gdt-guest hostile-guest)
+  gdt-guest edge-guest hostile-guest)
 pvmmu_qemu_test(qemu_guest_hello --cpus 2 --guest $<TARGET_FILE:hello-guest> --expect poweroff)
 pvmmu_qemu_test(qemu_guest_crash --cpus 1 --guest $<TARGET_FILE:crash-guest> --expect crash)
 pvmmu_qemu_test(qemu_guest_bad_iret --cpus 1 --guest $<TARGET_FILE:bad-iret-guest> --expect bad-iret)
@@ -64,6 +65,12 @@ pvmmu_qemu_test(qemu_guest_vcpu_down --cpus 2 --guest $<TARGET_FILE:stop-guest> 
   --expect vcpu-down)
 pvmmu_qemu_test(qemu_guest_gdt --cpus 1 --guest $<TARGET_FILE:gdt-guest> --expect "passed:gdt guest")
 pvmmu_qemu_test(qemu_guest_isolation --cpus 2 --guest $<TARGET_FILE:isolation-guest> --domains 2 --expect isolation)
+# Returns to a non-canonical RIP (issue 12): a guest's SYSCALL at the top of
+# the lower half crashes its domain and nothing else; the IRETQ that the CPU
+# refuses (a self-test plants the RIP) crashes the domain, not the hypervisor.
+pvmmu_qemu_test(qemu_guest_canonical_edge --cpus 2 --guest $<TARGET_FILE:edge-guest> --expect edge)
+pvmmu_qemu_test(qemu_guest_refused_iret --cpus 2 --guest $<TARGET_FILE:hello-guest> --selftest badreturn
+  --expect refused-return)
 
 # The same from the GRUB ISO: guests as module2 lines, each domain's words
 # (vcpus=1) on its own module string.

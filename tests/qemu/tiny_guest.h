@@ -56,6 +56,18 @@ inline void check(const char* what, long got, long want)
     write("\n");
 }
 
+// Whether the word w (e.g. "role=spin") starts a word of the domain's command line.
+inline bool has_word(const start_info_t* si, const char* w)
+{
+    const char* s = reinterpret_cast<const char*>(si->cmd_line);
+    for (size_t i = 0; s[i]; ++i) {
+        size_t k = 0;
+        while (w[k] && s[i + k] == w[k]) ++k;
+        if (!w[k] && (i == 0 || s[i - 1] == ' ')) return true;
+    }
+    return false;
+}
+
 inline void shutdown(unsigned reason)
 {
     sched_shutdown_t s{reason};

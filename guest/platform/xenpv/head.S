@@ -10,10 +10,14 @@
 	.section .note.Xen, "a", @note
 	XEN_ELFNOTE(6, .asciz "pvmmu")                  /* GUEST_OS */
 	XEN_ELFNOTE(5, .asciz "xen-3.0")                /* XEN_VERSION */
+	XEN_ELFNOTE(8, .asciz "generic")                /* LOADER: Xen's, for a kernel not Linux */
 	XEN_ELFNOTE(3, .quad XENPV_VIRT_BASE)           /* VIRT_BASE */
+	XEN_ELFNOTE(4, .quad XENPV_VIRT_BASE)           /* PADDR_OFFSET: segments at p_paddr = p_vaddr */
 	XEN_ELFNOTE(1, .quad _start)                    /* ENTRY */
 	XEN_ELFNOTE(2, .quad hypercall_page)            /* HYPERCALL_PAGE */
-	XEN_ELFNOTE(10, .asciz "!mmu_pt_update_preserve_ad") /* FEATURES */
+	/* Optional, as Xen's loader knows no such name; the guest library asks
+	 * XENVER_get_features at run time. */
+	XEN_ELFNOTE(10, .asciz "mmu_pt_update_preserve_ad") /* FEATURES */
 
 	/* Filled by the hypervisor: 32 bytes per hypercall number. */
 	.section .text.hypercall_page, "ax", @progbits

@@ -34,17 +34,6 @@ volatile bool g_spinning = false;
     }
 }
 
-bool has_word(const start_info_t* si, const char* w)
-{
-    const char* s = reinterpret_cast<const char*>(si->cmd_line);
-    for (size_t i = 0; s[i]; ++i) {
-        size_t k = 0;
-        while (w[k] && s[i + k] == w[k]) ++k;
-        if (!w[k] && (i == 0 || s[i - 1] == ' ')) return true;
-    }
-    return false;
-}
-
 } // namespace
 
 extern "C" [[noreturn]] void xenpv_start(const start_info_t* si)

@@ -37,7 +37,10 @@ void idt_init()
         if (v == 8) ist = kIstDoubleFault;     // #DF: the stack may be what broke
         if (v == 2) ist = kIstNmi;             // NMI: may arrive anywhere
         if (v == 18) ist = kIstMachineCheck;   // #MC: likewise
-        g_idt[v] = interrupt_gate(trap_stubs[v], ist);
+        // INT3 and INT 4 from the guest reach its #BP and #OF handlers
+        // (trap_entry.S sees ring 3 in the frame, guest_bounce delivers).
+        const unsigned dpl = v == 3 || v == 4 ? 3 : 0;
+        g_idt[v] = interrupt_gate(trap_stubs[v], ist, dpl);
     }
     g_idt[kVectorShootdown] = interrupt_gate(trap_stubs[kNrExceptions], 0);
     g_idt[kVectorKick] = interrupt_gate(trap_stubs[kNrExceptions + 1], 0);

@@ -13,9 +13,11 @@ namespace pvmmu::x86 {
 
 namespace {
 
-// Features a guest may require with '!' in XEN_ELFNOTE_FEATURES: the ones
-// pvmmu provides (cmd 2 is Xen's MMU_PT_UPDATE_PRESERVE_AD).
-constexpr const char* kSupportedFeatures[] = {"mmu_pt_update_preserve_ad"};
+// Features a guest may require with '!' in XEN_ELFNOTE_FEATURES: those of
+// Xen's names that pvmmu provides (cmd 2 is Xen's MMU_PT_UPDATE_PRESERVE_AD;
+// PAE page directories above 4 GiB concern 32-bit guests only, as on Xen
+// x86-64). Optional features are ignored, known or not, as Xen's loader does.
+constexpr const char* kSupportedFeatures[] = {"mmu_pt_update_preserve_ad", "pae_pgdir_above_4gb"};
 
 bool in_file(size_t size, uint64_t off, uint64_t len) { return off <= size && len <= size - off; }
 
@@ -32,13 +34,19 @@ bool feature_supported(const char* name, size_t n)
     return false;
 }
 
-// "a|!b|c": every feature marked '!' must be supported.
-bool features_ok(const char* s, size_t n)
+// "a|!b|c": every feature marked '!' must be supported; the first that is
+// not is named in out.detail.
+bool features_ok(const char* s, size_t n, GuestElf& out)
 {
     for (size_t i = 0; i < n && s[i];) {
         size_t j = i;
         while (j < n && s[j] && s[j] != '|') ++j;
-        if (s[i] == '!' && !feature_supported(s + i + 1, j - i - 1)) return false;
+        if (s[i] == '!' && !feature_supported(s + i + 1, j - i - 1)) {
+            const size_t len = j - i - 1 < sizeof(out.detail) - 1 ? j - i - 1 : sizeof(out.detail) - 1;
+            memcpy(out.detail, s + i + 1, len);
+            out.detail[len] = 0;
+            return fail(out, "the guest requires a feature pvmmu does not have");
+        }
         i = j + 1;
     }
     return true;
@@ -52,7 +60,9 @@ uint64_t note_value(const uint8_t* desc, uint32_t descsz)
 }
 
 // The notes of one PT_NOTE segment ("Note Section" of the ELF gABI: namesz,
-// descsz, type, then name and desc, each padded to 4 bytes).
+// descsz, type, then name and desc, each padded to 4 bytes). Notes pvmmu has
+// no use for (LOADER, GUEST_OS, XEN_VERSION, SUPPORTED_FEATURES, ...) are
+// skipped, as are other owners' notes.
 bool read_notes(const uint8_t* p, uint64_t len, GuestElf& out)
 {
     for (uint64_t off = 0; off + sizeof(Elf64_Nhdr) <= len;) {
@@ -68,9 +78,9 @@ bool read_notes(const uint8_t* p, uint64_t len, GuestElf& out)
         case XEN_ELFNOTE_ENTRY: out.entry = note_value(d, h.n_descsz); break;
         case XEN_ELFNOTE_HYPERCALL_PAGE: out.hypercall_page = note_value(d, h.n_descsz); break;
         case XEN_ELFNOTE_VIRT_BASE: out.virt_base = note_value(d, h.n_descsz); break;
+        case XEN_ELFNOTE_PADDR_OFFSET: out.paddr_offset = note_value(d, h.n_descsz); break;
         case XEN_ELFNOTE_FEATURES:
-            if (!features_ok(reinterpret_cast<const char*>(d), h.n_descsz))
-                return fail(out, "the guest requires a feature pvmmu does not have");
+            if (!features_ok(reinterpret_cast<const char*>(d), h.n_descsz, out)) return false;
             break;
         default: break;
         }
@@ -94,14 +104,24 @@ bool guest_elf_parse(const uint8_t* file, size_t size, GuestElf& out)
         !in_file(size, eh.e_phoff, uint64_t(eh.e_phnum) * sizeof(Elf64_Phdr)))
         return fail(out, "program headers outside the file");
 
+    // The notes first: where a segment goes depends on them.
     for (unsigned i = 0; i < eh.e_phnum; ++i) {
         Elf64_Phdr ph;
         memcpy(&ph, file + eh.e_phoff + i * sizeof(ph), sizeof(ph));
-        if (ph.p_type == PT_NOTE) {
-            if (!in_file(size, ph.p_offset, ph.p_filesz)) return fail(out, "notes outside the file");
-            if (!read_notes(file + ph.p_offset, ph.p_filesz, out)) return false;
-        }
+        if (ph.p_type != PT_NOTE) continue;
+        if (!in_file(size, ph.p_offset, ph.p_filesz)) return fail(out, "notes outside the file");
+        if (!read_notes(file + ph.p_offset, ph.p_filesz, out)) return false;
+    }
+    // As Xen's loader: ENTRY defaults to e_entry, VIRT_BASE and PADDR_OFFSET
+    // to 0, and a segment goes to p_paddr + VIRT_BASE - PADDR_OFFSET.
+    if (!out.entry) out.entry = eh.e_entry;
+    const uint64_t virt_offset = out.virt_base - out.paddr_offset;
+
+    for (unsigned i = 0; i < eh.e_phnum; ++i) {
+        Elf64_Phdr ph;
+        memcpy(&ph, file + eh.e_phoff + i * sizeof(ph), sizeof(ph));
         if (ph.p_type != PT_LOAD || ph.p_memsz == 0) continue;
+        ph.p_vaddr = ph.p_paddr + virt_offset;
         if (out.nr_segments == GuestElf::kMaxSegments) return fail(out, "too many loadable segments");
         if (ph.p_filesz > ph.p_memsz || !in_file(size, ph.p_offset, ph.p_filesz))
             return fail(out, "a segment outside the file");
@@ -114,8 +134,10 @@ bool guest_elf_parse(const uint8_t* file, size_t size, GuestElf& out)
         if (end > out.image_end) out.image_end = end;
     }
     if (!out.nr_segments) return fail(out, "no loadable segment");
-    if (!out.entry || !out.hypercall_page || !out.virt_base)
-        return fail(out, "missing Xen ELF note (ENTRY, HYPERCALL_PAGE and VIRT_BASE are needed)");
+    if (!out.hypercall_page) return fail(out, "no HYPERCALL_PAGE note");
+    // The start-of-day tables sit at gpfn 0 = VIRT_BASE (guest_loader.cc):
+    // a kernel linked at 0 needs them after its image, as Xen puts them.
+    if (!out.virt_base) return fail(out, "VIRT_BASE 0 (a kernel linked at 0) is not supported yet");
     return true;
 }
 

@@ -64,9 +64,9 @@ void write_stub(uint8_t* p, uint32_t nr)
     }
 }
 
-int refuse(const char* why)
+int refuse(const char* why, const char* detail = "")
 {
-    printk("domain: guest image refused: %s\n", why);
+    printk("domain: guest image refused: %s%s%s\n", why, *detail ? ": " : "", detail);
     return -XEN_EINVAL;
 }
 
@@ -76,7 +76,7 @@ int guest_load(DomId id, const uint8_t* file, size_t size, uint64_t nr_frames, u
                CpuId first_cpu, const char* cmdline, GuestDomain& out)
 {
     GuestElf elf;
-    if (!guest_elf_parse(file, size, elf)) return refuse(elf.error);
+    if (!guest_elf_parse(file, size, elf)) return refuse(elf.error, elf.detail);
     if (nr_vcpus > XEN_LEGACY_MAX_VCPUS) return refuse("more vCPUs than shared_info has vcpu_info slots");
 
     DomainSpec spec;

@@ -74,7 +74,7 @@ bool guest_bounce(TrapFrame& f)
 // address 0 replace the table; NULL clears it. The list is read whole
 // before anything changes; a bad handler address is -EINVAL. Vectors above
 // 31 (software interrupts) are accepted and ignored: ring 3 cannot raise
-// them (every IDT gate has DPL 0, so INT n is a #GP).
+// them (only the gates of #BP and #OF have DPL 3, so any other INT n is a #GP).
 long do_set_trap_table(Vcpu& v, TrapFrame& f)
 {
     uint64_t table[32] = {};

@@ -12,7 +12,9 @@ extern "C" void load_gdt_and_segments(const pvmmu::x86::DescriptorPointer* p);
 
 namespace pvmmu::x86 {
 
-constinit PerCpu g_cpus[kMaxCpus];
+extern "C" {
+constinit PerCpu g_cpus[kMaxCpus];   // a definition: the braces make it one
+}
 unsigned g_nr_cpus = 1;
 
 void percpu_early_bsp()

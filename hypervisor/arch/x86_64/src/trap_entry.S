@@ -5,6 +5,10 @@
  * In 64-bit mode the CPU aligns RSP to 16 before its push, and the stub adds
  * 22 words, so the call to trap_dispatch sees the ABI's 16-byte alignment. */
 
+#include "arch/cpu_bits.h"
+#include "arch/entry_defs.h"
+#include "arch/layout.h"
+
 	.text
 
 .macro TRAP_STUB vec, cpu_pushes_error
@@ -60,8 +64,44 @@ trap_stub_\vec:
  * the way out. The frame's CS is 24 bytes up: vector, error code, RIP. */
 trap_common:
 	testb $3, 24(%rsp)
-	jz trap_save
+	jz trap_from_hypervisor
 	swapgs
+	jmp trap_save
+
+/* From ring 0 %gs is the hypervisor's, except at the three instructions that
+ * run on the guest's: syscall_entry's SWAPGS, and trap_return's SWAPGS and
+ * IRETQ. IF is clear there, but an NMI or #MC can arrive, and the IRETQ
+ * faults when the CPU refuses the guest's frame. The saved CS cannot tell
+ * those apart, and the guest chose its %gs base, so nothing here reads
+ * through %gs: this CPU's PerCpu is found from the stack, which lies in the
+ * CPU's own area (percpu.h; a boot stack outside every area runs before any
+ * guest), and compared with IA32_GS_BASE. On a mismatch the hypervisor's
+ * base is swapped in and the frame's vector marked VECTOR_GUEST_GS:
+ * trap_dispatch never returns from such an entry. */
+trap_from_hypervisor:
+	pushq %rax
+	pushq %rcx
+	pushq %rdx
+	mov $MSR_GS_BASE, %ecx
+	rdmsr
+	shl $32, %rdx
+	or %rdx, %rax                   /* IA32_GS_BASE */
+	mov %rsp, %rcx
+	movabs $HV_PERCPU_VIRT, %rdx
+	sub %rdx, %rcx
+	shr $HV_PERCPU_SHIFT, %rcx      /* the area this stack lies in */
+	cmp $PERCPU_MAX_CPUS, %rcx
+	jae 1f
+	imul $PERCPU_SIZE, %rcx, %rcx
+	lea g_cpus(%rip), %rdx
+	add %rdx, %rcx                  /* &g_cpus[that CPU] */
+	cmp %rcx, %rax
+	je 1f
+	swapgs
+	orq $VECTOR_GUEST_GS, 24(%rsp)  /* the vector, above the three pushes */
+1:	popq %rdx
+	popq %rcx
+	popq %rax
 /* syscall_entry joins here with its frame built and the hypervisor's %gs. */
 	.globl trap_save
 trap_save:
@@ -106,6 +146,10 @@ trap_return:
 	testb $3, 8(%rsp)               /* back to ring 3: the guest's %gs again */
 	jz 2f
 	swapgs
+/* A fault here (the CPU refuses the frame) comes in on the guest's %gs:
+ * trap_from_hypervisor repairs it, trap_dispatch crashes the domain. */
+	.globl trap_return_iretq
+trap_return_iretq:
 2:	iretq
 
 /* The stubs' addresses, for idt.cc: 32 exceptions, then the three interrupts. */

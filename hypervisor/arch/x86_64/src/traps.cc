@@ -42,6 +42,27 @@ constexpr const char* kNames[kNrExceptions] = {
     panic("unhandled exception %lu at rip 0x%lx", f.vector, f.rip);
 }
 
+// An entry from ring 0 that found the guest's %gs (trap_entry.S, which has
+// swapped in this CPU's). The only ring-0 instructions that run on the
+// guest's %gs are the SWAPGS of syscall_entry and the SWAPGS and IRETQ of
+// trap_return, with IF clear: so this is the IRETQ refusing the guest's
+// frame (#GP, #NP or #SS), whose domain is crashed as on Xen, or an NMI or
+// #MC there, which is fatal. Either way the interrupted instruction cannot
+// be resumed, as it would run on the hypervisor's %gs.
+[[noreturn]] void entry_on_guest_gs(TrapFrame& f)
+{
+    f.vector &= ~uint64_t(VECTOR_GUEST_GS);
+    const bool refused = f.vector == 11 || f.vector == 12 || f.vector == 13;
+    if (refused && f.rip == reinterpret_cast<uint64_t>(&trap_return_iretq) && this_cpu().vcpu) {
+        // f.rsp is where IRETQ read the guest's RIP, CS, RFLAGS, RSP and SS.
+        const uint64_t* ret = reinterpret_cast<const uint64_t*>(f.rsp);
+        TrapFrame g = f;
+        g.rip = ret[0], g.cs = ret[1], g.rflags = ret[2], g.rsp = ret[3], g.ss = ret[4];
+        guest_crash(g, "the CPU refused the return to the guest");
+    }
+    fatal(f);
+}
+
 } // namespace
 
 static void dispatch(TrapFrame* f);
@@ -53,11 +74,24 @@ const char* exception_name(uint64_t vector)
 
 extern "C" void trap_dispatch(TrapFrame* f)
 {
+    if (f->vector & VECTOR_GUEST_GS) entry_on_guest_gs(*f);
     dispatch(f);
+    if ((f->cs & 3) != 3) return;
     // Back to a guest whose domain has shut down meanwhile (guest_shutdown
     // kicks its CPUs): this CPU idles instead.
     const Vcpu* v = this_cpu().vcpu;
-    if ((f->cs & 3) == 3 && v && guest_domain_stopped(*v)) cpu_idle();
+    if (v && guest_domain_stopped(*v)) cpu_idle();
+    // IRETQ raises #GP in ring 0 on a non-canonical RIP. A guest reaches one
+    // by an instruction that ends at the top of the lower half (a SYSCALL at
+    // 0x7ffffffffffe saves RIP 0x800000000000, and so does an interrupt
+    // taken there): it gets the #GP the CPU would raise fetching there, at
+    // that RIP, or its domain is crashed. Every other RIP the hypervisor
+    // returns to (a handler, an iret frame, a vCPU's start) was checked.
+    if (!canonical(Vaddr{f->rip})) {
+        f->vector = 13;
+        f->error = 0;
+        if (!guest_bounce(*f)) guest_crash(*f, "return to a non-canonical rip");
+    }
 }
 
 static void dispatch(TrapFrame* f)

@@ -80,7 +80,8 @@ static_assert(tss_desc(0xffff808000001000ull, 103).lo == 0x0000890010000067ull);
 static_assert(tss_desc(0xffff808000001000ull, 103).hi == 0xffff8080ull);
 
 // A 64-bit interrupt gate ("64-Bit IDT Gate Descriptors"): type 0xE clears IF
-// on entry, DPL 0 so ring 3 cannot raise it with INT n.
+// on entry. With DPL 0 ring 3 cannot raise it with INT n (a #GP instead);
+// with DPL 3 it can (INT3 and INT n of #BP and #OF, as Xen's PV ABI has them).
 struct IdtGate {
     uint16_t offset_lo;
     uint16_t selector;
@@ -91,11 +92,12 @@ struct IdtGate {
     uint32_t reserved;
 };
 static_assert(sizeof(IdtGate) == 16);
-constexpr IdtGate interrupt_gate(uint64_t handler, unsigned ist)
+constexpr IdtGate interrupt_gate(uint64_t handler, unsigned ist, unsigned dpl = 0)
 {
-    return IdtGate{uint16_t(handler), HV_SEL_CS, uint8_t(ist & 7), 0x8e, uint16_t(handler >> 16),
-                   uint32_t(handler >> 32), 0};
+    return IdtGate{uint16_t(handler), HV_SEL_CS, uint8_t(ist & 7), uint8_t(0x8e | (dpl & 3) << 5),
+                   uint16_t(handler >> 16), uint32_t(handler >> 32), 0};
 }
+static_assert(interrupt_gate(0, 0, 3).type_attr == 0xee);
 
 struct __attribute__((packed)) DescriptorPointer {
     uint16_t limit;

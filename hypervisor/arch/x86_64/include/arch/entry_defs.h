@@ -6,6 +6,15 @@
 #define PERCPU_STACK_TOP 8    /* PerCpu::stack_top: TSS.RSP0, where ring 3 enters */
 #define PERCPU_GUEST_RSP 16   /* PerCpu::guest_rsp: the guest's RSP during syscall entry */
 
+/* sizeof(PerCpu) and the size of g_cpus (percpu.h, asserted there):
+ * trap_entry.S finds a CPU's PerCpu from the stack it runs on. */
+#define PERCPU_SIZE 256
+#define PERCPU_MAX_CPUS 64
+
+/* TrapFrame::vector bit that trap_entry.S sets when an entry from ring 0 found
+ * the guest's %gs base and swapped in the hypervisor's (traps.cc). */
+#define VECTOR_GUEST_GS 0x200
+
 /* sizeof(TrapFrame) (traps.h, asserted there). */
 #define TRAP_FRAME_SIZE (22 * 8)
 

@@ -1,8 +1,9 @@
 // Reading a PV guest kernel: an ELF64 x86-64 executable with Xen's ELF notes
 // (<xen/elfnote.h>), as Xen's own domain builder reads it. Only what pvmmu
-// uses is taken: the entry point, the hypercall page, the virtual base (the
-// domain's initial mapping, docs/abi.md "Bare-metal guest ABI") and the
-// feature string, whose required ('!') features must all be ones pvmmu has.
+// uses is taken: the entry point (default e_entry), the hypercall page, the
+// virtual base (the domain's initial mapping, docs/abi.md "Bare-metal guest
+// ABI"), the physical-address offset that with it places each segment, and
+// the feature string, whose required ('!') features must all be ones pvmmu has.
 // Every field is checked against the file's size: a malformed image is
 // refused, never read out of bounds.
 #pragma once
@@ -24,8 +25,10 @@ struct GuestElf {
     uint64_t entry = 0;            // XEN_ELFNOTE_ENTRY
     uint64_t hypercall_page = 0;   // XEN_ELFNOTE_HYPERCALL_PAGE
     uint64_t virt_base = 0;        // XEN_ELFNOTE_VIRT_BASE
+    uint64_t paddr_offset = 0;     // XEN_ELFNOTE_PADDR_OFFSET
     uint64_t image_end = 0;        // end of the highest segment, page aligned
     const char* error = nullptr;   // why the image was refused
+    char detail[48] = {};          // and what it named (a required feature), or ""
 };
 
 // true, or false with out.error set.

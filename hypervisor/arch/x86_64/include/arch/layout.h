@@ -24,7 +24,8 @@
 
 /* Slot 257: per-CPU areas, HV_PERCPU_STRIDE each (see percpu.h). */
 #define HV_PERCPU_VIRT     0xFFFF808000000000
-#define HV_PERCPU_STRIDE   0x100000
+#define HV_PERCPU_SHIFT    20
+#define HV_PERCPU_STRIDE   (1 << HV_PERCPU_SHIFT)
 
 /* Slot 261: the image, at HV_IMAGE_VIRT + its physical address (as Xen's
  * image in slot 261). 512 GiB aligned, so one L3 entry of the boot tables

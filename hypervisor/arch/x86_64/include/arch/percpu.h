@@ -71,7 +71,10 @@ static_assert(__builtin_offsetof(PerCpu, self) == 0);
 static_assert(__builtin_offsetof(PerCpu, stack_top) == PERCPU_STACK_TOP);
 static_assert(__builtin_offsetof(PerCpu, guest_rsp) == PERCPU_GUEST_RSP);
 
-extern constinit PerCpu g_cpus[kMaxCpus];
+// C linkage: trap_entry.S compares IA32_GS_BASE with the element its stack's
+// area belongs to.
+extern "C" constinit PerCpu g_cpus[kMaxCpus];
+static_assert(sizeof(PerCpu) == PERCPU_SIZE && kMaxCpus == PERCPU_MAX_CPUS);
 extern unsigned g_nr_cpus;   // CPUs found (ACPI MADT); ids [0, g_nr_cpus)
 
 inline PerCpu& this_cpu()

@@ -33,6 +33,9 @@ extern "C" const uint64_t trap_stubs[kNrExceptions + 3];
 
 const char* exception_name(uint64_t vector);
 
+// trap_entry.S: the IRETQ that returns to every TrapFrame.
+extern "C" const char trap_return_iretq[];
+
 // syscall_entry.S: guest_copy's instructions that touch guest memory, each
 // followed by its fixup, up to guest_copy_extable_end.
 extern "C" const uint64_t guest_copy_extable[], guest_copy_extable_end[];
