@@ -161,8 +161,26 @@ uint64_t pick_mfn(Use u)
     }
 }
 
+// An entry the hypervisor is likely to accept, so that tables validate, pins
+// and links succeed and the entries after them are reached: a pool A page (a
+// data frame) at level 1, a pool B frame or the scratch L1 above.
+uint64_t plausible_pte(unsigned level)
+{
+    if (rng.one_in(10)) return 0;
+    uint64_t f = pte::P | pte::US | pte::A;
+    if (level == 1) {
+        if (rng.below(2)) f |= pte::RW;
+        if (rng.below(2)) f |= pte::NX;
+        if (rng.one_in(3)) f |= pte::D;
+        return g.maddr(pool_a(unsigned(rng.below(kRegionA - 1)))) | f;
+    }
+    const uint64_t gp = rng.one_in(4) ? g.scratch_l1 : g.pool_b + rng.below(kPoolB);
+    return g.maddr(gp) | f | pte::RW;
+}
+
 uint64_t pick_pte(unsigned level)
 {
+    if (rng.below(2)) return plausible_pte(level);
     uint64_t f = pte::P;
     if (rng.one_in(12)) f = 0;
     if (rng.below(2)) f |= pte::RW;
@@ -179,14 +197,15 @@ uint64_t pick_pte(unsigned level)
     return ((m << 12) & pte::ADDR) | f | (rng.one_in(40) ? rng.next() & (0xfull << 48) : 0);
 }
 
-uint64_t pick_entry()
+uint64_t pick_entry(unsigned& level)
 {
     const uint64_t index = rng.below(512) * 8;
+    level = 1 + unsigned(rng.below(4));
     switch (rng.below(12)) {
-    case 0: case 1: case 2: return g.maddr(g.scratch_l1) + index;
+    case 0: case 1: case 2: level = 1; return g.maddr(g.scratch_l1) + index;
     case 3: case 4: case 5: case 6: return g.maddr(g.pool_b + rng.below(kPoolB)) + index;
-    case 7: return g.maddr(g.l2) + rng.below(511) * 8;   // never 511, the code L1's link
-    case 8: return g.maddr(g.l3) + rng.below(511) * 8;   // never 511, the L2's link
+    case 7: level = 2; return g.maddr(g.l2) + rng.below(511) * 8;   // never 511, the code L1's link
+    case 8: level = 3; return g.maddr(g.l3) + rng.below(511) * 8;   // never 511, the L2's link
     case 9: return g.maddr(rng.below(2) ? pool_a(unsigned(rng.below(kRegionA - 1))) : own_data_gpfn()) + index;
     default: return (foreign_mfn() << 12) + index;
     }

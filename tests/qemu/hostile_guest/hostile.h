@@ -134,7 +134,9 @@ void zero_after(uint64_t va);
 enum class Use { L1Val, UpperVal, Entry, Pin, Unpin, Baseptr, UserBaseptr, Gdt };
 uint64_t pick_mfn(Use u);
 uint64_t pick_pte(unsigned level);
-uint64_t pick_entry();   // a machine address of an entry a request may change | 0
+// The machine address of an entry a request may change, and the level of
+// the table it is most likely in (for a fitting value).
+uint64_t pick_entry(unsigned& level);
 uint64_t pick_flag_range();
 uint64_t pick_uvm_va();  // an address update_va_mapping may change (slot 255) or must refuse
 uint64_t pick_bad_va();  // unmapped, hypervisor, non-canonical, top of memory
@@ -157,6 +159,7 @@ void op_hypercall();
 void check_result(const Call& c, int64_t rc);
 // hostile_raw_nr / hostile_raw_args for the snippets that SYSCALL themselves.
 void load_raw(const Call& c);
+void print_call_stats();   // calls and successes per hypercall
 bool vcpu1_may_start();
 // The last make_call()'s call ran (or not) and its result was lost (a SYSCALL
 // that came back to a trap): what it may have changed is assumed changed.

@@ -61,6 +61,7 @@ uint64_t pick_count(uint64_t n, uint64_t list, uint64_t elem)
 
 uint64_t pick_foreigndom()
 {
+    if (rng.below(4)) return DOMID_SELF;   // another needs MapForeign, which the guest lacks: -EPERM
     switch (rng.below(12)) {
     case 0: return 0;
     case 1: return g.facts.peer_domid;
@@ -88,6 +89,7 @@ uint64_t list_or_bad(uint64_t bytes, uint64_t& list)
 mmu_update_t pick_request()
 {
     mmu_update_t u{};
+    unsigned level;
     const unsigned cmd = unsigned(rng.of({0ull, 0ull, 0ull, 2ull, 2ull, 2ull, 4ull, 4ull, 1ull, 3ull, 5ull, 6ull, 7ull}));
     switch (cmd) {
     case 1:   // machine-to-physical: any frame, any gpfn; bits 11:3 must be zero
@@ -95,15 +97,15 @@ mmu_update_t pick_request()
         u.val = rng.below(2) ? rng.below(g.nr_pages + 16) : rng.next();
         return u;
     case 4:
-        u.ptr = pick_entry() | 4;
+        u.ptr = pick_entry(level) | 4;
         u.val = pick_flag_range();
         return u;
     case 0: case 2:
-        u.ptr = pick_entry() | cmd;
-        u.val = rng.one_in(10) ? 0 : pick_pte(1 + unsigned(rng.below(4)));
+        u.ptr = pick_entry(level) | cmd;
+        u.val = rng.one_in(10) ? 0 : pick_pte(rng.one_in(8) ? 1 + unsigned(rng.below(4)) : level);
         return u;
     default:
-        u.ptr = pick_entry() | cmd;
+        u.ptr = pick_entry(level) | cmd;
         u.val = rng.next();
         return u;
     }
@@ -139,7 +141,7 @@ mmuext_op_t pick_ext()
 
 void make_mmu_update(Made& m)
 {
-    const uint64_t n = 1 + (rng.one_in(8) ? rng.below(64) : rng.below(8));
+    const uint64_t n = rng.below(3) ? 1 : 1 + (rng.one_in(8) ? rng.below(64) : rng.below(8));
     uint64_t list;
     const uint64_t p = list_or_bad(n * sizeof(mmu_update_t), list);
     if (list)
@@ -150,7 +152,7 @@ void make_mmu_update(Made& m)
 
 void make_mmuext_op(Made& m)
 {
-    const uint64_t n = 1 + rng.below(6);
+    const uint64_t n = rng.below(3) ? 1 : 1 + rng.below(6);
     uint64_t list;
     const uint64_t p = list_or_bad(n * sizeof(mmuext_op_t), list);
     if (list)
@@ -447,9 +449,59 @@ void result_lost()
     g_last.after = After::Nothing;
 }
 
+namespace {
+
+// Calls and successes per hypercall, for the summary (print_call_stats).
+struct Tally {
+    const char* name;
+    uint64_t calls, ok;
+};
+Tally g_tally[24];
+
+void count(const char* name, int64_t rc)
+{
+    for (Tally& t : g_tally) {
+        if (t.name && t.name != name) continue;
+        t.name = name;
+        ++t.calls;
+        if (rc >= 0) ++t.ok;
+        return;
+    }
+}
+
+} // namespace
+
+void print_call_stats()
+{
+    char line[200];
+    unsigned n = 0;
+    auto put = [&](const char* p) {
+        while (*p && n + 1 < sizeof(line)) line[n++] = *p++;
+    };
+    auto num = [&](uint64_t v) {
+        char t[24];
+        int k = 0;
+        do t[k++] = char('0' + v % 10);
+        while (v /= 10);
+        while (k && n + 1 < sizeof(line)) line[n++] = t[--k];
+    };
+    for (const Tally& t : g_tally) {
+        if (!t.name) break;
+        if (n > 140) {
+            line[n] = 0;
+            say("hostile:   %s", line);
+            n = 0;
+        }
+        put(t.name), put(" "), num(t.calls), put(" ("), num(t.ok), put(" ok); ");
+    }
+    line[n] = 0;
+    if (n) say("hostile:   %s", line);
+}
+
 void check_result(const Call& c, int64_t rc)
 {
     ++stats.hypercalls;
+    count(c.name, rc);
     if (rc < 0) ++stats.refused;
     if (c.unknown && rc != -XEN_ENOSYS) fail("hypercall %x (%s) is unknown, but returned %d, not -ENOSYS", c.nr, c.name, rc);
     if (rc < -4095 || (rc > 0 && !c.positive)) fail("%s (%x) returned %d", c.name, c.nr, rc);

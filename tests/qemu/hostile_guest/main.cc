@@ -153,6 +153,7 @@ void noted_result(int64_t rc)
 {
     Recent& r = g_recent[stats.ops % kRecent];
     r.rc = rc, r.done = true;
+    if (stats.ops >= opt.trace_from) say("hostile: op %u: = %d", stats.ops, rc);
 }
 
 void print_recent_ops()
@@ -330,6 +331,8 @@ extern "C" [[noreturn]] void xenpv_start(const start_info_t* si, uint64_t initia
         stats.ops, (now_ns() - g_start_ns) / 1000000ull, stats.hypercalls, stats.refused, stats.probes, stats.traps,
         stats.by_vector[0], stats.by_vector[1], stats.by_vector[3], stats.by_vector[6], stats.by_vector[7],
         stats.by_vector[11], stats.by_vector[12], stats.by_vector[13], stats.by_vector[14], stats.checks);
+    say("hostile: hypercalls by kind, and how many succeeded:");
+    print_call_stats();
     say("Test result: SUCCESS");
     sched_shutdown_t s{SHUTDOWN_poweroff};
     hypercall(__HYPERVISOR_sched_op, SCHEDOP_shutdown, uint64_t(&s));

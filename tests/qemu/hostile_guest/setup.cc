@@ -193,8 +193,11 @@ void op_write_pool_b()
     case 0:
         for (unsigned i = 0; i < 512; ++i) w[i] = 0;
         break;
-    case 1:   // a few entries
-        for (unsigned n = 1 + unsigned(rng.below(8)); n; --n) w[rng.below(512)] = pick_pte(level);
+    case 1:   // a few entries, or a whole table of them (one that validates, mostly)
+        if (rng.below(2))
+            for (unsigned i = 0; i < 512; ++i) w[i] = rng.one_in(4) ? pick_pte(level) : 0;
+        else
+            for (unsigned n = 1 + unsigned(rng.below(8)); n; --n) w[rng.below(512)] = pick_pte(level);
         break;
     case 2:   // a run, as a guest builds a table
         for (unsigned i = unsigned(rng.below(512)), n = unsigned(rng.below(64)); n && i < 512; --n, ++i)
