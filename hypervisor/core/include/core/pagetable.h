@@ -28,6 +28,23 @@ struct MapContext {
 
 // References an entry at `level` holds while installed (it is present).
 [[nodiscard]] int get_entry_refs(Hypervisor& hv, Level level, Pte e, const MapContext& ctx);
+
+// The owner rule of get_entry_refs again, for a writable raise of a frame an L1
+// entry already maps (same frame, RW 0 -> 1): the entry was checked when it was
+// made, maybe under another foreigndom or a MapForeign privilege withdrawn
+// since, and a raise takes no general reference that would check it again. The
+// caller's own frame, or (while it still holds MapForeign) a frame of the
+// foreign domain this request names; else -EPERM (issue 12, finding 7). The
+// entry's general reference keeps the owner from changing meanwhile.
+[[nodiscard]] inline int check_raise_owner(Hypervisor& hv, Mfn m, const MapContext& ctx)
+{
+    const DomId owner = hv.frame(m).owner.load(std::memory_order_acquire);
+    if (owner == ctx.self) [[likely]]
+        return 0;
+    if (owner != ctx.foreign) return -XEN_EPERM;
+    const Domain* d = hv.domain(ctx.self);
+    return d && d->policy.allows(Perm::MapForeign) ? 0 : -XEN_EPERM;
+}
 void put_entry_refs(Hypervisor& hv, Level level, Pte e);
 
 // Whole-table validation on the first type reference and its undo on the last.
