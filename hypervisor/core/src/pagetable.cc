@@ -34,6 +34,7 @@ int validate_table(Hypervisor& hv, Mfn m, Level level)
     uint64_t* t = hv.mem().table(m);
     const DomId self = hv.frame(m).owner.load(std::memory_order_acquire);
     const MapContext ctx{self, self};
+    hv.note_table_work(kEntriesPerTable);   // every entry is looked at, and again to adjust or undo
     unsigned i = 0;
     int rc = 0;
     for (; i < kEntriesPerTable; ++i) {
@@ -72,6 +73,7 @@ int validate_table(Hypervisor& hv, Mfn m, Level level)
 void devalidate_table(Hypervisor& hv, Mfn m, Level level)
 {
     uint64_t* t = hv.mem().table(m);
+    hv.note_table_work(kEntriesPerTable);
     for (unsigned i = 0; i < kEntriesPerTable; ++i) {
         const Pte e{load_entry(&t[i])};
         if (level == Level::L4 && hv.l4_slot_reserved(i)) {
