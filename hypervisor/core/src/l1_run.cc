@@ -37,7 +37,7 @@ template <bool FoldAd>
         uint64_t old = load_entry(slot);
         const uint64_t ref_change = (old ^ nv) & kRefBits;
         if (ref_change == 0) [[likely]] {
-            if ((rc = install_entry<FoldAd>(hv, slot, old, nv))) break;
+            if ((rc = install_entry<kSameFrame<FoldAd>>(hv, slot, old, nv))) break;
             continue;
         }
         if (ref_change != pte_bit::RW) break;
@@ -46,12 +46,12 @@ template <bool FoldAd>
         const Mfn m = Pte{nv}.mfn();
         if (!(old & pte_bit::RW)) {
             if ((rc = check_raise_owner(hv, m, ctx)) || (rc = get_writable_type(hv, m))) break;
-            if ((rc = install_entry<FoldAd>(hv, slot, old, nv))) {
+            if ((rc = install_entry<kSameFrame<FoldAd>>(hv, slot, old, nv))) {
                 put_page_type(hv, m);
                 break;
             }
         } else {
-            if ((rc = install_entry<FoldAd>(hv, slot, old, nv))) break;
+            if ((rc = install_entry<kSameFrame<FoldAd>>(hv, slot, old, nv))) break;
             put_page_type(hv, m);
         }
     }

@@ -86,6 +86,25 @@ void devalidate_table(Hypervisor& hv, Mfn m, Level level)
     }
 }
 
+namespace {
+
+// An install that changes the frame or P: cmd 0 overwrites, cmd 2 goes by
+// atomic_rule (core/pagetable.h).
+template <bool FoldAd>
+int install_new(Hypervisor& hv, uint64_t* slot, uint64_t& old, Pte nv)
+{
+    if constexpr (FoldAd) {
+        switch (atomic_rule(Pte{old}, nv)) {
+        case AdRule::Fold: return install_entry<AdRule::Fold>(hv, slot, old, nv.v);
+        case AdRule::HandBack: return install_entry<AdRule::HandBack>(hv, slot, old, nv.v);
+        case AdRule::Overwrite: break;
+        }
+    }
+    return install_entry<AdRule::Overwrite>(hv, slot, old, nv.v);
+}
+
+} // namespace
+
 template <bool FoldAd>
 int mod_entry_refs(Hypervisor& hv, Level level, uint64_t* slot, uint64_t old, Pte nv,
                    const MapContext& ctx)
@@ -99,7 +118,7 @@ int mod_entry_refs(Hypervisor& hv, Level level, uint64_t* slot, uint64_t old, Pt
             if (int rc = check_raise_owner(hv, nv.mfn(), ctx)) return rc;
             if (int rc = get_writable_type(hv, nv.mfn())) return rc;
         }
-        if (int rc = install_entry<FoldAd>(hv, slot, old, nv.v)) {
+        if (int rc = install_entry<kSameFrame<FoldAd>>(hv, slot, old, nv.v)) {
             if (raise) put_page_type(hv, nv.mfn());
             return rc;
         }
@@ -110,7 +129,7 @@ int mod_entry_refs(Hypervisor& hv, Level level, uint64_t* slot, uint64_t old, Pt
     if (nv.present()) {
         if (int rc = get_entry_refs(hv, level, nv, ctx)) return rc;
     }
-    if (int rc = install_entry<FoldAd>(hv, slot, old, nv.v)) {
+    if (int rc = install_new<FoldAd>(hv, slot, old, nv)) {
         if (nv.present()) put_entry_refs(hv, level, nv);
         return rc;
     }
