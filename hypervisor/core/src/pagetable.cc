@@ -23,6 +23,13 @@ int get_entry_refs(Hypervisor& hv, Level level, Pte e, const MapContext& ctx)
     return 0;
 }
 
+int check_raise_foreign(Hypervisor& hv, DomId owner, const MapContext& ctx)
+{
+    if (owner != ctx.foreign) return -XEN_EPERM;
+    const Domain* d = hv.domain(ctx.self);
+    return d && d->policy.allows(Perm::MapForeign) ? 0 : -XEN_EPERM;
+}
+
 void put_entry_refs(Hypervisor& hv, Level level, Pte e)
 {
     if (level != Level::L1 || e.writable()) put_page_type(hv, e.mfn());
