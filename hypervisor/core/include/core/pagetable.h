@@ -47,6 +47,7 @@ struct MapContext {
         return 0;
     return check_raise_foreign(hv, owner, ctx);
 }
+
 void put_entry_refs(Hypervisor& hv, Level level, Pte e);
 
 // Whole-table validation on the first type reference and its undo on the last.
