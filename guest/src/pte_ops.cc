@@ -78,12 +78,22 @@ int ptep_xchg(Cpu& c, PteLock& l, uint64_t nv, uint64_t& old)
     if (atomic_ok(c)) {
         uint64_t seen, after;
         if (!pte_read(c, l.ref(), seen)) return -XEN_EFAULT;
+        // The same page stays mapped (or none was): one cmd-2 install, which
+        // keeps the page's A/D in the new entry (abi.md §4.3).
+        const bool one_step = !pte_present(seen) || (pte_present(nv) && pte_mfn(nv).v == pte_mfn(seen).v);
         bool fell_back;
-        if (int rc = write_atomic(c, l, nv, fell_back)) return rc;
+        if (int rc = write_atomic(c, l, one_step ? nv : 0, fell_back)) return rc;
         if (!fell_back) {
             if (!pte_read(c, l.ref(), after)) return -XEN_EFAULT;
-            old = seen | (after & pte::AD & ~nv);
-            return 0;
+            if (one_step) {
+                old = pte_present(seen) ? seen | (after & pte::AD) : seen;
+                return 0;
+            }
+            // Another frame, or none: cmd 2 would not carry the old page's A/D
+            // into nv, so the entry is cleared first, which hands them back
+            // exactly; nv goes into the empty entry, which hardware leaves alone.
+            old = (seen & ~pte::AD) | (after & pte::AD);
+            return after == nv ? 0 : set_pte(c, l, nv);
         }
     }
     // Lameter's generic fallback: the entry is empty between the two writes.

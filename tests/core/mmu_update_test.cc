@@ -361,8 +361,8 @@ TEST_F(MmuUpdateTest, ClearingAnEntryDropsItsReferences)
 
 TEST_F(MmuUpdateTest, AtomicClearKeepsTheAdBitsOfTheOldEntry)
 {
-    // cmd 2 installs val | (current & (A|D)) whatever val is (SPEC §3, as Xen's
-    // MMU_PT_UPDATE_PRESERVE_AD): clearing leaves the A/D bits in a non-present entry.
+    // cmd 2 hands the old mapping's A/D back in the entry it leaves non-present
+    // (docs/abi.md §4.3): the guest reads them back, an atomic get-and-clear.
     std::atomic_ref<uint64_t>(*pte(600)).fetch_or(D);
     Snapshot before(m);
     unsigned done = 0;
@@ -389,20 +389,53 @@ TEST_F(MmuUpdateTest, AtomicUpdatePreservesDirtySetByHardwareAfterTheGuestRead)
     EXPECT_TRUE(only(Changes(before).word(l1_of(600), idx(600), seen | NX | D), m));
 }
 
-TEST_F(MmuUpdateTest, AtomicUpdatePreservesAccessedAndDirtyAcrossARemap)
+// --- cmd 2's A/D across a frame or P change (issue 12, finding 4) -------------
+// The A/D bits of the replaced entry belong to the frame it mapped: folded only
+// into a new value that maps the same frame, handed back exactly in a value
+// that maps nothing, never carried into another frame's mapping.
+
+TEST_F(MmuUpdateTest, AtomicRemapInstallsTheNewValueWithoutTheOldFramesAd)
 {
-    // Every A/D bit present at the install survives, also when the frame changes.
-    std::atomic_ref<uint64_t>(*pte(600)).fetch_or(D);
+    std::atomic_ref<uint64_t>(*pte(600)).fetch_or(D);   // the old frame was written
     Snapshot before(m);
     unsigned done = 0;
     EXPECT_EQ(mmu_update({req(600, MMU_ATOMIC_PT_UPDATE, map(700, P | US))}, &done), 0);
     EXPECT_EQ(done, 1u);
     EXPECT_TRUE(only(Changes(before)
-                         .word(l1_of(600), idx(600), map(700, P | US | A | D))
+                         .word(l1_of(600), idx(600), map(700, P | US))
                          .count(lay.mfn(600), -1)
                          .type_count(lay.mfn(600), -1)
                          .count(lay.mfn(700), +1),
                      m));
+}
+
+TEST_F(MmuUpdateTest, AtomicClearHandsBackExactlyTheOldAdBits)
+{
+    // The old entry has A, not D; the non-present value sets D itself (a swap
+    // entry's bit 6, say): the cleared entry holds the old A/D, not val's.
+    ASSERT_EQ(*pte(600) & AD, A);
+    const uint64_t swap = 0x1234'5000ull | D | (1ull << 9);
+    Snapshot before(m);
+    unsigned done = 0;
+    EXPECT_EQ(mmu_update({req(600, MMU_ATOMIC_PT_UPDATE, swap)}, &done), 0);
+    EXPECT_TRUE(only(Changes(before)
+                         .word(l1_of(600), idx(600), (swap & ~AD) | A)
+                         .count(lay.mfn(600), -1)
+                         .type_count(lay.mfn(600), -1),
+                     m));
+}
+
+TEST_F(MmuUpdateTest, AtomicWriteOverANonPresentEntryInstallsValExactly)
+{
+    // Bits 5 and 6 of a non-present entry are the guest's, not hardware A/D:
+    // nothing of them is folded into the next value, present or not.
+    must_update(req(600, MMU_NORMAL_PT_UPDATE, 0x1234'5000ull | A | D));
+    for (uint64_t val : {uint64_t(0x5678'9000ull), map(600, P | RW | US)}) {
+        Snapshot before(m);
+        unsigned done = 0;
+        EXPECT_EQ(mmu_update({req(600, MMU_ATOMIC_PT_UPDATE, val)}, &done), 0) << std::hex << val;
+        EXPECT_EQ(*pte(600), val) << std::hex << val;
+    }
 }
 
 TEST_F(MmuUpdateTest, NormalUpdateLosesDirtySetByHardwareAfterTheGuestRead)

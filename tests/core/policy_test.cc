@@ -1,5 +1,7 @@
 // Per-domain policy hooks (SPEC §4, like Xen's XSM): each command can be denied;
 // a denied request is -EPERM and changes nothing, and only that command is denied.
+#include <functional>
+
 #include "support/core_fixture.h"
 
 namespace pvmmu::test {
@@ -228,6 +230,126 @@ TEST_F(PolicyTest, DenyBitsOnlyEverAdd)
     ASSERT_TRUE(p.deny_abi(PVMMU_DENY_PIN));
     EXPECT_FALSE(p.allows(Perm::MmuAtomic));
     EXPECT_FALSE(p.allows(Perm::Pin));
+}
+
+
+// --- a writable raise rechecks the owner (issue 12, finding 7) -------------------
+//
+// Under MapForeign the domain maps, read-only, a frame of domain 2 (gpfn 600's
+// entry, foreigndom 2) and an I/O frame (gpfn 601's, DOMID_IO). Raising RW on
+// those entries keeps the frame, so no path took the entry's references again
+// and none looked at the owner: with foreigndom = SELF, or after the privilege
+// went, each of the three raise paths made them writable.
+class ForeignRaiseTest : public CoreTest {
+protected:
+    static constexpr uint64_t kForeign = 600, kIo = 601;
+    static constexpr Mfn kIoFrame{16};
+
+    void SetUp() override
+    {
+        CoreTest::SetUp();
+        ASSERT_NE(m.create_domain(2, 64, 1, lay2), nullptr);
+        d->policy.allow(Perm::MapForeign);
+        unsigned done = 0;
+        ASSERT_EQ(mmu_update({req(kForeign, MMU_NORMAL_PT_UPDATE, map(foreign(), P | US | A))}, &done, 2), 0);
+        ASSERT_EQ(mmu_update({req(kIo, MMU_NORMAL_PT_UPDATE, map(kIoFrame, P | US | A))}, &done, DOMID_IO), 0);
+    }
+
+    Mfn foreign() const { return lay2.mfn(20); }
+    Mfn frame_of(uint64_t g) const { return g == kForeign ? foreign() : kIoFrame; }
+    uint64_t raised(uint64_t g) const { return map(frame_of(g), P | RW | US | A); }
+
+    // The raise of gpfn g's entry through each path; foreigndom for mmu_update.
+    long raise_cmd(uint64_t g, unsigned cmd, uint64_t fd)
+    {
+        unsigned done = 99;
+        const long rc = mmu_update({req(g, cmd, raised(g))}, &done, fd);
+        EXPECT_EQ(done, rc == 0 ? 1u : 0u);
+        return rc;
+    }
+    long raise_range(uint64_t g, uint64_t fd)
+    {
+        unsigned done = 99;
+        const long rc = mmu_update({req(g, MMU_FLAG_RANGE_UPDATE, abi::encode_flag_range(RW, RW, 1))}, &done, fd);
+        EXPECT_EQ(done, rc == 0 ? 1u : 0u);
+        return rc;
+    }
+    long raise_va(uint64_t g) { return update_va_mapping(lay.va(g), raised(g), UVMF_NONE); }
+
+    // Every path's raise of g's entry, refused with -EPERM and no change.
+    void expect_every_raise_refused(uint64_t g, uint64_t fd)
+    {
+        const std::pair<const char*, std::function<long()>> paths[] = {
+            {"cmd 0 (l1_run)", [&] { return raise_cmd(g, MMU_NORMAL_PT_UPDATE, fd); }},
+            {"cmd 2 (l1_run)", [&] { return raise_cmd(g, MMU_ATOMIC_PT_UPDATE, fd); }},
+            {"cmd 4 (flag_range)", [&] { return raise_range(g, fd); }},
+            {"update_va_mapping (mod_entry_refs)", [&] { return raise_va(g); }},
+        };
+        for (const auto& [name, raise] : paths) {
+            Snapshot before(m);
+            const long rc = raise();
+            EXPECT_EQ(rc, -XEN_EPERM) << name << ", gpfn " << g << ", foreigndom " << fd;
+            EXPECT_TRUE(unchanged(before, m)) << name << ", gpfn " << g << ", foreigndom " << fd;
+            if (rc == 0) {   // read-only again, so the next path starts where this one did
+                unsigned done = 0;
+                EXPECT_EQ(mmu_update({req(g, MMU_NORMAL_PT_UPDATE, map(frame_of(g), P | US | A))}, &done), 0);
+            }
+        }
+    }
+
+    DomainLayout lay2;
+};
+
+TEST_F(ForeignRaiseTest, RaiseWithoutNamingTheOwnerIsEperm)
+{
+    expect_every_raise_refused(kForeign, DOMID_SELF);
+    expect_every_raise_refused(kIo, DOMID_SELF);
+    // Naming another foreign domain than the owner is no better.
+    expect_every_raise_refused(kIo, 2);
+    expect_every_raise_refused(kForeign, DOMID_IO);
+}
+
+TEST_F(ForeignRaiseTest, RaiseAfterThePrivilegeWentIsEperm)
+{
+    d->policy.deny(Perm::MapForeign);
+    expect_every_raise_refused(kForeign, DOMID_SELF);
+    expect_every_raise_refused(kIo, DOMID_SELF);
+}
+
+// What the privilege does allow: a raise that names the owner, as a writable
+// mapping made in one step would (foreign frames are typed writable as usual).
+TEST_F(ForeignRaiseTest, RaiseNamingTheOwnerUnderThePrivilegeIsAllowed)
+{
+    for (uint64_t g : {kForeign, kIo}) {
+        const uint64_t fd = g == kForeign ? 2 : DOMID_IO;
+        // The I/O frame takes the writable type on its first raise: done once
+        // here, so each path below changes only the count.
+        ASSERT_EQ(raise_cmd(g, MMU_NORMAL_PT_UPDATE, fd), 0);
+        unsigned done = 0;
+        ASSERT_EQ(mmu_update({req(g, MMU_NORMAL_PT_UPDATE, map(frame_of(g), P | US | A))}, &done, fd), 0);
+        for (int path = 0; path < 3; ++path) {
+            Snapshot before(m);
+            const long rc = path == 0   ? raise_cmd(g, MMU_NORMAL_PT_UPDATE, fd)
+                            : path == 1 ? raise_cmd(g, MMU_ATOMIC_PT_UPDATE, fd)
+                                        : raise_range(g, fd);
+            EXPECT_EQ(rc, 0) << "path " << path << ", gpfn " << g;
+            EXPECT_TRUE(only(Changes(before).word(l1_of(g), idx(g), raised(g)).type_count(frame_of(g), +1), m))
+                << "path " << path << ", gpfn " << g;
+            // Back to read-only for the next path.
+            ASSERT_EQ(mmu_update({req(g, MMU_NORMAL_PT_UPDATE, map(frame_of(g), P | US | A))}, &done, fd), 0);
+            ASSERT_TRUE(unchanged(before, m));
+        }
+    }
+}
+
+// The domain's own frames are raised as before, whatever foreigndom names.
+TEST_F(ForeignRaiseTest, OwnFramesRaiseAsBefore)
+{
+    make_read_only(602);
+    unsigned done = 0;
+    Snapshot before(m);
+    EXPECT_EQ(mmu_update({req(602, MMU_ATOMIC_PT_UPDATE, map(602, kDataFlags))}, &done, 2), 0);
+    EXPECT_TRUE(only(Changes(before).word(l1_of(602), idx(602), map(602, kDataFlags)).type_count(lay.mfn(602), +1), m));
 }
 
 } // namespace

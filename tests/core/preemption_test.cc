@@ -185,5 +185,136 @@ TEST_F(SmallBudgetTest, BatchOfExactlyTheBudgetIsNotPreempted)
     EXPECT_TRUE(only(nx_set(before, 600, 608), m));
 }
 
+
+// --- work charged for validation (issue 12, finding 8) ---------------------------
+//
+// A pin, a base pointer or a link of an upper-level entry validates a whole
+// tree on its first type reference, and its unpin or unlink devalidates it:
+// the batch is charged one unit per entry of every table (de)validated, the
+// units of the budget. Here each request (de)validates an L2 with 8 L1s under
+// it: 9 tables, 4608 entries, more than the default budget of 4096, so a batch
+// of three is preempted after each of the first two.
+class TreeWorkTest : public CoreTest {
+protected:
+    static constexpr unsigned kTrees = 3, kL1sPerTree = 8;
+    static constexpr uint64_t kTablesPerTree = 1 + kL1sPerTree;
+
+    void SetUp() override
+    {
+        CoreTest::SetUp();
+        ASSERT_GT(kTablesPerTree * kEntriesPerTable, hv().config().preempt_budget);
+        for (unsigned t = 0; t < kTrees; ++t) {
+            for (uint64_t k = 0; k < kTablesPerTree; ++k) make_read_only(l2_gpfn(t) + k);
+            for (uint64_t k = 1; k <= kL1sPerTree; ++k)
+                table(lay.mfn(l2_gpfn(t)))[k] = map(l2_gpfn(t) + k, kTableLinkFlags);
+        }
+    }
+
+    static uint64_t l2_gpfn(unsigned t) { return 700 + t * 16; }   // its L1s follow it
+    Mfn tree(unsigned t) const { return lay.mfn(l2_gpfn(t)); }
+
+    long mmuext_counted(const std::vector<mmuext_op_t>& ops, unsigned& done, unsigned& continuations)
+    {
+        return m.call(v0(), __HYPERVISOR_mmuext_op, uint64_t(ops.data()), ops.size(), uint64_t(&done),
+                      DOMID_SELF, 0, &continuations);
+    }
+    long mmu_update_counted(const std::vector<mmu_update_t>& reqs, unsigned& done, unsigned& continuations)
+    {
+        return m.call(v0(), __HYPERVISOR_mmu_update, uint64_t(reqs.data()), reqs.size(), uint64_t(&done),
+                      DOMID_SELF, 0, &continuations);
+    }
+    bool validated(unsigned t)
+    {
+        return (frame(tree(t)).type_info.load() & ti::kValidated) != 0;
+    }
+};
+
+TEST_F(TreeWorkTest, BatchOfPinsOfBigTreesIsPreempted)
+{
+    std::vector<mmuext_op_t> pins, unpins;
+    for (unsigned t = 0; t < kTrees; ++t) {
+        pins.push_back(op_mfn(MMUEXT_PIN_L2_TABLE, tree(t)));
+        unpins.push_back(op_mfn(MMUEXT_UNPIN_TABLE, tree(t)));
+    }
+    unsigned done = 0, continuations = 0;
+    EXPECT_EQ(mmuext_counted(pins, done, continuations), 0);
+    EXPECT_EQ(done, kTrees);
+    EXPECT_EQ(continuations, kTrees - 1) << "pins";
+    for (unsigned t = 0; t < kTrees; ++t) EXPECT_TRUE(validated(t)) << t;
+
+    done = continuations = 0;
+    EXPECT_EQ(mmuext_counted(unpins, done, continuations), 0);
+    EXPECT_EQ(done, kTrees);
+    EXPECT_EQ(continuations, kTrees - 1) << "unpins";
+    for (unsigned t = 0; t < kTrees; ++t) EXPECT_FALSE(validated(t)) << t;
+}
+
+// The same work done by linking (cmd 0 on L3 entries) and unlinking the trees.
+TEST_F(TreeWorkTest, BatchOfLinksOfBigTreesIsPreempted)
+{
+    std::vector<mmu_update_t> links, unlinks;
+    for (unsigned t = 0; t < kTrees; ++t) {
+        links.push_back(mmu_update_t{ptr(l3(), 10 + t, MMU_NORMAL_PT_UPDATE), map(tree(t), kTableLinkFlags)});
+        unlinks.push_back(mmu_update_t{ptr(l3(), 10 + t, MMU_NORMAL_PT_UPDATE), 0});
+    }
+    unsigned done = 0, continuations = 0;
+    EXPECT_EQ(mmu_update_counted(links, done, continuations), 0);
+    EXPECT_EQ(done, kTrees);
+    EXPECT_EQ(continuations, kTrees - 1) << "links";
+    for (unsigned t = 0; t < kTrees; ++t) EXPECT_TRUE(validated(t)) << t;
+
+    done = continuations = 0;
+    EXPECT_EQ(mmu_update_counted(unlinks, done, continuations), 0);
+    EXPECT_EQ(done, kTrees);
+    EXPECT_EQ(continuations, kTrees - 1) << "unlinks";
+    for (unsigned t = 0; t < kTrees; ++t) EXPECT_FALSE(validated(t)) << t;
+}
+
+// A multicall yields every 64 entries; entries that pin big trees make it yield
+// once the tables they (de)validated reach the budget.
+TEST_F(TreeWorkTest, MulticallOfPinsOfBigTreesIsPreempted)
+{
+    std::vector<mmuext_op_t> pins;
+    for (unsigned t = 0; t < kTrees; ++t) pins.push_back(op_mfn(MMUEXT_PIN_L2_TABLE, tree(t)));
+    std::vector<multicall_entry_t> list(kTrees);
+    for (unsigned t = 0; t < kTrees; ++t) {
+        list[t].op = __HYPERVISOR_mmuext_op;
+        list[t].args[0] = uint64_t(&pins[t]);
+        list[t].args[1] = 1;
+        list[t].args[3] = DOMID_SELF;
+    }
+    unsigned continuations = 0;
+    EXPECT_EQ(m.call(v0(), __HYPERVISOR_multicall, uint64_t(list.data()), list.size(), 0, 0, 0, &continuations),
+              0);
+    for (unsigned t = 0; t < kTrees; ++t) {
+        EXPECT_EQ(list[t].result, 0u) << t;
+        EXPECT_TRUE(validated(t)) << t;
+    }
+    EXPECT_EQ(continuations, kTrees - 1);
+}
+
+// A pin of a table already in use validates nothing: one unit, as before.
+TEST_F(TreeWorkTest, PinOfATableInUseIsOneUnit)
+{
+    std::vector<mmuext_op_t> ops(kTrees, op_mfn(MMUEXT_PIN_L2_TABLE, tree(0)));
+    unsigned done = 0, continuations = 0;
+    ASSERT_EQ(mmuext_counted({ops[0]}, done, continuations), 0);
+    // 4096 pins and unpins of the now validated L2 (pinned: unpin first).
+    std::vector<mmuext_op_t> flips;
+    for (unsigned k = 0; k < 2048; ++k) {
+        flips.push_back(op_mfn(MMUEXT_UNPIN_TABLE, tree(0)));
+        flips.push_back(op_mfn(MMUEXT_PIN_L2_TABLE, tree(0)));
+    }
+    // Keep the L2 validated while it is unpinned: link it too.
+    unsigned d2 = 0, c2 = 0;
+    ASSERT_EQ(mmu_update_counted({mmu_update_t{ptr(l3(), 10, MMU_NORMAL_PT_UPDATE), map(tree(0), kTableLinkFlags)}},
+                                 d2, c2),
+              0);
+    done = continuations = 0;
+    EXPECT_EQ(mmuext_counted(flips, done, continuations), 0);
+    EXPECT_EQ(done, 4096u);
+    EXPECT_EQ(continuations, 0u);   // exactly the budget
+}
+
 } // namespace
 } // namespace pvmmu::test

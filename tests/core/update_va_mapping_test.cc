@@ -168,5 +168,92 @@ TEST_F(UpdateVaMappingTest, WalksTheCallersOwnRoot)
     EXPECT_TRUE(only(Changes(before).word(l1_of(kG), idx(kG), map(kG, kDataFlags | NX)), m));
 }
 
+
+// --- the walk to the L1 (issue 12, finding 3) ------------------------------------
+//
+// Bare metal keeps its own tables in the L4 slots 256-271 of every validated guest
+// L4 (Platform::reserved_l4_entry): in slot 262 a direct map of all machine memory
+// in 2 MiB pages. Here every reserved slot gets such a map, in hypervisor frames,
+// and the guest pins the 2 MiB-aligned frame mfn 512 as an L1: a walk that
+// followed the hypervisor's entries, or took a 2 MiB leaf's frame for the L1,
+// would rewrite that L1's entries.
+class UpdateVaMappingWalkTest : public UpdateVaMappingTest {
+protected:
+    static constexpr Mfn kHvL3{8}, kHvL2{9};                 // hypervisor frames
+    static constexpr uint64_t kBigL1 = 480;                   // gpfn of mfn 512
+    static constexpr uint64_t kLinkNoUs = P | RW | A;         // the hypervisor's entries
+    static constexpr uint64_t kTwoMiB = uint64_t(1) << 21;
+
+    void SetUp() override
+    {
+        UpdateVaMappingTest::SetUp();
+        ASSERT_EQ(lay.mfn(kBigL1).v, 512u);
+        // The direct map: L3[0] -> L2, L2[i] = 2 MiB page i (the machine's 2.5).
+        table(kHvL3)[0] = Pte::make(kHvL2, kLinkNoUs).v;
+        for (uint64_t i = 0; i * kTwoMiB < kMachineFrames * kPageSize; ++i)
+            table(kHvL2)[i] = Pte::make(Mfn{i * kTwoMiB / kPageSize}, kLinkNoUs | PS).v;
+        for (unsigned s = hv().config().l4_reserved_first; s <= hv().config().l4_reserved_last; ++s)
+            m.platform().reserved_l4[s] = Pte::make(kHvL3, kLinkNoUs).v;
+        // A root validated with those entries: a copy of the builder's L4.
+        make_read_only(700);
+        std::memcpy(table(lay.mfn(700)), table(l4()), kPageSize);
+        unsigned done = 0;
+        ASSERT_EQ(mmuext({op_mfn(MMUEXT_NEW_BASEPTR, lay.mfn(700))}, &done), 0);
+        ASSERT_EQ(table(lay.mfn(700))[262], Pte::make(kHvL3, kLinkNoUs).v);
+        // The victim: a pinned L1 at a 2 MiB boundary, mapping gpfn 600 read-only.
+        make_read_only(kBigL1);
+        table(lay.mfn(kBigL1))[7] = map(600, P | US | A);
+        ASSERT_EQ(mmuext({op_mfn(MMUEXT_PIN_L1_TABLE, lay.mfn(kBigL1))}, &done), 0);
+    }
+
+    static Vaddr in_slot(unsigned slot, uint64_t offset)
+    {
+        return Vaddr{0xffff'0000'0000'0000ull | (uint64_t(slot) << 39) | offset};
+    }
+    // Where the direct map shows entry 7's page of the pinned L1's 2 MiB.
+    static uint64_t victim_offset() { return 512 * kPageSize + 7 * kPageSize; }
+};
+
+TEST_F(UpdateVaMappingWalkTest, NoAddressInsideAHypervisorSlotHasAnL1)
+{
+    const uint64_t offsets[] = {0, victim_offset(), victim_offset() + 0x123, kTwoMiB - kPageSize,
+                                (uint64_t(1) << 39) - kPageSize};
+    for (unsigned s = 256; s <= 271; ++s) {
+        for (uint64_t off : offsets) {
+            Snapshot before(m);
+            EXPECT_EQ(update_va_mapping(in_slot(s, off), map(kG, P | US | A | NX), UVMF_INVLPG | UVMF_LOCAL),
+                      -XEN_EINVAL)
+                << "slot " << s << " offset 0x" << std::hex << off;
+            EXPECT_TRUE(unchanged(before, m)) << "slot " << s << " offset 0x" << std::hex << off;
+        }
+    }
+}
+
+// A guest table cannot hold a PS entry (entry rules), but a walk that takes no
+// lock may read a table the guest has since unlinked and rewritten: it must
+// stop at a PS entry rather than take the frame it names for an L1.
+TEST_F(UpdateVaMappingWalkTest, WalkStopsAtASuperpageEntry)
+{
+    std::atomic_ref<uint64_t>(table(l2())[5]).store(Pte::make(lay.mfn(kBigL1), kTableLinkFlags | PS).v);
+    Snapshot before(m);
+    EXPECT_EQ(update_va_mapping(lay.va(5 * 512 + 7), map(kG, P | US | A | NX), UVMF_NONE), -XEN_EINVAL);
+    EXPECT_TRUE(unchanged(before, m));
+}
+
+// Likewise a table read during the walk may name a frame that is not the
+// domain's (here a hypervisor frame, with no PS on the way): the walk checks the
+// owner of every table it reads, not only of the L1 it ends on.
+TEST_F(UpdateVaMappingWalkTest, WalkChecksTheOwnerOfEveryTable)
+{
+    constexpr Mfn kOtherL3{10}, kOtherL2{11};
+    table(kOtherL3)[0] = Pte::make(kOtherL2, kLinkNoUs).v;
+    table(kOtherL2)[1] = Pte::make(lay.mfn(kBigL1), kLinkNoUs).v;
+    std::atomic_ref<uint64_t>(table(lay.mfn(700))[5]).store(Pte::make(kOtherL3, kTableLinkFlags).v);
+    Snapshot before(m);
+    const Vaddr va{(uint64_t(5) << 39) | victim_offset()};
+    EXPECT_EQ(update_va_mapping(va, map(kG, P | US | A | NX), UVMF_NONE), -XEN_EINVAL);
+    EXPECT_TRUE(unchanged(before, m));
+}
+
 } // namespace
 } // namespace pvmmu::test

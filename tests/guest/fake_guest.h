@@ -114,7 +114,12 @@ private:
         uint64_t& e = entry(gpfn, index);
         const uint64_t us = [](uint64_t v) { return (v & pte::P) ? v | pte::US : v; }(val);
         if (cmd == MMU_NORMAL_PT_UPDATE) e = us;
-        if (cmd == MMU_ATOMIC_PT_UPDATE) e = us | (e & pte::AD);
+        if (cmd == MMU_ATOMIC_PT_UPDATE) {   // abi.md §4.3: fold, hand back or overwrite
+            if (!(e & pte::P)) e = us;
+            else if (!(us & pte::P)) e = (us & ~pte::AD) | (e & pte::AD);
+            else if (((us ^ e) & pte::ADDR) == 0) e = us | (e & pte::AD);
+            else e = us;
+        }
         if (cmd == MMU_FLAG_RANGE_UPDATE) {
             const abi::FlagRange fr = abi::decode_flag_range(val);
             for (unsigned i = index; i < index + fr.count; ++i) {

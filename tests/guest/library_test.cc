@@ -193,21 +193,66 @@ TEST(GuestPteOps, GetAndClearWithCmd2ReportsTheDirtyBitAndLeavesZero)
     EXPECT_EQ(f.p.entry(kL1, 7), 0u);
 }
 
-TEST(GuestPteOps, XchgIsOneCmd2Install)
+TEST(GuestPteOps, XchgOnTheSameFrameIsOneCmd2Install)
 {
     fake::Guest1 f;
     const PteRef r{Gpfn{kL1}, 9};
-    f.p.entry(kL1, 9) = make_pte(Mfn{0x9000}, pte::P | pte::US | pte::A | pte::D);
+    f.p.entry(kL1, 9) = make_pte(Mfn{0x9000}, pte::P | pte::RW | pte::US | pte::A | pte::D);
     f.p.requests.clear();
     uint64_t old = 0;
     {
         PteLock l(f.c, r);
-        ASSERT_EQ(ptep_xchg(f.c, l, make_pte(Mfn{0x9001}, pte::P | pte::US), old), 0);
+        ASSERT_EQ(ptep_xchg(f.c, l, make_pte(Mfn{0x9000}, pte::P | pte::US), old), 0);
     }
     ASSERT_EQ(f.p.requests.size(), 1u);
     EXPECT_EQ(f.p.requests[0].cmd, unsigned(MMU_ATOMIC_PT_UPDATE));
-    EXPECT_EQ(pte_mfn(old).v, 0x9000u);
-    EXPECT_TRUE(old & pte::D);
+    EXPECT_EQ(old, make_pte(Mfn{0x9000}, pte::P | pte::RW | pte::US | pte::A | pte::D));
+    EXPECT_EQ(f.p.entry(kL1, 9), make_pte(Mfn{0x9000}, pte::P | pte::US | pte::A | pte::D));   // kept with the page
+}
+
+// Another frame (issue 12, finding 4): cleared by cmd 2, which hands the old
+// page's A/D back, then written by cmd 0; the new entry is nv exactly, and
+// `old` reports D even though nv carries D itself.
+TEST(GuestPteOps, XchgToAnotherFrameClearsThenSetsAndReportsTheOldPagesBits)
+{
+    fake::Guest1 f;
+    const PteRef r{Gpfn{kL1}, 9};
+    const uint64_t before = make_pte(Mfn{0x9000}, pte::P | pte::RW | pte::US | pte::A | pte::D);
+    for (uint64_t nv_flags : {pte::P | pte::RW | pte::US | pte::A | pte::D, pte::P | pte::US}) {
+        f.p.entry(kL1, 9) = before;
+        f.p.requests.clear();
+        const uint64_t nv = make_pte(Mfn{0x9001}, nv_flags);
+        uint64_t old = 0;
+        {
+            PteLock l(f.c, r);
+            ASSERT_EQ(ptep_xchg(f.c, l, nv, old), 0);
+        }
+        ASSERT_EQ(f.p.requests.size(), 2u);
+        EXPECT_EQ(f.p.requests[0].cmd, unsigned(MMU_ATOMIC_PT_UPDATE));
+        EXPECT_EQ(f.p.requests[0].val, 0u);
+        EXPECT_EQ(f.p.requests[1].cmd, unsigned(MMU_NORMAL_PT_UPDATE));
+        EXPECT_EQ(f.p.requests[1].val, nv);
+        EXPECT_EQ(old, before);
+        EXPECT_EQ(f.p.entry(kL1, 9), nv);
+    }
+}
+
+// To a non-present value (a swap entry): the same two steps; the entry ends
+// holding the swap entry bit for bit.
+TEST(GuestPteOps, XchgToASwapEntryReportsTheOldBitsAndStoresItExactly)
+{
+    fake::Guest1 f;
+    const PteRef r{Gpfn{kL1}, 9};
+    const uint64_t before = make_pte(Mfn{0x9000}, pte::P | pte::RW | pte::US | pte::A | pte::D);
+    f.p.entry(kL1, 9) = before;
+    const uint64_t swap = 0x0000'0012'3400'0000ull | pte::D;   // not present, bit 6 its own
+    uint64_t old = 0;
+    {
+        PteLock l(f.c, r);
+        ASSERT_EQ(ptep_xchg(f.c, l, swap, old), 0);
+    }
+    EXPECT_EQ(old, before);
+    EXPECT_EQ(f.p.entry(kL1, 9), swap);
 }
 
 // A physmap write fault on an entry that is writable is a stale TLB entry and

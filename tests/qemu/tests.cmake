@@ -69,7 +69,7 @@ pvmmu_qemu_test(qemu_guest_isolation --cpus 2 --guest $<TARGET_FILE:isolation-gu
 # the lower half crashes its domain and nothing else; the IRETQ that the CPU
 # refuses (a self-test plants the RIP) crashes the domain, not the hypervisor.
 pvmmu_qemu_test(qemu_guest_canonical_edge --cpus 2 --guest $<TARGET_FILE:edge-guest> --expect edge)
-pvmmu_qemu_test(qemu_guest_refused_iret --cpus 2 --guest $<TARGET_FILE:hello-guest> --selftest badreturn
+pvmmu_qemu_test(qemu_guest_refused_iret --cpus 2 --guest $<TARGET_FILE:gdt-guest> --domains 2 --selftest badreturn
   --expect refused-return)
 
 # The same from the GRUB ISO: guests as module2 lines, each domain's words

@@ -5,8 +5,9 @@
 // by the caller as Linux callers hold the PTE lock); hardware changes only A and
 // D. On top of that:
 //   - the atomic operations use MMU_ATOMIC_PT_UPDATE (cmd 2), which installs
-//     val | (A/D present at the install): no window in which another vCPU sees
-//     an empty entry (the seeds' Lameter patch) and no A/D bit lost;
+//     val | (A/D present at the install) when val maps the same frame: no
+//     window in which another vCPU sees an empty entry (the seeds' Lameter
+//     patch) and no A/D bit lost; a change of frame clears first (ptep_xchg);
 //   - without cmd 2 (MmuLevel::Normal) they fall back to Lameter's generic
 //     form, get_and_clear followed by set, both cmd 0 (see ptep_get_and_clear).
 // Each write is followed by a counted clean when the walker is not coherent.
@@ -58,9 +59,17 @@ void clean_pte(Cpu& c, PteRef r);
 // and a dirty page is never reported clean.
 [[nodiscard]] int ptep_get_and_clear(Cpu& c, PteLock& l, uint64_t& old);
 
-// Installs nv in one step and returns the previous value. cmd 2 carries the
-// A/D bits of the old mapping into the new entry; `old` reports them (exact when
-// nv is not present, a superset otherwise). Fallback: get_and_clear + set.
+// Installs nv and returns the previous value, whose A/D bits are never lost:
+//   - nv maps the same frame as the entry (or the entry maps nothing): one cmd-2
+//     install, never an empty entry; the page's A/D stay in the new entry and
+//     `old` reports them (a superset: bits nv carries itself, and bits hardware
+//     sets on the page just after the install, are reported too);
+//   - nv maps another frame, or nothing: cmd 2 carries no A/D into another
+//     frame's mapping (abi.md §4.3), so the entry is cleared with cmd 2 first —
+//     which hands the old page's A/D back exactly — and nv is written into the
+//     empty entry (cmd 0). `old` is exact. Another vCPU may find the entry empty
+//     in between and fault; its handler waits for the lock and finds nv.
+// Fallback: get_and_clear + set, `old` assuming the worst.
 [[nodiscard]] int ptep_xchg(Cpu& c, PteLock& l, uint64_t nv, uint64_t& old);
 
 // If the entry's bits other than A/D equal those of `expected`, installs nv

@@ -225,8 +225,18 @@ bool start_secondary(unsigned id)
     ctx.user_regs.rip = uint64_t(&secondary_cpu);
     ctx.user_regs.rsp = stack_top(id) - 8;   // as after a call: the ABI's alignment
     ctx.user_regs.rdi = id;
+    // What Xen also needs (pvmmu takes them as given): a kernel-mode start on
+    // the flat kernel selectors, the kernel stack for a return from user
+    // mode. Not VGCF_online: on Xen it clears the down flag, so VCPUOP_up
+    // would find the vCPU up and wake nothing.
+    ctx.flags = VGCF_in_kernel;
+    ctx.user_regs.cs = FLAT_KERNEL_CS64;
+    ctx.user_regs.ss = FLAT_KERNEL_SS;
+    ctx.user_regs.rflags = 0x200;   // IF: events may come
+    ctx.kernel_ss = FLAT_KERNEL_SS;
+    ctx.kernel_sp = ctx.user_regs.rsp;
     const uint64_t* p2m = reinterpret_cast<const uint64_t*>(g_si->mfn_list);
-    ctx.ctrlreg[3] = xen_pfn_to_cr3(p2m[0]);
+    ctx.ctrlreg[3] = xen_pfn_to_cr3(p2m[(g_si->pt_base - XENPV_VIRT_BASE) >> kPageShift]);   // the boot L4
     make_cpu(id);
     return hypercall(__HYPERVISOR_vcpu_op, VCPUOP_initialise, id, uint64_t(&ctx)) == 0 &&
            hypercall(__HYPERVISOR_vcpu_op, VCPUOP_up, id, 0) == 0;

@@ -15,6 +15,11 @@
 //   - update_va_mapping of an executable mapping at the base of each
 //     hypervisor slot: -EINVAL (no L1 maps it); loads, stores and fetches
 //     there fault;
+//   - update_va_mapping anywhere inside each hypervisor slot, in particular
+//     where bare metal's direct map (slot 262, 2 MiB pages) shows a
+//     2 MiB-aligned frame of ours that we pinned as an L1: -EINVAL and the
+//     L1 unchanged (issue 12, finding 3: the walk took the 2 MiB page's frame
+//     for the L1 and rewrote it);
 //   - NX removal on the read-only physmap mappings of its page tables by cmd 4
 //     and cmd 2: allowed (as on Xen, the guest chooses NX on its own frames),
 //     and RW stays clear: a store still faults, nothing is written.
@@ -32,6 +37,53 @@ constexpr unsigned kFirstXenSlot = 256, kLastXenSlot = 271, kFreeSlot = 3;
 AddressSpace as;
 
 Va slot_base(unsigned s) { return Va{(s >= 256 ? 0xffff'0000'0000'0000ull : 0) | (uint64_t(s) << 39)}; }
+
+// A 2 MiB-aligned frame of ours, zeroed and pinned as an L1; false if the
+// domain has none free.
+bool pin_aligned_l1(Cpu& c, Gpfn& out)
+{
+    const BootInfo& b = c.guest->boot();
+    for (uint64_t g = b.nr_pt_frames; g < b.nr_frames; ++g) {
+        if (c.guest->mfn(Gpfn{g}).v % kEntriesPerTable != 0 || !c.guest->frames().reserve(c, Gpfn{g}, 1)) continue;
+        out = Gpfn{g};
+        for (unsigned i = 0; i < kEntriesPerTable; ++i) CHECK(c.mem.store(c.guest->va(out) + i * 8, 0));
+        CHECK_EQ(physmap_set_writable(c, out, false), 0);
+        CHECK_EQ(pt_pin(c, out, Level::L1), 0);
+        return true;
+    }
+    return false;
+}
+
+// Inside every hypervisor slot, not only at its base: where the direct map
+// shows the pinned L1's page 7, a byte inside it, and further pages.
+void inside_xen_slots(Cpu& c)
+{
+    Gpfn l1;
+    if (!pin_aligned_l1(c, l1)) {
+        rt::print("no free 2 MiB-aligned frame: inside-the-slot check skipped");
+        return;
+    }
+    const uint64_t at = maddr_of(c.guest->mfn(l1)).v + 7 * kPageSize;
+    const Mfn data = c.guest->mfn(Gpfn{c.guest->boot().nr_pt_frames});
+    const uint64_t offsets[] = {at, at + 0x123, at + (uint64_t(1) << 21), (uint64_t(1) << 30) + 5 * kPageSize,
+                                level_span(Level::L4) - kPageSize};
+    unsigned refused = 0, tried = 0;
+    for (unsigned s = kFirstXenSlot; s <= kLastXenSlot; ++s) {
+        for (uint64_t off : offsets) {
+            ++tried;
+            refused += CHECK_EQ(hypercall(c, __HYPERVISOR_update_va_mapping, slot_base(s).v + off,
+                                          make_pte(data, pte::P | pte::US), UVMF_INVLPG | UVMF_LOCAL),
+                                -XEN_EINVAL);
+        }
+    }
+    unsigned changed = 0;
+    for (unsigned i = 0; i < kEntriesPerTable; ++i) changed += !CHECK_EQ(load_or(c, c.guest->va(l1) + i * 8), 0);
+    rt::print("update_va_mapping inside the hypervisor slots: %u of %u refused; entries of the pinned "
+              "2 MiB-aligned L1 changed: %u", refused, tried, changed);
+    CHECK_EQ(pt_unpin(c, l1), 0);
+    CHECK_EQ(physmap_set_writable(c, l1, true), 0);
+    c.guest->frames().free(c, l1);
+}
 
 void xen_slots(Cpu& c)
 {
@@ -92,5 +144,6 @@ void test_main()
     LivePage live;
     if (!setup_space(as) || !map_live_page(c, as, as.base() + 12 * level_span(Level::L2), 7, live)) return;
     xen_slots(c);
+    inside_xen_slots(c);
     nx_on_page_tables(c);
 }

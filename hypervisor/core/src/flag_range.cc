@@ -32,7 +32,8 @@ void drop_raised(Hypervisor& hv, const uint64_t* before, unsigned first, unsigne
 
 } // namespace
 
-int flag_range_update(Hypervisor& hv, uint64_t* t, unsigned first, const abi::FlagRange& fr)
+int flag_range_update(Hypervisor& hv, uint64_t* t, unsigned first, const abi::FlagRange& fr,
+                      const MapContext& ctx)
 {
     const unsigned end = first + fr.count;
     if (end > kEntriesPerTable) return -XEN_EINVAL;
@@ -45,13 +46,16 @@ int flag_range_update(Hypervisor& hv, uint64_t* t, unsigned first, const abi::Fl
     // The values before the request: what references to drop, or what to restore.
     uint64_t before[kEntriesPerTable];
 
-    // Pass 1: references for writable raises, before anything changes.
+    // Pass 1: references for writable raises, before anything changes; each
+    // raised frame's owner is checked again (core/pagetable.h check_raise_owner).
     if (to_rw) {
         for (unsigned i = first; i < end; ++i) {
             before[i] = load_entry(&t[i]);
             const Pte o{before[i]};
             if (!o.present() || o.writable()) continue;
-            if (int rc = get_writable_type(hv, o.mfn())) {
+            int rc = check_raise_owner(hv, o.mfn(), ctx);
+            if (rc == 0) rc = get_writable_type(hv, o.mfn());
+            if (rc) {
                 drop_raised(hv, before, first, i);
                 return rc;
             }

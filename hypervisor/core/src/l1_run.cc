@@ -16,12 +16,21 @@ struct Stop {
     int rc;
 };
 
+// What only the RW changes of a run need, behind one pointer: one register in
+// the loop, as `hv` alone was (the owner check of a raise added `ctx`, and with
+// it a spill on every RW change).
+struct RunRefs {
+    Hypervisor& hv;
+    MapContext ctx;
+};
+
 // Requests [r, end) on the table at `page`. Out of line, so that the loop has the
 // registers to itself (one call per chunk, not per PTE).
 template <bool FoldAd>
-[[gnu::noinline]] Stop run_chunk(Hypervisor& hv, char* page, uint64_t want, const mmu_update_t* r,
+[[gnu::noinline]] Stop run_chunk(const RunRefs& x, char* page, uint64_t want, const mmu_update_t* r,
                                  const mmu_update_t* end)
 {
+    Hypervisor& hv = x.hv;
     constexpr uint64_t kEntryBits = kPageSize - sizeof(uint64_t);   // ptr 11:3: the entry
     constexpr uint64_t kRefBits = pte_bit::ADDR | pte_bit::P | pte_bit::RW;
     int rc = 0;
@@ -37,7 +46,7 @@ template <bool FoldAd>
         uint64_t old = load_entry(slot);
         const uint64_t ref_change = (old ^ nv) & kRefBits;
         if (ref_change == 0) [[likely]] {
-            if ((rc = install_entry<FoldAd>(hv, slot, old, nv))) break;
+            if ((rc = install_entry<kSameFrame<FoldAd>>(hv, slot, old, nv))) break;
             continue;
         }
         if (ref_change != pte_bit::RW) break;
@@ -45,13 +54,13 @@ template <bool FoldAd>
         // taken before the install and dropped after it, as mod_entry_refs does.
         const Mfn m = Pte{nv}.mfn();
         if (!(old & pte_bit::RW)) {
-            if ((rc = get_writable_type(hv, m))) break;
-            if ((rc = install_entry<FoldAd>(hv, slot, old, nv))) {
+            if ((rc = check_raise_owner(hv, m, x.ctx)) || (rc = get_writable_type(hv, m))) break;
+            if ((rc = install_entry<kSameFrame<FoldAd>>(hv, slot, old, nv))) {
                 put_page_type(hv, m);
                 break;
             }
         } else {
-            if ((rc = install_entry<FoldAd>(hv, slot, old, nv))) break;
+            if ((rc = install_entry<kSameFrame<FoldAd>>(hv, slot, old, nv))) break;
             put_page_type(hv, m);
         }
     }
@@ -61,12 +70,13 @@ template <bool FoldAd>
 } // namespace
 
 template <bool FoldAd>
-int l1_run(Hypervisor& hv, RequestReader<mmu_update_t>& in, Mfn l1, unsigned cmd, uint32_t i,
-           uint32_t end, uint32_t& did)
+int l1_run(Hypervisor& hv, RequestReader<mmu_update_t>& in, Mfn l1, unsigned cmd, const MapContext& ctx,
+           uint32_t i, uint32_t end, uint32_t& did)
 {
     const uint64_t want = maddr_of(l1).v | cmd;
     char* const page = static_cast<char*>(hv.mem().frame(l1));
     const uint32_t first = i;
+    const RunRefs refs{hv, ctx};
     int rc = 0;
     while (i < end) {
         uint32_t n;
@@ -76,7 +86,7 @@ int l1_run(Hypervisor& hv, RequestReader<mmu_update_t>& in, Mfn l1, unsigned cmd
             break;
         }
         if (n > end - i) n = end - i;
-        const Stop stop = run_chunk<FoldAd>(hv, page, want, r, r + n);
+        const Stop stop = run_chunk<FoldAd>(refs, page, want, r, r + n);
         const uint32_t k = uint32_t(stop.at - r);
         i += k;
         rc = stop.rc;
@@ -86,9 +96,9 @@ int l1_run(Hypervisor& hv, RequestReader<mmu_update_t>& in, Mfn l1, unsigned cmd
     return rc;
 }
 
-template int l1_run<true>(Hypervisor&, RequestReader<mmu_update_t>&, Mfn, unsigned, uint32_t, uint32_t,
-                          uint32_t&);
-template int l1_run<false>(Hypervisor&, RequestReader<mmu_update_t>&, Mfn, unsigned, uint32_t, uint32_t,
-                           uint32_t&);
+template int l1_run<true>(Hypervisor&, RequestReader<mmu_update_t>&, Mfn, unsigned, const MapContext&,
+                          uint32_t, uint32_t, uint32_t&);
+template int l1_run<false>(Hypervisor&, RequestReader<mmu_update_t>&, Mfn, unsigned, const MapContext&,
+                           uint32_t, uint32_t, uint32_t&);
 
 } // namespace pvmmu

@@ -56,7 +56,7 @@ int range_update(Batch& b, const mmu_update_t& req, uint32_t& units)
     units = fr.count;
     const Maddr a{req.ptr & ~uint64_t(PVMMU_MMU_CMD_MASK)};
     if (b.cursor.acquire(a.mfn()) != 1) return -XEN_EINVAL;
-    return flag_range_update(b.hv, b.cursor.table(), a.offset() / sizeof(uint64_t), fr);
+    return flag_range_update(b.hv, b.cursor.table(), a.offset() / sizeof(uint64_t), fr, b.ctx);
 }
 
 // Runs of cmd 0 or 2 on an L1 go the fused way. The cursor moves to the
@@ -75,8 +75,8 @@ int Batch::run(RequestReader<mmu_update_t>& in, uint32_t i, uint32_t end, uint32
                  : cmd == MMU_NORMAL_PT_UPDATE && d.policy.allows(Perm::MmuNormal)))
         return 0;
     if (cursor.acquire(Maddr{req->ptr & ~uint64_t(PVMMU_MMU_CMD_MASK)}.mfn()) != 1) return 0;
-    return atomic ? l1_run<true>(hv, in, cursor.mfn(), cmd, i, end, did)
-                  : l1_run<false>(hv, in, cursor.mfn(), cmd, i, end, did);
+    return atomic ? l1_run<true>(hv, in, cursor.mfn(), cmd, ctx, i, end, did)
+                  : l1_run<false>(hv, in, cursor.mfn(), cmd, ctx, i, end, did);
 }
 
 int Batch::operator()(const mmu_update_t& req, uint32_t& units)

@@ -23,6 +23,13 @@ int get_entry_refs(Hypervisor& hv, Level level, Pte e, const MapContext& ctx)
     return 0;
 }
 
+int check_raise_foreign(Hypervisor& hv, DomId owner, const MapContext& ctx)
+{
+    if (owner != ctx.foreign) return -XEN_EPERM;
+    const Domain* d = hv.domain(ctx.self);
+    return d && d->policy.allows(Perm::MapForeign) ? 0 : -XEN_EPERM;
+}
+
 void put_entry_refs(Hypervisor& hv, Level level, Pte e)
 {
     if (level != Level::L1 || e.writable()) put_page_type(hv, e.mfn());
@@ -34,6 +41,7 @@ int validate_table(Hypervisor& hv, Mfn m, Level level)
     uint64_t* t = hv.mem().table(m);
     const DomId self = hv.frame(m).owner.load(std::memory_order_acquire);
     const MapContext ctx{self, self};
+    hv.note_table_work(kEntriesPerTable);   // every entry is looked at, and again to adjust or undo
     unsigned i = 0;
     int rc = 0;
     for (; i < kEntriesPerTable; ++i) {
@@ -72,6 +80,7 @@ int validate_table(Hypervisor& hv, Mfn m, Level level)
 void devalidate_table(Hypervisor& hv, Mfn m, Level level)
 {
     uint64_t* t = hv.mem().table(m);
+    hv.note_table_work(kEntriesPerTable);
     for (unsigned i = 0; i < kEntriesPerTable; ++i) {
         const Pte e{load_entry(&t[i])};
         if (level == Level::L4 && hv.l4_slot_reserved(i)) {
@@ -84,6 +93,25 @@ void devalidate_table(Hypervisor& hv, Mfn m, Level level)
     }
 }
 
+namespace {
+
+// An install that changes the frame or P: cmd 0 overwrites, cmd 2 goes by
+// atomic_rule (core/pagetable.h).
+template <bool FoldAd>
+int install_new(Hypervisor& hv, uint64_t* slot, uint64_t& old, Pte nv)
+{
+    if constexpr (FoldAd) {
+        switch (atomic_rule(Pte{old}, nv)) {
+        case AdRule::Fold: return install_entry<AdRule::Fold>(hv, slot, old, nv.v);
+        case AdRule::HandBack: return install_entry<AdRule::HandBack>(hv, slot, old, nv.v);
+        case AdRule::Overwrite: break;
+        }
+    }
+    return install_entry<AdRule::Overwrite>(hv, slot, old, nv.v);
+}
+
+} // namespace
+
 template <bool FoldAd>
 int mod_entry_refs(Hypervisor& hv, Level level, uint64_t* slot, uint64_t old, Pte nv,
                    const MapContext& ctx)
@@ -94,9 +122,10 @@ int mod_entry_refs(Hypervisor& hv, Level level, uint64_t* slot, uint64_t old, Pt
         const bool raise = level == Level::L1 && nv.writable() && !o.writable();
         const bool drop = level == Level::L1 && o.writable() && !nv.writable();
         if (raise) {
+            if (int rc = check_raise_owner(hv, nv.mfn(), ctx)) return rc;
             if (int rc = get_writable_type(hv, nv.mfn())) return rc;
         }
-        if (int rc = install_entry<FoldAd>(hv, slot, old, nv.v)) {
+        if (int rc = install_entry<kSameFrame<FoldAd>>(hv, slot, old, nv.v)) {
             if (raise) put_page_type(hv, nv.mfn());
             return rc;
         }
@@ -107,7 +136,7 @@ int mod_entry_refs(Hypervisor& hv, Level level, uint64_t* slot, uint64_t old, Pt
     if (nv.present()) {
         if (int rc = get_entry_refs(hv, level, nv, ctx)) return rc;
     }
-    if (int rc = install_entry<FoldAd>(hv, slot, old, nv.v)) {
+    if (int rc = install_new<FoldAd>(hv, slot, old, nv)) {
         if (nv.present()) put_entry_refs(hv, level, nv);
         return rc;
     }

@@ -7,6 +7,12 @@
 // with a type reference that only a validated L1 of this domain grants. A table
 // unlinked and reused meanwhile can at worst lead to another of the domain's own
 // validated L1s — which the guest may update anyway.
+//
+// The walk is the guest's view of its own tables, not the hardware's: it never
+// enters the hypervisor's L4 slots (bare metal keeps its own tables there, whose
+// 2 MiB leaves name frames the guest may own and have pinned as L1s), stops at
+// any PS entry (guest tables have none, but a table reused meanwhile may), and
+// reads only tables the domain owns (issue 12, finding 3).
 #include "core/guest_args.h"
 #include "core/table_cursor.h"
 
@@ -18,11 +24,13 @@ namespace {
 Mfn walk_to_l1(Hypervisor& hv, const Vcpu& v, Vaddr va)
 {
     constexpr Mfn kNone{~0ull};
-    if (!v.has_table) return kNone;
+    if (!v.has_table || hv.l4_slot_reserved(table_index(va, Level::L4))) return kNone;
+    const DomId self = v.domain->id;
     Mfn m = v.guest_table;
     for (unsigned l = 4; l > 1; --l) {
+        if (hv.frame(m).owner.load(std::memory_order_acquire) != self) return kNone;
         const Pte e{load_entry(hv.mem().table(m) + table_index(va, Level(uint8_t(l))))};
-        if (!e.present() || !hv.mem().valid(e.mfn())) return kNone;
+        if (!e.present() || (e.v & pte_bit::PS) || !hv.mem().valid(e.mfn())) return kNone;
         m = e.mfn();
     }
     return m;

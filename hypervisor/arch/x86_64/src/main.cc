@@ -188,13 +188,14 @@ void apply_module_words(const char* cmdline, unsigned& nr, CpuId& next_cpu, unsi
     if (unsafe && guest_domains_started() > 1)
         boot_failed(unsafe, "an unsafe-native-pt domain must run alone; domains", guest_domains_started());
     report_core_invariants();
-    // Self-test (cmdline "selftest=badreturn"): domain 1's first entry
-    // names the hypervisor's stack selector with RPL 3, a frame no guest can
-    // ask for and every CPU (TCG too) refuses. The IRETQ faults in ring 0 on
-    // the guest's %gs (trap_entry.S); the domain must crash, not the hypervisor.
+    // Self-test (cmdline "selftest=badreturn"): the last domain's first
+    // entry names the hypervisor's stack selector with RPL 3, a frame no
+    // guest can ask for and every CPU (TCG too) refuses. The IRETQ faults in
+    // ring 0 on the guest's %gs (trap_entry.S), on the last vCPU's CPU; that
+    // domain must crash, not the hypervisor or the other domains.
     if (nr && cmdline_has(g_boot, "selftest=badreturn")) {
-        printk("selftest: domain 1 starts with a ring-0 stack selector\n");
-        arch(g_guests[0].dom.vcpus[0]).start.ss = HV_SEL_DS | 3;
+        printk("selftest: domain %u starts with a ring-0 stack selector\n", nr);
+        arch(g_guests[nr - 1].dom.vcpus[0]).start.ss = HV_SEL_DS | 3;
     }
     for (unsigned d = nr; d-- > 0;) {
         if (!runs[d]) continue;

@@ -68,16 +68,18 @@ trap_common:
 	swapgs
 	jmp trap_save
 
-/* From ring 0 %gs is the hypervisor's, except at the three instructions that
- * run on the guest's: syscall_entry's SWAPGS, and trap_return's SWAPGS and
- * IRETQ. IF is clear there, but an NMI or #MC can arrive, and the IRETQ
- * faults when the CPU refuses the guest's frame. The saved CS cannot tell
- * those apart, and the guest chose its %gs base, so nothing here reads
- * through %gs: this CPU's PerCpu is found from the stack, which lies in the
- * CPU's own area (percpu.h; a boot stack outside every area runs before any
- * guest), and compared with IA32_GS_BASE. On a mismatch the hypervisor's
- * base is swapped in and the frame's vector marked VECTOR_GUEST_GS:
- * trap_dispatch never returns from such an entry. */
+/* From ring 0 %gs is the hypervisor's, except on the short paths between a
+ * ring change and its SWAPGS: a stub and trap_common up to the SWAPGS above,
+ * syscall_entry's SWAPGS, trap_return from its SWAPGS to the IRETQ, and this
+ * code up to its own SWAPGS. IF is clear on all of them, but an NMI or #MC
+ * can arrive there, and the IRETQ faults when the CPU refuses the guest's
+ * frame. The saved CS cannot tell those apart, and the guest chose its %gs
+ * base, so nothing here reads through %gs: IA32_GS_BASE must be the PerCpu
+ * of the area the stack lies in (percpu.h; IST stacks too), or, on a stack
+ * outside every area (the boot CPU's, before its area exists), some element
+ * of g_cpus. Otherwise the hypervisor's base is swapped in and the frame's
+ * vector marked VECTOR_GUEST_GS: trap_dispatch never returns from such an
+ * entry. */
 trap_from_hypervisor:
 	pushq %rax
 	pushq %rcx
@@ -85,19 +87,24 @@ trap_from_hypervisor:
 	mov $MSR_GS_BASE, %ecx
 	rdmsr
 	shl $32, %rdx
-	or %rdx, %rax                   /* IA32_GS_BASE */
+	or %rdx, %rax
+	lea g_cpus(%rip), %rdx
+	sub %rdx, %rax                  /* IA32_GS_BASE as an offset into g_cpus */
 	mov %rsp, %rcx
 	movabs $HV_PERCPU_VIRT, %rdx
 	sub %rdx, %rcx
 	shr $HV_PERCPU_SHIFT, %rcx      /* the area this stack lies in */
 	cmp $PERCPU_MAX_CPUS, %rcx
-	jae 1f
-	imul $PERCPU_SIZE, %rcx, %rcx
-	lea g_cpus(%rip), %rdx
-	add %rdx, %rcx                  /* &g_cpus[that CPU] */
+	jae 2f
+	imul $PERCPU_SIZE, %rcx, %rcx   /* the offset of that CPU's PerCpu */
 	cmp %rcx, %rax
 	je 1f
-	swapgs
+	jmp 3f
+2:	cmp $(PERCPU_MAX_CPUS * PERCPU_SIZE), %rax
+	jae 3f
+	test $(PERCPU_SIZE - 1), %eax
+	jz 1f
+3:	swapgs
 	orq $VECTOR_GUEST_GS, 24(%rsp)  /* the vector, above the three pushes */
 1:	popq %rdx
 	popq %rcx

@@ -43,11 +43,11 @@ constexpr const char* kNames[kNrExceptions] = {
 }
 
 // An entry from ring 0 that found the guest's %gs (trap_entry.S, which has
-// swapped in this CPU's). The only ring-0 instructions that run on the
-// guest's %gs are the SWAPGS of syscall_entry and the SWAPGS and IRETQ of
-// trap_return, with IF clear: so this is the IRETQ refusing the guest's
-// frame (#GP, #NP or #SS), whose domain is crashed as on Xen, or an NMI or
-// #MC there, which is fatal. Either way the interrupted instruction cannot
+// swapped in this CPU's). Ring 0 runs on the guest's %gs only on the short,
+// IF-clear paths between a ring change and its SWAPGS (trap_entry.S lists
+// them), so this is the IRETQ of trap_return refusing the guest's frame (#GP,
+// #NP or #SS), whose domain is crashed as on Xen, or an NMI or #MC on one of
+// those paths, which is fatal. Either way the interrupted instruction cannot
 // be resumed, as it would run on the hypervisor's %gs.
 [[noreturn]] void entry_on_guest_gs(TrapFrame& f)
 {

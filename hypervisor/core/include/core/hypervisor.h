@@ -14,7 +14,9 @@ struct HvConfig {
     // may not write them; a table with anything there does not validate.
     unsigned l4_reserved_first = 256;
     unsigned l4_reserved_last = 271;
-    // Work units (PTEs) a batch may do before it is preempted and continued.
+    // Work units (PTEs) a batch may do before it is preempted and continued:
+    // one per request or FLAG_RANGE entry, and one per entry of every table a
+    // request validates or devalidates.
     uint32_t preempt_budget = 4096;
 };
 
@@ -50,6 +52,15 @@ public:
     void note_install_retry() { install_retries_.fetch_add(1, std::memory_order_relaxed); }
     uint64_t install_retries() const { return install_retries_.load(std::memory_order_relaxed); }
 
+    // Entries of page tables validated or devalidated (pagetable.cc), machine
+    // wide, counted as they are done: run_batch charges a request the growth of
+    // this count while it ran, on top of the request's own units (issue 12,
+    // finding 8). Work another CPU does meanwhile is charged too: a batch can
+    // only be preempted sooner for it, never later, and each round still
+    // completes at least one request.
+    void note_table_work(uint64_t entries) { table_work_.fetch_add(entries, std::memory_order_relaxed); }
+    uint64_t table_work() const { return table_work_.load(std::memory_order_relaxed); }
+
     bool l4_slot_reserved(unsigned i) const
     {
         return i >= cfg_.l4_reserved_first && i <= cfg_.l4_reserved_last;
@@ -64,6 +75,7 @@ private:
     TlbClock clock_;
     std::atomic<uint64_t> online_{0};
     std::atomic<uint64_t> install_retries_{0};
+    std::atomic<uint64_t> table_work_{0};
     Domain* domains_[kMaxDomains] = {};
 };
 

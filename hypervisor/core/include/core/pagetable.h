@@ -28,22 +28,72 @@ struct MapContext {
 
 // References an entry at `level` holds while installed (it is present).
 [[nodiscard]] int get_entry_refs(Hypervisor& hv, Level level, Pte e, const MapContext& ctx);
+
+// The owner rule of get_entry_refs again, for a writable raise of a frame an L1
+// entry already maps (same frame, RW 0 -> 1): the entry was checked when it was
+// made, maybe under another foreigndom or a MapForeign privilege withdrawn
+// since, and a raise takes no general reference that would check it again. The
+// caller's own frame, or (while it still holds MapForeign) a frame of the
+// foreign domain this request names; else -EPERM (issue 12, finding 7). The
+// entry's general reference keeps the owner from changing meanwhile (it
+// changes only at count 0), so a relaxed load reads the owner it had when the
+// entry was made, and nothing else is read on its strength.
+[[gnu::noinline, gnu::cold]] int check_raise_foreign(Hypervisor& hv, DomId owner, const MapContext& ctx);
+
+[[nodiscard]] inline int check_raise_owner(Hypervisor& hv, Mfn m, const MapContext& ctx)
+{
+    const DomId owner = hv.frame(m).owner.load(std::memory_order_relaxed);
+    if (owner == ctx.self) [[likely]]
+        return 0;
+    return check_raise_foreign(hv, owner, ctx);
+}
+
 void put_entry_refs(Hypervisor& hv, Level level, Pte e);
 
 // Whole-table validation on the first type reference and its undo on the last.
 [[nodiscard]] int validate_table(Hypervisor& hv, Mfn m, Level level);
 void devalidate_table(Hypervisor& hv, Mfn m, Level level);
 
+// What an install does with the A/D bits of the entry it replaces, `cur` being
+// its value at the instant of the install (docs/abi.md §4.3, issue 12 finding 4):
+//   Overwrite  nv as given: cmd 0 (Xen's normal update: A/D set meanwhile are
+//              lost), and cmd 2 when the old entry maps nothing (its bits 5 and 6
+//              are the guest's, not hardware's) or the new one maps another
+//              frame (the old page's A/D say nothing about the new page);
+//   Fold       nv | (cur & (A|D)): cmd 2 keeping the frame mapped, so every A/D
+//              bit present at the install stays with its page;
+//   HandBack   (nv & ~(A|D)) | (cur & (A|D)): cmd 2 leaving the entry
+//              non-present, where the old mapping's A/D are handed back exactly
+//              for the guest to read (hardware never touches the entry again).
+enum class AdRule : uint8_t { Overwrite, Fold, HandBack };
+
+template <AdRule R>
+constexpr uint64_t with_ad(uint64_t nv, uint64_t cur)
+{
+    if constexpr (R == AdRule::Fold) return nv | (cur & pte_bit::AD);
+    else if constexpr (R == AdRule::HandBack) return (nv & ~pte_bit::AD) | (cur & pte_bit::AD);
+    else return nv;
+}
+
+// cmd 2's rule for replacing `old` with `nv`. Only hardware may change the entry
+// between the hypervisor's read and the install, and only its A/D bits (anything
+// else is -EBUSY), so a rule chosen from `old` holds at the install.
+constexpr AdRule atomic_rule(Pte old, Pte nv)
+{
+    if (!old.present()) return AdRule::Overwrite;
+    if (!nv.present()) return AdRule::HandBack;
+    return nv.mfn() == old.mfn() ? AdRule::Fold : AdRule::Overwrite;
+}
+
 // The install loop. `old` is the value the caller checked against and receives
-// the value actually replaced. With FoldAd (cmd 2) every A/D bit present at the
-// install survives: installed = nv | (current & (A|D)). Without (cmd 0, Xen's
-// normal update) A/D set meanwhile are overwritten. Any change other than A/D is
-// a concurrent writer that should not exist: -EBUSY, nothing installed.
+// the value actually replaced; the value installed is with_ad<R>(nv, current).
+// Any change other than A/D is a concurrent writer that should not exist:
+// -EBUSY, nothing installed.
 //
 // The first round is inline; a round lost to hardware goes out of line, where
 // it is counted (Hypervisor::install_retries), so the per-PTE path is one
 // compare-exchange and a branch, as before the count.
-template <bool FoldAd>
+template <AdRule R>
 [[gnu::noinline, gnu::cold]] int install_entry_contended(Hypervisor& hv, uint64_t* slot, uint64_t& old,
                                                          uint64_t nv, uint64_t cur)
 {
@@ -51,20 +101,25 @@ template <bool FoldAd>
     do {
         if ((cur ^ old) & ~pte_bit::AD) return -XEN_EBUSY;
         hv.note_install_retry();
-    } while (!e.compare_exchange_weak(cur, FoldAd ? nv | (cur & pte_bit::AD) : nv, std::memory_order_acq_rel));
+    } while (!e.compare_exchange_weak(cur, with_ad<R>(nv, cur), std::memory_order_acq_rel));
     old = cur;
     return 0;
 }
 
-template <bool FoldAd>
+template <AdRule R>
 [[nodiscard]] inline int install_entry(Hypervisor& hv, uint64_t* slot, uint64_t& old, uint64_t nv)
 {
     uint64_t cur = old;
-    if (std::atomic_ref<uint64_t>(*slot).compare_exchange_strong(cur, FoldAd ? nv | (cur & pte_bit::AD) : nv,
+    if (std::atomic_ref<uint64_t>(*slot).compare_exchange_strong(cur, with_ad<R>(nv, cur),
                                                                  std::memory_order_acq_rel)) [[likely]]
         return 0;
-    return install_entry_contended<FoldAd>(hv, slot, old, nv, cur);
+    return install_entry_contended<R>(hv, slot, old, nv, cur);
 }
+
+// cmd 2 (FoldAd) or cmd 0 on an entry whose frame stays mapped (both present,
+// same frame): the per-PTE paths.
+template <bool FoldAd>
+inline constexpr AdRule kSameFrame = FoldAd ? AdRule::Fold : AdRule::Overwrite;
 
 inline uint64_t load_entry(uint64_t* slot)
 {
@@ -90,7 +145,8 @@ template <bool FoldAd>
     nv = adjust_guest_entry(nv);
     if (nv.present() && !entry_flags_ok(level, nv)) return -XEN_EINVAL;
     constexpr uint64_t kRefBits = pte_bit::ADDR | pte_bit::P | pte_bit::RW;
-    if (nv.present() && ((old ^ nv.v) & kRefBits) == 0) return install_entry<FoldAd>(hv, slot, old, nv.v);
+    if (nv.present() && ((old ^ nv.v) & kRefBits) == 0)
+        return install_entry<kSameFrame<FoldAd>>(hv, slot, old, nv.v);
     return mod_entry_refs<FoldAd>(hv, level, slot, old, nv, ctx);
 }
 

@@ -75,6 +75,7 @@ static_assert(__builtin_offsetof(PerCpu, guest_rsp) == PERCPU_GUEST_RSP);
 // area belongs to.
 extern "C" constinit PerCpu g_cpus[kMaxCpus];
 static_assert(sizeof(PerCpu) == PERCPU_SIZE && kMaxCpus == PERCPU_MAX_CPUS);
+static_assert((PERCPU_SIZE & (PERCPU_SIZE - 1)) == 0);   // trap_entry.S tests alignment with a mask
 extern unsigned g_nr_cpus;   // CPUs found (ACPI MADT); ids [0, g_nr_cpus)
 
 inline PerCpu& this_cpu()
