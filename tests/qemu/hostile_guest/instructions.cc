@@ -24,7 +24,7 @@
     X(hs_clflush) X(hs_prefetch) X(hs_store1) X(hs_store2) X(hs_store4) X(hs_store8) X(hs_xchg8)             \
     X(hs_cmpxchg8) X(hs_cmpxchg16b) X(hs_rep_movsb) X(hs_rep_movsb_back) X(hs_rep_stosq) X(hs_jmp) X(hs_call) \
     X(hs_ret) X(hs_lret) X(hs_iretq) X(hs_mov_ds) X(hs_mov_es) X(hs_mov_fs) X(hs_mov_gs) X(hs_mov_ss)        \
-    X(hs_ss_int3) X(hs_ss_syscall) X(hs_boundary) X(hs_tf_syscall) X(hs_iret_hypercall)
+    X(hs_ss_int3) X(hs_ss_syscall) X(hs_boundary) X(hs_tf_syscall) X(hs_tf_ss_syscall) X(hs_iret_hypercall)
 SNIPPETS(SNIPPET)
 extern "C" HIDDEN char hostile_int_n[];
 
@@ -310,15 +310,20 @@ void run_far()
     judge(iret ? "iretq" : "lretq", r, kNone | kGP | kNP | kSS | kPF, nullptr, false, true);
 }
 
+// TF on for `steps` #DBs from the instruction after the POPF: 9 or more
+// reach the SYSCALL (the MOV SS too, in the shadow variant).
 void run_tf_syscall()
 {
     const Call c = make_call(true);
     load_raw(c);
-    const unsigned steps = 1 + unsigned(rng.below(12));
-    note("single-stepped SYSCALL", c.nr, c.a[0], c.a[1], c.a[2], steps);
-    const ProbeResult r = probe(hs_tf_syscall, hs_tf_syscall_f, hs_tf_syscall_e, 0, 0, 0, 0, steps);
+    const unsigned steps = 1 + unsigned(rng.below(16));
+    const bool shadow = rng.below(2);
+    const char* what = shadow ? "single-stepped SYSCALL in a MOV SS shadow" : "single-stepped SYSCALL";
+    note(what, c.nr, c.a[0], c.a[1], c.a[2], steps);
+    const ProbeResult r = shadow ? probe(hs_tf_ss_syscall, hs_tf_ss_syscall_f, hs_tf_ss_syscall_e, 0, 0, 0, 0, steps)
+                                 : probe(hs_tf_syscall, hs_tf_syscall_f, hs_tf_syscall_e, 0, 0, 0, 0, steps);
     noted_result(r.traps);
-    judge("single-stepped SYSCALL", r, kDB, nullptr, false, false);
+    judge(what, r, kDB, nullptr, false, false);
     result_lost();
 }
 

@@ -365,6 +365,22 @@ AT hs_tf_syscall
 PAST hs_tf_syscall
 	nop
 	ret
+/* The same with the SYSCALL in a MOV SS shadow: the single-step trap of the
+ * MOV SS is held over the next instruction (SDM Vol. 3A "Masking Exceptions
+ * and Interrupts When Switching Stacks"), so on a CPU it is pending when
+ * SYSCALL enters ring 0, whatever FMASK does to TF (CVE-2018-8897's class). */
+SNIP hs_tf_ss_syscall
+	pushfq
+	orq $0x100, (%rsp)
+	popfq
+	RAW_REGS
+	mov %ss, %r11d
+	mov %r11d, %ss
+AT hs_tf_ss_syscall
+	syscall
+PAST hs_tf_ss_syscall
+	nop
+	ret
 /* The iret hypercall from here: struct iret_context with RIP = RCX, CS =
  * RSI, RFLAGS = RDI, RSP = here, SS = RDX; RAX and the argument registers
  * from hostile_raw_*, for an iret that lands on a SYSCALL. */
