@@ -132,6 +132,16 @@ uint64_t pick_pointer(uint64_t room)
     return v;
 }
 
+uint64_t pick_refused_pointer()
+{
+    if (rng.below(3)) return pick_bad_va();
+    switch (rng.below(3)) {
+    case 0: return g.physmap + rng.below(g.nr_pt) * kPage + rng.below(kPage / 8) * 8;
+    case 1: return kCodeVa + rng.below(2 * kPage);
+    default: return kLowerEnd - 1 - rng.below(16);
+    }
+}
+
 uint64_t pick_mfn(Use u)
 {
     const bool table_ok = u != Use::Baseptr;   // pool B and the scratch L1 may be L4s

@@ -124,6 +124,11 @@ void op_write_pool_b();
 // bytes after it, or one the hypervisor must refuse (read-only, unmapped, in
 // the hypervisor's slots, non-canonical, straddling a boundary).
 uint64_t pick_pointer(uint64_t room);
+// A pointer the hypervisor must refuse, or read only where what it reads is
+// harmless as requests of any kind (the live tables, the code pages): never
+// pool A, whose old contents — earlier arrays, copies of tables, the
+// hypervisor's outputs — read as a request list could be anything.
+uint64_t pick_refused_pointer();
 // A place for an array the guest fills now: pool A, or 0 when none is left.
 uint64_t alloc_a(uint64_t bytes);
 void alloc_reset();
