@@ -257,11 +257,13 @@ void run_insn(const Insn& in)
         with_addr = fetch = true;
         break;
     case Arg::Copy: {   // to pool A, from anywhere readable or not, across run ends
+        // The destination starts in pool A and runs, up or (backwards) down,
+        // into a hole or a read-only page: #PF. (It once started n bytes
+        // past a pool A address: over hole A into the text page.)
         const uint64_t n = rng.below(3) ? rng.below(256) : rng.below(8192);
-        a[0] = pool_a_addr(1).va;   // the destination may run into a hole: #PF
+        a[0] = pool_a_addr(1).va;
         a[1] = rng.below(2) ? pool_a_addr(1).va : memory_addr(false, 1).va;
         a[2] = n;
-        if (in.fn == hs_rep_movsb_back) a[0] += n, a[1] += n;
         break;
     }
     case Arg::Fill:
