@@ -437,10 +437,13 @@ int run_fuzz(Options o)
     h.vcpus = 2;
     h.frames = 4096;
     h.peer_frames = 64;
-    h.extra = "invariant-check seed=" + std::to_string(f.seed) + " ops=" + std::to_string(f.ops) +
-              " time=" + std::to_string(f.time_s) + " check=" + std::to_string(f.check);
-    if (f.trace_set) h.extra += " trace=" + std::to_string(f.trace);
-    if (!f.edges) h.extra += " edges=0";
+    // Fixed-width words: the module string's length moves where the domains'
+    // frames lie, and the run replays exactly only with the same layout.
+    char words[160];
+    std::snprintf(words, sizeof(words), "invariant-check seed=0x%016llx ops=0x%016llx time=0x%016llx "
+                  "check=0x%016llx trace=0x%016llx edges=%d", f.seed, f.ops, f.time_s, f.check,
+                  f.trace_set ? f.trace : ~0ull, f.edges ? 1 : 0);
+    h.extra = words;
     std::vector<QemuDomain> doms{h};
     if (f.with != "none") {
         const Program* p = find(f.with);
