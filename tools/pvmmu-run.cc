@@ -410,7 +410,7 @@ std::string fuzz_replay(const Options& o, unsigned long long ops_done)
 {
     std::string r = "./pvmmu fuzz --platform qemu --seed " + std::to_string(o.fuzz.seed);
     if (ops_done) r += " --ops " + std::to_string(ops_done);
-    else if (o.fuzz.ops) r += " --ops " + std::to_string(o.fuzz.ops);
+    else if (o.fuzz.ops && o.fuzz.ops != ~0ull) r += " --ops " + std::to_string(o.fuzz.ops);
     if (o.fuzz.time_s && !ops_done) r += " --time " + std::to_string(o.fuzz.time_s);
     if (o.fuzz.check != 1000) r += " --check " + std::to_string(o.fuzz.check);
     if (!o.fuzz.edges) r += " --no-edges";
