@@ -34,6 +34,7 @@ TeardownResult relinquish_domain(Hypervisor& hv, Domain& d)
             ++r.kept;
             continue;
         }
+        hv.race_point(RacePoint::TeardownGiveBack, Mfn{i});
         f.owner.store(kOwnerFree, std::memory_order_release);
         ++r.freed;
     }

@@ -15,6 +15,7 @@ int get_page(Hypervisor& hv, Mfn m, DomId owner)
     do {
         if (c >= ti::kCountLimit) return -XEN_EOVERFLOW;
     } while (!f.count.compare_exchange_weak(c, c + 1, std::memory_order_acq_rel));
+    hv.race_point(RacePoint::GetPageCounted, m);
     // The owner changes only while the count is zero; recheck now that we hold one.
     if (f.owner.load(std::memory_order_acquire) != owner) {
         put_page(hv, m);
@@ -101,6 +102,7 @@ void put_page_type(Hypervisor& hv, Mfn m)
         f.tlbflush_stamp.store(hv.clock().now(), std::memory_order_release);
         const bool table = is_table_type(ti::type(x));
         const uint64_t nx = table ? ((x - 1) & ~ti::kValidated) | ti::kBusy : x - 1;
+        hv.race_point(RacePoint::LastTypeDrop, m);
         if (!f.type_info.compare_exchange_weak(x, nx, std::memory_order_acq_rel)) continue;
         if (table) {
             devalidate_table(hv, m, Level(uint8_t(ti::type(x))));
