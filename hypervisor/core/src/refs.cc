@@ -14,10 +14,13 @@ int get_page(Hypervisor& hv, Mfn m, DomId owner)
     uint32_t c = f.count.load(std::memory_order_relaxed);
     do {
         if (c >= ti::kCountLimit) return -XEN_EOVERFLOW;
-    } while (!f.count.compare_exchange_weak(c, c + 1, std::memory_order_acq_rel));
+    } while (!f.count.compare_exchange_weak(c, c + 1, std::memory_order_seq_cst));
     hv.race_point(RacePoint::GetPageCounted, m);
-    // The owner changes only while the count is zero; recheck now that we hold one.
-    if (f.owner.load(std::memory_order_acquire) != owner) {
+    // The owner changes only while the count is zero; recheck now that we hold
+    // one. Count first, owner second; whoever gives the frame away does the
+    // mirror (owner first, count second: domain_teardown.cc), all seq_cst, so
+    // of the two at least one sees the other.
+    if (f.owner.load(std::memory_order_seq_cst) != owner) {
         put_page(hv, m);
         return -XEN_EPERM;
     }
