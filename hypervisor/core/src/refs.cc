@@ -109,7 +109,7 @@ void put_page_type(Hypervisor& hv, Mfn m)
         // A type change waits while the frame is busy, so it reads this stamp
         // (docs/security.md §7.5).
         const bool table = is_table_type(ti::type(x));
-        const uint64_t nx = table ? ((x - 1) & ~ti::kValidated) | ti::kBusy : (x - 1) | ti::kBusy;
+        const uint64_t nx = (table ? (x - 1) & ~ti::kValidated : x - 1) | ti::kBusy;
         hv.race_point(RacePoint::LastTypeDrop, m);
         if (!f.type_info.compare_exchange_weak(x, nx, std::memory_order_acq_rel)) continue;
         // A table's entries go first: CPUs may walk it until they do.

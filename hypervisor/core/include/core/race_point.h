@@ -1,8 +1,9 @@
 // Race points: named instants inside the core's lock-free protocols where a
 // test may run code of its own, as another CPU would at that instant, so that
 // one chosen interleaving replays deterministically on one thread
-// (tests/core/refs_test.cc, teardown_test.cc; docs/security.md §7). Nothing installs a hook
-// outside tests: each point costs a load and a branch not taken.
+// (tests/core/refs_test.cc, teardown_test.cc; docs/security.md §7), or a
+// real-thread test widens a window (tests/concurrency). Nothing installs a
+// hook outside tests: each point costs a load and a branch not taken.
 #pragma once
 
 #include "core/types.h"
