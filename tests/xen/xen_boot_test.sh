@@ -2,10 +2,11 @@
 # Boots Xen 4.17 (Debian's, tools/fetch-xen.sh) under QEMU's TCG with a guest
 # kernel as dom0 and checks what the console says (issue 13).
 #
-#   xen_boot_test.sh --xen-dir DIR --kernel KERNEL [--cpus N] [--timeout S]
-#                    --passed WHO
+#   xen_boot_test.sh --xen-dir DIR --kernel KERNEL [--words W] [--cpus N]
+#                    [--timeout S] --passed WHO
 #
 # DIR holds Xen's image, fetched there first if it is not (tools/fetch-xen.sh).
+# W goes on dom0's module string (its command line, start_info.cmd_line).
 # Xen does not power QEMU off when dom0 ends ("noreboot": it halts), so the
 # run ends at Xen's "Hardware Dom0 ..." line, or fails at the timeout. The
 # guest must print "WHO: all checks passed" and shut down with poweroff
@@ -14,9 +15,10 @@
 # because the package could not be fetched).
 set -uo pipefail
 
-dir='' kernel='' cpus=1 limit=90 who=''
+dir='' kernel='' words='' cpus=1 limit=90 who=''
 while (($#)); do
   case $1 in
+    --words) words=$2; shift ;;
     --xen-dir) dir=$2; shift ;;
     --kernel) kernel=$2; shift ;;
     --cpus) cpus=$2; shift ;;
@@ -40,7 +42,7 @@ log=$(mktemp)
 trap 'rm -f "$log"; [[ -n ${pid:-} ]] && kill "$pid" 2>/dev/null' EXIT
 cmd=("$QEMU" -accel tcg -machine pc -cpu max -smp "$cpus" -m 512 -kernel "$xen"
      -append "console=com1 noreboot dom0_mem=64M dom0_max_vcpus=$cpus loglvl=all guest_loglvl=all"
-     -initrd "$kernel" -display none -serial "file:$log" -monitor none -no-reboot)
+     -initrd "$kernel${words:+ $words}" -display none -serial "file:$log" -monitor none -no-reboot)
 echo "running: ${cmd[*]}"
 "${cmd[@]}" </dev/null >/dev/null 2>&1 &
 pid=$!
