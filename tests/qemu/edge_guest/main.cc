@@ -22,12 +22,12 @@ using namespace tiny;
 // the bounce frame says). The frame, from the handler's RSP: RCX, R11, the
 // error code for #GP, then RIP (guest_traps.cc).
 extern "C" HIDDEN uint64_t edge_jump(uint64_t target, uint64_t rax, uint64_t rdi);
-extern "C" HIDDEN void edge_gp(), edge_bp(), edge_of();
-extern "C" HIDDEN uint64_t edge_rax, edge_error, edge_rip;
+extern "C" HIDDEN void edge_gp(), edge_bp(), edge_of(), edge_db();
+extern "C" HIDDEN uint64_t edge_rax, edge_error, edge_rip, edge_steps;
 asm(R"(
     .pushsection .text
-    .hidden edge_jump, edge_gp, edge_bp, edge_of
-    .globl edge_jump, edge_gp, edge_bp, edge_of
+    .hidden edge_jump, edge_gp, edge_bp, edge_of, edge_db
+    .globl edge_jump, edge_gp, edge_bp, edge_of, edge_db
 edge_jump:
     mov %rsp, edge_rsp(%rip)
     mov %rdi, %r11
@@ -54,11 +54,20 @@ edge_of:
     mov %ecx, %eax
 1:  mov edge_rsp(%rip), %rsp
     ret
+/* #DB: counts the single-step and resumes by the iret hypercall, TF still
+ * set in the frame: RCX and R11 off, flags 0 on, into the iret stub. */
+edge_db:
+    pop %rcx
+    pop %r11
+    incq edge_steps(%rip)
+    pushq $0
+    jmp hypercall_page + 23 * 32
     .popsection
     .pushsection .bss
     .balign 8
-    .hidden edge_rax, edge_error, edge_rip
-    .globl edge_rax, edge_error, edge_rip
+    .hidden edge_rax, edge_error, edge_rip, edge_steps
+    .globl edge_rax, edge_error, edge_rip, edge_steps
+edge_steps: .quad 0
 edge_rsp: .quad 0
 edge_rax: .quad 0
 edge_error: .quad 0
@@ -124,7 +133,8 @@ extern "C" [[noreturn]] void xenpv_start(const start_info_t* si, uint64_t initia
         }
     }
 
-    trap_info_t traps[] = {{3, 3, FLAT_RING3_CS64, uint64_t(&edge_bp)},
+    trap_info_t traps[] = {{1, 0, FLAT_RING3_CS64, uint64_t(&edge_db)},
+                           {3, 3, FLAT_RING3_CS64, uint64_t(&edge_bp)},
                            {4, 3, FLAT_RING3_CS64, uint64_t(&edge_of)},
                            {13, 0, FLAT_RING3_CS64, uint64_t(&edge_gp)},
                            {0, 0, 0, 0}};
@@ -156,5 +166,21 @@ extern "C" [[noreturn]] void xenpv_start(const start_info_t* si, uint64_t initia
     check("  error code: a gate of the IDT", long(edge_error & 7), 2);
     check("int3 at the top: #BP", run(page, 0xfff, "\xcc", 1), 3);
     check("  at 0x800000000000", edge_rip == kTop, 1);
+
+    // TF set, then MOV SS right before SYSCALL or INT3: the #DB the MOV SS
+    // raises is held over that instruction ("MOV SS and POP SS", SDM Vol.
+    // 3A) and, on a CPU, delivered at the hypervisor's entry, in ring 0
+    // (the XSA-260 class; traps.cc held_over_debug_trap). The guest must
+    // see its hypercall done, its single-steps and its #BP, and nothing else.
+    static constexpr char kStepSyscall[] = "\x9c\x48\x81\x0c\x24\x00\x01\x00\x00\x9d"   // pushf; orq $TF; popf
+                                           "\x8c\xd1\x8e\xd1\x0f\x05\xcc";   // mov %ss,%ecx; mov %ecx,%ss; syscall; int3
+    edge_steps = 0;
+    check("TF, MOV SS, SYSCALL, INT3: #BP", run(page, 0x200, kStepSyscall, sizeof(kStepSyscall) - 1, 63), 3);
+    check("  the hypercall ran", long(edge_rax), -XEN_ENOSYS);
+    check("  single-stepped", edge_steps > 0, 1);
+    static constexpr char kStepInt3[] = "\x9c\x48\x81\x0c\x24\x00\x01\x00\x00\x9d\x8c\xd1\x8e\xd1\xcc";
+    edge_steps = 0;
+    check("TF, MOV SS, INT3: #BP", run(page, 0x200, kStepInt3, sizeof(kStepInt3) - 1), 3);
+    check("  after the int3", edge_rip == kPage + 0x200 + sizeof(kStepInt3) - 1, 1);
     finish("edge guest");
 }
