@@ -3,6 +3,7 @@
 // that keeps a frame from becoming a page table while a stale writable
 // translation to it may survive in some TLB.
 #include "support/core_fixture.h"
+#include "support/race_at.h"
 
 namespace pvmmu::test {
 namespace {
@@ -164,6 +165,34 @@ TEST_F(RefsTest, NoWritableReferenceCanBeTakenWhileATypeChangeFlushes)
     EXPECT_EQ(during_flush, -XEN_EINVAL);
     EXPECT_EQ(frame(t()).type(), PageType::L1);
     EXPECT_TRUE(frame(t()).validated());
+}
+
+// The last writable reference goes (vCPU 0 lowers its mapping of 700) while
+// vCPU 1 maps 700 writable at gpfn 100, flushes its whole TLB, walks that
+// mapping into its TLB and removes it again: the type count goes 1 -> 2 -> 1
+// between put_page_type's read of the count and its exchange, which still
+// succeeds. The frame's stamp must come after CPU 1's flush, or CPU 1, which
+// may still cache 700 writable, is skipped when 700 becomes a page table
+// (docs/security.md §7.5).
+TEST_F(RefsTest, TypeChangeFlushesACpuThatCachedAWritableMappingMadeDuringTheLastDrop)
+{
+    int raced = -1;
+    RaceAt race(hv(), RacePoint::LastTypeDrop, t(), [&] {
+        unsigned done = 0;
+        raced = int(mmu_update({req(100, MMU_NORMAL_PT_UPDATE, map(kTable, kDataFlags))}, &done, DOMID_SELF, &v1()));
+        if (raced == 0) raced = int(mmuext({op_va(MMUEXT_TLB_FLUSH_LOCAL, 0)}, &done, &v1()));
+        if (raced == 0)
+            raced = int(mmu_update({req(100, MMU_NORMAL_PT_UPDATE, map(100, kDataFlags))}, &done, DOMID_SELF, &v1()));
+    });
+    make_read_only(kTable);
+    ASSERT_TRUE(race.fired());
+    ASSERT_EQ(raced, 0);
+    ASSERT_EQ(frame(t()).type_count(), 0u);
+    m.platform().flushes.clear();
+    unsigned done = 0;
+    EXPECT_EQ(mmu_update({link(map(t(), kTableLinkFlags))}, &done), 0);
+    ASSERT_EQ(m.platform().flushes.size(), 1u);
+    EXPECT_TRUE(m.platform().flushes[0].cpus.has(1)) << "CPU 1 may still hold gpfn 100 -> 700 writable";
 }
 
 TEST_F(RefsTest, NoFlushWhenEveryCpuFlushedSinceTheWritableMappingWent)

@@ -6,6 +6,7 @@
 #include "core/refs.h"
 #include "invariants/invariant_check.h"
 #include "support/core_fixture.h"
+#include "support/race_at.h"
 
 namespace pvmmu::test {
 namespace {
@@ -87,6 +88,74 @@ TEST_F(TeardownTest, AFrameStillReferencedIsKeptAndNotFreed)
     EXPECT_EQ(frame(lay.mfn(900)).owner.load(), kDom);
     EXPECT_EQ(hv().domain(kDom), d);
     put_page(hv(), lay.mfn(900));
+}
+
+// Domain 2, allowed to map foreign frames, maps domain 1's gpfn 900 read-only
+// at its own gpfn 40 while domain 1 is torn down (docs/security.md §7.6).
+class TeardownRaceTest : public TeardownTest {
+protected:
+    void SetUp() override
+    {
+        TeardownTest::SetUp();
+        d2 = m.create_domain(2, 64, 1, lay2, 2);
+        ASSERT_NE(d2, nullptr);
+        d2->policy.allow(Perm::MapForeign);
+    }
+    long map_foreign()
+    {
+        // Domain 2's only L1 is its gpfn 3 (64 frames: L4, L3, L2, L1).
+        const mmu_update_t r{ptr(lay2.mfn(3), 40, MMU_NORMAL_PT_UPDATE), map(lay.mfn(900), P | US | A)};
+        unsigned done = 0;
+        return m.call(d2->vcpus[0], __HYPERVISOR_mmu_update, uint64_t(&r), 1, uint64_t(&done), kDom);
+    }
+    // Either the mapping failed and the frame is free, or it holds a reference
+    // and the frame is kept, still domain 1's: never a free frame referenced.
+    void expect_mapped_and_kept_or_refused_and_free(long mapped, const TeardownResult& r)
+    {
+        const FrameInfo& f = frame(lay.mfn(900));
+        if (mapped == 0) {
+            EXPECT_EQ(f.owner.load(), kDom);
+            EXPECT_EQ(f.count.load(), 1u);
+            EXPECT_EQ(r.kept, 1u);
+            EXPECT_EQ(hv().domain(kDom), d);
+        } else {
+            EXPECT_EQ(mapped, -XEN_EPERM);
+            EXPECT_EQ(f.owner.load(), kOwnerFree);
+            EXPECT_EQ(f.count.load(), 0u);
+            EXPECT_EQ(r.freed, kDomFrames);
+        }
+        EXPECT_TRUE(invariants_hold(m));
+    }
+
+    DomainLayout lay2;
+    Domain* d2 = nullptr;
+};
+
+// The mapping comes between the two steps by which teardown gives 900 back.
+TEST_F(TeardownRaceTest, AForeignMappingMadeWhileAFrameIsGivenBackFailsOrKeepsIt)
+{
+    long mapped = 1;
+    TeardownResult r;
+    {
+        RaceAt race(hv(), RacePoint::TeardownGiveBack, lay.mfn(900), [&] { mapped = map_foreign(); });
+        r = relinquish_domain(hv(), *d);
+        ASSERT_TRUE(race.fired());
+    }
+    expect_mapped_and_kept_or_refused_and_free(mapped, r);
+}
+
+// The whole teardown comes between the mapping's count and its second look at
+// the owner.
+TEST_F(TeardownRaceTest, ATeardownBetweenAForeignMappingsCountAndOwnerCheckKeepsTheFrame)
+{
+    long mapped = 1;
+    TeardownResult r;
+    {
+        RaceAt race(hv(), RacePoint::GetPageCounted, lay.mfn(900), [&] { r = relinquish_domain(hv(), *d); });
+        mapped = map_foreign();
+        ASSERT_TRUE(race.fired());
+    }
+    expect_mapped_and_kept_or_refused_and_free(mapped, r);
 }
 
 } // namespace

@@ -26,8 +26,41 @@ protected:
 TEST_F(XenVersionTest, UnknownSubcommandIsEnosys)
 {
     Snapshot before(m);
-    for (uint64_t cmd : {uint64_t(XENVER_compile_info), uint64_t(XENVER_capabilities), uint64_t(1000)})
+    for (uint64_t cmd : {uint64_t(XENVER_build_id + 1), uint64_t(1000)})
         EXPECT_EQ(version(cmd, nullptr), -XEN_ENOSYS) << cmd;
+    EXPECT_TRUE(unchanged(before, m));
+}
+
+// Issue 14: the sub-ops Xen answers every guest, with Xen's types.
+TEST_F(XenVersionTest, StringsAndParametersAsXenGivesThem)
+{
+    xen_compile_info_t ci;
+    std::memset(&ci, 0x55, sizeof(ci));
+    ASSERT_EQ(version(XENVER_compile_info, &ci), 0);
+    EXPECT_EQ(std::strncmp(ci.compiler, "g++ ", 4), 0);
+    EXPECT_STREQ(ci.compile_by, "pvmmu");
+    EXPECT_EQ(ci.compile_date[sizeof(ci.compile_date) - 1], 0);
+    xen_capabilities_info_t caps;
+    ASSERT_EQ(version(XENVER_capabilities, caps), 0);
+    EXPECT_STREQ(caps, "xen-3.0-x86_64");
+    xen_changeset_info_t cs;
+    ASSERT_EQ(version(XENVER_changeset, cs), 0);
+    EXPECT_STREQ(cs, "pvmmu");
+    xen_platform_parameters_t pp{};
+    ASSERT_EQ(version(XENVER_platform_parameters, &pp), 0);
+    EXPECT_EQ(pp.virt_start, 0xffff800000000000ull);
+    xen_domain_handle_t handle;
+    std::memset(handle, 0x55, sizeof(handle));
+    ASSERT_EQ(version(XENVER_guest_handle, handle), 0);
+    for (uint8_t b : handle) EXPECT_EQ(b, 0);
+}
+
+TEST_F(XenVersionTest, CommandLineAndBuildIdArePrivilegedAndChangeNothing)
+{
+    Snapshot before(m);
+    char line[1024];
+    EXPECT_EQ(version(XENVER_commandline, line), -XEN_EPERM);
+    EXPECT_EQ(version(XENVER_build_id, line), -XEN_EPERM);
     EXPECT_TRUE(unchanged(before, m));
 }
 
@@ -42,8 +75,9 @@ TEST_F(XenVersionTest, UnknownHypercallNumberIsEnosys)
 TEST_F(XenVersionTest, BadArgumentPointersAreEfault)
 {
     Snapshot before(m);
-    EXPECT_EQ(version(XENVER_extraversion, reinterpret_cast<void*>(kBadGuestPtr)), -XEN_EFAULT);
-    EXPECT_EQ(version(XENVER_get_features, reinterpret_cast<void*>(kBadGuestPtr)), -XEN_EFAULT);
+    for (uint64_t cmd : {XENVER_extraversion, XENVER_compile_info, XENVER_capabilities, XENVER_changeset,
+                         XENVER_platform_parameters, XENVER_guest_handle, XENVER_get_features})
+        EXPECT_EQ(version(cmd, reinterpret_cast<void*>(kBadGuestPtr)), -XEN_EFAULT) << cmd;
     EXPECT_TRUE(unchanged(before, m));
 }
 

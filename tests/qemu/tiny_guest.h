@@ -68,6 +68,28 @@ inline bool has_word(const start_info_t* si, const char* w)
     return false;
 }
 
+// Start-of-day memory as both hypervisors lay it out: gpfn g at
+// XENPV_VIRT_BASE + g * 4 KiB (on Xen only the boot region, up to the initial
+// RSP and the 4 MiB boundary after it, is mapped), frame p2m[g], the L4 at
+// pt_base (pvmmu: gpfn 0; Xen: after the image). Found by walking, so
+// neither layout's table order is assumed.
+inline const uint64_t* p2m(const start_info_t* si) { return reinterpret_cast<const uint64_t*>(si->mfn_list); }
+inline uint64_t gpfn_of(const start_info_t* si, uint64_t mfn)
+{
+    for (uint64_t g = 0; g < si->nr_pages; ++g)
+        if (p2m(si)[g] == mfn) return g;
+    return ~0ull;
+}
+inline uint64_t* gpfn_bytes(uint64_t g) { return reinterpret_cast<uint64_t*>(XENPV_VIRT_BASE + (g << 12)); }
+// The machine address of the L1 entry that maps va (mapped at start of day).
+inline uint64_t l1_entry_of(const start_info_t* si, uint64_t va)
+{
+    uint64_t mfn = p2m(si)[(si->pt_base - XENPV_VIRT_BASE) >> 12];
+    for (int shift = 39; shift > 12; shift -= 9)
+        mfn = (gpfn_bytes(gpfn_of(si, mfn))[(va >> shift) & 511] >> 12) & 0xffffffffffull;
+    return (mfn << 12) + ((va >> 12) & 511) * 8;
+}
+
 inline void shutdown(unsigned reason)
 {
     sched_shutdown_t s{reason};

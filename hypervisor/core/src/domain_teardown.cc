@@ -5,6 +5,30 @@
 
 namespace pvmmu {
 
+namespace {
+
+// Frame m of domain d becomes free if nothing references it. get_page raises
+// the count and then reads the owner again; this is the mirror order, owner
+// first and counts second, all seq_cst, so a racing get_page either sees the
+// frame gone and drops its reference, or holds it and is seen here, and the
+// frame stays d's (docs/security.md §7.6). A reference that get_page drops
+// again can still be seen: the frame is then kept, the safe way to be wrong.
+// Type references come on top of a general one (get_existing_table needs a
+// type count that is already raised), so the general count stands for both.
+bool give_back(Hypervisor& hv, Mfn m, DomId d)
+{
+    FrameInfo& f = hv.frame(m);
+    f.owner.store(kOwnerFree, std::memory_order_seq_cst);
+    hv.race_point(RacePoint::TeardownGiveBack, m);
+    if (f.count.load(std::memory_order_seq_cst) == 0 && f.type_count() == 0) return true;
+    // Back to d, unless someone took the frame as free meanwhile (it saw no
+    // reference, so it is given back after all).
+    DomId seen = kOwnerFree;
+    return !f.owner.compare_exchange_strong(seen, d, std::memory_order_seq_cst);
+}
+
+} // namespace
+
 TeardownResult relinquish_domain(Hypervisor& hv, Domain& d)
 {
     for (unsigned i = 0; i < d.nr_vcpus; ++i) {
@@ -28,14 +52,9 @@ TeardownResult relinquish_domain(Hypervisor& hv, Domain& d)
     }
     TeardownResult r;
     for (uint64_t i = 0; i < n; ++i) {
-        FrameInfo& f = hv.frame(Mfn{i});
-        if (f.owner.load(std::memory_order_acquire) != d.id) continue;
-        if (f.count.load(std::memory_order_acquire) || f.type_count()) {
-            ++r.kept;
-            continue;
-        }
-        f.owner.store(kOwnerFree, std::memory_order_release);
-        ++r.freed;
+        if (hv.frame(Mfn{i}).owner.load(std::memory_order_acquire) != d.id) continue;
+        if (give_back(hv, Mfn{i}, d.id)) ++r.freed;
+        else ++r.kept;
     }
     d.nr_frames = r.kept;
     if (!r.kept) hv.remove_domain(d);

@@ -14,9 +14,13 @@ int get_page(Hypervisor& hv, Mfn m, DomId owner)
     uint32_t c = f.count.load(std::memory_order_relaxed);
     do {
         if (c >= ti::kCountLimit) return -XEN_EOVERFLOW;
-    } while (!f.count.compare_exchange_weak(c, c + 1, std::memory_order_acq_rel));
-    // The owner changes only while the count is zero; recheck now that we hold one.
-    if (f.owner.load(std::memory_order_acquire) != owner) {
+    } while (!f.count.compare_exchange_weak(c, c + 1, std::memory_order_seq_cst));
+    hv.race_point(RacePoint::GetPageCounted, m);
+    // The owner changes only while the count is zero; recheck now that we hold
+    // one. Count first, owner second; whoever gives the frame away does the
+    // mirror (owner first, count second: domain_teardown.cc), all seq_cst, so
+    // of the two at least one sees the other.
+    if (f.owner.load(std::memory_order_seq_cst) != owner) {
         put_page(hv, m);
         return -XEN_EPERM;
     }
@@ -45,7 +49,7 @@ int get_page_type(Hypervisor& hv, Mfn m, PageType t)
         // A conflicting type in use fails at once, even mid-validation: a table
         // that maps itself (writable, or as the wrong level) must not wait on itself.
         if (ti::count(x) != 0 && ti::type(x) != t) return -XEN_EINVAL;
-        if (x & ti::kBusy) {          // another CPU is (de)validating: wait for it
+        if (x & ti::kBusy) {          // another CPU is (de)validating or stamping: wait for it
             hv.platform().relax();
             x = f.type_info.load(std::memory_order_acquire);
             continue;
@@ -96,18 +100,22 @@ void put_page_type(Hypervisor& hv, Mfn m)
             if (f.type_info.compare_exchange_weak(x, x - 1, std::memory_order_acq_rel)) return;
             continue;
         }
-        // Last reference. Stamp first, so a type change that sees count 0 also
-        // sees a stamp no older than the mapping or link that just went.
-        f.tlbflush_stamp.store(hv.clock().now(), std::memory_order_release);
+        // Last reference: the drop leaves the frame busy until it is stamped,
+        // and the stamp is read from the clock only after the drop. A stamp
+        // taken before the exchange could be older than a mapping made and
+        // removed in between (the count going 1 -> 2 -> 1 leaves the word as
+        // it was, so the exchange still succeeds), and a CPU that flushed and
+        // cached that mapping in the gap would be skipped by the type change.
+        // A type change waits while the frame is busy, so it reads this stamp
+        // (docs/security.md §7.5).
         const bool table = is_table_type(ti::type(x));
-        const uint64_t nx = table ? ((x - 1) & ~ti::kValidated) | ti::kBusy : x - 1;
+        const uint64_t nx = (table ? (x - 1) & ~ti::kValidated : x - 1) | ti::kBusy;
+        hv.race_point(RacePoint::LastTypeDrop, m);
         if (!f.type_info.compare_exchange_weak(x, nx, std::memory_order_acq_rel)) continue;
-        if (table) {
-            devalidate_table(hv, m, Level(uint8_t(ti::type(x))));
-            // Stamp again: CPUs may have walked the table until its entries went.
-            f.tlbflush_stamp.store(hv.clock().now(), std::memory_order_release);
-            f.type_info.fetch_and(~ti::kBusy, std::memory_order_acq_rel);
-        }
+        // A table's entries go first: CPUs may walk it until they do.
+        if (table) devalidate_table(hv, m, Level(uint8_t(ti::type(x))));
+        f.tlbflush_stamp.store(hv.clock().now(), std::memory_order_release);
+        f.type_info.fetch_and(~ti::kBusy, std::memory_order_acq_rel);
         return;
     }
 }

@@ -1,6 +1,9 @@
 // HYPERVISOR_xen_version (hypercall 17): the Xen interface version pvmmu speaks,
-// the page size, and the feature bits — which follow the domain's policy, so a
-// guest denied a command never detects it (SPEC §3 "Feature discovery").
+// the page size, the feature bits — which follow the domain's policy, so a
+// guest denied a command never detects it (SPEC §3 "Feature discovery") — and
+// the strings and parameters Xen gives every guest. As Xen's default policy:
+// every sub-op but the command line and the build id is open to any domain;
+// those two are for a privileged domain, which pvmmu has none of (-EPERM).
 #include <pvmmu/abi.h>
 
 #include "core/hypercall.h"
@@ -20,20 +23,44 @@ static uint32_t feature_submap0(const Domain& d)
 HcResult do_xen_version(Hypervisor& hv, Vcpu& v, HypercallFrame& f)
 {
     const Vaddr arg{f.arg[1]};
+    auto put = [&](const auto& value) { return done(hv.platform().copy_to_guest(v, arg, &value, sizeof(value))); };
     switch (f.arg[0]) {
     case XENVER_version:
         return done((kXenMajor << 16) | kXenMinor);
     case XENVER_pagesize:
         return done(long(kPageSize));
     case XENVER_extraversion: {
-        xen_extraversion_t s = "-pvmmu";
-        return done(hv.platform().copy_to_guest(v, arg, s, sizeof(s)));
+        const xen_extraversion_t s = "-pvmmu";
+        return put(s);
     }
+    case XENVER_compile_info: {
+        const xen_compile_info_t ci{"g++ " __VERSION__, "pvmmu", "", ""};
+        return put(ci);
+    }
+    case XENVER_capabilities: {
+        const xen_capabilities_info_t caps = "xen-3.0-x86_64";   // 64-bit PV guests only
+        return put(caps);
+    }
+    case XENVER_changeset: {
+        const xen_changeset_info_t cs = "pvmmu";
+        return put(cs);
+    }
+    case XENVER_platform_parameters: {
+        const xen_platform_parameters_t pp{HYPERVISOR_VIRT_START};   // the first reserved L4 slot, 256
+        return put(pp);
+    }
+    case XENVER_guest_handle: {
+        const xen_domain_handle_t handle = {};   // domains have no UUID (Xen: the toolstack's)
+        return put(handle);
+    }
+    case XENVER_commandline:
+    case XENVER_build_id:
+        return done(-XEN_EPERM);
     case XENVER_get_features: {
         xen_feature_info_t fi;
         if (hv.platform().copy_from_guest(v, &fi, arg, sizeof(fi))) return done(-XEN_EFAULT);
         fi.submap = fi.submap_idx == 0 ? feature_submap0(*v.domain) : 0;
-        return done(hv.platform().copy_to_guest(v, arg, &fi, sizeof(fi)));
+        return put(fi);
     }
     default:
         return done(-XEN_ENOSYS);

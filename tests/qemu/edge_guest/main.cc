@@ -9,7 +9,9 @@
 // domains ended so and the hypervisor ran on.
 //
 // The page at 0x7ffffffff000 is mapped through three new tables the guest
-// takes from its last frames; its bytes are written through the physmap.
+// takes from its first free frames; its bytes are written through the
+// physmap. With role=handled it runs on Xen 4.17 as dom0 too (xen_edge_guest),
+// where every check holds as on pvmmu: the reference for findings 1 and 9.
 #include "tiny_guest.h"
 
 using namespace tiny;
@@ -20,12 +22,12 @@ using namespace tiny;
 // the bounce frame says). The frame, from the handler's RSP: RCX, R11, the
 // error code for #GP, then RIP (guest_traps.cc).
 extern "C" HIDDEN uint64_t edge_jump(uint64_t target, uint64_t rax, uint64_t rdi);
-extern "C" HIDDEN void edge_gp(), edge_bp(), edge_of();
-extern "C" HIDDEN uint64_t edge_rax, edge_error, edge_rip;
+extern "C" HIDDEN void edge_gp(), edge_bp(), edge_of(), edge_db();
+extern "C" HIDDEN uint64_t edge_rax, edge_error, edge_rip, edge_steps;
 asm(R"(
     .pushsection .text
-    .hidden edge_jump, edge_gp, edge_bp, edge_of
-    .globl edge_jump, edge_gp, edge_bp, edge_of
+    .hidden edge_jump, edge_gp, edge_bp, edge_of, edge_db
+    .globl edge_jump, edge_gp, edge_bp, edge_of, edge_db
 edge_jump:
     mov %rsp, edge_rsp(%rip)
     mov %rdi, %r11
@@ -52,11 +54,20 @@ edge_of:
     mov %ecx, %eax
 1:  mov edge_rsp(%rip), %rsp
     ret
+/* #DB: counts the single-step and resumes by the iret hypercall, TF still
+ * set in the frame: RCX and R11 off, flags 0 on, into the iret stub. */
+edge_db:
+    pop %rcx
+    pop %r11
+    incq edge_steps(%rip)
+    pushq $0
+    jmp hypercall_page + 23 * 32
     .popsection
     .pushsection .bss
     .balign 8
-    .hidden edge_rax, edge_error, edge_rip
-    .globl edge_rax, edge_error, edge_rip
+    .hidden edge_rax, edge_error, edge_rip, edge_steps
+    .globl edge_rax, edge_error, edge_rip, edge_steps
+edge_steps: .quad 0
 edge_rsp: .quad 0
 edge_rax: .quad 0
 edge_error: .quad 0
@@ -75,28 +86,27 @@ long mmu_update(const mmu_update_t* u, unsigned n)
 }
 
 // Maps kPage (L4 slot 255, L3/L2/L1 entry 511) to a frame of the guest's and
-// returns that frame's bytes in the physmap. The new tables are zeroed and
-// made read-only in the physmap before they are linked (a table must have no
-// writable mapping).
-uint8_t* map_edge_page(const start_info_t* si)
+// returns that frame's bytes in the physmap. The frames are the first four
+// above the boot structures (`free`, the initial RSP's gpfn: mapped on Xen
+// too). The new tables are zeroed and made read-only in the physmap before
+// they are linked (a table must have no writable mapping).
+uint8_t* map_edge_page(const start_info_t* si, uint64_t free)
 {
-    const uint64_t* p2m = reinterpret_cast<const uint64_t*>(si->mfn_list);
-    const uint64_t n = si->nr_pages, first_l1 = si->nr_pt_frames - (n + 511) / 512;
-    auto bytes = [&](uint64_t g) { return reinterpret_cast<uint8_t*>(si->pt_base + (g << 12)); };
-    auto physmap_entry = [&](uint64_t g) { return (p2m[first_l1 + g / 512] << 12) + (g % 512) * 8; };
-    const uint64_t l3 = n - 2, l2 = n - 3, l1 = n - 4, code = n - 5;
+    const uint64_t l3 = free, l2 = free + 1, l1 = free + 2, code = free + 3;
+    const uint64_t* m = p2m(si);
     const uint64_t tables[] = {l3, l2, l1};
     for (uint64_t g : tables) {
-        for (int i = 0; i < 4096; ++i) bytes(g)[i] = 0;
-        const mmu_update_t ro{physmap_entry(g), (p2m[g] << 12) | kPresentUser};
+        for (int i = 0; i < 512; ++i) gpfn_bytes(g)[i] = 0;
+        const mmu_update_t ro{l1_entry_of(si, uint64_t(gpfn_bytes(g))), (m[g] << 12) | kPresentUser};
         check("a new table made read-only", mmu_update(&ro, 1), 0);
     }
-    const mmu_update_t link[] = {{(p2m[0] << 12) + 255 * 8, (p2m[l3] << 12) | kTable},
-                                 {(p2m[l3] << 12) + 511 * 8, (p2m[l2] << 12) | kTable},
-                                 {(p2m[l2] << 12) + 511 * 8, (p2m[l1] << 12) | kTable},
-                                 {(p2m[l1] << 12) + 511 * 8, (p2m[code] << 12) | kPresentUser}};
+    const uint64_t l4 = m[(si->pt_base - XENPV_VIRT_BASE) >> 12];
+    const mmu_update_t link[] = {{(l4 << 12) + 255 * 8, (m[l3] << 12) | kTable},
+                                 {(m[l3] << 12) + 511 * 8, (m[l2] << 12) | kTable},
+                                 {(m[l2] << 12) + 511 * 8, (m[l1] << 12) | kTable},
+                                 {(m[l1] << 12) + 511 * 8, (m[code] << 12) | kPresentUser}};
     check("the page below the top of the lower half mapped", mmu_update(link, 4), 0);
-    return bytes(code);
+    return reinterpret_cast<uint8_t*>(gpfn_bytes(code));
 }
 
 // Writes `code` at the page's offset `at` (the rest stays NOPs) and jumps there.
@@ -110,9 +120,9 @@ uint64_t run(uint8_t* page, uint64_t at, const char* code, unsigned len, uint64_
 
 } // namespace
 
-extern "C" [[noreturn]] void xenpv_start(const start_info_t* si)
+extern "C" [[noreturn]] void xenpv_start(const start_info_t* si, uint64_t initial_sp)
 {
-    uint8_t* page = map_edge_page(si);
+    uint8_t* page = map_edge_page(si, (initial_sp - XENPV_VIRT_BASE + 4095) >> 12);
     static constexpr char kSyscall[] = "\x0f\x05";
     if (has_word(si, "role=crash")) {
         write("edge guest: syscall at 0x7ffffffffffe with no trap table\n");
@@ -123,7 +133,8 @@ extern "C" [[noreturn]] void xenpv_start(const start_info_t* si)
         }
     }
 
-    trap_info_t traps[] = {{3, 3, FLAT_RING3_CS64, uint64_t(&edge_bp)},
+    trap_info_t traps[] = {{1, 0, FLAT_RING3_CS64, uint64_t(&edge_db)},
+                           {3, 3, FLAT_RING3_CS64, uint64_t(&edge_bp)},
                            {4, 3, FLAT_RING3_CS64, uint64_t(&edge_of)},
                            {13, 0, FLAT_RING3_CS64, uint64_t(&edge_gp)},
                            {0, 0, 0, 0}};
@@ -155,5 +166,21 @@ extern "C" [[noreturn]] void xenpv_start(const start_info_t* si)
     check("  error code: a gate of the IDT", long(edge_error & 7), 2);
     check("int3 at the top: #BP", run(page, 0xfff, "\xcc", 1), 3);
     check("  at 0x800000000000", edge_rip == kTop, 1);
+
+    // TF set, then MOV SS right before SYSCALL or INT3: the #DB the MOV SS
+    // raises is held over that instruction ("MOV SS and POP SS", SDM Vol.
+    // 3A) and, on a CPU, delivered at the hypervisor's entry, in ring 0
+    // (the XSA-260 class; traps.cc held_over_debug_trap). The guest must
+    // see its hypercall done, its single-steps and its #BP, and nothing else.
+    static constexpr char kStepSyscall[] = "\x9c\x48\x81\x0c\x24\x00\x01\x00\x00\x9d"   // pushf; orq $TF; popf
+                                           "\x8c\xd1\x8e\xd1\x0f\x05\xcc";   // mov %ss,%ecx; mov %ecx,%ss; syscall; int3
+    edge_steps = 0;
+    check("TF, MOV SS, SYSCALL, INT3: #BP", run(page, 0x200, kStepSyscall, sizeof(kStepSyscall) - 1, 63), 3);
+    check("  the hypercall ran", long(edge_rax), -XEN_ENOSYS);
+    check("  single-stepped", edge_steps > 0, 1);
+    static constexpr char kStepInt3[] = "\x9c\x48\x81\x0c\x24\x00\x01\x00\x00\x9d\x8c\xd1\x8e\xd1\xcc";
+    edge_steps = 0;
+    check("TF, MOV SS, INT3: #BP", run(page, 0x200, kStepInt3, sizeof(kStepInt3) - 1), 3);
+    check("  after the int3", edge_rip == kPage + 0x200 + sizeof(kStepInt3) - 1, 1);
     finish("edge guest");
 }

@@ -37,6 +37,7 @@ void idt_init()
         if (v == 8) ist = kIstDoubleFault;     // #DF: the stack may be what broke
         if (v == 2) ist = kIstNmi;             // NMI: may arrive anywhere
         if (v == 18) ist = kIstMachineCheck;   // #MC: likewise
+        if (v == 1) ist = kIstDebug;           // #DB: may come on a guest's stack (traps.cc)
         // INT3 and INT 4 from the guest reach its #BP and #OF handlers
         // (trap_entry.S sees ring 3 in the frame, guest_bounce delivers).
         const unsigned dpl = v == 3 || v == 4 ? 3 : 0;

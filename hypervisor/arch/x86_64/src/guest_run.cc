@@ -18,7 +18,6 @@
 #include "arch/x86.h"
 #include "core/domain_teardown.h"
 
-extern "C" [[gnu::visibility("hidden")]] void syscall_entry();
 extern "C" [[noreturn]] void guest_enter(const pvmmu::x86::TrapFrame* f);
 
 namespace pvmmu::x86 {

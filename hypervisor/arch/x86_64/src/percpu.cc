@@ -49,7 +49,7 @@ void percpu_area_build(uint32_t id, uint32_t apic_id)
         map_page(Vaddr{c.area + area::kStack + off}, Maddr{stack.v + off}, hv_pte::kData);
     c.stack_top = c.area + area::kStack + area::kStackSize;
 
-    for (unsigned i = 0; i < 3; ++i) {
+    for (unsigned i = 0; i < sizeof(area::kIst) / sizeof(area::kIst[0]); ++i) {
         map_page(Vaddr{c.area + area::kIst[i]}, boot_alloc_frame(), hv_pte::kData);
         c.tss.ist[i] = c.area + area::kIst[i] + kPageSize;
     }

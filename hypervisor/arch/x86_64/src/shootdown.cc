@@ -1,10 +1,10 @@
 // TLB shootdown; see arch/shootdown.h.
 //
 // One mailbox per target CPU, owned by one sender at a time (its lock): the
-// sender stores the request, then bumps `requested` (release); the target
-// flushes, then stores `done` = the sequence number it served (release). A
-// target may serve a request twice (IPI handler and a spin-wait racing on the
-// same CPU); a flush is idempotent, so that is harmless.
+// sender stores the request and posts it; the target flushes and acknowledges
+// (the sequence numbers: arch/shootdown_seq.h). A target may serve a request
+// twice (IPI handler and a spin-wait racing on the same CPU); a flush is
+// idempotent, so that is harmless.
 #include "arch/shootdown.h"
 
 #include <atomic>
@@ -13,6 +13,7 @@
 #include "arch/lapic.h"
 #include "arch/percpu.h"
 #include "arch/raw_lock.h"
+#include "arch/shootdown_seq.h"
 #include "arch/traps.h"
 #include "arch/x86.h"
 
@@ -24,8 +25,7 @@ struct alignas(64) Mailbox {
     RawLock sender;
     FlushRequest req;
     const Domain* origin = nullptr;   // the domain of the vCPU that asked (counters_for)
-    std::atomic<uint64_t> requested{0};
-    std::atomic<uint64_t> done{0};
+    ShootdownSeq seq;
 };
 
 Mailbox g_box[kMaxCpus];
@@ -54,12 +54,11 @@ void shootdown_set_clock(TlbClock* clock) { g_clock.store(clock, std::memory_ord
 void shootdown_serve()
 {
     Mailbox& b = g_box[this_cpu_id()];
-    const uint64_t want = b.requested.load(std::memory_order_acquire);
-    if (b.done.load(std::memory_order_relaxed) == want) return;
-    VcpuCounters* n = counters_for(b.origin);
-    flush_local(b.req, n);
-    if (n) n->shootdowns_served.fetch_add(1, std::memory_order_relaxed);
-    b.done.store(want, std::memory_order_release);
+    b.seq.serve([&b] {
+        VcpuCounters* n = counters_for(b.origin);
+        flush_local(b.req, n);
+        if (n) n->shootdowns_served.fetch_add(1, std::memory_order_relaxed);
+    });
 }
 
 void shootdown_flush(CpuMask cpus, FlushRequest req)
@@ -79,8 +78,7 @@ void shootdown_flush(CpuMask cpus, FlushRequest req)
         while (!b.sender.try_lock(self)) shootdown_serve();
         b.req = req;
         b.origin = origin;
-        seq[c] = b.requested.load(std::memory_order_relaxed) + 1;
-        b.requested.store(seq[c], std::memory_order_release);
+        seq[c] = b.seq.post();
         lapic_send_fixed(g_cpus[c].apic_id, kVectorShootdown);
         g_ipis.fetch_add(1, std::memory_order_relaxed);
         if (counted) counted->shootdowns_sent.fetch_add(1, std::memory_order_relaxed);
@@ -89,10 +87,10 @@ void shootdown_flush(CpuMask cpus, FlushRequest req)
     if (cpus.has(self)) flush_local(req, counted);
     for (CpuId c = 0; c < g_nr_cpus; ++c) {
         if (!sent.has(c)) continue;
-        while (g_box[c].done.load(std::memory_order_acquire) != seq[c]) {
+        g_box[c].seq.wait(seq[c], [] {
             shootdown_serve();
             pause();
-        }
+        });
         g_box[c].sender.unlock();
     }
 }

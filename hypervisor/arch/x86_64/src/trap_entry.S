@@ -78,8 +78,9 @@ trap_common:
  * of the area the stack lies in (percpu.h; IST stacks too), or, on a stack
  * outside every area (the boot CPU's, before its area exists), some element
  * of g_cpus. Otherwise the hypervisor's base is swapped in and the frame's
- * vector marked VECTOR_GUEST_GS: trap_dispatch never returns from such an
- * entry. */
+ * vector marked VECTOR_GUEST_GS; trap_dispatch returns from such an entry
+ * only for a guest's held-over #DB (traps.cc), and trap_return then swaps
+ * the guest's base back. */
 trap_from_hypervisor:
 	pushq %rax
 	pushq %rcx
@@ -149,7 +150,10 @@ trap_return:
 	popq %rcx
 	popq %rbx
 	popq %rax
-	add $16, %rsp                   /* vector and error code */
+	testq $VECTOR_GUEST_GS, (%rsp)  /* an entry that found the guest's %gs and */
+	jz 3f                           /* resumes (traps.cc): the guest's again */
+	swapgs
+3:	add $16, %rsp                   /* vector and error code */
 	testb $3, 8(%rsp)               /* back to ring 3: the guest's %gs again */
 	jz 2f
 	swapgs

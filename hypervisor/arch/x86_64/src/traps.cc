@@ -42,6 +42,25 @@ constexpr const char* kNames[kNrExceptions] = {
     panic("unhandled exception %lu at rip 0x%lx", f.vector, f.rip);
 }
 
+// A #DB the guest's MOV SS or POP SS held over the next instruction ("MOV SS
+// and POP SS", SDM Vol. 3A 6.8.3): with TF set (or a data breakpoint, once
+// guests may set one), a MOV SS followed by SYSCALL, INT3 or any instruction
+// that faults delivers the #DB after that instruction, at the first
+// instruction of the hypervisor's entry, in ring 0, on the guest's %gs and,
+// for SYSCALL, on the guest's stack (the XSA-260 / CVE-2018-8897 class). #DB
+// has its own IST stack, so the CPU never writes on the guest's; the trap is
+// the guest's, not the hypervisor's: DR6 is cleared and the entry resumes on
+// the guest's %gs. Any other #DB in ring 0 is the hypervisor's bug.
+bool held_over_debug_trap(const TrapFrame& f)
+{
+    if ((f.vector & ~uint64_t(VECTOR_GUEST_GS)) != 1) return false;
+    bool entry = f.rip == reinterpret_cast<uint64_t>(&syscall_entry);
+    for (uint64_t stub : trap_stubs) entry |= f.rip == stub;
+    if (!entry) return false;
+    asm volatile("mov %0, %%dr6" : : "r"(uint64_t(0xffff0ff0)));   // DR6's reset value
+    return true;
+}
+
 // An entry from ring 0 that found the guest's %gs (trap_entry.S, which has
 // swapped in this CPU's). Ring 0 runs on the guest's %gs only on the short,
 // IF-clear paths between a ring change and its SWAPGS (trap_entry.S lists
@@ -74,7 +93,10 @@ const char* exception_name(uint64_t vector)
 
 extern "C" void trap_dispatch(TrapFrame* f)
 {
-    if (f->vector & VECTOR_GUEST_GS) entry_on_guest_gs(*f);
+    if (f->vector & VECTOR_GUEST_GS) {
+        if (held_over_debug_trap(*f)) return;   // trap_return gives the guest's %gs back
+        entry_on_guest_gs(*f);
+    }
     dispatch(f);
     if ((f->cs & 3) != 3) return;
     // Back to a guest whose domain has shut down meanwhile (guest_shutdown

@@ -29,7 +29,7 @@ inline constexpr unsigned kTypeShift = 32;              // 34:32 PageType
 inline constexpr uint64_t kTypeMask = 7ull << kTypeShift;
 inline constexpr uint64_t kValidated = 1ull << 35;      // table contents checked, refs held
 inline constexpr uint64_t kPinned = 1ull << 36;         // MMUEXT_PIN_* holds one type ref
-inline constexpr uint64_t kBusy = 1ull << 37;           // (de)validation in progress
+inline constexpr uint64_t kBusy = 1ull << 37;           // (de)validation or a last drop in progress
 inline constexpr uint64_t kCountLimit = 0xfffffff0ull;  // refuse before the count wraps
 
 constexpr PageType type(uint64_t x) { return PageType((x & kTypeMask) >> kTypeShift); }

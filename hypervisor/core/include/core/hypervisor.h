@@ -3,6 +3,7 @@
 #pragma once
 
 #include "core/domain.h"
+#include "core/race_point.h"
 #include "core/tlb_clock.h"
 
 namespace pvmmu {
@@ -61,6 +62,18 @@ public:
     void note_table_work(uint64_t entries) { table_work_.fetch_add(entries, std::memory_order_relaxed); }
     uint64_t table_work() const { return table_work_.load(std::memory_order_relaxed); }
 
+    // Tests only (core/race_point.h): install before any CPU runs the core,
+    // remove after; nullptr removes it.
+    void set_race_hook(RaceHook h, void* ctx)
+    {
+        race_hook_ = h;
+        race_ctx_ = ctx;
+    }
+    void race_point(RacePoint p, Mfn m)
+    {
+        if (race_hook_) [[unlikely]] race_hook_(race_ctx_, p, m);
+    }
+
     bool l4_slot_reserved(unsigned i) const
     {
         return i >= cfg_.l4_reserved_first && i <= cfg_.l4_reserved_last;
@@ -69,6 +82,8 @@ public:
 private:
     MachineMemory mem_;
     FrameInfo* frames_;
+    RaceHook race_hook_ = nullptr;   // next to frames_: read where frames_ is
+    void* race_ctx_ = nullptr;
     uint64_t* m2p_;
     Platform& platform_;
     HvConfig cfg_;

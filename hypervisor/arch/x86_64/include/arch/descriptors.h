@@ -63,7 +63,7 @@ static_assert(offsetof(Tss, rsp) == 4 && offsetof(Tss, ist) == 0x24 && offsetof(
 
 // IST slots (1-based, as the gate's IST field): exceptions that must not run
 // on a stack that may be the broken one.
-inline constexpr unsigned kIstDoubleFault = 1, kIstNmi = 2, kIstMachineCheck = 3;
+inline constexpr unsigned kIstDoubleFault = 1, kIstNmi = 2, kIstMachineCheck = 3, kIstDebug = 4;
 
 // A 16-byte system descriptor for the TSS (type 9: available 64-bit TSS).
 struct SysDesc {

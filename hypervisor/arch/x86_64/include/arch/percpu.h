@@ -8,7 +8,8 @@
 //   +0x15000  guard            +0x16000  IST1 #DF stack, 4 KiB
 //   +0x17000  guard            +0x18000  IST2 NMI stack
 //   +0x19000  guard            +0x1a000  IST3 #MC stack
-//   +0x1b000  unmapped
+//   +0x1b000  guard            +0x1c000  IST4 #DB stack
+//   +0x1d000  unmapped
 //   +0x20000  GDT window 1: as window 0, with buffer 1 (the same page 14)
 //   +0x30000  unmapped up to the next CPU's area (HV_PERCPU_STRIDE)
 //
@@ -33,12 +34,12 @@ namespace pvmmu::x86 {
 namespace area {
 inline constexpr uint64_t kGdtPage = FIRST_RESERVED_GDT_PAGE;   // page 14 of the window
 inline constexpr uint64_t kStack = 0x11000, kStackSize = 0x4000;
-inline constexpr uint64_t kIst[3] = {0x16000, 0x18000, 0x1a000};   // IST1..IST3, 4 KiB each
+inline constexpr uint64_t kIst[4] = {0x16000, 0x18000, 0x1a000, 0x1c000};   // IST1..IST4, 4 KiB each
 inline constexpr uint64_t kGdtWindow[2] = {0x00000, 0x20000};
 inline constexpr uint64_t kEnd = 0x30000;
 static_assert(kGdtPage * kPageSize == HV_GDT_RESERVED_OFFSET);
 static_assert(kStack >= 16 * kPageSize + kPageSize);   // the GDT window, then a guard
-static_assert(kGdtWindow[1] >= kIst[2] + 2 * kPageSize);   // after IST3 and a gap
+static_assert(kGdtWindow[1] >= kIst[3] + 2 * kPageSize);   // after IST4 and a gap
 static_assert(kEnd <= HV_PERCPU_STRIDE);
 static_assert(uint64_t(kMaxCpus + 1) * HV_PERCPU_STRIDE <= (1ull << 39));   // all in slot 257
 } // namespace area

@@ -35,6 +35,8 @@ const char* exception_name(uint64_t vector);
 
 // trap_entry.S: the IRETQ that returns to every TrapFrame.
 extern "C" const char trap_return_iretq[];
+// syscall_entry.S: where SYSCALL lands (IA32_LSTAR).
+extern "C" [[gnu::visibility("hidden")]] void syscall_entry();
 
 // syscall_entry.S: guest_copy's instructions that touch guest memory, each
 // followed by its fixup, up to guest_copy_extable_end.

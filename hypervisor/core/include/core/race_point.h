@@ -1,0 +1,28 @@
+// Race points: named instants inside the core's lock-free protocols where a
+// test may run code of its own, as another CPU would at that instant, so that
+// one chosen interleaving replays deterministically on one thread
+// (tests/core/refs_test.cc, teardown_test.cc; docs/security.md §7), or a
+// real-thread test widens a window (tests/concurrency). Nothing installs a
+// hook outside tests: each point costs a load and a branch not taken.
+#pragma once
+
+#include "core/types.h"
+
+namespace pvmmu {
+
+enum class RacePoint : uint8_t {
+    // get_page: the general count is raised, the owner not yet read again.
+    GetPageCounted,
+    // put_page_type: the last type reference was read (count 1) and is about
+    // to be dropped by compare-exchange.
+    LastTypeDrop,
+    // relinquish_domain: between the two steps that give a frame back (its
+    // owner and its reference counts, in whichever order the code uses).
+    TeardownGiveBack,
+};
+
+// Runs at every race point while installed (Hypervisor::set_race_hook); `m` is
+// the frame concerned.
+using RaceHook = void (*)(void* ctx, RacePoint p, Mfn m);
+
+} // namespace pvmmu
