@@ -211,7 +211,7 @@ uint64_t pick_pte(unsigned level)
     if (rng.one_in(10)) f |= rng.below(128) << 52;        // available 58:52
     if (rng.one_in(12)) f |= rng.of({pte::PWT, pte::PCD, pte::PS, pte::G, 1ull << 59, pte::PK});   // refused
     (void)level;   // the same frames at every level: see the top of this file
-    uint64_t m = pick_mfn(Use::L1Val);
+    uint64_t m = pick_mfn(Use::PteVal);
     if (rng.one_in(40)) m = rng.next() >> 24;   // any frame field, reserved bits included
     return ((m << 12) & pte::ADDR) | f | (rng.one_in(40) ? rng.next() & (0xfull << 48) : 0);
 }

@@ -136,7 +136,10 @@ void alloc_reset();
 // beyond an array reads zeros (a request naming machine address 0, refused),
 // never an older array's bytes.
 void zero_after(uint64_t va);
-enum class Use { L1Val, UpperVal, Entry, Pin, Unpin, Baseptr, UserBaseptr, Gdt };
+// What a frame is drawn for: an entry's value (any level), a request's target,
+// a pin, an unpin (never the live L4), a base pointer (the live L4 or frames
+// that cannot be one), a user base pointer, a GDT frame.
+enum class Use { PteVal, Entry, Pin, Unpin, Baseptr, UserBaseptr, Gdt };
 uint64_t pick_mfn(Use u);
 uint64_t pick_pte(unsigned level);
 // The machine address of an entry a request may change, and the level of
@@ -165,7 +168,6 @@ void check_result(const Call& c, int64_t rc);
 // hostile_raw_nr / hostile_raw_args for the snippets that SYSCALL themselves.
 void load_raw(const Call& c);
 void print_call_stats();   // calls and successes per hypercall
-bool vcpu1_may_start();
 // The last make_call()'s call ran (or not) and its result was lost (a SYSCALL
 // that came back to a trap): what it may have changed is assumed changed.
 void result_lost();

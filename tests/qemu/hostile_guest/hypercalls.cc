@@ -442,8 +442,6 @@ void load_raw(const Call& c)
     for (unsigned i = 0; i < 6; ++i) hostile_raw_args[i] = c.a[i];
 }
 
-bool vcpu1_may_start() { return g_vcpu1_safe; }
-
 void result_lost()
 {
     if (g_last.after == After::TrapsChanged) traps_unknown();
