@@ -2,6 +2,7 @@
 #include "core/domain_teardown.h"
 
 #include "core/refs.h"
+#include "race_site.h"
 
 namespace pvmmu {
 
@@ -19,7 +20,7 @@ bool give_back(Hypervisor& hv, Mfn m, DomId d)
 {
     FrameInfo& f = hv.frame(m);
     f.owner.store(kOwnerFree, std::memory_order_seq_cst);
-    hv.race_point(RacePoint::TeardownGiveBack, m);
+    race_point(hv, RacePoint::TeardownGiveBack, m);
     if (f.count.load(std::memory_order_seq_cst) == 0 && f.type_count() == 0) return true;
     // Back to d, unless someone took the frame as free meanwhile (it saw no
     // reference, so it is given back after all).
