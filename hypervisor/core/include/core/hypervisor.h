@@ -63,13 +63,14 @@ public:
     uint64_t table_work() const { return table_work_.load(std::memory_order_relaxed); }
 
     // Tests only (core/race_point.h): install before any CPU runs the core,
-    // remove after; nullptr removes it.
+    // remove after; nullptr removes it. Only a core built with its race
+    // points (race_points_compiled()) ever runs it.
     void set_race_hook(RaceHook h, void* ctx)
     {
         race_hook_ = h;
         race_ctx_ = ctx;
     }
-    void race_point(RacePoint p, Mfn m)
+    void run_race_hook(RacePoint p, Mfn m)
     {
         if (race_hook_) [[unlikely]] race_hook_(race_ctx_, p, m);
     }
@@ -82,7 +83,9 @@ public:
 private:
     MachineMemory mem_;
     FrameInfo* frames_;
-    RaceHook race_hook_ = nullptr;   // next to frames_: read where frames_ is
+    // In every build of the core, with race points or without, so that code
+    // compiled without PVMMU_RACE_POINTS (tests, the simulator) agrees on the layout.
+    RaceHook race_hook_ = nullptr;
     void* race_ctx_ = nullptr;
     uint64_t* m2p_;
     Platform& platform_;
