@@ -37,6 +37,18 @@ uint64_t assume_worst(uint64_t seen)
     return seen | pte::A | ((seen & pte::RW) ? pte::D : 0);
 }
 
+// Stores val into the locked entry, which maps nothing now. cmd 2 installs val
+// exactly over a non-present entry (abi.md §4.3), so a domain allowed cmd 2
+// but not cmd 0 can still do it; cmd 0 when cmd 2 is refused. The library's
+// level is not dropped here: cmd 2 did the clear just before, so an -EPERM
+// more likely names val (a frame this domain may not map) than the command.
+int install_into_empty(Cpu& c, PteLock& l, uint64_t val)
+{
+    const int rc = write(c, l, MMU_ATOMIC_PT_UPDATE, val);
+    if (rc != -XEN_ENOSYS && rc != -XEN_EPERM) return rc;
+    return write(c, l, MMU_NORMAL_PT_UPDATE, val) == 0 ? 0 : rc;
+}
+
 int get_and_clear_normal(Cpu& c, PteLock& l, uint64_t& old)
 {
     uint64_t seen;
@@ -69,8 +81,8 @@ int ptep_get_and_clear(Cpu& c, PteLock& l, uint64_t& old)
     if (fell_back) return get_and_clear_normal(c, l, old);
     if (!pte_read(c, l.ref(), after)) return -XEN_EFAULT;
     old = seen | (after & pte::AD);
-    // The cleared entry holds the folded A/D bits: zero it for good.
-    return after ? write(c, l, MMU_NORMAL_PT_UPDATE, 0) : 0;
+    // The cleared entry holds the handed-back A/D bits: zero it for good.
+    return after ? install_into_empty(c, l, 0) : 0;
 }
 
 int ptep_xchg(Cpu& c, PteLock& l, uint64_t nv, uint64_t& old)
@@ -93,12 +105,22 @@ int ptep_xchg(Cpu& c, PteLock& l, uint64_t nv, uint64_t& old)
             // into nv, so the entry is cleared first, which hands them back
             // exactly; nv goes into the empty entry, which hardware leaves alone.
             old = (seen & ~pte::AD) | (after & pte::AD);
-            return after == nv ? 0 : set_pte(c, l, nv);
+            if (after == nv) return 0;
+            const int rc = install_into_empty(c, l, nv);
+            // Refused (a frame this domain may not map, say): the old mapping
+            // goes back with the A/D it had, or, if even that is refused, the
+            // entry is left empty rather than holding bare A/D bits, which
+            // would read as a swap entry.
+            if (rc && install_into_empty(c, l, old) && after) (void)install_into_empty(c, l, 0);
+            return rc;
         }
     }
     // Lameter's generic fallback: the entry is empty between the two writes.
     if (int rc = get_and_clear_normal(c, l, old)) return rc;
-    return set_pte(c, l, nv);
+    const int rc = set_pte(c, l, nv);
+    // Refused: what the entry held goes back, A and D as assumed (the worst).
+    if (rc && old) (void)set_pte(c, l, old);
+    return rc;
 }
 
 int ptep_cmpxchg(Cpu& c, PteLock& l, uint64_t expected, uint64_t nv, uint64_t& seen, bool& swapped)
@@ -106,8 +128,11 @@ int ptep_cmpxchg(Cpu& c, PteLock& l, uint64_t expected, uint64_t nv, uint64_t& s
     swapped = false;
     if (!pte_read(c, l.ref(), seen)) return -XEN_EFAULT;
     if ((seen ^ expected) & ~pte::AD) return 0;
-    uint64_t old;
-    if (int rc = ptep_xchg(c, l, nv, old)) return rc;
+    uint64_t old = seen;
+    if (int rc = ptep_xchg(c, l, nv, old)) {
+        seen = old;   // with the A/D bits the failed exchange handed back
+        return rc;
+    }
     swapped = true;
     return 0;
 }

@@ -28,6 +28,7 @@ constexpr uint64_t kFrames = 64;
 
 TEST(TeardownRace, NoFreeFrameIsLeftReferencedByAForeignMapping)
 {
+    ASSERT_TRUE(race_points_compiled());
     uint64_t kept = 0, kept_unreferenced = 0, freed_under_a_reference = 0;
     for (unsigned round = 0; round < kRounds; ++round) {
         sim::DirectMachine m(sim::Arena::kXenFrames + sim::Arena::kIoFrames + kFrames);

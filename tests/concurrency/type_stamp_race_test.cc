@@ -66,6 +66,7 @@ TEST(TypeStampRace, NoCpuKeepsAWritableTranslationOfAFrameThatBecameAPageTable)
     tlb.attach(hv);
     for (CpuId c = 0; c < 3; ++c) hv.cpu_online(c);
     // Widens the window between reading the last reference and dropping it.
+    ASSERT_TRUE(race_points_compiled());
     hv.set_race_hook([](void*, RacePoint p, Mfn) {
         if (p == RacePoint::LastTypeDrop) std::this_thread::yield();
     }, nullptr);

@@ -428,10 +428,11 @@ TEST_F(MmuUpdateTest, AtomicClearHandsBackExactlyTheOldAdBits)
 TEST_F(MmuUpdateTest, AtomicWriteOverANonPresentEntryInstallsValExactly)
 {
     // Bits 5 and 6 of a non-present entry are the guest's, not hardware A/D:
-    // nothing of them is folded into the next value, present or not.
-    must_update(req(600, MMU_NORMAL_PT_UPDATE, 0x1234'5000ull | A | D));
+    // nothing of them is folded into the next value, present or not. The entry
+    // gets them again before each value: the first value's install replaced them.
     for (uint64_t val : {uint64_t(0x5678'9000ull), map(600, P | RW | US)}) {
-        Snapshot before(m);
+        must_update(req(600, MMU_NORMAL_PT_UPDATE, 0x1234'5000ull | A | D));
+        ASSERT_EQ(*pte(600), 0x1234'5000ull | A | D);
         unsigned done = 0;
         EXPECT_EQ(mmu_update({req(600, MMU_ATOMIC_PT_UPDATE, val)}, &done), 0) << std::hex << val;
         EXPECT_EQ(*pte(600), val) << std::hex << val;

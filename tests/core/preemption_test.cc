@@ -2,6 +2,8 @@
 // amount of work a batch yields with its arguments rewritten to describe what is
 // left (PVMMU_MMU_UPDATE_PREEMPTED in the count), *pdone carrying the count so
 // far; issuing the frame again continues where it stopped.
+#include <functional>
+
 #include "support/core_fixture.h"
 
 namespace pvmmu::test {
@@ -190,10 +192,11 @@ TEST_F(SmallBudgetTest, BatchOfExactlyTheBudgetIsNotPreempted)
 //
 // A pin, a base pointer or a link of an upper-level entry validates a whole
 // tree on its first type reference, and its unpin or unlink devalidates it:
-// the batch is charged one unit per entry of every table (de)validated, the
-// units of the budget. Here each request (de)validates an L2 with 8 L1s under
-// it: 9 tables, 4608 entries, more than the default budget of 4096, so a batch
-// of three is preempted after each of the first two.
+// the batch is charged one unit per entry of every table its domain
+// (de)validated, the units of the budget, counted in Domain::table_work. Here
+// each request (de)validates an L2 with 8 L1s under it: 9 tables, 4608
+// entries, more than the default budget of 4096, so a batch of three is
+// preempted after each of the first two.
 class TreeWorkTest : public CoreTest {
 protected:
     static constexpr unsigned kTrees = 3, kL1sPerTree = 8;
@@ -236,17 +239,20 @@ TEST_F(TreeWorkTest, BatchOfPinsOfBigTreesIsPreempted)
         pins.push_back(op_mfn(MMUEXT_PIN_L2_TABLE, tree(t)));
         unpins.push_back(op_mfn(MMUEXT_UNPIN_TABLE, tree(t)));
     }
+    const uint64_t work0 = d->table_work();
     unsigned done = 0, continuations = 0;
     EXPECT_EQ(mmuext_counted(pins, done, continuations), 0);
     EXPECT_EQ(done, kTrees);
     EXPECT_EQ(continuations, kTrees - 1) << "pins";
     for (unsigned t = 0; t < kTrees; ++t) EXPECT_TRUE(validated(t)) << t;
+    EXPECT_EQ(d->table_work() - work0, kTrees * kTablesPerTree * kEntriesPerTable);
 
     done = continuations = 0;
     EXPECT_EQ(mmuext_counted(unpins, done, continuations), 0);
     EXPECT_EQ(done, kTrees);
     EXPECT_EQ(continuations, kTrees - 1) << "unpins";
     for (unsigned t = 0; t < kTrees; ++t) EXPECT_FALSE(validated(t)) << t;
+    EXPECT_EQ(d->table_work() - work0, 2 * kTrees * kTablesPerTree * kEntriesPerTable);
 }
 
 // The same work done by linking (cmd 0 on L3 entries) and unlinking the trees.
@@ -291,6 +297,141 @@ TEST_F(TreeWorkTest, MulticallOfPinsOfBigTreesIsPreempted)
         EXPECT_TRUE(validated(t)) << t;
     }
     EXPECT_EQ(continuations, kTrees - 1);
+}
+
+// Table work is charged to the domain that owns the tables (issue 12, finding
+// 8 follow-up): domain 2 pins and unpins a tree as big as the ones above while
+// each of domain 1's requests runs, as another CPU would. Charged to the
+// machine, that made domain 1's batch yield after every request; charged to
+// domain 2, it does not touch domain 1's budget at all.
+class OtherDomainTreeWorkTest : public TreeWorkTest {
+protected:
+    static constexpr uint64_t kTree2 = 8;   // domain 2's L2, its L1s follow it
+
+    void SetUp() override
+    {
+        TreeWorkTest::SetUp();
+        d2 = m.create_domain(2, 64, 1, lay2, 2);
+        ASSERT_NE(d2, nullptr);
+        // Domain 2's only L1 is its gpfn 3 (64 frames: L4, L3, L2, L1).
+        for (uint64_t g = kTree2; g < kTree2 + kTablesPerTree; ++g) {
+            const mmu_update_t r{ptr(lay2.mfn(3), unsigned(g), MMU_NORMAL_PT_UPDATE), map(lay2.mfn(g), P | US | A)};
+            unsigned done = 0;
+            ASSERT_EQ(m.call(d2->vcpus[0], __HYPERVISOR_mmu_update, uint64_t(&r), 1, uint64_t(&done), DOMID_SELF),
+                      0);
+        }
+        for (uint64_t k = 1; k <= kL1sPerTree; ++k)
+            table(lay2.mfn(kTree2))[k] = map(lay2.mfn(kTree2 + k), kTableLinkFlags);
+    }
+
+    // Pins and unpins domain 2's tree: 2 * 9 tables (de)validated.
+    long churn()
+    {
+        const std::vector<mmuext_op_t> ops{op_mfn(MMUEXT_PIN_L2_TABLE, lay2.mfn(kTree2)),
+                                           op_mfn(MMUEXT_UNPIN_TABLE, lay2.mfn(kTree2))};
+        unsigned done = 0;
+        return m.call(d2->vcpus[0], __HYPERVISOR_mmuext_op, uint64_t(ops.data()), ops.size(), uint64_t(&done),
+                      DOMID_SELF);
+    }
+
+    // Runs `churn` each time get_page raises the count of a frame `when`
+    // accepts, as another CPU would at that instant (not inside churn itself).
+    struct EachGetPage {
+        std::function<bool(Mfn)> when;
+        std::function<void()> churn;
+        unsigned fired = 0;
+        bool busy = false;
+
+        static void hook(void* ctx, RacePoint p, Mfn f)
+        {
+            EachGetPage& e = *static_cast<EachGetPage*>(ctx);
+            if (p != RacePoint::GetPageCounted || e.busy || !e.when(f)) return;
+            e.busy = true;
+            e.churn();
+            ++e.fired;
+            e.busy = false;
+        }
+    };
+
+    // n cmd-0 remaps of gpfn 600's entry, each to another frame (one get_page each).
+    std::vector<mmu_update_t> remaps(unsigned n) const
+    {
+        std::vector<mmu_update_t> reqs;
+        for (unsigned k = 0; k < n; ++k) reqs.push_back(req(600, MMU_NORMAL_PT_UPDATE, map(601 + k, P | US | A)));
+        return reqs;
+    }
+
+    DomainLayout lay2;
+    Domain* d2 = nullptr;
+};
+
+TEST_F(OtherDomainTreeWorkTest, AnotherDomainsTableWorkDoesNotPreemptABatch)
+{
+    constexpr unsigned kN = 64;
+    const std::vector<mmu_update_t> reqs = remaps(kN);
+    EachGetPage each{[&](Mfn f) { return frame(f).owner.load() == kDom; }, [&] { EXPECT_EQ(churn(), 0); }};
+    const uint64_t work1 = d->table_work(), work2 = d2->table_work();
+    hv().set_race_hook(&EachGetPage::hook, &each);
+    unsigned done = 0, continuations = 0;
+    const long rc = mmu_update_counted(reqs, done, continuations);
+    hv().set_race_hook(nullptr, nullptr);
+    EXPECT_EQ(rc, 0);
+    EXPECT_EQ(done, kN);
+    EXPECT_EQ(each.fired, kN);
+    EXPECT_EQ(continuations, 0u);
+    EXPECT_EQ(d->table_work(), work1);
+    EXPECT_EQ(d2->table_work() - work2, kN * 2 * kTablesPerTree * kEntriesPerTable);
+    EXPECT_FALSE(frame(lay2.mfn(kTree2)).type_info.load() & ti::kValidated);
+}
+
+// The same for a multicall, which yields once its round's table work reaches
+// the budget: one-request mmu_update entries, domain 2 churning during each.
+TEST_F(OtherDomainTreeWorkTest, AnotherDomainsTableWorkDoesNotPreemptAMulticall)
+{
+    constexpr unsigned kN = 8;
+    const std::vector<mmu_update_t> reqs = remaps(kN);
+    std::vector<multicall_entry_t> list(kN);
+    for (unsigned k = 0; k < kN; ++k) {
+        list[k].op = __HYPERVISOR_mmu_update;
+        list[k].args[0] = uint64_t(&reqs[k]);
+        list[k].args[1] = 1;
+        list[k].args[3] = DOMID_SELF;
+    }
+    EachGetPage each{[&](Mfn f) { return frame(f).owner.load() == kDom; }, [&] { EXPECT_EQ(churn(), 0); }};
+    hv().set_race_hook(&EachGetPage::hook, &each);
+    unsigned continuations = 0;
+    const long rc = m.call(v0(), __HYPERVISOR_multicall, uint64_t(list.data()), list.size(), 0, 0, 0, &continuations);
+    hv().set_race_hook(nullptr, nullptr);
+    EXPECT_EQ(rc, 0);
+    for (unsigned k = 0; k < kN; ++k) EXPECT_EQ(list[k].result, 0u) << k;
+    EXPECT_EQ(each.fired, kN);
+    EXPECT_EQ(continuations, 0u);
+}
+
+// What stays: the counter is the domain's, so the domain's other vCPUs, running
+// table work of their own meanwhile, may still make a batch yield sooner (never
+// later; each round completes a request). Here vCPU 1 pins and unpins one of
+// domain 1's own trees during each of vCPU 0's requests.
+TEST_F(OtherDomainTreeWorkTest, ItsOwnDomainsTableWorkStillCounts)
+{
+    constexpr unsigned kN = 4;
+    const std::vector<mmu_update_t> reqs = remaps(kN);
+    const std::vector<mmuext_op_t> ops{op_mfn(MMUEXT_PIN_L2_TABLE, tree(0)), op_mfn(MMUEXT_UNPIN_TABLE, tree(0))};
+    EachGetPage each{[&](Mfn f) { return f.v >= lay.mfn(601).v && f.v < lay.mfn(601 + kN).v; },
+                     [&] {
+                         unsigned done = 0;
+                         EXPECT_EQ(m.call(v1(), __HYPERVISOR_mmuext_op, uint64_t(ops.data()), ops.size(),
+                                          uint64_t(&done), DOMID_SELF),
+                                   0);
+                     }};
+    hv().set_race_hook(&EachGetPage::hook, &each);
+    unsigned done = 0, continuations = 0;
+    const long rc = mmu_update_counted(reqs, done, continuations);
+    hv().set_race_hook(nullptr, nullptr);
+    EXPECT_EQ(rc, 0);
+    EXPECT_EQ(done, kN);
+    EXPECT_EQ(each.fired, kN);
+    EXPECT_EQ(continuations, kN - 1);
 }
 
 // A pin of a table already in use validates nothing: one unit, as before.

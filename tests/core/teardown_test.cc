@@ -158,5 +158,44 @@ TEST_F(TeardownRaceTest, ATeardownBetweenAForeignMappingsCountAndOwnerCheckKeeps
     expect_mapped_and_kept_or_refused_and_free(mapped, r);
 }
 
+// Domain 2's get_page of gpfn 900 raises its count just after teardown set the
+// owner free, finds it free and drops the reference again, but only after
+// teardown read the count: the first pass keeps a frame that nothing
+// references any more. Teardown must try it again and give it back, or the
+// domain stays registered for good. The drop is placed at the next frame's
+// give-back: any instant after teardown read 900's count would do.
+TEST_F(TeardownRaceTest, AFrameKeptForAReferenceDroppedAgainIsGivenBackAfterAll)
+{
+    struct Peer {
+        Hypervisor* hv;
+        Mfn target;
+        bool counted = false, dropped = false, saw_free = false;
+    } peer{&hv(), lay.mfn(900)};
+    ASSERT_TRUE(race_points_compiled());
+    hv().set_race_hook([](void* ctx, RacePoint p, Mfn at) {
+        Peer& q = *static_cast<Peer*>(ctx);
+        if (p != RacePoint::TeardownGiveBack) return;
+        FrameInfo& f = q.hv->frame(q.target);
+        if (at == q.target && !q.counted) {
+            // get_page: count first, then the owner, which is free: refused.
+            f.count.fetch_add(1);
+            q.saw_free = f.owner.load() == kOwnerFree;
+            q.counted = true;
+        } else if (q.counted && !q.dropped) {
+            put_page(*q.hv, q.target);   // ... and its reference goes
+            q.dropped = true;
+        }
+    }, &peer);
+    const TeardownResult r = relinquish_domain(hv(), *d);
+    hv().set_race_hook(nullptr, nullptr);
+    ASSERT_TRUE(peer.counted && peer.dropped);
+    EXPECT_TRUE(peer.saw_free) << "the racing get_page would not have been refused";
+
+    EXPECT_EQ(r.kept, 0u) << "a frame nothing references was kept";
+    EXPECT_EQ(r.freed, kDomFrames);
+    EXPECT_EQ(frame(lay.mfn(900)).owner.load(), kOwnerFree);
+    expect_all_free();
+}
+
 } // namespace
 } // namespace pvmmu::test

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstring>
+#include <functional>
 #include <vector>
 
 #include <pvmmu/abi.h>
@@ -50,6 +51,7 @@ public:
         }
         if (op != __HYPERVISOR_mmu_update) return -XEN_ENOSYS;
         ++mmu_calls;
+        if (before_mmu_update) before_mmu_update();
         uint32_t done = 0;
         long rc = 0;
         for (; done < a1; ++done) {
@@ -58,7 +60,7 @@ public:
             const uint64_t gpfn = ((ptr & ~7ull) >> kPageShift) - kFirstMfn.v;
             const unsigned index = unsigned((ptr & (kPageSize - 1)) >> 3);
             requests.push_back(Request{cmd, gpfn, index, val});
-            if (cmd == refuse) {
+            if (cmd == refuse || (refuse_val && refuse_val(cmd, val))) {
                 rc = -XEN_EPERM;
                 break;
             }
@@ -101,6 +103,11 @@ public:
 
     uint32_t features = (1u << XENFEAT_mmu_pt_update_preserve_ad) | (1u << PVMMU_FEAT_flag_range_update);
     unsigned refuse = 8;   // a command answered -EPERM (8: none)
+    // Requests answered -EPERM too when this says so (a frame the domain may
+    // not map, say); none when empty.
+    std::function<bool(unsigned cmd, uint64_t val)> refuse_val;
+    // Runs as each mmu_update call arrives (hardware setting A/D just before, say).
+    std::function<void()> before_mmu_update;
     bool in_place = false; // direct() gives the library a pointer (bare metal) or not (sim)
     unsigned store_words_fault = 0;   // this store_words call (1, 2, ...) faults; 0: none
     unsigned store_words_calls = 0;

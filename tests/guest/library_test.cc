@@ -211,8 +211,8 @@ TEST(GuestPteOps, XchgOnTheSameFrameIsOneCmd2Install)
 }
 
 // Another frame (issue 12, finding 4): cleared by cmd 2, which hands the old
-// page's A/D back, then written by cmd 0; the new entry is nv exactly, and
-// `old` reports D even though nv carries D itself.
+// page's A/D back, then written by cmd 2 into the empty entry; the new entry
+// is nv exactly, and `old` reports D even though nv carries D itself.
 TEST(GuestPteOps, XchgToAnotherFrameClearsThenSetsAndReportsTheOldPagesBits)
 {
     fake::Guest1 f;
@@ -230,7 +230,7 @@ TEST(GuestPteOps, XchgToAnotherFrameClearsThenSetsAndReportsTheOldPagesBits)
         ASSERT_EQ(f.p.requests.size(), 2u);
         EXPECT_EQ(f.p.requests[0].cmd, unsigned(MMU_ATOMIC_PT_UPDATE));
         EXPECT_EQ(f.p.requests[0].val, 0u);
-        EXPECT_EQ(f.p.requests[1].cmd, unsigned(MMU_NORMAL_PT_UPDATE));
+        EXPECT_EQ(f.p.requests[1].cmd, unsigned(MMU_ATOMIC_PT_UPDATE));
         EXPECT_EQ(f.p.requests[1].val, nv);
         EXPECT_EQ(old, before);
         EXPECT_EQ(f.p.entry(kL1, 9), nv);
@@ -253,6 +253,126 @@ TEST(GuestPteOps, XchgToASwapEntryReportsTheOldBitsAndStoresItExactly)
     }
     EXPECT_EQ(old, before);
     EXPECT_EQ(f.p.entry(kL1, 9), swap);
+}
+
+// A refused new value (issue 12 follow-up): the entry had been cleared to hand
+// the A/D back and then stayed non-present holding only them (a swap entry to
+// the guest), the old page's D dropped with ptep_cmpxchg's result. Now the old
+// mapping goes back with the D that hardware set after the caller's read, and
+// both operations report it.
+constexpr Mfn kRefused{0x9100};   // a frame the fake hypervisor will not map
+
+bool maps_refused(unsigned, uint64_t val) { return pte_present(val) && pte_mfn(val).v == kRefused.v; }
+
+TEST(GuestPteOps, XchgToARefusedFrameLeavesTheOldMappingAndReportsItsDirtyBit)
+{
+    fake::Guest1 f;
+    const PteRef r{Gpfn{kL1}, 9};
+    const uint64_t clean = make_pte(Mfn{0x9000}, pte::P | pte::RW | pte::US | pte::A);
+    f.p.refuse_val = maps_refused;
+    for (bool cmpxchg : {false, true}) {
+        f.p.entry(kL1, 9) = clean;
+        // The page is written after the caller read the entry, before the clear.
+        bool wrote = false;
+        f.p.before_mmu_update = [&] {
+            if (!wrote) f.p.entry(kL1, 9) |= pte::D;
+            wrote = true;
+        };
+        const uint64_t nv = make_pte(kRefused, pte::P | pte::US);
+        uint64_t old = 0, seen = 0;
+        bool swapped = true;
+        {
+            PteLock l(f.c, r);
+            if (cmpxchg) EXPECT_EQ(ptep_cmpxchg(f.c, l, clean, nv, seen, swapped), -XEN_EPERM);
+            else EXPECT_EQ(ptep_xchg(f.c, l, nv, old), -XEN_EPERM);
+        }
+        EXPECT_EQ(f.p.entry(kL1, 9), clean | pte::D) << cmpxchg;
+        if (cmpxchg) {
+            EXPECT_FALSE(swapped);
+            EXPECT_EQ(seen, clean | pte::D);
+        } else {
+            EXPECT_EQ(old, clean | pte::D);
+        }
+    }
+    EXPECT_EQ(f.g.level(), MmuLevel::FlagRange);   // a refused value is not a refused command
+}
+
+// If the old mapping is refused too, the entry is left empty, not holding the
+// bare A/D bits; `old` is then their only record.
+TEST(GuestPteOps, XchgWhoseOldMappingIsRefusedTooLeavesTheEntryEmpty)
+{
+    fake::Guest1 f;
+    const PteRef r{Gpfn{kL1}, 9};
+    const uint64_t before = make_pte(Mfn{0x9000}, pte::P | pte::RW | pte::US | pte::A | pte::D);
+    f.p.entry(kL1, 9) = before;
+    f.p.refuse_val = [](unsigned, uint64_t val) { return pte_present(val); };
+    uint64_t old = 0;
+    {
+        PteLock l(f.c, r);
+        EXPECT_EQ(ptep_xchg(f.c, l, make_pte(kRefused, pte::P | pte::US), old), -XEN_EPERM);
+    }
+    EXPECT_EQ(old, before);
+    EXPECT_EQ(f.p.entry(kL1, 9), 0u);
+}
+
+// At the Normal level (no cmd 2) the fallback clears with cmd 0 and cannot know
+// the A/D bits; a refused value puts the old mapping back as assumed: accessed,
+// and dirty since it is writable.
+TEST(GuestPteOps, NormalLevelXchgToARefusedFrameLeavesTheOldMappingAsAssumed)
+{
+    fake::Guest1 f;
+    f.p.features = 0;
+    ASSERT_EQ(f.g.detect_features(f.c), 0);
+    ASSERT_EQ(f.g.level(), MmuLevel::Normal);
+    const PteRef r{Gpfn{kL1}, 9};
+    const uint64_t clean = make_pte(Mfn{0x9000}, pte::P | pte::RW | pte::US);
+    f.p.entry(kL1, 9) = clean;
+    f.p.refuse_val = maps_refused;
+    uint64_t old = 0;
+    {
+        PteLock l(f.c, r);
+        EXPECT_EQ(ptep_xchg(f.c, l, make_pte(kRefused, pte::P | pte::US), old), -XEN_EPERM);
+    }
+    EXPECT_EQ(old, clean | pte::A | pte::D);
+    EXPECT_EQ(f.p.entry(kL1, 9), clean | pte::A | pte::D);
+}
+
+// A domain allowed cmd 2 but not cmd 0: the second write of a move to another
+// frame, and the zeroing after an exact get_and_clear, are cmd 2 as well (over
+// a non-present entry it installs the value exactly).
+TEST(GuestPteOps, XchgToAnotherFrameNeedsNoCmd0)
+{
+    fake::Guest1 f;
+    f.p.refuse = MMU_NORMAL_PT_UPDATE;
+    const PteRef r{Gpfn{kL1}, 9};
+    const uint64_t before = make_pte(Mfn{0x9000}, pte::P | pte::RW | pte::US | pte::A | pte::D);
+    f.p.entry(kL1, 9) = before;
+    const uint64_t nv = make_pte(Mfn{0x9001}, pte::P | pte::RW | pte::US);
+    uint64_t old = 0;
+    {
+        PteLock l(f.c, r);
+        EXPECT_EQ(ptep_xchg(f.c, l, nv, old), 0);
+    }
+    EXPECT_EQ(old, before);
+    EXPECT_EQ(f.p.entry(kL1, 9), nv);
+    for (const fake::Request& q : f.p.requests) EXPECT_EQ(q.cmd, unsigned(MMU_ATOMIC_PT_UPDATE));
+}
+
+TEST(GuestPteOps, GetAndClearNeedsNoCmd0)
+{
+    fake::Guest1 f;
+    f.p.refuse = MMU_NORMAL_PT_UPDATE;
+    const PteRef r{Gpfn{kL1}, 9};
+    const uint64_t before = make_pte(Mfn{0x9000}, pte::P | pte::RW | pte::US | pte::A | pte::D);
+    f.p.entry(kL1, 9) = before;
+    uint64_t old = 0;
+    {
+        PteLock l(f.c, r);
+        EXPECT_EQ(ptep_get_and_clear(f.c, l, old), 0);
+    }
+    EXPECT_EQ(old, before);
+    EXPECT_EQ(f.p.entry(kL1, 9), 0u);
+    for (const fake::Request& q : f.p.requests) EXPECT_EQ(q.cmd, unsigned(MMU_ATOMIC_PT_UPDATE));
 }
 
 // A physmap write fault on an entry that is writable is a stale TLB entry and

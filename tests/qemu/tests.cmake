@@ -101,7 +101,8 @@ add_test(NAME xen_edge_guest
           --kernel $<TARGET_FILE:edge-guest> --words role=handled --passed "edge guest")
 set_tests_properties(xen_smoke_guest xen_edge_guest PROPERTIES LABELS "xen;qemu" TIMEOUT 150 SKIP_RETURN_CODE 77
   RESOURCE_LOCK xen-image)
-pvmmu_qemu_test(qemu_guest_smoke --cpus 1 --guest $<TARGET_FILE:smoke-guest> --expect "passed:smoke guest")
+pvmmu_qemu_test(qemu_guest_smoke --cpus 1 --guest $<TARGET_FILE:smoke-guest>
+  --words "vcpus=1 hello=world frames=8192 deny=0" --expect "passed:smoke guest")
 
 # The hostile guest on bare metal (docs/security.md §7.10): a short fuzz run
 # with a fixed seed, next to tlb-shootdown (3 vCPUs); it passes when both

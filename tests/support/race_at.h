@@ -3,6 +3,8 @@
 // acting at that instant would. The hook is removed when the object goes.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <functional>
 #include <utility>
 
@@ -15,6 +17,7 @@ public:
     RaceAt(Hypervisor& hv, RacePoint p, Mfn m, std::function<void()> fn)
         : hv_(hv), p_(p), m_(m), fn_(std::move(fn))
     {
+        EXPECT_TRUE(race_points_compiled()) << "this test must link pvmmu_sim_races";
         hv_.set_race_hook(&RaceAt::hit, this);
     }
     ~RaceAt() { hv_.set_race_hook(nullptr, nullptr); }

@@ -51,9 +51,10 @@ void clean_pte(Cpu& c, PteRef r);
 [[nodiscard]] int set_pte(Cpu& c, PteLock& l, uint64_t val);
 
 // Clears the entry and returns what it held. With cmd 2 the A/D bits are exact:
-// the clear folds them into the cleared entry, which is read back and then
-// zeroed by a cmd-0 write (hardware never touches a non-present entry, so
-// nothing can be lost in between). With cmd 0 only, the hypervisor cannot
+// the clear hands them back in the cleared entry, which is read back and then
+// zeroed by a second cmd-2 write (over a non-present entry it stores 0 exactly;
+// hardware never touches a non-present entry, so nothing can be lost in
+// between). With cmd 0 only, the hypervisor cannot
 // report what it replaced: A/D set between the guest's read and the clear are
 // unknown, so `old` assumes the worst — accessed if present, dirty if writable —
 // and a dirty page is never reported clean.
@@ -67,16 +68,32 @@ void clean_pte(Cpu& c, PteRef r);
 //   - nv maps another frame, or nothing: cmd 2 carries no A/D into another
 //     frame's mapping (abi.md §4.3), so the entry is cleared with cmd 2 first —
 //     which hands the old page's A/D back exactly — and nv is written into the
-//     empty entry (cmd 0). `old` is exact. Another vCPU may find the entry empty
-//     in between and fault; its handler waits for the lock and finds nv.
+//     empty entry, with cmd 2 again (over a non-present entry it installs nv
+//     exactly, so no cmd 0 is needed), or cmd 0 if cmd 2 is refused. `old` is
+//     exact. Another vCPU may find the entry empty in between and fault; its
+//     handler waits for the lock and finds nv.
 // Fallback: get_and_clear + set, `old` assuming the worst.
+// On an error nothing is lost, but what is left depends on when it came:
+//   - the first write refused, or the entry unreadable before it: the entry is
+//     unchanged and `old` is not written (-EFAULT reading it back after the
+//     clear, at the address just read, would leave it cleared);
+//   - nv refused after the clear (a frame the domain may not map, say): `old`
+//     is set as on success, and the old mapping is put back as `old` (with its
+//     A/D bits; on the fallback, with A and D as assumed). Only if that is
+//     refused too is the entry left empty (0; never the bare A/D bits, which
+//     would read as a swap entry), and then `old` is the only record of them.
+// The error returned is nv's.
 [[nodiscard]] int ptep_xchg(Cpu& c, PteLock& l, uint64_t nv, uint64_t& old);
 
 // If the entry's bits other than A/D equal those of `expected`, installs nv
 // (cmd 2: with the A/D present at the install) and sets `swapped`; `seen`
 // receives the value compared. Atomic against every other writer of the entry
 // because they all hold the lock, and against hardware because hardware only
-// sets A/D, which the compare ignores and the install keeps.
+// sets A/D, which the compare ignores and the install keeps. On an error from
+// the install, `swapped` stays false and `seen` receives ptep_xchg's `old`:
+// the value compared with the A/D bits the failed exchange handed back, which
+// is what the entry holds again (see ptep_xchg), so a D set meanwhile is
+// reported.
 [[nodiscard]] int ptep_cmpxchg(Cpu& c, PteLock& l, uint64_t expected, uint64_t nv, uint64_t& seen,
                                bool& swapped);
 

@@ -7,8 +7,12 @@
 //     masked nv's own A/D out of what it read back, so a caller that writes
 //     dirty pages back lost that write-back);
 //   - the new entry does not inherit it: the new page was never written.
-// The store must have landed in the old frame. Then the pages go back to their
-// frames (frame changes too, unraced).
+// The store must have landed in the old frame. Then each page is moved, raced
+// the same way, to a frame the hypervisor refuses (one of its own): the xchg
+// fails with -EPERM and must leave the old mapping, with the D the writer set
+// — before the fix the entry stayed cleared, holding bare A/D bits. Last, with
+// cmd 0 denied, the pages go back to their frames (frame changes too,
+// unraced): cmd 2 alone must do them.
 #include "guest_test_util.h"
 #include "probing.h"
 
@@ -23,7 +27,8 @@ namespace {
 constexpr unsigned kPages = 32;
 constexpr uint64_t kStamp = 0xd1d1'0000;
 AddressSpace as;
-std::atomic<int> posted{-1}, acked{-1};
+std::atomic<int> posted{-1}, acked{-1};   // 0 .. kPages - 1, then kPages .. 2 kPages - 1
+uint64_t original[kPages];
 
 Va region() { return as.base() + 4 * level_span(Level::L2); }
 Va spare() { return as.base() + 8 * level_span(Level::L2); }   // the frames moved in
@@ -49,7 +54,6 @@ void changer(Cpu& c)
     Race race;
     ProbedCpu probed(c, __HYPERVISOR_mmu_update, true, Race::before_install, &race);
     Cpu& spy = probed.cpu;
-    uint64_t original[kPages] = {};
     unsigned reported = 0, inherited = 0, landed = 0;
     for (unsigned i = 0; i < kPages; ++i) {
         const bool nv_dirty = i % 2 == 0;   // half the new values carry D themselves
@@ -77,7 +81,6 @@ void changer(Cpu& c)
         CHECK(c.guest->gpfn_of(pte_mfn(seen), g));
         landed += load_or(c, c.guest->va(g) + 8) == kStamp + i;
     }
-    posted.store(int(kPages), std::memory_order_release);
     rt::print("%u remaps raced by a store: D reported in old %u times (new value with D: %u of them), "
               "D carried into the new frame's entry %u times, stores in the old frame %u",
               kPages, reported, kPages / 2, inherited, landed);
@@ -85,25 +88,60 @@ void changer(Cpu& c)
     CHECK_EQ(inherited, 0);
     CHECK_EQ(landed, kPages);
 
-    // Back to the frames the address space gave these pages.
+    // To a frame the hypervisor refuses, the writer's store racing again.
+    unsigned kept = 0;
+    for (unsigned i = 0; i < kPages; ++i) {
+        PteRef r;
+        if (!CHECK(as.pte_of(c, page(region(), i), r))) break;
+        uint64_t seen = 0, old = 0, now = 0;
+        CHECK(pte_read(c, r, seen));
+        const uint64_t nv = (seen & ~(pte::ADDR | pte::AD)) | make_pte(rt::hypervisor_frame(), 0);
+        race = Race{&c, int(kPages + i), false};
+        long rc;
+        {
+            PteLock l(spy, r);
+            rc = ptep_xchg(spy, l, nv, old);
+        }
+        CHECK(race.fired);
+        CHECK(pte_read(c, r, now));
+        kept += rc == -XEN_EPERM && now == (seen | pte::D) && old == (seen | pte::D);
+        if (rc != -XEN_EPERM || now != (seen | pte::D) || old != (seen | pte::D))
+            rt::fail("page %u: rc %ld, entry %#llx (was %#llx), old %#llx", i, rc, (unsigned long long)now,
+                     (unsigned long long)seen, (unsigned long long)old);
+    }
+    posted.store(int(2 * kPages), std::memory_order_release);
+    rt::print("%u refused remaps raced by a store: the old mapping kept with the writer's D, reported in old, "
+              "%u times", kPages, kept);
+    CHECK_EQ(kept, kPages);
+    CHECK_EQ(mmuext_one(c, MMUEXT_TLB_FLUSH_ALL, 0), 0);
+    for (unsigned i = 0; i < kPages; ++i) CHECK_EQ(load_or(c, page(region(), i) + 16), kStamp + kPages + i);
+}
+
+// With cmd 0 denied, back to the frames the address space gave these pages.
+void move_back(Cpu& c)
+{
+    if (!CHECK(rt::deny(deny::kMmuNormal))) return;
+    unsigned moved = 0;
     for (unsigned i = 0; i < kPages; ++i) {
         PteRef r;
         uint64_t old = 0;
         if (!CHECK(as.pte_of(c, page(region(), i), r))) break;
         PteLock l(c, r);
-        CHECK_EQ(ptep_xchg(c, l, original[i] | pte::D, old), 0);
+        moved += CHECK_EQ(ptep_xchg(c, l, original[i] | pte::D, old), 0);
     }
+    rt::print("%u of %u pages moved back to their frames with cmd 0 denied", moved, kPages);
     CHECK_EQ(mmuext_one(c, MMUEXT_TLB_FLUSH_ALL, 0), 0);
     for (unsigned i = 0; i < kPages; ++i) CHECK_EQ(load_or(c, page(region(), i) + 8), kStamp + i);
 }
 
 void writer(Cpu& c)
 {
-    for (int next = 0; next < int(kPages);) {
+    for (int next = 0; next < int(2 * kPages);) {
         rt::wait_until(c, [&] { return posted.load(std::memory_order_acquire) >= next; });
         const int i = posted.load(std::memory_order_acquire);
-        if (i >= int(kPages)) break;
-        CHECK(c.mem.store(page(region(), unsigned(i)) + 8, kStamp + unsigned(i)));
+        if (i >= int(2 * kPages)) break;
+        const unsigned p = unsigned(i) % kPages, at = i < int(kPages) ? 8 : 16;
+        CHECK(c.mem.store(page(region(), p) + at, kStamp + unsigned(i)));
         acked.store(i, std::memory_order_release);
         next = i + 1;
     }
@@ -127,4 +165,5 @@ void test_main()
         if (v.id == 0) changer(v);
         else if (v.id == 1) writer(v);
     });
+    move_back(c);
 }

@@ -2,6 +2,7 @@
 #include "core/domain_teardown.h"
 
 #include "core/refs.h"
+#include "race_site.h"
 
 namespace pvmmu {
 
@@ -12,20 +13,26 @@ namespace {
 // first and counts second, all seq_cst, so a racing get_page either sees the
 // frame gone and drops its reference, or holds it and is seen here, and the
 // frame stays d's (docs/security.md §7.6). A reference that get_page drops
-// again can still be seen: the frame is then kept, the safe way to be wrong.
-// Type references come on top of a general one (get_existing_table needs a
-// type count that is already raised), so the general count stands for both.
+// again can still be seen: the frame is then kept, the safe way to be wrong,
+// and relinquish_domain tries it again. Type references come on top of a
+// general one (get_existing_table needs a type count that is already
+// raised), so the general count stands for both.
 bool give_back(Hypervisor& hv, Mfn m, DomId d)
 {
     FrameInfo& f = hv.frame(m);
     f.owner.store(kOwnerFree, std::memory_order_seq_cst);
-    hv.race_point(RacePoint::TeardownGiveBack, m);
+    race_point(hv, RacePoint::TeardownGiveBack, m);
     if (f.count.load(std::memory_order_seq_cst) == 0 && f.type_count() == 0) return true;
     // Back to d, unless someone took the frame as free meanwhile (it saw no
     // reference, so it is given back after all).
     DomId seen = kOwnerFree;
     return !f.owner.compare_exchange_strong(seen, d, std::memory_order_seq_cst);
 }
+
+// Passes over frames kept without a reference, after the first: each can
+// only keep a frame again for yet another reference taken and dropped just
+// then, so a few suffice; bounded, since each scans the whole frame table.
+constexpr unsigned kRetryPasses = 3;
 
 } // namespace
 
@@ -55,6 +62,25 @@ TeardownResult relinquish_domain(Hypervisor& hv, Domain& d)
         if (hv.frame(Mfn{i}).owner.load(std::memory_order_acquire) != d.id) continue;
         if (give_back(hv, Mfn{i}, d.id)) ++r.freed;
         else ++r.kept;
+    }
+    // A frame kept for a get_page that then found it free and dropped its
+    // reference is referenced by nothing, yet nothing would try it again: a
+    // peer merely trying to map the domain's frames could keep the domain
+    // registered for good. Such frames get more passes.
+    for (unsigned pass = 0; pass < kRetryPasses && r.kept; ++pass) {
+        bool tried = false;
+        for (uint64_t i = 0; i < n; ++i) {
+            const FrameInfo& f = hv.frame(Mfn{i});
+            if (f.owner.load(std::memory_order_acquire) != d.id ||
+                f.count.load(std::memory_order_acquire) != 0 || f.type_count() != 0)
+                continue;
+            tried = true;
+            if (give_back(hv, Mfn{i}, d.id)) {
+                ++r.freed;
+                --r.kept;
+            }
+        }
+        if (!tried) break;
     }
     d.nr_frames = r.kept;
     if (!r.kept) hv.remove_domain(d);

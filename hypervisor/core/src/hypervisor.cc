@@ -1,5 +1,7 @@
-// Domain registry of the core.
+// Domain registry of the core, and whether this build has race points.
 #include "core/hypervisor.h"
+
+#include "race_site.h"
 
 namespace pvmmu {
 
@@ -13,5 +15,7 @@ bool Hypervisor::add_domain(Domain& d)
     domains_[d.id] = &d;
     return true;
 }
+
+bool race_points_compiled() { return kRacePoints; }
 
 } // namespace pvmmu

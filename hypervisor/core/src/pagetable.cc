@@ -41,7 +41,7 @@ int validate_table(Hypervisor& hv, Mfn m, Level level)
     uint64_t* t = hv.mem().table(m);
     const DomId self = hv.frame(m).owner.load(std::memory_order_acquire);
     const MapContext ctx{self, self};
-    hv.note_table_work(kEntriesPerTable);   // every entry is looked at, and again to adjust or undo
+    hv.note_table_work(self, kEntriesPerTable);   // every entry is looked at, and again to adjust or undo
     unsigned i = 0;
     int rc = 0;
     for (; i < kEntriesPerTable; ++i) {
@@ -80,7 +80,9 @@ int validate_table(Hypervisor& hv, Mfn m, Level level)
 void devalidate_table(Hypervisor& hv, Mfn m, Level level)
 {
     uint64_t* t = hv.mem().table(m);
-    hv.note_table_work(kEntriesPerTable);
+    // Only the owner takes type references on its tables: the last one going
+    // finds the frame still its own.
+    hv.note_table_work(hv.frame(m).owner.load(std::memory_order_acquire), kEntriesPerTable);
     for (unsigned i = 0; i < kEntriesPerTable; ++i) {
         const Pte e{load_entry(&t[i])};
         if (level == Level::L4 && hv.l4_slot_reserved(i)) {

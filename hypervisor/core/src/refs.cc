@@ -3,6 +3,7 @@
 #include "core/refs.h"
 
 #include "core/pagetable.h"
+#include "race_site.h"
 
 namespace pvmmu {
 
@@ -15,7 +16,7 @@ int get_page(Hypervisor& hv, Mfn m, DomId owner)
     do {
         if (c >= ti::kCountLimit) return -XEN_EOVERFLOW;
     } while (!f.count.compare_exchange_weak(c, c + 1, std::memory_order_seq_cst));
-    hv.race_point(RacePoint::GetPageCounted, m);
+    race_point(hv, RacePoint::GetPageCounted, m);
     // The owner changes only while the count is zero; recheck now that we hold
     // one. Count first, owner second; whoever gives the frame away does the
     // mirror (owner first, count second: domain_teardown.cc), all seq_cst, so
@@ -91,6 +92,36 @@ int get_page_type(Hypervisor& hv, Mfn m, PageType t)
     }
 }
 
+// The end of a type's last drop (put_page_type): the exchange has left the
+// frame busy with no type reference; stamp it, then clear busy.
+//
+// Busy goes by a plain store, not a second locked RMW: while the frame is busy
+// with no type reference, nothing else changes the word. get_page_type and
+// get_writable_type wait while it is busy (their exchanges expect a word
+// without kBusy); put_page_type and get_existing_table need a type reference,
+// and none is left. The pin bit is set only by one holding a type reference
+// (pin, the domain builder) and cleared only while the pin's own reference is
+// still held (unpin, teardown), so it is clear here; the fetch_and of an unpin
+// or a teardown that finds it clear writes back the word it read, nx, and
+// whichever of it and this store comes last leaves nx without kBusy. Release:
+// whoever sees the frame no longer busy sees the stamp (and a table's
+// devalidated entries).
+static void end_last_drop(Hypervisor& hv, FrameInfo& f, uint64_t nx)
+{
+    f.tlbflush_stamp.store(hv.clock().now(), std::memory_order_release);
+    f.type_info.store(nx & ~ti::kBusy, std::memory_order_release);
+}
+
+// A table's last drop, once its frame is busy: its entries go first, since
+// CPUs may walk it until they do. Out of line and reached by a tail call, so
+// that put_page_type itself makes no call and dropping a writable reference
+// saves and restores no registers (docs/results.md §1).
+[[gnu::noinline]] static void end_last_table_drop(Hypervisor& hv, Mfn m, Level level, uint64_t nx)
+{
+    devalidate_table(hv, m, level);
+    end_last_drop(hv, hv.frame(m), nx);
+}
+
 void put_page_type(Hypervisor& hv, Mfn m)
 {
     FrameInfo& f = hv.frame(m);
@@ -110,12 +141,10 @@ void put_page_type(Hypervisor& hv, Mfn m)
         // (docs/security.md §7.5).
         const bool table = is_table_type(ti::type(x));
         const uint64_t nx = (table ? (x - 1) & ~ti::kValidated : x - 1) | ti::kBusy;
-        hv.race_point(RacePoint::LastTypeDrop, m);
+        race_point(hv, RacePoint::LastTypeDrop, m);
         if (!f.type_info.compare_exchange_weak(x, nx, std::memory_order_acq_rel)) continue;
-        // A table's entries go first: CPUs may walk it until they do.
-        if (table) devalidate_table(hv, m, Level(uint8_t(ti::type(x))));
-        f.tlbflush_stamp.store(hv.clock().now(), std::memory_order_release);
-        f.type_info.fetch_and(~ti::kBusy, std::memory_order_acq_rel);
+        if (table) return end_last_table_drop(hv, m, Level(uint8_t(ti::type(x))), nx);
+        end_last_drop(hv, f, nx);
         return;
     }
 }

@@ -101,8 +101,8 @@ uint16_t ds()
 extern "C" [[noreturn]] void xenpv_start(const start_info_t* si)
 {
     write("gdt guest: running\n");
-    const uint64_t* p2m = reinterpret_cast<const uint64_t*>(si->mfn_list);
-    const xen_pfn_t mfn = p2m[(uint64_t(g_gdt) - si->pt_base) >> 12];
+    const uint64_t* p2m = tiny::p2m(si);
+    const xen_pfn_t mfn = p2m[(uint64_t(g_gdt) - XENPV_VIRT_BASE) >> 12];
     const xen_pfn_t frame[1] = {mfn};
     trap_info_t traps[] = {{11, 0, FLAT_RING3_CS64, uint64_t(&seg_np)},
                            {13, 0, FLAT_RING3_CS64, uint64_t(&seg_gp)},
@@ -136,7 +136,8 @@ extern "C" [[noreturn]] void xenpv_start(const start_info_t* si)
     }
     g_gdt[3] = 0;
     check("too many entries", set_gdt(frame, FIRST_RESERVED_GDT_ENTRY + 1), -XEN_EINVAL);
-    const xen_pfn_t hypervisor[1] = {p2m[0] - 1}, beyond[1] = {1ull << 40}, table[1] = {p2m[0]};
+    const xen_pfn_t l4 = p2m[(si->pt_base - XENPV_VIRT_BASE) >> 12];
+    const xen_pfn_t hypervisor[1] = {p2m[0] - 1}, beyond[1] = {1ull << 40}, table[1] = {l4};
     check("a frame of the hypervisor", set_gdt(hypervisor, 3), -XEN_EPERM);
     check("a frame beyond memory", set_gdt(beyond, 3), -XEN_EINVAL);
     check("the L4, a page table", set_gdt(table, 3), -XEN_EINVAL);

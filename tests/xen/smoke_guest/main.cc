@@ -19,6 +19,23 @@ extern "C" [[noreturn]] void xenpv_start(const start_info_t* si)
     check("XENVER_get_features", hypercall(__HYPERVISOR_xen_version, XENVER_get_features, uint64_t(&fi)), 0);
     check("unknown hypercall", hypercall(63), -XEN_ENOSYS);
 
+    // The command line is the kernel's words only (issue 14): pvmmu's own
+    // module words never reach it. With "hello=world" among the words, the
+    // line must be exactly that (qemu_guest_smoke passes it with pvmmu's words).
+    const char* cmdline = reinterpret_cast<const char*>(si->cmd_line);
+    write("smoke guest: cmdline \"");
+    write(cmdline);
+    write("\"\n");
+    static const char* const kHypervisorWords[] = {"vcpus=", "frames=", "deny=", "peer=", "unsafe-native-pt"};
+    for (const char* w : kHypervisorWords)
+        check("no hypervisor word on the command line", has_word(si, w), 0);
+    if (has_word(si, "hello=world")) {
+        const char kWant[] = "hello=world";
+        size_t n = 0;
+        while (cmdline[n] && n < sizeof(kWant) && cmdline[n] == kWant[n]) ++n;
+        check("  the command line is exactly the kernel's word", n == sizeof(kWant) - 1 && !cmdline[n], 1);
+    }
+
     // The xen_version sub-ops every guest may ask (issue 14), which must
     // agree on both hypervisors.
     xen_extraversion_t extra;

@@ -64,6 +64,36 @@ void write_stub(uint8_t* p, uint32_t nr)
     }
 }
 
+// The words of a module's string that are the hypervisor's (main.cc reads
+// them, and the unsafe window above): "key=value" or the bare key.
+constexpr const char* kHypervisorWords[] = {"frames", "vcpus", "deny", "peer", "unsafe-native-pt", "invariant-check"};
+
+bool hypervisor_word(const char* w, size_t n)
+{
+    for (const char* k : kHypervisorWords) {
+        const size_t l = strlen(k);
+        if (n >= l && memcmp(w, k, l) == 0 && (n == l || w[l] == '=')) return true;
+    }
+    return false;
+}
+
+// start_info.cmd_line: the module's words after the kernel's name, in order
+// and one space apart, but for the hypervisor's own (issue 14: the kernel
+// sees what Xen would pass it). Cut at the field's size, NUL-terminated.
+void guest_cmdline(const char* words, int8_t (&out)[MAX_GUEST_CMDLINE])
+{
+    size_t o = 0;
+    for (const char* w = words; *w;) {
+        while (*w == ' ') ++w;
+        size_t n = 0;
+        while (w[n] && w[n] != ' ') ++n;
+        if (n && !hypervisor_word(w, n))
+            for (size_t i = (o ? 0 : 1); i <= n && o + 1 < sizeof(out); ++i) out[o++] = int8_t(i ? w[i - 1] : ' ');
+        w += n;
+    }
+    out[o] = 0;
+}
+
 int refuse(const char* why, const char* detail = "")
 {
     printk("domain: guest image refused: %s%s%s\n", why, *detail ? ": " : "", detail);
@@ -136,7 +166,7 @@ int guest_load(DomId id, const uint8_t* file, size_t size, uint64_t nr_frames, u
     si.pt_base = l.physmap.v;   // the L4 is gpfn 0
     si.nr_pt_frames = l.nr_pt_frames;
     si.mfn_list = elf.image_end;
-    for (size_t i = 0; i + 1 < sizeof(si.cmd_line) && cmdline[i]; ++i) si.cmd_line[i] = int8_t(cmdline[i]);
+    guest_cmdline(cmdline, si.cmd_line);
     // shared_info and the console ring are the guest's own frames, already
     // mapped (Xen's shared_info is a hypervisor frame the guest maps itself).
     // The hypervisor writes them (vcpu_info[].arch.cr2 before a page-fault

@@ -1,10 +1,11 @@
 // TLB shootdown; see arch/shootdown.h.
 //
 // One mailbox per target CPU, owned by one sender at a time (its lock): the
-// sender stores the request and posts it; the target flushes and acknowledges
-// (the sequence numbers: arch/shootdown_seq.h). A target may serve a request
-// twice (IPI handler and a spin-wait racing on the same CPU); a flush is
-// idempotent, so that is harmless.
+// sender stores the request and posts it; the target copies it, flushes and
+// acknowledges (the sequence numbers: arch/shootdown_seq.h). A target may
+// flush a request twice (a serve interrupted by the IPI's own serve); a
+// flush is idempotent, so that is harmless, and only the serve that
+// acknowledges a request counts it.
 #include "arch/shootdown.h"
 
 #include <atomic>
@@ -21,11 +22,34 @@ namespace pvmmu::x86 {
 
 namespace {
 
+// A request as the target copies it.
+struct Posted {
+    FlushRequest req;
+    const Domain* origin;   // the domain of the vCPU that asked (counters_for)
+};
+
 struct alignas(64) Mailbox {
     RawLock sender;
-    FlushRequest req;
-    const Domain* origin = nullptr;   // the domain of the vCPU that asked (counters_for)
+    // The request: atomics, since an interrupted serve may still be copying
+    // the previous one while the next sender stores its own (ShootdownSeq
+    // drops such a copy).
+    std::atomic<FlushKind> kind{FlushKind::All};
+    std::atomic<uint64_t> va{0};
+    std::atomic<const Domain*> origin{nullptr};
     ShootdownSeq seq;
+
+    // Release and acquire, as ShootdownSeq asks: plain moves on x86.
+    void store(const Posted& p)
+    {
+        kind.store(p.req.kind, std::memory_order_release);
+        va.store(p.req.va.v, std::memory_order_release);
+        origin.store(p.origin, std::memory_order_release);
+    }
+    Posted load() const
+    {
+        const FlushRequest req{kind.load(std::memory_order_acquire), Vaddr{va.load(std::memory_order_acquire)}};
+        return Posted{req, origin.load(std::memory_order_acquire)};
+    }
 };
 
 Mailbox g_box[kMaxCpus];
@@ -54,11 +78,12 @@ void shootdown_set_clock(TlbClock* clock) { g_clock.store(clock, std::memory_ord
 void shootdown_serve()
 {
     Mailbox& b = g_box[this_cpu_id()];
-    b.seq.serve([&b] {
-        VcpuCounters* n = counters_for(b.origin);
-        flush_local(b.req, n);
-        if (n) n->shootdowns_served.fetch_add(1, std::memory_order_relaxed);
+    VcpuCounters* n = nullptr;
+    const bool acknowledged = b.seq.serve([&b] { return b.load(); }, [&n](const Posted& p) {
+        n = counters_for(p.origin);
+        flush_local(p.req, n);
     });
+    if (acknowledged && n) n->shootdowns_served.fetch_add(1, std::memory_order_relaxed);
 }
 
 void shootdown_flush(CpuMask cpus, FlushRequest req)
@@ -76,9 +101,7 @@ void shootdown_flush(CpuMask cpus, FlushRequest req)
         // Serving our own mailbox while we wait for another sender keeps two
         // CPUs that target each other from waiting on each other for ever.
         while (!b.sender.try_lock(self)) shootdown_serve();
-        b.req = req;
-        b.origin = origin;
-        seq[c] = b.seq.post();
+        seq[c] = b.seq.post([&b, req, origin] { b.store(Posted{req, origin}); });
         lapic_send_fixed(g_cpus[c].apic_id, kVectorShootdown);
         g_ipis.fetch_add(1, std::memory_order_relaxed);
         if (counted) counted->shootdowns_sent.fetch_add(1, std::memory_order_relaxed);

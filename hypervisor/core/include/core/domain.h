@@ -46,6 +46,19 @@ struct Domain {
     }
     CpuMask all_cpus() const { return cpus_of(~0ull); }
     uint64_t vcpu_bits_valid() const { return nr_vcpus >= 64 ? ~0ull : (1ull << nr_vcpus) - 1; }
+
+    // Entries of this domain's page tables validated or devalidated
+    // (pagetable.cc), counted as they are done. run_batch and multicall charge
+    // a batch the growth of its own domain's count while it ran, on top of the
+    // request's own units (issue 12, finding 8). Per domain, so that no domain
+    // can make another's batches yield; the domain's own other vCPUs are
+    // counted too and can only make its batch yield sooner, never later (each
+    // round still completes a request).
+    void note_table_work(uint64_t entries) { table_work_.fetch_add(entries, std::memory_order_relaxed); }
+    uint64_t table_work() const { return table_work_.load(std::memory_order_relaxed); }
+    // Through the two functions above only; public so that Domain stays a
+    // standard-layout type (the bare-metal GuestDomain starts with it).
+    std::atomic<uint64_t> table_work_{0};
 };
 
 } // namespace pvmmu

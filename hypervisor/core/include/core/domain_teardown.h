@@ -11,8 +11,8 @@ namespace pvmmu {
 
 struct TeardownResult {
     uint64_t freed = 0;   // frames now free
-    uint64_t kept = 0;    // frames still referenced (a foreign mapping, a racing get_page or a
-                          // reference-counting bug): left owned, not reused
+    uint64_t kept = 0;    // frames still referenced (a foreign mapping, a reference-counting
+                          // bug, or a racing get_page in every pass): left owned, not reused
 };
 
 // The caller guarantees that no vCPU of d runs, walks or changes its tables

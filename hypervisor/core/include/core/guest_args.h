@@ -54,8 +54,9 @@ namespace pvmmu {
 // one unit each, in one go, stopping (that request untouched) at the first it
 // leaves to handler(req, units) and failing as handler would; `did` receives the
 // requests it completed. On top of those units each step is charged the entries
-// of the page tables it validated or devalidated (Hypervisor::table_work): a pin
-// or a link of a big tree costs what it did, not one unit (issue 12, finding 8).
+// of the page tables its domain validated or devalidated meanwhile
+// (Domain::table_work): a pin or a link of a big tree costs what it did, not
+// one unit (issue 12, finding 8), and another domain's work costs nothing.
 template <class Req, class Handler>
 HcResult run_batch(Hypervisor& hv, Vcpu& v, HypercallFrame& f, long rc, Handler& handler)
 {
@@ -77,7 +78,7 @@ HcResult run_batch(Hypervisor& hv, Vcpu& v, HypercallFrame& f, long rc, Handler&
     bool preempt = false;
     while (rc == 0 && i < count) {
         uint32_t did = 0, units = 0;
-        const uint64_t table_work = hv.table_work();
+        const uint64_t table_work = v.domain->table_work();
         if constexpr (requires { handler.run(reqs, i, count, did); }) {
             // Never past the budget, so preemption falls where one-by-one
             // processing would put it (work < budget here, or budget is 0).
@@ -98,7 +99,7 @@ HcResult run_batch(Hypervisor& hv, Vcpu& v, HypercallFrame& f, long rc, Handler&
         }
         i += did;
         if (rc) break;
-        work += units + (hv.table_work() - table_work);
+        work += units + (v.domain->table_work() - table_work);
         if (work >= budget && i < count) {
             preempt = true;
             break;

@@ -53,23 +53,22 @@ public:
     void note_install_retry() { install_retries_.fetch_add(1, std::memory_order_relaxed); }
     uint64_t install_retries() const { return install_retries_.load(std::memory_order_relaxed); }
 
-    // Entries of page tables validated or devalidated (pagetable.cc), machine
-    // wide, counted as they are done: run_batch charges a request the growth of
-    // this count while it ran, on top of the request's own units (issue 12,
-    // finding 8). Work another CPU does meanwhile is charged too: a batch can
-    // only be preempted sooner for it, never later, and each round still
-    // completes at least one request.
-    void note_table_work(uint64_t entries) { table_work_.fetch_add(entries, std::memory_order_relaxed); }
-    uint64_t table_work() const { return table_work_.load(std::memory_order_relaxed); }
+    // Charges `entries` of table work to domain `owner` (Domain::table_work);
+    // to nobody when no domain has that id (a frame no domain owns).
+    void note_table_work(DomId owner, uint64_t entries)
+    {
+        if (Domain* d = domain(owner)) d->note_table_work(entries);
+    }
 
     // Tests only (core/race_point.h): install before any CPU runs the core,
-    // remove after; nullptr removes it.
+    // remove after; nullptr removes it. Only a core built with its race
+    // points (race_points_compiled()) ever runs it.
     void set_race_hook(RaceHook h, void* ctx)
     {
         race_hook_ = h;
         race_ctx_ = ctx;
     }
-    void race_point(RacePoint p, Mfn m)
+    void run_race_hook(RacePoint p, Mfn m)
     {
         if (race_hook_) [[unlikely]] race_hook_(race_ctx_, p, m);
     }
@@ -82,7 +81,9 @@ public:
 private:
     MachineMemory mem_;
     FrameInfo* frames_;
-    RaceHook race_hook_ = nullptr;   // next to frames_: read where frames_ is
+    // In every build of the core, with race points or without, so that code
+    // compiled without PVMMU_RACE_POINTS (tests, the simulator) agrees on the layout.
+    RaceHook race_hook_ = nullptr;
     void* race_ctx_ = nullptr;
     uint64_t* m2p_;
     Platform& platform_;
@@ -90,7 +91,6 @@ private:
     TlbClock clock_;
     std::atomic<uint64_t> online_{0};
     std::atomic<uint64_t> install_retries_{0};
-    std::atomic<uint64_t> table_work_{0};
     Domain* domains_[kMaxDomains] = {};
 };
 

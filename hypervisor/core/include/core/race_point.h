@@ -2,8 +2,9 @@
 // test may run code of its own, as another CPU would at that instant, so that
 // one chosen interleaving replays deterministically on one thread
 // (tests/core/refs_test.cc, teardown_test.cc; docs/security.md §7), or a
-// real-thread test widens a window (tests/concurrency). Nothing installs a
-// hook outside tests: each point costs a load and a branch not taken.
+// real-thread test widens a window (tests/concurrency). The points exist only
+// in the core those tests link (pvmmu_core_races, src/race_site.h); in the
+// core as shipped they are no code at all.
 #pragma once
 
 #include "core/types.h"
@@ -24,5 +25,9 @@ enum class RacePoint : uint8_t {
 // Runs at every race point while installed (Hypervisor::set_race_hook); `m` is
 // the frame concerned.
 using RaceHook = void (*)(void* ctx, RacePoint p, Mfn m);
+
+// Whether the core this program links has its race points: a test that
+// installs a hook checks it first, or its hook would silently never run.
+bool race_points_compiled();
 
 } // namespace pvmmu
