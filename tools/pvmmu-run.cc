@@ -406,6 +406,16 @@ bool alarming(const std::string& l)
     return false;
 }
 
+// Of those, the ones that say something crashed (a domain or the hypervisor):
+// exit 6 whichever domain ended last, as for ./pvmmu run.
+bool crash_line(const std::string& l)
+{
+    static const char* const kWords[] = {"PANIC", "panic", "EXCEPTION", "shut down (crash)", "crashed"};
+    for (const char* w : kWords)
+        if (l.find(w) != std::string::npos) return true;
+    return false;
+}
+
 std::string fuzz_replay(const Options& o, unsigned long long ops_done)
 {
     std::string r = "./pvmmu fuzz --platform qemu --seed " + std::to_string(o.fuzz.seed);
@@ -482,7 +492,7 @@ int run_fuzz(Options o)
         if (first_alarm.empty() && alarming(l)) first_alarm = l;
     }
     if (code == 0) {
-        if (!first_alarm.empty()) why = "the console says: " + first_alarm, code = 5;
+        if (!first_alarm.empty()) why = "the console says: " + first_alarm, code = crash_line(first_alarm) ? kCrashed : 5;
         else if (successes != want) why = std::to_string(successes) + " `Test result: SUCCESS` lines, not " + std::to_string(want), code = 5;
         else if (done.empty()) why = "no `hostile: done:` line", code = 5;
         else if (last_core.rfind("core invariants: ok", 0) != 0) why = "the last core check is not ok", code = 5;

@@ -11,6 +11,7 @@
 #include "arch/lapic.h"
 #include "arch/paging.h"
 #include "arch/percpu.h"
+#include "arch/quiesce.h"
 #include "arch/selectors.h"
 #include "arch/x86.h"
 #include "core/refs.h"
@@ -107,7 +108,9 @@ long do_vcpu_op(Vcpu& v, TrapFrame& f)
         // down with poweroff, as Xen does, and the run can end.
         if (guest_domain(v).nr_up.fetch_sub(1, std::memory_order_acq_rel) == 1) guest_shutdown(SHUTDOWN_poweroff);
         // Off the vCPU's tables before it is Down: once Down, another vCPU
-        // may initialise it and drop the last reference to its old L4.
+        // may initialise it and drop the last reference to its old L4. Out of
+        // the hypercall's section first: leave() may enter one of its own.
+        section_leave();
         cli();
         cpu_leave_vcpu();
         arch(v).state.store(VcpuState::Down, std::memory_order_release);

@@ -16,6 +16,7 @@
 #include "arch/native_window.h"
 #include "arch/paging.h"
 #include "arch/percpu.h"
+#include "arch/quiesce.h"
 #include "arch/shootdown.h"
 #include "arch/smp.h"
 #include "arch/time.h"
@@ -130,8 +131,13 @@ void apply_module_words(const char* cmdline, unsigned& nr, CpuId& next_cpu, unsi
     const char* words = cmdline;
     while (*words && *words != ' ') ++words;
     if (cmdline_word(words, "invariant-check")) {
+        // Page tables written without hypercalls would race the check.
+        if (cmdline_word(words, "unsafe-native-pt"))
+            boot_failed(nr + 1, "invariant-check with unsafe-native-pt: words", 2);
         g.invariant_check = true;
-        printk("domain %u: invariant-check: may run the whole-machine invariant check (test facility)\n", nr + 1);
+        quiesce_enable();
+        printk("domain %u: invariant-check: TEST FACILITY: this domain may pause every CPU's hypercalls for the "
+               "whole-machine check and learns machine-wide counts; trust it as the machine's owner\n", nr + 1);
     }
     if (!domain_uint(nr + 1, cmdline, "peer", peer)) return;
     if (nr + 1 >= BootInfo::kMaxModules || next_cpu >= cpus_online)

@@ -47,10 +47,11 @@ pvmmu_facts facts(const GuestDomain& d)
 
 // The core's checker and the hypervisor's page-table check, with every other
 // CPU out of the core (arch/quiesce.h); violations go to the console as well.
-pvmmu_invariants check_machine(DomId caller)
+// false: another CPU's check is running.
+bool check_machine(DomId caller, pvmmu_invariants& out)
 {
-    pvmmu_invariants out{};
-    quiesced([&] {
+    out = pvmmu_invariants{};
+    const bool ran = quiesced([&] {
         InvariantReport r;
         if (!core_check(r))
             for (unsigned i = 0; i < r.kept(); ++i)
@@ -63,7 +64,7 @@ pvmmu_invariants check_machine(DomId caller)
     if (out.core_violations || out.hv_violations)
         printk("invariants (check by domain %u): FAILED: %lu core, %lu hypervisor violations\n", caller,
                out.core_violations, out.hv_violations);
-    return out;
+    return ran;
 }
 
 } // namespace
@@ -86,7 +87,8 @@ long do_pvmmu_op(Vcpu& v, TrapFrame& f)
         return copy_out(v, f.rsi, facts(d));
     case PVMMUOP_check_invariants: {
         if (!d.invariant_check) return -XEN_EPERM;
-        const pvmmu_invariants r = check_machine(d.dom.id);
+        pvmmu_invariants r;
+        if (!check_machine(d.dom.id, r)) return -XEN_EBUSY;
         if (f.rsi && copy_out(v, f.rsi, r)) return -XEN_EFAULT;
         const uint64_t total = r.core_violations + r.hv_violations;
         return total > 0x7fffffff ? 0x7fffffff : long(total);

@@ -13,11 +13,17 @@ namespace {
 constexpr auto kSeqCst = std::memory_order_seq_cst;
 
 std::atomic<bool> g_paused{false};
+// Set at boot, before any vCPU runs, when some domain may pause the machine;
+// until then a section costs a load and a branch.
+std::atomic<bool> g_enabled{false};
 
 } // namespace
 
+void quiesce_enable() { g_enabled.store(true, std::memory_order_release); }
+
 void section_enter()
 {
+    if (!g_enabled.load(std::memory_order_acquire)) return;
     PerCpu& c = this_cpu();
     for (;;) {
         c.in_section.store(true, kSeqCst);
@@ -36,22 +42,19 @@ namespace {
 bool g_pauser_was_inside = false;
 } // namespace
 
-void quiesce_begin()
+bool quiesce_begin()
 {
-    PerCpu& c = this_cpu();
-    const bool inside = c.in_section.load(std::memory_order_relaxed);
-    // Out of its own section first: two CPUs pausing at once would otherwise
-    // each wait for the other's section to end.
-    c.in_section.store(false, kSeqCst);
+    // One pause at a time, and a second caller is refused, not queued:
+    // checkers taking turns could keep every other CPU waiting for good.
     bool expected = false;
-    while (!g_paused.compare_exchange_weak(expected, true, kSeqCst)) {
-        expected = false;
-        pause();
-    }
-    g_pauser_was_inside = inside;
+    if (!g_paused.compare_exchange_strong(expected, true, kSeqCst)) return false;
+    PerCpu& c = this_cpu();
+    g_pauser_was_inside = c.in_section.load(std::memory_order_relaxed);
+    c.in_section.store(false, kSeqCst);
     for (unsigned i = 0; i < g_nr_cpus; ++i)
         if (&g_cpus[i] != &c)
             while (g_cpus[i].in_section.load(kSeqCst)) pause();
+    return true;
 }
 
 void quiesce_end()

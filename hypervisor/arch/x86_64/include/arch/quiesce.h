@@ -16,6 +16,10 @@
 
 namespace pvmmu::x86 {
 
+// Called at boot, before any vCPU runs, when a domain may pause the machine
+// (module word invariant-check); until then sections cost nothing.
+void quiesce_enable();
+
 // Enters this CPU's section, waiting while a pause is on. Interrupts on.
 void section_enter();
 // Leaves it; nothing when this CPU is not in one (cpu_idle calls it for the
@@ -23,18 +27,20 @@ void section_enter();
 void section_leave();
 
 // The pause itself; use quiesced().
-void quiesce_begin();
+bool quiesce_begin();
 void quiesce_end();
 
 // Runs fn() while no other CPU is inside a section (the calling CPU's own
-// section, if any, is left for the time and entered again after). One pause
-// at a time: a second caller waits for the first. Interrupts on.
+// section, if any, is left for the time and entered again after) and
+// returns true; false, fn not run, while another CPU's pause is on (one at
+// a time: a second caller is refused, not queued). Interrupts on.
 template <class F>
-void quiesced(F&& fn)
+bool quiesced(F&& fn)
 {
-    quiesce_begin();
+    if (!quiesce_begin()) return false;
     fn();
     quiesce_end();
+    return true;
 }
 
 // A hypercall's section, left on every return (the paths that never return
