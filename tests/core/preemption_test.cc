@@ -5,6 +5,7 @@
 #include <functional>
 
 #include "support/core_fixture.h"
+#include "support/race_at.h"
 
 namespace pvmmu::test {
 namespace {
@@ -334,25 +335,6 @@ protected:
                       DOMID_SELF);
     }
 
-    // Runs `churn` each time get_page raises the count of a frame `when`
-    // accepts, as another CPU would at that instant (not inside churn itself).
-    struct EachGetPage {
-        std::function<bool(Mfn)> when;
-        std::function<void()> churn;
-        unsigned fired = 0;
-        bool busy = false;
-
-        static void hook(void* ctx, RacePoint p, Mfn f)
-        {
-            EachGetPage& e = *static_cast<EachGetPage*>(ctx);
-            if (p != RacePoint::GetPageCounted || e.busy || !e.when(f)) return;
-            e.busy = true;
-            e.churn();
-            ++e.fired;
-            e.busy = false;
-        }
-    };
-
     // n cmd-0 remaps of gpfn 600's entry, each to another frame (one get_page each).
     std::vector<mmu_update_t> remaps(unsigned n) const
     {
@@ -369,15 +351,14 @@ TEST_F(OtherDomainTreeWorkTest, AnotherDomainsTableWorkDoesNotPreemptABatch)
 {
     constexpr unsigned kN = 64;
     const std::vector<mmu_update_t> reqs = remaps(kN);
-    EachGetPage each{[&](Mfn f) { return frame(f).owner.load() == kDom; }, [&] { EXPECT_EQ(churn(), 0); }};
     const uint64_t work1 = d->table_work(), work2 = d2->table_work();
-    hv().set_race_hook(&EachGetPage::hook, &each);
+    RaceAt each(hv(), RacePoint::GetPageCounted, [&](Mfn f) { return frame(f).owner.load() == kDom; },
+                [&] { EXPECT_EQ(churn(), 0); });
     unsigned done = 0, continuations = 0;
     const long rc = mmu_update_counted(reqs, done, continuations);
-    hv().set_race_hook(nullptr, nullptr);
     EXPECT_EQ(rc, 0);
     EXPECT_EQ(done, kN);
-    EXPECT_EQ(each.fired, kN);
+    EXPECT_EQ(each.times(), kN);
     EXPECT_EQ(continuations, 0u);
     EXPECT_EQ(d->table_work(), work1);
     EXPECT_EQ(d2->table_work() - work2, kN * 2 * kTablesPerTree * kEntriesPerTable);
@@ -397,14 +378,13 @@ TEST_F(OtherDomainTreeWorkTest, AnotherDomainsTableWorkDoesNotPreemptAMulticall)
         list[k].args[1] = 1;
         list[k].args[3] = DOMID_SELF;
     }
-    EachGetPage each{[&](Mfn f) { return frame(f).owner.load() == kDom; }, [&] { EXPECT_EQ(churn(), 0); }};
-    hv().set_race_hook(&EachGetPage::hook, &each);
+    RaceAt each(hv(), RacePoint::GetPageCounted, [&](Mfn f) { return frame(f).owner.load() == kDom; },
+                [&] { EXPECT_EQ(churn(), 0); });
     unsigned continuations = 0;
     const long rc = m.call(v0(), __HYPERVISOR_multicall, uint64_t(list.data()), list.size(), 0, 0, 0, &continuations);
-    hv().set_race_hook(nullptr, nullptr);
     EXPECT_EQ(rc, 0);
     for (unsigned k = 0; k < kN; ++k) EXPECT_EQ(list[k].result, 0u) << k;
-    EXPECT_EQ(each.fired, kN);
+    EXPECT_EQ(each.times(), kN);
     EXPECT_EQ(continuations, 0u);
 }
 
@@ -417,20 +397,19 @@ TEST_F(OtherDomainTreeWorkTest, ItsOwnDomainsTableWorkStillCounts)
     constexpr unsigned kN = 4;
     const std::vector<mmu_update_t> reqs = remaps(kN);
     const std::vector<mmuext_op_t> ops{op_mfn(MMUEXT_PIN_L2_TABLE, tree(0)), op_mfn(MMUEXT_UNPIN_TABLE, tree(0))};
-    EachGetPage each{[&](Mfn f) { return f.v >= lay.mfn(601).v && f.v < lay.mfn(601 + kN).v; },
-                     [&] {
-                         unsigned done = 0;
-                         EXPECT_EQ(m.call(v1(), __HYPERVISOR_mmuext_op, uint64_t(ops.data()), ops.size(),
-                                          uint64_t(&done), DOMID_SELF),
-                                   0);
-                     }};
-    hv().set_race_hook(&EachGetPage::hook, &each);
+    RaceAt each(hv(), RacePoint::GetPageCounted,
+                [&](Mfn f) { return f.v >= lay.mfn(601).v && f.v < lay.mfn(601 + kN).v; },
+                [&] {
+                    unsigned done = 0;
+                    EXPECT_EQ(m.call(v1(), __HYPERVISOR_mmuext_op, uint64_t(ops.data()), ops.size(),
+                                     uint64_t(&done), DOMID_SELF),
+                              0);
+                });
     unsigned done = 0, continuations = 0;
     const long rc = mmu_update_counted(reqs, done, continuations);
-    hv().set_race_hook(nullptr, nullptr);
     EXPECT_EQ(rc, 0);
     EXPECT_EQ(done, kN);
-    EXPECT_EQ(each.fired, kN);
+    EXPECT_EQ(each.times(), kN);
     EXPECT_EQ(continuations, kN - 1);
 }
 

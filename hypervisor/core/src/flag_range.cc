@@ -47,15 +47,13 @@ int flag_range_update(Hypervisor& hv, uint64_t* t, unsigned first, const abi::Fl
     uint64_t before[kEntriesPerTable];
 
     // Pass 1: references for writable raises, before anything changes; each
-    // raised frame's owner is checked again (core/pagetable.h check_raise_owner).
+    // raised frame's owner is checked again (core/pagetable.h get_raised_type).
     if (to_rw) {
         for (unsigned i = first; i < end; ++i) {
             before[i] = load_entry(&t[i]);
             const Pte o{before[i]};
             if (!o.present() || o.writable()) continue;
-            int rc = check_raise_owner(hv, o.mfn(), ctx);
-            if (rc == 0) rc = get_writable_type(hv, o.mfn());
-            if (rc) {
+            if (int rc = get_raised_type(hv, o.mfn(), ctx)) {
                 drop_raised(hv, before, first, i);
                 return rc;
             }

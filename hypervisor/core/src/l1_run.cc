@@ -54,7 +54,7 @@ template <bool FoldAd>
         // taken before the install and dropped after it, as mod_entry_refs does.
         const Mfn m = Pte{nv}.mfn();
         if (!(old & pte_bit::RW)) {
-            if ((rc = check_raise_owner(hv, m, x.ctx)) || (rc = get_writable_type(hv, m))) break;
+            if ((rc = get_raised_type(hv, m, x.ctx))) break;
             if ((rc = install_entry<kSameFrame<FoldAd>>(hv, slot, old, nv))) {
                 put_page_type(hv, m);
                 break;

@@ -124,8 +124,7 @@ int mod_entry_refs(Hypervisor& hv, Level level, uint64_t* slot, uint64_t old, Pt
         const bool raise = level == Level::L1 && nv.writable() && !o.writable();
         const bool drop = level == Level::L1 && o.writable() && !nv.writable();
         if (raise) {
-            if (int rc = check_raise_owner(hv, nv.mfn(), ctx)) return rc;
-            if (int rc = get_writable_type(hv, nv.mfn())) return rc;
+            if (int rc = get_raised_type(hv, nv.mfn(), ctx)) return rc;
         }
         if (int rc = install_entry<kSameFrame<FoldAd>>(hv, slot, old, nv.v)) {
             if (raise) put_page_type(hv, nv.mfn());
