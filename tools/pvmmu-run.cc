@@ -2,12 +2,13 @@
 // Test Framework's runner). Each program runs as a child process with its
 // console captured and echoed; the last console line must be
 // `Test result: SUCCESS|SKIP|ERROR|FAILURE`, mapped to the exit codes 0/3/4/5.
-// A program that crashes, prints no result, exits with a status other than its
+// A program that crashes, prints no result, ends with a status other than its
 // result's, or outlives --timeout gives 6 (it is killed, so a hung guest never
 // hangs the runner). Several programs: the worst code. Usage errors: 2.
-// --platform qemu boots the bare-metal hypervisor under QEMU with the test's
-// guest kernel (guest/platform/xenpv) as a Multiboot module; QEMU's exit
-// status carries the domain's shutdown reason (docs/boot.md "Exit codes").
+// --platform sim runs the test's sim program; qemu, xen and bochs are back
+// ends (run_backend.h) booting its guest kernel (guest/platform/xenpv): on
+// pvmmu under QEMU, on Xen 4.17 under QEMU, on pvmmu from its ISO under
+// Bochs. They share the domain list and the judgement (run_child.cc).
 // --fuzz boots the hostile guest (tests/qemu/hostile_guest) from a seed next
 // to a well-behaved guest program and judges the run by the console
 // (docs/security.md §7.10).
@@ -21,13 +22,14 @@
 #include <string>
 #include <vector>
 
+#include "run_backend.h"
 #include "xl_config.h"
 
-#include <poll.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 namespace {
+
+using namespace pvmmu::run;
 
 struct Program {
     const char* name;
@@ -38,12 +40,6 @@ struct Program {
 const Program kPrograms[] = {
 #include "pvmmu-run-programs.inc"
 };
-
-constexpr int kCrashed = 6;
-
-// QEMU's exit status when the last domain shut down with SHUTDOWN_poweroff
-// (isa-debug-exit code 0x20: status (0x20 << 1) | 1; boot_defs.h).
-constexpr int kQemuPoweroff = 65;
 
 // --fuzz: the hostile guest's run (its module words, docs/security.md §7.10).
 struct FuzzOptions {
@@ -59,13 +55,7 @@ struct FuzzOptions {
     std::string with = "tlb-shootdown";   // the well-behaved domain's program, or "none"
 };
 
-struct Options {
-    std::string platform = "sim";
-    std::string accel;  // qemu: kvm or tcg; empty: kvm when /dev/kvm is usable
-    std::string cpus;   // empty: the program's default
-    double timeout_s = 60;
-    bool timeout_set = false;
-    bool quiet = false;
+struct RunOptions : Options {
     std::vector<std::string> names;
     std::vector<std::string> configs;   // --config: xl.cfg files, one domain each
     FuzzOptions fuzz;
@@ -136,123 +126,6 @@ const Program* find(const std::string& name)
     return nullptr;
 }
 
-int code_of(const std::string& last)
-{
-    static const struct {
-        const char* word;
-        int code;
-    } kResults[] = {{"SUCCESS", 0}, {"SKIP", 3}, {"ERROR", 4}, {"FAILURE", 5}};
-    const std::string prefix = "Test result: ";
-    if (last.compare(0, prefix.size(), prefix) != 0) return kCrashed;
-    const std::string word = last.substr(prefix.size());
-    for (const auto& r : kResults)
-        if (word == r.word) return r.code;
-    return kCrashed;
-}
-
-// Runs argv with stdout+stderr captured; echo (unless quiet) and keep the last
-// line (on qemu: the last `Test result:` line, the hypervisor reports the
-// shutdown after it). `expect_status`: the exit status that goes with a
-// result (-1: the result's own code, as a sim program exits). A run that need
-// not print a result (--config, several domains) is judged by expect_status
-// and the worst `Test result:` line, if any. Returns the exit code by the
-// rules above; `why` explains a 6.
-int run_one(const std::vector<std::string>& args, const Options& o, int expect_status, bool need_result,
-            std::string& why, std::vector<std::string>* console = nullptr)
-{
-    int fds[2];
-    if (pipe(fds) != 0) {
-        why = std::string("pipe: ") + std::strerror(errno);
-        return kCrashed;
-    }
-    const pid_t pid = fork();
-    if (pid < 0) {
-        why = std::string("fork: ") + std::strerror(errno);
-        return kCrashed;
-    }
-    if (pid == 0) {
-        setpgid(0, 0);   // its own process group, so a kill reaches every thread and child
-        dup2(fds[1], STDOUT_FILENO);
-        dup2(fds[1], STDERR_FILENO);
-        close(fds[0]);
-        close(fds[1]);
-        std::vector<char*> argv;
-        for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-        argv.push_back(nullptr);
-        execv(argv[0], argv.data());
-        std::fprintf(stderr, "pvmmu-run: cannot execute %s: %s\n", argv[0], std::strerror(errno));
-        _exit(127);
-    }
-    setpgid(pid, pid);
-    close(fds[1]);
-
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(o.timeout_s);
-    std::string line, last;
-    int worst = 0;   // of every `Test result:` line
-    bool timed_out = false;
-    char buf[4096];
-    for (;;) {
-        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-        if (left.count() <= 0) {
-            timed_out = true;
-            break;
-        }
-        pollfd p{fds[0], POLLIN, 0};
-        const int r = poll(&p, 1, int(left.count() > 1000 ? 1000 : left.count()));
-        if (r < 0 && errno == EINTR) continue;
-        if (r <= 0) continue;
-        const ssize_t n = read(fds[0], buf, sizeof(buf));
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) break;   // EOF: the program (and its threads) are gone
-        for (ssize_t i = 0; i < n; ++i) {
-            if (buf[i] == '\r') continue;   // the serial console's line ends
-            if (buf[i] != '\n') {
-                line += buf[i];
-                continue;
-            }
-            if (!o.quiet) std::printf("%s\n", line.c_str());
-            if (console) console->push_back(line);
-            if (expect_status < 0 || line.rfind("Test result: ", 0) == 0) last = line;
-            if (line.rfind("Test result: ", 0) == 0 && code_of(line) > worst) worst = code_of(line);
-            line.clear();
-        }
-        std::fflush(stdout);
-    }
-    if (!line.empty()) {   // an unterminated last line still counts as the last line
-        if (!o.quiet) std::printf("%s\n", line.c_str());
-        if (console) console->push_back(line);
-        last = line;
-    }
-    if (timed_out) kill(-pid, SIGKILL);
-    close(fds[0]);
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
-    if (timed_out) {
-        why = "timed out after " + std::to_string(int(o.timeout_s)) + " s";
-        return kCrashed;
-    }
-    if (WIFSIGNALED(status)) {
-        why = std::string("killed by signal ") + strsignal(WTERMSIG(status));
-        return kCrashed;
-    }
-    if (!need_result && WIFEXITED(status) && WEXITSTATUS(status) == expect_status) return worst;
-    const int code = code_of(last);
-    if (code == kCrashed) {
-        why = "no `Test result:` line at the end of the console";
-        return code;
-    }
-    // A sim program exits with its result's code; anything else happened after
-    // the result line (a crash in teardown, a sanitizer's report at exit). On
-    // qemu the domain must have powered off after its result.
-    const int want = expect_status < 0 ? code : expect_status;
-    if (WIFEXITED(status) && WEXITSTATUS(status) != want) {
-        why = "exit status " + std::to_string(WEXITSTATUS(status)) + " after `" + last + "`";
-        return kCrashed;
-    }
-    return code;
-}
-
 // What a test asks of its platform (TestConfig), as its sim program's
 // --info prints it.
 struct TestInfo {
@@ -292,36 +165,12 @@ TestInfo info_of(const Program& p)
     return t;
 }
 
-bool kvm_usable() { return access("/dev/kvm", R_OK | W_OK) == 0; }
-
-// A domain for the bare-metal hypervisor: a Multiboot module whose string
-// carries its size, vCPU count, policy and peer (docs/abi.md §10).
-struct QemuDomain {
-    std::string kernel, extra;
-    unsigned long vcpus = 1, frames = 4096;
-    unsigned long deny = 0;         // deny=: PVMMU_DENY_* bits, applied before it starts
-    unsigned long peer_frames = 0;  // peer=: an idle second domain of that size (0: none)
-};
-
-// The words of a domain's module string after the kernel's path. Also what
-// `./pvmmu iso` puts on its module2 line (--boot-args).
-std::string module_words(const QemuDomain& d)
-{
-    std::string w = "vcpus=" + std::to_string(d.vcpus) + " frames=" + std::to_string(d.frames);
-    if (d.deny) {
-        char hex[32];
-        std::snprintf(hex, sizeof(hex), " deny=%#lx", d.deny);
-        w += hex;
-    }
-    if (d.peer_frames) w += " peer=" + std::to_string(d.peer_frames);
-    return d.extra.empty() ? w : w + " " + d.extra;
-}
-
 // A guest program's domain: the test's size, vCPUs (or --cpus), policy and
 // second domain.
-QemuDomain domain_of(const Program& p, const TestInfo& t, const Options& o)
+Domain domain_of(const Program& p, const TestInfo& t, const Options& o)
 {
-    QemuDomain d;
+    Domain d;
+    d.name = p.name;
     d.kernel = p.kernel;
     d.vcpus = o.cpus.empty() ? t.cpus : unsigned(std::strtoul(o.cpus.c_str(), nullptr, 10));
     d.frames = t.frames;
@@ -330,43 +179,47 @@ QemuDomain domain_of(const Program& p, const TestInfo& t, const Options& o)
     return d;
 }
 
-// The QEMU command that boots the hypervisor with these domains: one CPU per
-// vCPU (a peer's included: it never runs, but its CPU exists, as on the sim),
-// the hypervisor's own memory and the domains', with room to spare.
-std::vector<std::string> qemu_args(const std::vector<QemuDomain>& doms, const Options& o)
-{
-    unsigned long cpus = 0, frames = 0;
-    std::string modules;
-    for (const QemuDomain& d : doms) {
-        cpus += d.vcpus + (d.peer_frames ? 1 : 0);
-        frames += d.frames + d.peer_frames;
-        if (!modules.empty()) modules += ",";
-        // -initrd separates modules with ',': one inside a module string
-        // (modes=a,b in `extra`) is written ',,' (QEMU's option escaping).
-        for (char ch : d.kernel + " " + module_words(d)) {
-            modules += ch;
-            if (ch == ',') modules += ',';
-        }
-    }
-    const std::string accel = o.accel.empty() ? (kvm_usable() ? "kvm" : "tcg") : o.accel;
-    const bool icount = accel == "tcg-icount";
-    std::vector<std::string> args = {"/usr/bin/env", "qemu-system-x86_64", "-accel", icount ? "tcg" : accel,
-            "-machine", "pc", "-smp", std::to_string(cpus), "-m", std::to_string(128 + frames * 4096 / (1024 * 1024)),
-            "-kernel", PVMMU_HV_IMAGE, "-initrd", modules,
-            "-display", "none", "-serial", "stdio", "-monitor", "none", "-no-reboot",
-            "-device", "isa-debug-exit,iobase=0xf4,iosize=0x04"};
-    // Every instruction takes 1 ns of virtual time (the TSC and the PIT follow
-    // it), so the guest's clock counts instructions; idle time is skipped.
-    if (icount) args.insert(args.end(), {"-icount", "shift=0,sleep=off"});
-    return args;
-}
-
 const char* word_of(int code);
 
-// --config: every file one domain, all booted together.
-int run_configs(const Options& o)
+// The back end of --platform; nullptr for sim.
+const Backend* backend_of(const std::string& platform)
 {
-    std::vector<QemuDomain> doms;
+    for (const Backend* b : {&kQemu, &kXen, &kBochs})
+        if (platform == b->name) return b;
+    return nullptr;
+}
+
+// Why x86 cannot run a test: SPEC §5 properties it does not have, so what
+// these tests count (faults on cached misses, cleans) cannot happen there.
+std::string x86_lacks(const TestInfo& t)
+{
+    if (t.tlb_caches_invalid) return "needs a TLB that caches not-present translations (SPEC §5); x86 TLBs never do";
+    if (!t.coherent_walker) return "needs a page walker not coherent with the data cache (SPEC §5); the x86 walker is coherent";
+    return "";
+}
+
+// Boots the domains on a back end and judges the run: a result after which
+// the last domain powered off, or (need_result false) the power-off alone.
+int launch(const Backend& b, const std::vector<Domain>& doms, const Options& o, bool need_result, std::string& why,
+           std::vector<std::string>* console = nullptr)
+{
+    if (b.lacks) why = b.lacks(doms);
+    if (!why.empty()) return kSkipped;
+    Launch l;
+    if (const int rc = b.prepare(doms, o, l, why)) return rc;
+    return run_child(l, o, kPoweroffStatus, need_result, why, console);
+}
+
+// --config: every file one domain, all booted together (on sim: on qemu).
+int run_configs(const RunOptions& o)
+{
+    const Backend& b = o.platform == "sim" ? kQemu : *backend_of(o.platform);
+    if (b.max_domains && o.configs.size() > b.max_domains) {
+        std::fprintf(stderr, "pvmmu-run: --platform %s boots %zu domain(s), not %zu: give at most %zu --config\n",
+                     b.name, b.max_domains, o.configs.size(), b.max_domains);
+        return 2;
+    }
+    std::vector<Domain> doms;
     for (const std::string& path : o.configs) {
         pvmmu::run::DomainConfig c;
         std::string err;
@@ -374,7 +227,8 @@ int run_configs(const Options& o)
             std::fprintf(stderr, "pvmmu-run: %s\n", err.c_str());
             return 2;
         }
-        QemuDomain d;
+        Domain d;
+        d.name = c.name;
         d.kernel = find(c.kernel) ? find(c.kernel)->kernel : c.kernel;
         if (d.kernel.find_first_of(", ") != std::string::npos || access(d.kernel.c_str(), R_OK) != 0) {
             std::fprintf(stderr, "pvmmu-run: %s: kernel '%s': not a guest program, nor a readable file "
@@ -389,7 +243,7 @@ int run_configs(const Options& o)
         doms.push_back(d);
     }
     std::string why;
-    const int code = run_one(qemu_args(doms, o), o, kQemuPoweroff, false, why);
+    const int code = launch(b, doms, o, false, why);
     std::printf("pvmmu-run: %s (exit %d)%s%s\n", word_of(code), code, why.empty() ? "" : ": ", why.c_str());
     return code;
 }
@@ -416,7 +270,7 @@ bool crash_line(const std::string& l)
     return false;
 }
 
-std::string fuzz_replay(const Options& o, unsigned long long ops_done)
+std::string fuzz_replay(const RunOptions& o, unsigned long long ops_done)
 {
     std::string r = "./pvmmu fuzz --platform qemu --seed " + std::to_string(o.fuzz.seed);
     if (ops_done) r += " --ops " + std::to_string(ops_done);
@@ -432,7 +286,7 @@ std::string fuzz_replay(const Options& o, unsigned long long ops_done)
 // --fuzz: domain 1 the hostile guest (2 vCPUs, vCPU 1 started and downed by
 // it now and then; an idle peer whose frames it names), domain 2 the
 // well-behaved program with its own size, vCPUs, policy and peer.
-int run_fuzz(Options o)
+int run_fuzz(RunOptions o)
 {
     FuzzOptions& f = o.fuzz;
     if (!f.seed_set) f.seed = (static_cast<unsigned long long>(std::time(nullptr)) * 2654435761ull ^ getpid()) % 1000000007ull;
@@ -442,7 +296,8 @@ int run_fuzz(Options o)
         const double run = f.time_s ? double(f.time_s) : by_ops;
         o.timeout_s = run + 180;
     }
-    QemuDomain h;
+    Domain h;
+    h.name = "hostile";
     h.kernel = PVMMU_HOSTILE_GUEST;
     h.vcpus = 2;
     h.frames = 4096;
@@ -454,14 +309,14 @@ int run_fuzz(Options o)
                   "check=0x%016llx trace=0x%016llx edges=%d", f.seed, f.ops, f.time_s, f.check,
                   f.trace_set ? f.trace : ~0ull, f.edges ? 1 : 0);
     h.extra = words;
-    std::vector<QemuDomain> doms{h};
+    std::vector<Domain> doms{h};
     if (f.with != "none") {
         const Program* p = find(f.with);
         if (!p) {
             std::fprintf(stderr, "pvmmu-run: --with: no guest program '%s' (see --list)\n", f.with.c_str());
             return 2;
         }
-        Options plain = o;
+        Options plain = o;   // the program's own vCPUs, not --cpus
         plain.cpus.clear();
         doms.push_back(domain_of(*p, info_of(*p), plain));
     }
@@ -474,7 +329,7 @@ int run_fuzz(Options o)
     std::vector<std::string> console;
     std::string why;
     const auto t0 = std::chrono::steady_clock::now();
-    int code = run_one(qemu_args(doms, o), o, kQemuPoweroff, false, why, &console);
+    int code = launch(kQemu, doms, o, false, why, &console);
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
     // The judgement: both domains' SUCCESS, the hostile guest's summary, no
@@ -529,7 +384,7 @@ const char* word_of(int code)
 
 int main(int argc, char** argv)
 {
-    Options o;
+    RunOptions o;
     bool list = false;
     std::string boot_args;
     for (int i = 1; i < argc; ++i) {
@@ -603,14 +458,22 @@ int main(int argc, char** argv)
             o.names.push_back(a);
         }
     }
-    if (o.platform != "sim" && o.platform != "qemu") {
-        std::fprintf(stderr, "pvmmu-run: no platform '%s'; there are 'sim' and 'qemu'\n", o.platform.c_str());
+    const Backend* backend = backend_of(o.platform);
+    if (o.platform != "sim" && !backend) {
+        std::fprintf(stderr, "pvmmu-run: no platform '%s'; there are sim, qemu, xen and bochs\n", o.platform.c_str());
         return 2;
     }
-    if (!o.accel.empty() && o.accel != "kvm" && o.accel != "tcg" && o.accel != "tcg-icount") {
-        std::fprintf(stderr, "pvmmu-run: --accel takes kvm, tcg or tcg-icount\n");
+    // --accel: what the platform's emulator takes (sim and --fuzz: QEMU's).
+    const Backend& accel_of = backend ? *backend : kQemu;
+    if (!o.accel.empty() && ("|" + std::string(accel_of.accels) + "|").find("|" + o.accel + "|") == std::string::npos) {
+        if (*accel_of.accels)
+            std::fprintf(stderr, "pvmmu-run: --platform %s takes --accel %s%s\n", accel_of.name, accel_of.accels,
+                         accel_of.accel_note);
+        else
+            std::fprintf(stderr, "pvmmu-run: --platform %s takes no --accel\n", accel_of.name);
         return 2;
     }
+    if (backend && !o.timeout_set) o.timeout_s = backend->default_timeout_s;
     if (!boot_args.empty()) {
         const Program* p = find(boot_args);
         if (!p) {
@@ -623,6 +486,10 @@ int main(int argc, char** argv)
     if (o.fuzz.on) {
         if (!o.names.empty() || !o.configs.empty() || list) {
             std::fprintf(stderr, "pvmmu-run: --fuzz takes no program names, --config or --list\n");
+            return 2;
+        }
+        if (backend && backend != &kQemu) {
+            std::fprintf(stderr, "pvmmu-run: --fuzz runs on --platform qemu only\n");
             return 2;
         }
         return run_fuzz(o);
@@ -658,29 +525,19 @@ int main(int argc, char** argv)
     int worst = 0;
     for (const auto& n : o.names) {
         const Program& p = *find(n);
-        std::vector<std::string> args{p.path};
-        int expect_status = -1;
         std::string why;
-        int code = -1;
-        if (o.platform == "qemu") {
-            const TestInfo t = info_of(p);
-            // SPEC §5 properties x86 does not have: what these tests count
-            // (faults on cached misses, cleans) cannot happen there.
-            if (t.tlb_caches_invalid) {
-                why = "needs a TLB that caches not-present translations (SPEC §5); x86 TLBs never do";
-                code = 3;
-            } else if (!t.coherent_walker) {
-                why = "needs a page walker not coherent with the data cache (SPEC §5); the x86 walker is coherent";
-                code = 3;
-            }
-            args = qemu_args({domain_of(p, t, o)}, o);
-            expect_status = kQemuPoweroff;
-        } else if (!o.cpus.empty()) {
-            args.push_back("--cpus");
-            args.push_back(o.cpus);
-        }
         const auto t0 = std::chrono::steady_clock::now();
-        if (code < 0) code = run_one(args, o, expect_status, true, why);
+        int code;
+        if (backend) {
+            const TestInfo t = info_of(p);
+            why = x86_lacks(t);
+            code = why.empty() ? launch(*backend, {domain_of(p, t, o)}, o, true, why) : kSkipped;
+        } else {
+            Launch l;
+            l.args = {p.path};
+            if (!o.cpus.empty()) l.args.insert(l.args.end(), {"--cpus", o.cpus});
+            code = run_child(l, o, -1, true, why);
+        }
         const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         std::printf("pvmmu-run: %s: %s (exit %d) in %.1f s%s%s\n", n.c_str(), word_of(code), code, s,
                     why.empty() ? "" : ": ", why.c_str());

@@ -8,13 +8,19 @@ foreach(_t ${_guest_tests})
   string(APPEND _inc "{\"${_t}\", \"$<TARGET_FILE:guest-${_t}>\", \"$<TARGET_FILE:xenpv-${_t}>\"},\n")
 endforeach()
 file(GENERATE OUTPUT ${CMAKE_CURRENT_BINARY_DIR}/pvmmu-run-programs.inc CONTENT "${_inc}")
-add_executable(pvmmu-run pvmmu-run.cc xl_config.cc)
+# The platforms are back ends of one launcher (run_backend.h): run_qemu.cc,
+# run_xen.cc and run_bochs.cc, sharing the child and its judgement (run_child.cc).
+add_executable(pvmmu-run pvmmu-run.cc run_child.cc run_qemu.cc run_xen.cc run_bochs.cc xl_config.cc)
 # --config: domains in xl.cfg syntax, parsed by Xen's libxlutil (libxen-dev).
 target_link_libraries(pvmmu-run PRIVATE xlutil)
 target_include_directories(pvmmu-run PRIVATE ${CMAKE_CURRENT_BINARY_DIR})
-# --platform qemu boots the hypervisor image with the test's guest kernel.
+# --platform qemu boots the hypervisor image with the test's guest kernel,
+# --platform bochs an ISO of them (make-iso.sh), --platform xen Debian's Xen
+# image, fetched into build/xen when missing (fetch-xen.sh).
 target_compile_definitions(pvmmu-run PRIVATE PVMMU_HV_IMAGE="$<TARGET_FILE:pvmmu-hv>"
-  PVMMU_HOSTILE_GUEST="$<TARGET_FILE:hostile-guest>")
+  PVMMU_HOSTILE_GUEST="$<TARGET_FILE:hostile-guest>"
+  PVMMU_MAKE_ISO="${PROJECT_SOURCE_DIR}/tools/make-iso.sh"
+  PVMMU_FETCH_XEN="${PROJECT_SOURCE_DIR}/tools/fetch-xen.sh" PVMMU_XEN_DIR="${CMAKE_BINARY_DIR}/xen")
 # --fuzz boots the hostile guest (tests/qemu/tests.cmake).
 add_dependencies(pvmmu-run pvmmu-hv hostile-guest)
 foreach(_t ${_guest_tests})

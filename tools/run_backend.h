@@ -1,0 +1,111 @@
+// The launcher's back ends (pvmmu-run --platform qemu|xen|bochs; docs/boot.md
+// "The launcher's back ends"). A back end says how its platform boots a list
+// of domains, which domain features it cannot give (the run is a SKIP), and
+// which console lines end a run whose emulator does not exit by itself. The
+// domain list, the child process and the judgement of its console are shared
+// (run_child.cc), so every platform maps a run to the same exit codes.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace pvmmu::run {
+
+constexpr int kSkipped = 3;
+constexpr int kCrashed = 6;
+
+// QEMU's exit status for the hypervisor's isa-debug-exit code (boot_defs.h;
+// docs/boot.md "Exit codes"). Every back end's run ends with a status on this
+// scale, whether its emulator exits with it or a console line stands for it.
+constexpr int exit_status(unsigned code) { return int(code << 1 | 1); }
+constexpr int kFailedStatus = exit_status(0x11);         // a boot check failed
+constexpr int kPanicStatus = exit_status(0x12);
+constexpr int kPoweroffStatus = exit_status(0x20 + 0);   // the last domain: SHUTDOWN_poweroff
+constexpr int kRebootStatus = exit_status(0x20 + 1);     // SHUTDOWN_reboot
+constexpr int kCrashStatus = exit_status(0x20 + 3);      // SHUTDOWN_crash
+
+struct Options {
+    std::string platform = "sim";
+    std::string accel;   // qemu: kvm or tcg; empty: kvm when /dev/kvm is usable
+    std::string cpus;    // empty: the program's default
+    double timeout_s = 60;
+    bool timeout_set = false;
+    bool quiet = false;
+};
+
+// A domain to boot: a guest kernel, its size and vCPUs, and what only pvmmu
+// gives (docs/abi.md §10): a policy applied before it starts and an idle peer.
+struct Domain {
+    std::string name;                // for the reader ("": the kernel's file name)
+    std::string kernel, extra;       // extra: more words for its module string
+    unsigned long vcpus = 1, frames = 4096;
+    unsigned long deny = 0;          // deny=: PVMMU_DENY_* bits
+    unsigned long peer_frames = 0;   // peer=: an idle second domain of that size (0: none)
+};
+
+// The words of a domain's module string after the kernel's path on pvmmu
+// (vcpus=N frames=F [deny=BITS] [peer=F] [extra]). Also what `./pvmmu iso`
+// puts on its module2 line (--boot-args).
+std::string module_words(const Domain& d);
+
+// A console line that ends a run (its start), with the exit status QEMU would
+// have given for it; `more` lines after it are read first (a panic's message).
+struct Ending {
+    const char* prefix;
+    int status;      // -1: the line names the isa-debug-exit code ("code 0x20")
+    unsigned more;
+};
+
+// One run as a back end prepared it.
+struct Launch {
+    std::vector<std::string> args;
+    std::string console_file;        // the console when it is not the child's stdout
+    std::vector<Ending> endings;     // none: the run ends when the child exits
+    std::string scratch;             // a folder of the run's files, removed with it
+    Launch() = default;
+    Launch(const Launch&) = delete;
+    Launch& operator=(const Launch&) = delete;
+    ~Launch();
+};
+
+struct Backend {
+    const char* name;
+    double default_timeout_s;
+    size_t max_domains;              // 0: any number
+    const char* accels;              // the --accel values it takes, '|'-separated ("": none)
+    const char* accel_note;          // why not others, for the usage error ("" or "; ...")
+    // Why the platform cannot give these domains what they need (the run is a
+    // SKIP), or ""; nullptr: it lacks nothing.
+    std::string (*lacks)(const std::vector<Domain>&);
+    // Fills `l` and returns 0, or returns kSkipped (a missing tool or image)
+    // or kCrashed with `why`.
+    int (*prepare)(const std::vector<Domain>&, const Options&, Launch& l, std::string& why);
+};
+
+extern const Backend kQemu;    // pvmmu under qemu-system-x86_64 (run_qemu.cc)
+extern const Backend kXen;     // Xen 4.17 under QEMU's TCG, the kernel as dom0 (run_xen.cc)
+extern const Backend kBochs;   // pvmmu's GRUB ISO under Bochs (run_bochs.cc)
+
+// Runs a launch with its console echoed (unless quiet) and judged: the last
+// `Test result:` line gives the code (0/3/4/5), `expect_status` the exit
+// status that must go with it (-1: the result's own code, as a sim program
+// exits). need_result false: a run judged by its status and the worst result
+// line, if any. Crash, timeout, no result: 6, with `why`.
+int run_child(const Launch& l, const Options& o, int expect_status, bool need_result, std::string& why,
+              std::vector<std::string>* console = nullptr);
+
+// Helpers of the back ends.
+std::string quoted(const std::string& s);                 // for /bin/sh
+int run_tool(const std::string& command, std::string& out);  // its exit status; stdout in `out`
+bool on_path(const std::string& program);
+std::string make_scratch();                              // a new folder under $TMPDIR, "" on failure
+// qemu-system-x86_64 booting a Multiboot kernel with modules, COM1 on its
+// stdout; accel kvm, tcg or tcg-icount (TCG where every instruction takes 1 ns).
+// More options may follow.
+std::vector<std::string> qemu_command(const std::string& accel, unsigned long cpus, unsigned long mib,
+                                      const std::string& kernel, const std::string& modules);
+// A module string for QEMU's -initrd, whose ',' separates modules: one inside
+// a string is written ",,".
+std::string initrd_escaped(const std::string& s);
+
+} // namespace pvmmu::run

@@ -1,0 +1,264 @@
+// The launcher's child process and the judgement of its console (SPEC §6, the
+// Xen Test Framework's runner), shared by every platform: the last
+// `Test result: SUCCESS|SKIP|ERROR|FAILURE` line gives 0/3/4/5 when the run
+// ends with the status that goes with it; a crash, a run with no result, a
+// status other than the expected one, or one that outlives --timeout gives 6
+// (its process group is killed, so a hung guest never hangs the launcher).
+#include "run_backend.h"
+
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <thread>
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace pvmmu::run {
+
+namespace {
+
+int code_of(const std::string& last)
+{
+    static const struct {
+        const char* word;
+        int code;
+    } kResults[] = {{"SUCCESS", 0}, {"SKIP", 3}, {"ERROR", 4}, {"FAILURE", 5}};
+    const std::string prefix = "Test result: ";
+    if (last.compare(0, prefix.size(), prefix) != 0) return kCrashed;
+    const std::string word = last.substr(prefix.size());
+    for (const auto& r : kResults)
+        if (word == r.word) return r.code;
+    return kCrashed;
+}
+
+bool is_result(const std::string& l) { return l.rfind("Test result: ", 0) == 0; }
+
+// The status an ending line stands for: its own, or QEMU's for the
+// isa-debug-exit code it names.
+int status_of(const Ending& e, const std::string& line)
+{
+    if (e.status >= 0) return e.status;
+    const size_t at = line.find("code 0x");
+    if (at == std::string::npos) return kCrashed;
+    return int(std::strtoul(line.c_str() + at + 7, nullptr, 16) << 1 | 1);
+}
+
+// The last lines of the emulator's own output, when the console is a file
+// and the run went wrong before the guest said why.
+void show_tail(const std::string& path)
+{
+    FILE* f = std::fopen(path.c_str(), "r");
+    if (!f) return;
+    std::vector<std::string> lines;
+    char buf[512];
+    while (std::fgets(buf, sizeof(buf), f)) {
+        lines.emplace_back(buf);
+        if (lines.size() > 10) lines.erase(lines.begin());
+    }
+    std::fclose(f);
+    std::printf("pvmmu-run: the last lines of %s:\n", path.c_str());
+    for (const std::string& l : lines) std::printf("| %s", l.c_str());
+}
+
+} // namespace
+
+Launch::~Launch()
+{
+    if (scratch.empty()) return;
+    std::error_code ec;
+    std::filesystem::remove_all(scratch, ec);
+}
+
+int run_child(const Launch& l, const Options& o, int expect_status, bool need_result, std::string& why,
+              std::vector<std::string>* console)
+{
+    const bool from_file = !l.console_file.empty();
+    const std::string child_log = l.console_file + ".log";   // the emulator's own output
+    int fds[2];
+    if (pipe(fds) != 0) {
+        why = std::string("pipe: ") + std::strerror(errno);
+        return kCrashed;
+    }
+    int in = fds[0];
+    if (from_file) {
+        close(fds[0]);
+        in = open(l.console_file.c_str(), O_RDONLY | O_CREAT, 0644);
+        const int out = open(child_log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (in < 0 || out < 0) {
+            why = l.console_file + ": " + std::strerror(errno);
+            return kCrashed;
+        }
+        dup2(out, fds[1]);
+        close(out);
+    }
+    const pid_t pid = fork();
+    if (pid < 0) {
+        why = std::string("fork: ") + std::strerror(errno);
+        return kCrashed;
+    }
+    if (pid == 0) {
+        setpgid(0, 0);   // its own process group, so a kill reaches every thread and child
+        dup2(fds[1], STDOUT_FILENO);
+        dup2(fds[1], STDERR_FILENO);
+        close(in);
+        close(fds[1]);
+        std::vector<char*> argv;
+        for (const auto& a : l.args) argv.push_back(const_cast<char*>(a.c_str()));
+        argv.push_back(nullptr);
+        execv(argv[0], argv.data());
+        std::fprintf(stderr, "pvmmu-run: cannot execute %s: %s\n", argv[0], std::strerror(errno));
+        _exit(127);
+    }
+    setpgid(pid, pid);
+    close(fds[1]);
+
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(o.timeout_s);
+    std::string line, last;
+    int worst = 0;   // of every `Test result:` line
+    bool timed_out = false, reaped = false;
+    int status = 0;
+    // The ending line seen (and the lines after it that it asks for).
+    const Ending* ended = nullptr;
+    std::string end_text;
+    unsigned more = 0;
+    char buf[4096];
+    for (bool done = false; !done;) {
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+        if (left.count() <= 0) {
+            timed_out = true;
+            break;
+        }
+        ssize_t n;
+        if (from_file) {
+            // A file is always readable: at its end, the emulator either
+            // still runs (wait for more) or has exited (one last read).
+            n = read(in, buf, sizeof(buf));
+            if (n == 0 && !reaped) {
+                if (waitpid(pid, &status, WNOHANG) == pid) reaped = true;
+                else std::this_thread::sleep_for(std::chrono::milliseconds(100));
+                continue;
+            }
+        } else {
+            pollfd p{in, POLLIN, 0};
+            const int r = poll(&p, 1, int(left.count() > 1000 ? 1000 : left.count()));
+            if (r < 0 && errno == EINTR) continue;
+            if (r <= 0) continue;
+            n = read(in, buf, sizeof(buf));
+        }
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;   // EOF: the program (and its threads) are gone
+        for (ssize_t i = 0; i < n && !done; ++i) {
+            if (buf[i] == '\r') continue;   // the serial console's line ends
+            if (buf[i] != '\n') {
+                line += buf[i];
+                continue;
+            }
+            if (!o.quiet) std::printf("%s\n", line.c_str());
+            if (console) console->push_back(line);
+            if (expect_status < 0 || is_result(line)) last = line;
+            if (is_result(line) && code_of(line) > worst) worst = code_of(line);
+            if (ended) {
+                end_text += " " + line;
+                done = --more == 0;
+            } else {
+                for (const Ending& e : l.endings) {
+                    if (line.rfind(e.prefix, 0) != 0) continue;
+                    ended = &e;
+                    end_text = line;
+                    more = e.more;
+                    done = more == 0;
+                    status = status_of(e, line);
+                    break;
+                }
+            }
+            line.clear();
+        }
+        std::fflush(stdout);
+    }
+    if (!line.empty()) {   // an unterminated last line still counts as the last line
+        if (!o.quiet) std::printf("%s\n", line.c_str());
+        if (console) console->push_back(line);
+        last = line;
+    }
+    if (timed_out || ended) kill(-pid, SIGKILL);
+    close(in);
+    int child_status = 0;
+    if (!reaped) {
+        while (waitpid(pid, &child_status, 0) < 0 && errno == EINTR) {
+        }
+    } else {
+        child_status = status;
+    }
+    const bool exited = ended || WIFEXITED(child_status);
+    if (!ended) status = exited ? WEXITSTATUS(child_status) : -1;
+    if (timed_out) {
+        why = "timed out after " + std::to_string(int(o.timeout_s)) + " s";
+        if (from_file) show_tail(child_log);
+        return kCrashed;
+    }
+    if (!exited) {
+        why = std::string("killed by signal ") + strsignal(WTERMSIG(child_status));
+        return kCrashed;
+    }
+    if (!need_result && status == expect_status) return worst;
+    if (ended && status != expect_status) {
+        why = "the console says: " + end_text;
+        return kCrashed;
+    }
+    const int code = code_of(last);
+    if (code == kCrashed) {
+        why = "no `Test result:` line at the end of the console";
+        if (from_file && !ended) show_tail(child_log);
+        return code;
+    }
+    // A sim program exits with its result's code; anything else happened after
+    // the result line (a crash in teardown, a sanitizer's report at exit). On
+    // the bare-metal platforms the domain must have powered off after its result.
+    const int want = expect_status < 0 ? code : expect_status;
+    if (status != want) {
+        why = "exit status " + std::to_string(status) + " after `" + last + "`";
+        return kCrashed;
+    }
+    return code;
+}
+
+std::string quoted(const std::string& s)
+{
+    std::string q = "'";
+    for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return q + "'";
+}
+
+int run_tool(const std::string& command, std::string& out)
+{
+    out.clear();
+    FILE* f = popen(command.c_str(), "r");
+    if (!f) return -1;
+    char buf[512];
+    while (std::fgets(buf, sizeof(buf), f)) out += buf;
+    while (!out.empty() && out.back() == '\n') out.pop_back();
+    const int st = pclose(f);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+bool on_path(const std::string& program)
+{
+    std::string out;
+    return run_tool("command -v " + quoted(program) + " >/dev/null 2>&1", out) == 0;
+}
+
+std::string make_scratch()
+{
+    const char* tmp = std::getenv("TMPDIR");
+    std::string t = std::string(tmp && *tmp ? tmp : "/tmp") + "/pvmmu-run.XXXXXX";
+    return mkdtemp(t.data()) ? t : std::string();
+}
+
+} // namespace pvmmu::run
