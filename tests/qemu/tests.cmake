@@ -90,14 +90,15 @@ set_tests_properties(qemu_config_two_domains PROPERTIES LABELS qemu TIMEOUT 120)
 
 # The same guest kernel on Xen 4.17 (label xen, issue 13): Debian's hypervisor
 # image, fetched into build/xen by tools/fetch-xen.sh (never installed),
-# boots smoke-guest as dom0 under TCG; and on pvmmu, to show it is the same.
+# boots smoke-guest as dom0 under TCG (pvmmu-run --platform xen); and on
+# pvmmu, to show it is the same.
 add_test(NAME xen_smoke_guest
-  COMMAND ${PROJECT_SOURCE_DIR}/tests/xen/xen_boot_test.sh --xen-dir ${CMAKE_BINARY_DIR}/xen
+  COMMAND ${PROJECT_SOURCE_DIR}/tests/xen/xen_boot_test.sh --run $<TARGET_FILE:pvmmu-run>
           --kernel $<TARGET_FILE:smoke-guest> --passed "smoke guest")
 # xen_edge_guest: Xen as the reference for issue 12's findings 1 and 9: the
 # edge guest's handled checks hold on Xen as on pvmmu (qemu_guest_canonical_edge).
 add_test(NAME xen_edge_guest
-  COMMAND ${PROJECT_SOURCE_DIR}/tests/xen/xen_boot_test.sh --xen-dir ${CMAKE_BINARY_DIR}/xen
+  COMMAND ${PROJECT_SOURCE_DIR}/tests/xen/xen_boot_test.sh --run $<TARGET_FILE:pvmmu-run>
           --kernel $<TARGET_FILE:edge-guest> --words role=handled --passed "edge guest")
 set_tests_properties(xen_smoke_guest xen_edge_guest PROPERTIES LABELS "xen;qemu" TIMEOUT 150 SKIP_RETURN_CODE 77
   RESOURCE_LOCK xen-image)
