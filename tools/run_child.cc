@@ -6,6 +6,7 @@
 // (its process group is killed, so a hung guest never hangs the launcher).
 #include "run_backend.h"
 
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
@@ -128,6 +129,7 @@ int run_child(const Launch& l, const Options& o, int expect_status, bool need_re
     const Ending* ended = nullptr;
     std::string end_text;
     unsigned more = 0;
+    bool escape = false;
     char buf[4096];
     for (bool done = false; !done;) {
         const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
@@ -156,6 +158,12 @@ int run_child(const Launch& l, const Options& o, int expect_status, bool need_re
         if (n <= 0) break;   // EOF: the program (and its threads) are gone
         for (ssize_t i = 0; i < n && !done; ++i) {
             if (buf[i] == '\r') continue;   // the serial console's line ends
+            // GRUB's terminal escapes (ESC [ ... letter) on a serial console.
+            if (buf[i] == '\033') escape = true;
+            if (escape) {
+                escape = !std::isalpha(static_cast<unsigned char>(buf[i]));
+                continue;
+            }
             if (buf[i] != '\n') {
                 line += buf[i];
                 continue;
