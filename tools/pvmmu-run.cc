@@ -233,8 +233,8 @@ int run_configs(const RunOptions& o)
 {
     const Backend& b = o.platform == "sim" ? kQemu : *backend_of(o.platform);
     if (b.max_domains && o.configs.size() > b.max_domains) {
-        std::fprintf(stderr, "pvmmu-run: --platform %s boots %zu domain(s), not %zu: give at most %zu --config\n",
-                     b.name, b.max_domains, o.configs.size(), b.max_domains);
+        std::fprintf(stderr, "pvmmu-run: --platform %s boots at most %zu domain(s) here: give at most %zu --config, "
+                     "not %zu\n", b.name, b.max_domains, b.max_domains, o.configs.size());
         return 2;
     }
     std::vector<Domain> doms;

@@ -102,6 +102,20 @@ add_test(NAME xen_edge_guest
           --kernel $<TARGET_FILE:edge-guest> --words role=handled --passed "edge guest")
 set_tests_properties(xen_smoke_guest xen_edge_guest PROPERTIES LABELS "xen;qemu" TIMEOUT 150 SKIP_RETURN_CODE 77
   RESOURCE_LOCK xen-image)
+# What the launcher's xen back end refuses, said at once without booting: a
+# test needing a second domain or a deny= policy is a SKIP with the reason
+# (exit 3); KVM and a second --config are usage errors.
+add_test(NAME xen_launcher_skips_peer COMMAND pvmmu-run --platform xen cross-domain-tables)
+add_test(NAME xen_launcher_skips_deny COMMAND pvmmu-run --platform xen feature-fallback)
+add_test(NAME xen_launcher_refuses_kvm COMMAND pvmmu-run --platform xen --accel kvm tlb-shootdown)
+add_test(NAME xen_launcher_refuses_two_configs
+  COMMAND pvmmu-run --platform xen --config ${_qemu_dir}/configs/atomic-ad.cfg --config ${_qemu_dir}/configs/tlb.cfg)
+set_tests_properties(xen_launcher_skips_peer PROPERTIES PASS_REGULAR_EXPRESSION "SKIP \\(exit 3\\).*second domain")
+set_tests_properties(xen_launcher_skips_deny PROPERTIES PASS_REGULAR_EXPRESSION "SKIP \\(exit 3\\).*deny= policy")
+set_tests_properties(xen_launcher_refuses_kvm PROPERTIES PASS_REGULAR_EXPRESSION "takes --accel tcg\\|tcg-icount")
+set_tests_properties(xen_launcher_refuses_two_configs PROPERTIES PASS_REGULAR_EXPRESSION "at most 1 --config")
+set_tests_properties(xen_launcher_skips_peer xen_launcher_skips_deny xen_launcher_refuses_kvm
+  xen_launcher_refuses_two_configs PROPERTIES LABELS xen TIMEOUT 30)
 pvmmu_qemu_test(qemu_guest_smoke --cpus 1 --guest $<TARGET_FILE:smoke-guest>
   --words "vcpus=1 hello=world frames=8192 deny=0" --expect "passed:smoke guest")
 
