@@ -82,34 +82,35 @@ int run_child(const Launch& l, const Options& o, int expect_status, bool need_re
 {
     const bool from_file = !l.console_file.empty();
     const std::string child_log = l.console_file + ".log";   // the emulator's own output
-    int fds[2];
-    if (pipe(fds) != 0) {
-        why = std::string("pipe: ") + std::strerror(errno);
-        return kCrashed;
-    }
-    int in = fds[0];
+    // The console comes in on `in`; the child writes to `out`: a pipe, or
+    // the emulator's own log when the console is a file.
+    int in = -1, out = -1;
     if (from_file) {
-        close(fds[0]);
         in = open(l.console_file.c_str(), O_RDONLY | O_CREAT, 0644);
-        const int out = open(child_log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        if (in < 0 || out < 0) {
-            why = l.console_file + ": " + std::strerror(errno);
-            return kCrashed;
-        }
-        dup2(out, fds[1]);
-        close(out);
+        out = open(child_log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    } else if (int fds[2]; pipe(fds) == 0) {
+        in = fds[0];
+        out = fds[1];
+    }
+    if (in < 0 || out < 0) {
+        why = std::string(from_file ? l.console_file + ": " : "pipe: ") + std::strerror(errno);
+        if (in >= 0) close(in);
+        if (out >= 0) close(out);
+        return kCrashed;
     }
     const pid_t pid = fork();
     if (pid < 0) {
         why = std::string("fork: ") + std::strerror(errno);
+        close(in);
+        close(out);
         return kCrashed;
     }
     if (pid == 0) {
         setpgid(0, 0);   // its own process group, so a kill reaches every thread and child
-        dup2(fds[1], STDOUT_FILENO);
-        dup2(fds[1], STDERR_FILENO);
+        dup2(out, STDOUT_FILENO);
+        dup2(out, STDERR_FILENO);
         close(in);
-        close(fds[1]);
+        close(out);
         std::vector<char*> argv;
         for (const auto& a : l.args) argv.push_back(const_cast<char*>(a.c_str()));
         argv.push_back(nullptr);
@@ -118,13 +119,14 @@ int run_child(const Launch& l, const Options& o, int expect_status, bool need_re
         _exit(127);
     }
     setpgid(pid, pid);
-    close(fds[1]);
+    close(out);
 
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(o.timeout_s);
     std::string line, last;
     int worst = 0;   // of every `Test result:` line
     bool timed_out = false, reaped = false;
-    int status = 0;
+    int wait_status = 0;   // the child's, once reaped
+    int status = 0;        // its exit status, or the one its ending line stands for
     // The ending line seen (and the lines after it that it asks for).
     const Ending* ended = nullptr;
     std::string end_text;
@@ -143,7 +145,7 @@ int run_child(const Launch& l, const Options& o, int expect_status, bool need_re
             // still runs (wait for more) or has exited (one last read).
             n = read(in, buf, sizeof(buf));
             if (n == 0 && !reaped) {
-                if (waitpid(pid, &status, WNOHANG) == pid) reaped = true;
+                if (waitpid(pid, &wait_status, WNOHANG) == pid) reaped = true;
                 else std::this_thread::sleep_for(std::chrono::milliseconds(100));
                 continue;
             }
@@ -197,22 +199,19 @@ int run_child(const Launch& l, const Options& o, int expect_status, bool need_re
     }
     if (timed_out || ended) kill(-pid, SIGKILL);
     close(in);
-    int child_status = 0;
     if (!reaped) {
-        while (waitpid(pid, &child_status, 0) < 0 && errno == EINTR) {
+        while (waitpid(pid, &wait_status, 0) < 0 && errno == EINTR) {
         }
-    } else {
-        child_status = status;
     }
-    const bool exited = ended || WIFEXITED(child_status);
-    if (!ended) status = exited ? WEXITSTATUS(child_status) : -1;
+    const bool exited = ended || WIFEXITED(wait_status);
+    if (!ended) status = exited ? WEXITSTATUS(wait_status) : -1;
     if (timed_out) {
         why = "timed out after " + std::to_string(int(o.timeout_s)) + " s";
         if (from_file) show_tail(child_log);
         return kCrashed;
     }
     if (!exited) {
-        why = std::string("killed by signal ") + strsignal(WTERMSIG(child_status));
+        why = std::string("killed by signal ") + strsignal(WTERMSIG(wait_status));
         return kCrashed;
     }
     if (!need_result && status == expect_status) return worst;
