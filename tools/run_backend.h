@@ -48,6 +48,14 @@ struct Domain {
 // puts on its module2 line (--boot-args).
 std::string module_words(const Domain& d);
 
+// The machine pvmmu needs for these domains: one CPU per vCPU (a peer's
+// included: it never runs, but its CPU exists, as on the sim), the
+// hypervisor's 128 MiB and the domains' memory.
+struct Machine {
+    unsigned long cpus = 0, mib = 128;
+};
+Machine pvmmu_machine(const std::vector<Domain>& doms);
+
 // A console line that ends a run (its start), with the exit status QEMU would
 // have given for it; `more` lines after it are read first (a panic's message).
 struct Ending {

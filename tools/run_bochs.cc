@@ -44,10 +44,7 @@ int prepare(const std::vector<Domain>& doms, const Options&, Launch& l, std::str
     }
     const std::string iso = l.scratch + "/pvmmu.iso";
     std::string cmd = quoted(PVMMU_MAKE_ISO) + " --image " + quoted(PVMMU_HV_IMAGE) + " --out " + quoted(iso);
-    unsigned long cpus = 0, frames = 0;
     for (const Domain& d : doms) {
-        cpus += d.vcpus + (d.peer_frames ? 1 : 0);
-        frames += d.frames + d.peer_frames;
         const std::string name = d.name.empty() ? d.kernel.substr(d.kernel.rfind('/') + 1) : d.name;
         cmd += " " + quoted(d.kernel + "=" + name + " " + module_words(d));
     }
@@ -58,11 +55,11 @@ int prepare(const std::vector<Domain>& doms, const Options&, Launch& l, std::str
         return rc == 77 ? kSkipped : kCrashed;
     }
     l.console_file = l.scratch + "/com1";
-    // As the QEMU back end: the hypervisor's 128 MiB and the domains'.
     const std::string rc_file = l.scratch + "/bochsrc", go = l.scratch + "/go";
+    const Machine m = pvmmu_machine(doms);
     const std::string bochsrc =
-        "megs: " + std::to_string(128 + frames / 256) + "\n"
-        "cpu: model=corei7_skylake_x, count=" + std::to_string(cpus) + ", ips=100000000\n"
+        "megs: " + std::to_string(m.mib) + "\n"
+        "cpu: model=corei7_skylake_x, count=" + std::to_string(m.cpus) + ", ips=100000000\n"
         "romimage: file=" + kBios + "\n"
         "vgaromimage: file=" + kVgaBios + "\n"
         "ata0-master: type=cdrom, path=\"" + iso + "\", status=inserted\n"

@@ -22,6 +22,18 @@ std::string module_words(const Domain& d)
     return d.extra.empty() ? w : w + " " + d.extra;
 }
 
+Machine pvmmu_machine(const std::vector<Domain>& doms)
+{
+    Machine m;
+    unsigned long frames = 0;
+    for (const Domain& d : doms) {
+        m.cpus += d.vcpus + (d.peer_frames ? 1 : 0);
+        frames += d.frames + d.peer_frames;
+    }
+    m.mib += frames * 4096 / (1024 * 1024);
+    return m;
+}
+
 std::string initrd_escaped(const std::string& s)
 {
     std::string e;
@@ -49,24 +61,20 @@ namespace {
 
 bool kvm_usable() { return access("/dev/kvm", R_OK | W_OK) == 0; }
 
-// One CPU per vCPU (a peer's included: it never runs, but its CPU exists, as
-// on the sim), the hypervisor's own memory and the domains', with room to spare.
 int prepare(const std::vector<Domain>& doms, const Options& o, Launch& l, std::string& why)
 {
     if (!on_path("qemu-system-x86_64")) {
         why = "qemu-system-x86_64 is not installed (./pvmmu deps)";
         return kSkipped;
     }
-    unsigned long cpus = 0, frames = 0;
     std::string modules;
     for (const Domain& d : doms) {
-        cpus += d.vcpus + (d.peer_frames ? 1 : 0);
-        frames += d.frames + d.peer_frames;
         if (!modules.empty()) modules += ",";
         modules += initrd_escaped(d.kernel + " " + module_words(d));
     }
     const std::string accel = o.accel.empty() ? (kvm_usable() ? "kvm" : "tcg") : o.accel;
-    l.args = qemu_command(accel, cpus, 128 + frames * 4096 / (1024 * 1024), PVMMU_HV_IMAGE, modules);
+    const Machine m = pvmmu_machine(doms);
+    l.args = qemu_command(accel, m.cpus, m.mib, PVMMU_HV_IMAGE, modules);
     l.args.insert(l.args.end(), {"-device", "isa-debug-exit,iobase=0xf4,iosize=0x04"});
     return 0;
 }
