@@ -64,7 +64,7 @@ void show_tail(const std::string& path)
         if (lines.size() > 10) lines.erase(lines.begin());
     }
     std::fclose(f);
-    std::printf("pvmmu-run: the last lines of %s:\n", path.c_str());
+    std::printf("pvmmu-run: the emulator's last lines:\n");
     for (const std::string& l : lines) std::printf("| %s", l.c_str());
 }
 
@@ -206,7 +206,9 @@ int run_child(const Launch& l, const Options& o, int expect_status, bool need_re
     const bool exited = ended || WIFEXITED(wait_status);
     if (!ended) status = exited ? WEXITSTATUS(wait_status) : -1;
     if (timed_out) {
-        why = "timed out after " + std::to_string(int(o.timeout_s)) + " s";
+        char secs[32];
+        std::snprintf(secs, sizeof(secs), "%g", o.timeout_s);
+        why = std::string("timed out after ") + secs + " s";
         if (from_file) show_tail(child_log);
         return kCrashed;
     }
