@@ -1,0 +1,138 @@
+// The launcher's judgement of a run (tools/run_child.cc), with /bin/sh
+// playing the emulator: the exit codes of SPEC §6 from an exit status, from
+// a console line that stands for one (Xen halts instead of exiting, Bochs
+// ignores isa-debug-exit), from a console in a file, and on a timeout.
+#include "run_backend.h"
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+
+#include <gtest/gtest.h>
+
+namespace pvmmu::run {
+namespace {
+
+struct RunChild : ::testing::Test {
+    Options o;
+    Launch l;
+    std::string why;
+    std::vector<std::string> console;
+
+    RunChild() { o.quiet = true, o.timeout_s = 20; }
+    void shell(const std::string& script) { l.args = {"/bin/sh", "-c", script}; }
+    int run(int expect_status = kPoweroffStatus, bool need_result = true)
+    {
+        return run_child(l, o, expect_status, need_result, why, &console);
+    }
+};
+
+const Ending kHalted{"(XEN) Hardware Dom0 halted", kPoweroffStatus, 0};
+const Ending kDom0Crashed{"(XEN) Hardware Dom0 crashed", kCrashStatus, 0};
+const Ending kXenPanic{"(XEN) Panic on CPU", kPanicStatus, 1};
+const Ending kPvmmuEnd{"pvmmu: no domain left running; ending", -1, 0};
+
+TEST_F(RunChild, ASimProgramExitsWithItsResultsCode)
+{
+    shell("echo 'Test result: SKIP'; exit 3");
+    EXPECT_EQ(run(-1), 3);
+    shell("echo 'Test result: SUCCESS'; exit 5");
+    EXPECT_EQ(run(-1), kCrashed);
+    EXPECT_NE(why.find("exit status 5"), std::string::npos) << why;
+}
+
+TEST_F(RunChild, QemusStatusMustBePoweroffAfterTheResult)
+{
+    shell("echo 'Test result: FAILURE'; echo 'pvmmu: done'; exit 65");
+    EXPECT_EQ(run(), 5);
+    shell("echo 'Test result: SUCCESS'; exit 71");
+    EXPECT_EQ(run(), kCrashed);
+    shell("echo hello; exit 65");
+    EXPECT_EQ(run(), kCrashed);
+    EXPECT_NE(why.find("no `Test result:` line"), std::string::npos) << why;
+}
+
+TEST_F(RunChild, AnEndingLineStopsAnEmulatorThatRunsOn)
+{
+    shell("echo 'Test result: SUCCESS'; echo '(XEN) Hardware Dom0 halted: halting machine'; exec sleep 60");
+    l.endings = {kHalted, kDom0Crashed};
+    const auto t0 = std::chrono::steady_clock::now();
+    EXPECT_EQ(run(), 0) << why;
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(10));
+}
+
+TEST_F(RunChild, ACrashLineIsSixWithTheLineAsTheReason)
+{
+    shell("echo 'Test result: SUCCESS'; echo \"(XEN) Hardware Dom0 crashed: 'noreboot' set\"; exec sleep 60");
+    l.endings = {kHalted, kDom0Crashed};
+    EXPECT_EQ(run(), kCrashed);
+    EXPECT_EQ(why, "the console says: (XEN) Hardware Dom0 crashed: 'noreboot' set");
+}
+
+TEST_F(RunChild, APanicEndsAfterItsMessage)
+{
+    shell("echo '(XEN) Panic on CPU 0:'; echo '(XEN) Xen BUG at mm.c:42'; echo '(XEN) later'; exec sleep 60");
+    l.endings = {kXenPanic};
+    EXPECT_EQ(run(), kCrashed);
+    EXPECT_EQ(why, "the console says: (XEN) Panic on CPU 0: (XEN) Xen BUG at mm.c:42");
+    EXPECT_EQ(console.back(), "(XEN) Xen BUG at mm.c:42");
+}
+
+TEST_F(RunChild, WithoutAResultAPoweroffPassesOnlyWhenNoneIsNeeded)
+{
+    shell("echo 'smoke guest: all checks passed'; echo '(XEN) Hardware Dom0 halted'; exec sleep 60");
+    l.endings = {kHalted};
+    EXPECT_EQ(run(kPoweroffStatus, true), kCrashed);
+    EXPECT_EQ(run(kPoweroffStatus, false), 0);
+}
+
+TEST_F(RunChild, TheEndingLineMayNameTheExitCode)
+{
+    l.endings = {kPvmmuEnd};
+    shell("echo 'Test result: SUCCESS'; echo 'pvmmu: no domain left running; ending (isa-debug-exit code 0x20)'; "
+          "exec sleep 60");
+    EXPECT_EQ(run(), 0) << why;
+    shell("echo 'Test result: SUCCESS'; echo 'pvmmu: no domain left running; ending (isa-debug-exit code 0x23)'; "
+          "exec sleep 60");
+    EXPECT_EQ(run(), kCrashed);
+}
+
+TEST_F(RunChild, AConsoleInAFileIsFollowed)
+{
+    l.scratch = make_scratch();
+    ASSERT_FALSE(l.scratch.empty());
+    l.console_file = l.scratch + "/com1";
+    l.endings = {kPvmmuEnd};
+    // Bochs's way: its own chatter on stdout, the guest's console in the file,
+    // written a line at a time, GRUB's terminal escapes included.
+    shell("echo 'bochs: starting'; sleep 0.3; printf '\\033[H\\033[Jhello\\r\\n' >" + l.console_file +
+          "; sleep 0.3; echo 'Test result: SUCCESS' >>" + l.console_file +
+          "; echo 'pvmmu: no domain left running; ending (isa-debug-exit code 0x20)' >>" + l.console_file +
+          "; exec sleep 60");
+    EXPECT_EQ(run(), 0) << why;
+    ASSERT_EQ(console.size(), 3u);
+    EXPECT_EQ(console[0], "hello");
+}
+
+TEST_F(RunChild, ARunThatOutlivesItsTimeoutIsKilledAndSix)
+{
+    o.timeout_s = 0.5;
+    shell("echo 'Test result: SUCCESS'; exec sleep 60");
+    l.endings = {kHalted};
+    EXPECT_EQ(run(), kCrashed);
+    EXPECT_EQ(why, "timed out after 0.5 s");
+}
+
+TEST_F(RunChild, TheScratchFolderGoesWithTheLaunch)
+{
+    std::string dir;
+    {
+        Launch scratch;
+        scratch.scratch = dir = make_scratch();
+        ASSERT_TRUE(std::filesystem::is_directory(dir));
+    }
+    EXPECT_FALSE(std::filesystem::exists(dir));
+}
+
+} // namespace
+} // namespace pvmmu::run
