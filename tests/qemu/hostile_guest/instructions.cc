@@ -55,18 +55,21 @@ const Insn kInsns[] = {
     I(hs_int3, kBP | kGP, None, 0), I(hs_int3_cd, kBP | kGP, None, 0), I(hs_int1, kDB | kGP | kUD, None, 0),   // ICEBP: #DB; #UD under some emulators
     I(hs_aaa, kUD, None, 0), I(hs_pop_ss, kUD, None, 0), I(hs_lock_nop, kUD, None, 0),
     I(hs_too_long, kGP | kUD, None, 0),
-    I(hs_cli, kGP, None, 0), I(hs_sti, kGP, None, 0), I(hs_hlt, kGP, None, 0), I(hs_clts, kGP, None, 0),
-    I(hs_wbinvd, kGP, None, 0), I(hs_invd, kGP, None, 0), I(hs_swapgs, kGP | kUD, None, 0),
+    // Emulated as Xen emulates them for a PV kernel: clts, wbinvd, mov from
+    // CR0/2/3/4, mov to CR0 (only TS may change), CR4 (ignored), rdmsr of
+    // FS/GS bases and EFER (docs/abi.md §10 "Emulation").
+    I(hs_cli, kGP, None, 0), I(hs_sti, kGP, None, 0), I(hs_hlt, kGP, None, 0), I(hs_clts, kNone, None, 0),
+    I(hs_wbinvd, kNone, None, 0), I(hs_invd, kGP, None, 0), I(hs_swapgs, kGP | kUD, None, 0),
     I(hs_sysretq, kGP | kUD, None, 0), I(hs_sysenter, kGP | kUD, None, 0), I(hs_sysexit, kGP | kUD, None, 0),
     I(hs_rsm, kUD, None, 0), I(hs_getsec, kUD | kGP, None, 0), I(hs_vmcall, kUD | kGP, None, 0),
     I(hs_vmmcall, kUD | kGP, None, 0), I(hs_invlpg, kGP, Value, 0), I(hs_lgdt, kGP | kPF, Value, 0),
     I(hs_lidt, kGP | kPF, Value, 0), I(hs_lldt, kGP, Selector, 0), I(hs_ltr, kGP, Selector, 0),
     I(hs_lmsw, kGP, Value, 0),
-    I(hs_rd_cr0, kGP, None, 0), I(hs_rd_cr2, kGP, None, 0), I(hs_rd_cr3, kGP, None, 0), I(hs_rd_cr4, kGP, None, 0),
-    I(hs_rd_cr8, kGP, None, 0), I(hs_wr_cr0, kGP, Value, 0), I(hs_wr_cr3, kGP, Value, 0),
-    I(hs_wr_cr4, kGP, Value, 0), I(hs_wr_cr8, kGP, Value, 0), I(hs_rd_dr7, kGP, None, 0),
-    I(hs_wr_dr7, kGP, Value, 0), I(hs_wr_dr0, kGP, Value, 0),
-    I(hs_rdmsr, kGP, Value, 0), I(hs_wrmsr, kGP, Value, 0), I(hs_rdpmc, kGP | kNone, Value, 0),
+    I(hs_rd_cr0, kNone, None, 0), I(hs_rd_cr2, kNone, None, 0), I(hs_rd_cr3, kNone, None, 0),
+    I(hs_rd_cr4, kNone, None, 0), I(hs_rd_cr8, kGP, None, 0), I(hs_wr_cr0, kGP | kNone, Value, 0),
+    I(hs_wr_cr3, kGP, Value, 0), I(hs_wr_cr4, kNone, Value, 0), I(hs_wr_cr8, kGP, Value, 0),
+    I(hs_rd_dr7, kGP, None, 0), I(hs_wr_dr7, kGP, Value, 0), I(hs_wr_dr0, kGP, Value, 0),
+    I(hs_rdmsr, kGP | kNone, Value, 0), I(hs_wrmsr, kGP, Value, 0), I(hs_rdpmc, kGP | kNone, Value, 0),
     I(hs_xsetbv, kGP | kUD, Value, 0), I(hs_monitor, kUD | kGP, Value, 0), I(hs_mwait, kUD | kGP, None, 0),
     // Ports: none is open to ring 3; 0xf4 would end QEMU.
     I(hs_inb_dx, kGP, Port, 0), I(hs_inw_dx, kGP, Port, 0), I(hs_inl_dx, kGP, Port, 0),
@@ -287,12 +290,19 @@ void run_int_n()
     note("int $n", n);
     const ProbeResult r = probe(at, at, at + 2);
     noted_result(r.traps ? -int64_t(r.vector) - 1000 : 0);
-    // Every gate but those of #BP and #OF has DPL 0 (and the gates above 31
-    // the hypervisor uses must never run from ring 3): #GP, or #NP.
-    uint32_t expect = kGP | kNP;
-    if (n == 3) expect |= kBP;
-    if (n == 4) expect |= kOF;
+    // The gates of #BP and #OF have DPL 3; any other INT n reaches the
+    // guest's handler of vector n when its entry's DPL is above 0 (Xen's
+    // rule for a PV kernel: no error code, RIP past the instruction), else
+    // it is a #GP naming the IDT gate (n * 8 + 2, n * 16 + 2 under TCG).
+    uint32_t expect = kGP;
+    if (n == 3) expect = kBP;
+    else if (n == 4) expect = kOF;
+    else if (trap_dpl(n) > 0) expect = V(n);
     judge("int $n", r, expect, nullptr, false, false);
+    if (r.traps && r.vector == 13 && r.error != n * 8 + 2 && r.error != n * 16 + 2)
+        fail("int $%u: #GP error code %x, expected the IDT gate %x", n, r.error, n * 8 + 2);
+    if (r.traps && expect != kGP && r.vector != 13 && r.rip != uint64_t(at + 2))
+        fail("int $%u: delivered with rip %x, expected %x (past it)", n, r.rip, uint64_t(at + 2));
 }
 
 // A far return and an IRETQ of the guest's own, to its resume point or not.

@@ -1,0 +1,299 @@
+// What Xen emulates for a 64-bit PV kernel (issue 14, items 4 and 5;
+// docs/abi.md §10 "Emulation"). The kernel runs in ring 3, so the CPU
+// refuses it every privileged instruction (#GP(0)), every INT n but through
+// the DPL-3 gates of #BP and #OF (#GP with the IDT vector in the error code)
+// and Xen's forced-emulation prefix (#UD at its UD2). Before such an
+// exception is bounced, the hypervisor does what Xen does for a PV kernel:
+//
+// - INT n whose trap-table entry has a DPL the guest's kernel mode passes:
+//   the event goes to the handler of vector n, with no error code and RIP
+//   past the instruction (Xen's permit_softint: a PV kernel is let through
+//   by any DPL but 0; pvmmu has no guest user mode, which needs DPL 3).
+// - The privileged instructions Xen's PV emulator takes: mov from CR0, CR2,
+//   CR3, CR4; mov to CR0 (TS only), CR2, CR4 (ignored bits); clts; wbinvd
+//   (a no-op, as for any domain without cache-flush rights); rdmsr of the
+//   MSRs below. Everything else (mov to CR3, debug registers, wrmsr, port
+//   I/O, cli/sti, hlt) keeps the #GP(0) the CPU raised, which is what Xen
+//   delivers too when it does not emulate.
+// - `ud2; .ascii "xen"; cpuid` (bytes 0f 0b 78 65 6e 0f a2): CPUID as a PV
+//   guest sees it, Xen's leaves 0x40000000-0x40000002 included.
+//
+// Every path reads the instruction's bytes from guest memory through the
+// guest's own page tables (Platform::copy_from_guest, as a hypercall's
+// pointer), so a page another vCPU unmaps or rewrites meanwhile yields
+// either the bytes that are there now or nothing; nothing read is trusted
+// beyond the bytes checked. Prefixes other than one REX are not decoded:
+// such an instruction keeps its exception (Xen's full emulator would take
+// it; a difference documented in docs/abi.md §11).
+#include <pvmmu/abi.h>
+#include <xen/arch-x86/cpuid.h>
+
+#include "arch/core_glue.h"
+#include "arch/cpu_bits.h"
+#include "arch/guest.h"
+#include "arch/percpu.h"
+#include "arch/x86.h"
+#include "core/hypercall.h"
+
+namespace pvmmu::x86 {
+
+namespace {
+
+constexpr uint64_t kRflagsTf = 0x100;
+constexpr unsigned kMaxInsn = 15;   // the longest x86 instruction
+
+Platform& platform() { return core()->platform(); }
+
+// Up to n bytes at rip, as many as can be read (the instruction may end on
+// a page that is gone now); the count read.
+unsigned fetch(Vcpu& v, uint64_t rip, uint8_t* b, unsigned n)
+{
+    if (!platform().copy_from_guest(v, b, Vaddr{rip}, n)) return n;
+    const unsigned first = unsigned(kPageSize - (rip & (kPageSize - 1)));
+    return first < n && !platform().copy_from_guest(v, b, Vaddr{rip}, first) ? first : 0;
+}
+
+// General-purpose register `i` (ModRM numbering, REX extended) of the frame.
+uint64_t& gpr(TrapFrame& f, unsigned i)
+{
+    uint64_t* const regs[16] = {&f.rax, &f.rcx, &f.rdx, &f.rbx, &f.rsp, &f.rbp, &f.rsi, &f.rdi,
+                                &f.r8,  &f.r9,  &f.r10, &f.r11, &f.r12, &f.r13, &f.r14, &f.r15};
+    return *regs[i & 15];
+}
+
+// The CR0 a PV kernel reads: the CPU's, with the virtual TS (Xen's read_cr).
+uint64_t guest_cr0(const VcpuArch& a) { return (read_cr0() & ~uint64_t(CR0_TS)) | (a.fpu_ts ? CR0_TS : 0); }
+
+// The CR4 bits Xen shows a PV kernel of the hypervisor's own settings
+// (PV_CR4_GUEST_VISIBLE_MASK); the guest-controlled ones (TSD, DE, FSGSBASE,
+// OSXSAVE) are never set on pvmmu, so writes of them are ignored.
+constexpr uint64_t kCr4Visible = CR4_PAE | CR4_MCE | CR4_OSFXSR | CR4_OSXMMEXCPT;
+
+void set_fpu_ts(VcpuArch& a, bool on)
+{
+    a.fpu_ts = on;
+    if (on) write_cr0(read_cr0() | CR0_TS);
+    else clts();
+}
+
+bool read_cr(Vcpu& v, unsigned cr, uint64_t& val)
+{
+    switch (cr) {
+    case 0: val = guest_cr0(arch(v)); return true;
+    case 2: val = arch(v).cr2; return true;
+    // Xen's format (xen_pfn_to_cr3): the machine frame of the kernel L4.
+    case 3: val = xen_pfn_to_cr3(v.guest_table.v); return true;
+    case 4: val = read_cr4() & kCr4Visible; return true;
+    default: return false;
+    }
+}
+
+bool write_cr(Vcpu& v, unsigned cr, uint64_t val)
+{
+    VcpuArch& a = arch(v);
+    GuestDomain& d = guest_domain(v);
+    switch (cr) {
+    case 0:   // only TS may change (Xen: "Attempt to change unmodifiable CR0 flags" is a #GP)
+        if ((val ^ guest_cr0(a)) & ~uint64_t(CR0_TS)) return false;
+        set_fpu_ts(a, val & CR0_TS);
+        return true;
+    case 2:
+        a.cr2 = val;
+        if (d.shared && v.id < XEN_LEGACY_MAX_VCPUS) d.shared->vcpu_info[v.id].arch.cr2 = val;
+        return true;
+    case 4:   // Xen keeps what the policy allows of TSD, DE, FSGSBASE, OSXSAVE: none here
+        return true;
+    default:  // CR3: NEW_BASEPTR's work, not emulated yet
+        return false;
+    }
+}
+
+// RDMSR of the MSRs Xen's PV emulator answers that pvmmu can answer the
+// same: the segment bases and EFER (its known bits). #GP for the rest.
+bool read_msr(uint32_t msr, uint64_t& val)
+{
+    switch (msr) {
+    case MSR_FS_BASE: val = rdmsr(MSR_FS_BASE); return true;
+    case MSR_GS_BASE: val = rdmsr(MSR_KERNEL_GS_BASE); return true;   // the guest's, swapped out since entry
+    case MSR_KERNEL_GS_BASE: val = 0; return true;   // Xen: the guest user mode's %gs base; pvmmu has none
+    case MSR_EFER: val = rdmsr(MSR_EFER) & (EFER_SCE | EFER_LME | EFER_LMA | EFER_NXE); return true;
+    default: return false;
+    }
+}
+
+// CPUID as Xen's PV guests see it: Xen's leaves at 0x40000000 (the signature
+// and the highest leaf pvmmu fills, the version xen_version gives, one
+// hypercall page whose MSR pvmmu does not implement — a PV guest has its page
+// from XEN_ELFNOTE_HYPERCALL_PAGE), and the CPU's leaves with what a guest
+// must not use or rely on masked (docs/abi.md §10 "Emulation").
+CpuidRegs guest_cpuid(const Vcpu& v, uint32_t leaf, uint32_t sub)
+{
+    if ((leaf & 0xffff0000u) == XEN_CPUID_FIRST_LEAF) {
+        switch (leaf) {
+        case XEN_CPUID_LEAF(0):
+            return {XEN_CPUID_LEAF(2), XEN_CPUID_SIGNATURE_EBX, XEN_CPUID_SIGNATURE_ECX, XEN_CPUID_SIGNATURE_EDX};
+        case XEN_CPUID_LEAF(1): return {uint32_t(kXenVersion), 0, 0, 0};
+        case XEN_CPUID_LEAF(2): {
+            const bool ad = v.domain->policy.allows(Perm::MmuAtomic);
+            return {1, XEN_CPUID_FIRST_LEAF, ad ? XEN_CPUID_FEAT1_MMU_PT_UPDATE_PRESERVE_AD : 0u, 0};
+        }
+        default: return {0, 0, 0, 0};
+        }
+    }
+    CpuidRegs r = cpuid(leaf, sub);
+    switch (leaf) {
+    case 1:
+        // ECX: MONITOR, DS-CPL, VMX, SMX, EST, TM2, PDCM, x2APIC off; the
+        // hypervisor bit (31) on. EDX: ACPI, TM, PBE off.
+        r.ecx = (r.ecx & ~((1u << 3) | (1u << 4) | (1u << 5) | (1u << 6) | (1u << 7) | (1u << 8) | (1u << 15) |
+                           (1u << 21))) | (1u << 31);
+        r.edx &= ~((1u << 22) | (1u << 29) | (1u << 31));
+        break;
+    case 5: case 6:   // MONITOR/MWAIT and power management: the hypervisor's
+        r = {0, 0, 0, 0};
+        break;
+    default: break;
+    }
+    return r;
+}
+
+// INT n (CD ib) refused by the gate's DPL: the error code names the IDT gate
+// (bit 1 set, EXT clear; "Error Code", SDM Vol. 3A 6.13) and the bytes at RIP
+// must be that INT n. The gate's index is the vector on a CPU (n * 8 + 2),
+// the vector times two under QEMU's TCG (n * 16 + 2, the byte offset of the
+// 16-byte gate), so the vector is read from the instruction and the error
+// code must be one of the two. The guest's kernel mode passes any DPL but 0.
+bool software_interrupt(Vcpu& v, TrapFrame& f)
+{
+    if ((f.error & 3) != 2) return false;
+    uint8_t b[2];
+    if (fetch(v, f.rip, b, 2) != 2 || b[0] != 0xcd) return false;
+    const unsigned n = b[1];
+    if (f.error != n * 8 + 2 && f.error != n * 16 + 2) return false;
+    const TrapEntry& t = arch(v).trap[n];
+    if (t.dpl == 0 || !t.address) return false;
+    TrapFrame g = f;
+    g.rip = f.rip + 2;
+    if (!guest_deliver(g, n, false)) return false;
+    f = g;
+    return true;
+}
+
+// The instructions of the #GP(0) path; the length done, 0 when not emulated.
+unsigned privileged(Vcpu& v, TrapFrame& f)
+{
+    uint8_t b[kMaxInsn];
+    const unsigned got = fetch(v, f.rip, b, 4);
+    unsigned i = 0;
+    uint8_t rex = 0;
+    if (got > 0 && (b[0] & 0xf0) == 0x40) rex = b[i++];
+    if (got < i + 2 || b[i] != 0x0f) return 0;
+    switch (b[i + 1]) {
+    case 0x06:   // clts
+        set_fpu_ts(arch(v), false);
+        return i + 2;
+    case 0x09:   // wbinvd: no cache to flush for a domain without I/O memory
+        return i + 2;
+    case 0x20: case 0x22: {   // mov from / to CRn: register operands only (ModRM.mod ignored)
+        if (got < i + 3) return 0;
+        const uint8_t modrm = b[i + 2];
+        const unsigned cr = ((modrm >> 3) & 7) | (rex & 4 ? 8 : 0), reg = (modrm & 7) | (rex & 1 ? 8 : 0);
+        if (b[i + 1] == 0x20) {
+            uint64_t val;
+            if (!read_cr(v, cr, val)) return 0;
+            gpr(f, reg) = val;
+        } else if (!write_cr(v, cr, gpr(f, reg))) {
+            return 0;
+        }
+        return i + 3;
+    }
+    case 0x32: {   // rdmsr
+        uint64_t val;
+        if (!read_msr(uint32_t(f.rcx), val)) return 0;
+        f.rax = uint32_t(val);
+        f.rdx = val >> 32;
+        return i + 2;
+    }
+    default: return 0;
+    }
+}
+
+// Xen's forced-emulation prefix before CPUID (<xen/arch-x86/xen.h>
+// XEN_EMULATE_PREFIX: ud2a; .ascii "xen").
+unsigned forced_cpuid(Vcpu& v, TrapFrame& f)
+{
+    static constexpr uint8_t kInsn[] = {0x0f, 0x0b, 'x', 'e', 'n', 0x0f, 0xa2};
+    uint8_t b[sizeof(kInsn)];
+    if (fetch(v, f.rip, b, sizeof(b)) != sizeof(b)) return 0;
+    for (unsigned i = 0; i < sizeof(b); ++i)
+        if (b[i] != kInsn[i]) return 0;
+    const CpuidRegs r = guest_cpuid(v, uint32_t(f.rax), uint32_t(f.rcx));
+    f.rax = r.eax, f.rbx = r.ebx, f.rcx = r.ecx, f.rdx = r.edx;
+    return sizeof(kInsn);
+}
+
+} // namespace
+
+bool guest_emulate(TrapFrame& f)
+{
+    Vcpu& v = *this_cpu().vcpu;
+    unsigned len = 0;
+    switch (f.vector) {
+    case 7:   // #NM of the virtual TS: it ends, the guest's handler runs (Xen's do_device_not_available)
+        if (arch(v).fpu_ts) set_fpu_ts(arch(v), false);
+        return false;
+    case 6: len = forced_cpuid(v, f); break;
+    case 13:
+        if (f.error) return software_interrupt(v, f);
+        len = privileged(v, f);
+        break;
+    default: return false;
+    }
+    if (!len) return false;
+    f.rip += len;
+    // The single-step trap the instruction would have taken, as the CPU
+    // delivers it after an instruction that completes.
+    if ((f.rflags & kRflagsTf) && !guest_deliver(f, 1, false)) guest_crash(f, "#DB after an emulated instruction");
+    return true;
+}
+
+void guest_fpu_reset(Vcpu& v) { set_fpu_ts(arch(v), false); }
+
+// fpu_taskswitch(set): the virtual CR0.TS, as Xen's: set, the next x87/SSE
+// instruction raises #NM, delivered to the guest (which clears it); 0.
+long do_fpu_taskswitch(Vcpu& v, TrapFrame& f)
+{
+    set_fpu_ts(arch(v), uint32_t(f.rdi) != 0);
+    return 0;
+}
+
+// vm_assist(cmd, type), with Xen's checks in Xen's order (type, then cmd;
+// both unsigned int). Xen's 64-bit PV types are 0-5 and 32; pvmmu enables
+// those that mean nothing for a 64-bit guest (4gb_segments,
+// 4gb_segments_notify, pae_extended_cr3) and refuses to enable the ones it
+// does not implement (-EINVAL: writable_pagetables, architectural_iopl,
+// runstate_update_flag, m2p_strict); disabling any valid type is 0.
+long do_vm_assist(Vcpu& v, TrapFrame& f)
+{
+    constexpr uint64_t kValid = (1ull << VMASST_TYPE_4gb_segments) | (1ull << VMASST_TYPE_4gb_segments_notify) |
+                                (1ull << VMASST_TYPE_writable_pagetables) | (1ull << VMASST_TYPE_pae_extended_cr3) |
+                                (1ull << VMASST_TYPE_architectural_iopl) |
+                                (1ull << VMASST_TYPE_runstate_update_flag) | (1ull << VMASST_TYPE_m2p_strict);
+    constexpr uint64_t kHas = (1ull << VMASST_TYPE_4gb_segments) | (1ull << VMASST_TYPE_4gb_segments_notify) |
+                              (1ull << VMASST_TYPE_pae_extended_cr3);
+    const uint32_t cmd = uint32_t(f.rdi), type = uint32_t(f.rsi);
+    if (type >= 64 || !((kValid >> type) & 1)) return -XEN_EINVAL;
+    std::atomic<uint64_t>& bits = guest_domain(v).vm_assist;
+    switch (cmd) {
+    case VMASST_CMD_enable:
+        if (!((kHas >> type) & 1)) return -XEN_EINVAL;
+        bits.fetch_or(1ull << type, std::memory_order_relaxed);
+        return 0;
+    case VMASST_CMD_disable:
+        bits.fetch_and(~(1ull << type), std::memory_order_relaxed);
+        return 0;
+    default: return -XEN_ENOSYS;
+    }
+}
+
+} // namespace pvmmu::x86
