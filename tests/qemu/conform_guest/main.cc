@@ -7,6 +7,7 @@
 //
 // - set_trap_table: entries merge per vector, an entry of address 0 ends the
 //   list, NULL clears every vector.
+// - #PF of the kernel: the error code's U/S bit clear.
 // - INT n: delivered to the handler of vector n when its entry's DPL is not 0
 //   (a PV kernel's mode), without an error code, RIP past the instruction;
 //   #GP with the IDT bit in the error code otherwise; INT3 is #BP.
@@ -33,7 +34,7 @@ extern "C" HIDDEN uint64_t conform_call(const void* fn, uint64_t a0 = 0, uint64_
 extern "C" HIDDEN char conform_stubs[], conform_int[];
 extern "C" HIDDEN uint64_t conform_vector, conform_w[3];
 extern "C" HIDDEN char c_rd_cr0[], c_rd_cr2[], c_rd_cr3[], c_rd_cr3_r9[], c_rd_cr4[], c_wr_cr0[], c_wr_cr2[],
-    c_clts[], c_wbinvd[], c_hlt[], c_rdmsr[], c_wrmsr[], c_inb[], c_fnop[], c_int3[], c_xen_cpuid[];
+    c_load[], c_clts[], c_wbinvd[], c_hlt[], c_rdmsr[], c_wrmsr[], c_inb[], c_fnop[], c_int3[], c_xen_cpuid[];
 asm(R"(
     .pushsection .text
     .hidden conform_call, conform_stubs, conform_int
@@ -98,6 +99,8 @@ SNIPPET c_wr_cr0
     mov %rdi, %cr0; xor %eax, %eax; ret
 SNIPPET c_wr_cr2
     mov %rdi, %cr2; xor %eax, %eax; ret
+SNIPPET c_load
+    mov (%rdi), %rax; ret
 SNIPPET c_clts
     clts; xor %eax, %eax; ret
 SNIPPET c_wbinvd
@@ -222,6 +225,15 @@ void traps()
     install_exceptions();
     check("int $0x80 after NULL: #GP", int_n(0x80), 13);
     check("int $0x21 after NULL: #GP", int_n(0x21), 13);
+
+    // A page fault of the kernel: U/S clear in the error code, as Xen
+    // reports a fault of a PV guest's kernel mode; CR2 (emulated) the address.
+    const uint64_t hole = XENPV_VIRT_BASE + (1ull << 38);
+    check("a load from an unmapped address: #PF", trap_of(c_load, hole), 14);
+    check("  error code: not present, read, kernel mode", long(conform_w[0] & 0x1f), 0);
+    uint64_t cr2 = 0;
+    trap_of(c_rd_cr2, 0, 0, &cr2);
+    check("  %cr2: the address", cr2 == hole, 1);
 }
 
 void emulation(const start_info_t* si, bool pvmmu)

@@ -213,8 +213,9 @@ void judge(const char* what, const ProbeResult& r, uint32_t expect, const Addr* 
         // Page-fault error code: P 0, W/R 1, U/S 2, RSVD 3, I/D 4 ("Page-Fault Exceptions").
         if (r.cr2 < a->cr2_lo || r.cr2 > a->cr2_hi)
             fail("%s: #PF at cr2 %x, expected %x..%x", what, r.cr2, a->cr2_lo, a->cr2_hi);
-        if (!(r.error & 4) || (r.error & 8) || (!fetch && !rmw && bool(r.error & 2) != store))
-            fail("%s: #PF error code %x (user %u, write %u expected)", what, r.error, uint64_t(1), uint64_t(store));
+        // U/S clear: Xen's report of a fault in the guest's kernel mode.
+        if ((r.error & 4) || (r.error & 8) || (!fetch && !rmw && bool(r.error & 2) != store))
+            fail("%s: #PF error code %x (user %u, write %u expected)", what, r.error, uint64_t(0), uint64_t(store));
     }
     if (r.vector == 13 && a && (a->expect & kGP) && r.error != 0)
         fail("%s: #GP error code %x for a non-canonical address, expected 0", what, r.error);

@@ -43,6 +43,10 @@ bool guest_bounce(TrapFrame& f)
 {
     // NMI, #DF and #MC are the hypervisor's; nothing else is delivered twice.
     if (f.vector >= 32 || f.vector == 2 || f.vector == 8 || f.vector == 18) return false;
+    // Xen gives a page fault of the guest's kernel mode the U/S bit clear
+    // and one of its user mode the bit set, whatever ring the CPU saw; a
+    // pvmmu guest has only kernel mode.
+    if (f.vector == 14) f.error &= ~uint64_t(4);
     return guest_deliver(f, unsigned(f.vector), has_error_code(unsigned(f.vector)));
 }
 
