@@ -31,6 +31,7 @@
 #include "arch/core_glue.h"
 #include "arch/cpu_bits.h"
 #include "arch/guest.h"
+#include "arch/guest_decode.h"
 #include "arch/percpu.h"
 #include "arch/x86.h"
 #include "core/hypercall.h"
@@ -40,7 +41,6 @@ namespace pvmmu::x86 {
 namespace {
 
 constexpr uint64_t kRflagsTf = 0x100;
-constexpr unsigned kMaxInsn = 15;   // the longest x86 instruction
 
 Platform& platform() { return core()->platform(); }
 
@@ -157,24 +157,19 @@ CpuidRegs guest_cpuid(const Vcpu& v, uint32_t leaf, uint32_t sub)
     return r;
 }
 
-// INT n (CD ib) refused by the gate's DPL: the error code names the IDT gate
-// (bit 1 set, EXT clear; "Error Code", SDM Vol. 3A 6.13) and the bytes at RIP
-// must be that INT n. The gate's index is the vector on a CPU (n * 8 + 2),
-// the vector times two under QEMU's TCG (n * 16 + 2, the byte offset of the
-// 16-byte gate), so the vector is read from the instruction and the error
-// code must be one of the two. The guest's kernel mode passes any DPL but 0.
+// INT n (CD ib) refused by the gate's DPL (guest_decode.h: the vector from
+// the instruction, checked against the error code). The guest's kernel mode
+// passes any DPL but 0.
 bool software_interrupt(Vcpu& v, TrapFrame& f)
 {
-    if ((f.error & 3) != 2) return false;
     uint8_t b[2];
-    if (fetch(v, f.rip, b, 2) != 2 || b[0] != 0xcd) return false;
-    const unsigned n = b[1];
-    if (f.error != n * 8 + 2 && f.error != n * 16 + 2) return false;
+    const int n = software_int_vector(b, fetch(v, f.rip, b, 2), f.error);
+    if (n < 0) return false;
     const TrapEntry& t = arch(v).trap[n];
     if (t.dpl == 0 || !t.address) return false;
     TrapFrame g = f;
     g.rip = f.rip + 2;
-    if (!guest_deliver(g, n, false)) return false;
+    if (!guest_deliver(g, unsigned(n), false)) return false;
     f = g;
     return true;
 }
@@ -182,54 +177,38 @@ bool software_interrupt(Vcpu& v, TrapFrame& f)
 // The instructions of the #GP(0) path; the length done, 0 when not emulated.
 unsigned privileged(Vcpu& v, TrapFrame& f)
 {
-    uint8_t b[kMaxInsn];
-    const unsigned got = fetch(v, f.rip, b, 4);
-    unsigned i = 0;
-    uint8_t rex = 0;
-    if (got > 0 && (b[0] & 0xf0) == 0x40) rex = b[i++];
-    if (got < i + 2 || b[i] != 0x0f) return 0;
-    switch (b[i + 1]) {
-    case 0x06:   // clts
-        set_fpu_ts(arch(v), false);
-        return i + 2;
-    case 0x09:   // wbinvd: no cache to flush for a domain without I/O memory
-        return i + 2;
-    case 0x20: case 0x22: {   // mov from / to CRn: register operands only (ModRM.mod ignored)
-        if (got < i + 3) return 0;
-        const uint8_t modrm = b[i + 2];
-        const unsigned cr = ((modrm >> 3) & 7) | (rex & 4 ? 8 : 0), reg = (modrm & 7) | (rex & 1 ? 8 : 0);
-        if (b[i + 1] == 0x20) {
-            uint64_t val;
-            if (!read_cr(v, cr, val)) return 0;
-            gpr(f, reg) = val;
-        } else if (!write_cr(v, cr, gpr(f, reg))) {
-            return 0;
-        }
-        return i + 3;
-    }
-    case 0x32: {   // rdmsr
-        uint64_t val;
+    uint8_t b[4];
+    const PrivInsn in = decode_privileged(b, fetch(v, f.rip, b, sizeof(b)));
+    uint64_t val;
+    switch (in.op) {
+    case PrivOp::None: return 0;
+    case PrivOp::Clts: set_fpu_ts(arch(v), false); break;
+    case PrivOp::Wbinvd: break;   // no cache to flush for a domain without I/O memory
+    case PrivOp::ReadCr:
+        if (!read_cr(v, in.cr, val)) return 0;
+        gpr(f, in.reg) = val;
+        break;
+    case PrivOp::WriteCr:
+        if (!write_cr(v, in.cr, gpr(f, in.reg))) return 0;
+        break;
+    case PrivOp::Rdmsr:
         if (!read_msr(uint32_t(f.rcx), val)) return 0;
         f.rax = uint32_t(val);
         f.rdx = val >> 32;
-        return i + 2;
+        break;
     }
-    default: return 0;
-    }
+    return in.len;
 }
 
 // Xen's forced-emulation prefix before CPUID (<xen/arch-x86/xen.h>
 // XEN_EMULATE_PREFIX: ud2a; .ascii "xen").
 unsigned forced_cpuid(Vcpu& v, TrapFrame& f)
 {
-    static constexpr uint8_t kInsn[] = {0x0f, 0x0b, 'x', 'e', 'n', 0x0f, 0xa2};
-    uint8_t b[sizeof(kInsn)];
-    if (fetch(v, f.rip, b, sizeof(b)) != sizeof(b)) return 0;
-    for (unsigned i = 0; i < sizeof(b); ++i)
-        if (b[i] != kInsn[i]) return 0;
+    uint8_t b[kForcedCpuidLen];
+    if (!is_forced_cpuid(b, fetch(v, f.rip, b, sizeof(b)))) return 0;
     const CpuidRegs r = guest_cpuid(v, uint32_t(f.rax), uint32_t(f.rcx));
     f.rax = r.eax, f.rbx = r.ebx, f.rcx = r.ecx, f.rdx = r.edx;
-    return sizeof(kInsn);
+    return kForcedCpuidLen;
 }
 
 } // namespace
@@ -267,33 +246,16 @@ long do_fpu_taskswitch(Vcpu& v, TrapFrame& f)
     return 0;
 }
 
-// vm_assist(cmd, type), with Xen's checks in Xen's order (type, then cmd;
-// both unsigned int). Xen's 64-bit PV types are 0-5 and 32; pvmmu enables
-// those that mean nothing for a 64-bit guest (4gb_segments,
-// 4gb_segments_notify, pae_extended_cr3) and refuses to enable the ones it
-// does not implement (-EINVAL: writable_pagetables, architectural_iopl,
-// runstate_update_flag, m2p_strict); disabling any valid type is 0.
+// vm_assist(cmd, type): guest_decode.h's answer, recorded per domain.
 long do_vm_assist(Vcpu& v, TrapFrame& f)
 {
-    constexpr uint64_t kValid = (1ull << VMASST_TYPE_4gb_segments) | (1ull << VMASST_TYPE_4gb_segments_notify) |
-                                (1ull << VMASST_TYPE_writable_pagetables) | (1ull << VMASST_TYPE_pae_extended_cr3) |
-                                (1ull << VMASST_TYPE_architectural_iopl) |
-                                (1ull << VMASST_TYPE_runstate_update_flag) | (1ull << VMASST_TYPE_m2p_strict);
-    constexpr uint64_t kHas = (1ull << VMASST_TYPE_4gb_segments) | (1ull << VMASST_TYPE_4gb_segments_notify) |
-                              (1ull << VMASST_TYPE_pae_extended_cr3);
     const uint32_t cmd = uint32_t(f.rdi), type = uint32_t(f.rsi);
-    if (type >= 64 || !((kValid >> type) & 1)) return -XEN_EINVAL;
+    const long rc = vm_assist_result(cmd, type);
+    if (rc) return rc;
     std::atomic<uint64_t>& bits = guest_domain(v).vm_assist;
-    switch (cmd) {
-    case VMASST_CMD_enable:
-        if (!((kHas >> type) & 1)) return -XEN_EINVAL;
-        bits.fetch_or(1ull << type, std::memory_order_relaxed);
-        return 0;
-    case VMASST_CMD_disable:
-        bits.fetch_and(~(1ull << type), std::memory_order_relaxed);
-        return 0;
-    default: return -XEN_ENOSYS;
-    }
+    if (cmd == VMASST_CMD_enable) bits.fetch_or(1ull << type, std::memory_order_relaxed);
+    else bits.fetch_and(~(1ull << type), std::memory_order_relaxed);
+    return 0;
 }
 
 } // namespace pvmmu::x86
