@@ -26,7 +26,6 @@ TEST(DecodePrivileged, ShortOrForeignBytesAreNotEmulated)
     EXPECT_EQ(decode({0x66, 0x0f, 0x06}).op, PrivOp::None);     // an operand-size prefix
     EXPECT_EQ(decode({0x2e, 0x0f, 0x09}).op, PrivOp::None);     // a segment override
     EXPECT_EQ(decode({0x48, 0x48, 0x0f, 0x06}).op, PrivOp::None);   // two REX
-    EXPECT_EQ(decode({0x0f, 0x30}).op, PrivOp::None);           // wrmsr stays #GP
     EXPECT_EQ(decode({0x0f, 0x08}).op, PrivOp::None);           // invd
     EXPECT_EQ(decode({0x0f, 0x23, 0xf8}).op, PrivOp::None);     // mov to DR7
     EXPECT_EQ(decode({0xf4}).op, PrivOp::None);                 // hlt
@@ -42,6 +41,9 @@ TEST(DecodePrivileged, TakesTheEmulatedInstructionsWithTheirLength)
     EXPECT_EQ(in.len, 2);
     in = decode({0x0f, 0x32});
     EXPECT_EQ(in.op, PrivOp::Rdmsr);
+    EXPECT_EQ(in.len, 2);
+    in = decode({0x0f, 0x30});
+    EXPECT_EQ(in.op, PrivOp::Wrmsr);
     EXPECT_EQ(in.len, 2);
     in = decode({0x48, 0x0f, 0x32});   // REX.W is allowed and ignored
     EXPECT_EQ(in.op, PrivOp::Rdmsr);

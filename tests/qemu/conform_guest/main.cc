@@ -16,7 +16,8 @@
 //   other than TS and for an MSR no one knows.
 // - fpu_taskswitch: TS set, the next x87 instruction raises #NM, after
 //   which TS is clear.
-// - Xen's forced-emulation prefix before CPUID: Xen's leaves.
+// - Xen's forced-emulation prefix before CPUID: Xen's leaves; Xen's
+//   hypercall-page MSR writes the hypercall page into a frame.
 // - vm_assist's checks.
 #include <xen/arch-x86/cpuid.h>
 
@@ -236,6 +237,24 @@ void traps()
     check("  %cr2: the address", cr2 == hole, 1);
 }
 
+// Xen's hypercall-page MSR (CPUID 0x40000002 EBX) written with the machine
+// address of `free`, a frame of the guest's past its boot structures (the
+// initial RSP's, mapped on Xen too): the page the ELF note's is.
+void hypercall_msr(const start_info_t* si, uint64_t free)
+{
+    uint8_t* page = reinterpret_cast<uint8_t*>(gpfn_bytes(free));
+    for (int i = 0; i < 4096; ++i) page[i] = 0;
+    const uint64_t maddr = p2m(si)[free] << 12;
+    check("wrmsr of the hypercall-page MSR: emulated", trap_of(c_wrmsr, XEN_CPUID_FIRST_LEAF, maddr), kNoTrap);
+    bool same = true;
+    static constexpr unsigned kStubs[] = {0, 17, 29};   // set_trap_table, xen_version, sched_op
+    for (unsigned nr : kStubs)
+        for (unsigned i = 0; i < 14; ++i) same &= page[nr * 32 + i] == uint8_t(hypercall_page[nr * 32 + i]);
+    check("  its stubs are the ELF note's page's", same, 1);
+    check("  page index 1: #GP", trap_of(c_wrmsr, XEN_CPUID_FIRST_LEAF, maddr | 1), 13);
+    check("  a page-table frame: #GP", trap_of(c_wrmsr, XEN_CPUID_FIRST_LEAF, xen_pfn_to_cr3(p2m(si)[(si->pt_base - XENPV_VIRT_BASE) >> 12])), 13);
+}
+
 void emulation(const start_info_t* si, bool pvmmu)
 {
     uint64_t v = 0;
@@ -315,12 +334,13 @@ void hypercalls(bool pvmmu)
 
 } // namespace
 
-extern "C" [[noreturn]] void xenpv_start(const start_info_t* si, uint64_t)
+extern "C" [[noreturn]] void xenpv_start(const start_info_t* si, uint64_t initial_sp)
 {
     const bool pvmmu = g_pvmmu = on_pvmmu();
     write(pvmmu ? "conform guest: on pvmmu\n" : "conform guest: on Xen\n");
     traps();
     emulation(si, pvmmu);
+    hypercall_msr(si, (initial_sp - XENPV_VIRT_BASE + 4095) >> 12);
     hypercalls(pvmmu);
     finish("conform guest");
 }

@@ -233,6 +233,8 @@ void run_insn(const Insn& in)
         a[0] = rng.below(2) ? pick_any_va() : rng.next();
         if (in.fn == hs_rdmsr || in.fn == hs_wrmsr)
             a[0] = rng.of({0xc0000080ull, 0xc0000081ull, 0xc0000082ull, 0xc0000084ull, 0xc0000102ull, 0x1bull, 0x10ull, 0x174ull, rng.next()});
+        // Never Xen's hypercall-page MSR: it would write a page over a frame of the guest's own.
+        if (in.fn == hs_wrmsr && uint32_t(a[0]) == 0x40000000) a[0] ^= 1;
         if (in.fn == hs_lgdt || in.fn == hs_lidt) a[0] = pick_pointer(10);
         if (in.fn == hs_monitor) a[0] = pool_a_addr(1).va;
         break;

@@ -1,6 +1,6 @@
 // See arch/guest_decode.h. Opcodes from the SDM Vol. 2 ("Opcode Map"):
 // 0F 06 CLTS, 0F 09 WBINVD, 0F 20 /r MOV r64, CRn, 0F 22 /r MOV CRn, r64,
-// 0F 32 RDMSR, CD ib INT imm8; REX is 0100WRXB.
+// 0F 30 WRMSR, 0F 32 RDMSR, CD ib INT imm8; REX is 0100WRXB.
 #include "arch/guest_decode.h"
 
 #include <pvmmu/abi.h>
@@ -17,6 +17,7 @@ PrivInsn decode_privileged(const uint8_t* b, unsigned n)
     switch (b[i + 1]) {
     case 0x06: return done(PrivOp::Clts, i + 2);
     case 0x09: return done(PrivOp::Wbinvd, i + 2);
+    case 0x30: return done(PrivOp::Wrmsr, i + 2);
     case 0x32: return done(PrivOp::Rdmsr, i + 2);
     case 0x20: case 0x22: {   // register operands only: ModRM.mod is ignored
         if (n < i + 3) return {};

@@ -12,9 +12,10 @@
 // - The privileged instructions Xen's PV emulator takes: mov from CR0, CR2,
 //   CR3, CR4; mov to CR0 (TS only), CR2, CR4 (ignored bits); clts; wbinvd
 //   (a no-op, as for any domain without cache-flush rights); rdmsr of the
-//   MSRs below. Everything else (mov to CR3, debug registers, wrmsr, port
-//   I/O, cli/sti, hlt) keeps the #GP(0) the CPU raised, which is what Xen
-//   delivers too when it does not emulate.
+//   MSRs below; wrmsr of Xen's hypercall-page MSR. Everything else (mov to
+//   CR3, debug registers, other wrmsr, port I/O, cli/sti, hlt) keeps the
+//   #GP(0) the CPU raised, which is what Xen delivers too when it does not
+//   emulate.
 // - `ud2; .ascii "xen"; cpuid` (bytes 0f 0b 78 65 6e 0f a2): CPUID as a PV
 //   guest sees it, Xen's leaves 0x40000000-0x40000002 included.
 //
@@ -33,8 +34,10 @@
 #include "arch/guest.h"
 #include "arch/guest_decode.h"
 #include "arch/percpu.h"
+#include "arch/direct_map.h"
 #include "arch/x86.h"
 #include "core/hypercall.h"
+#include "core/refs.h"
 
 namespace pvmmu::x86 {
 
@@ -121,10 +124,26 @@ bool read_msr(uint32_t msr, uint64_t& val)
     }
 }
 
+// WRMSR: only Xen's hypercall-page MSR (CPUID 0x40000002 EBX), whose value
+// is a machine address (a PV guest's frame number is the machine's) with the
+// page's index, which must be 0 (one page), in bits 11:0: the hypercall page
+// is written into that frame of the domain's, which must be able to be
+// writable (owned, not a page table; a reference held while it is written),
+// as Xen's wrmsr_hypervisor_regs does. #GP(0) for anything else.
+bool write_msr(Vcpu& v, uint32_t msr, uint64_t val)
+{
+    if (msr != XEN_CPUID_FIRST_LEAF || (val & (kPageSize - 1))) return false;
+    Hypervisor& hv = *core();
+    const Mfn m{val >> 12};
+    if (!hv.mem().valid(m) || get_page_and_type(hv, m, v.domain->id, PageType::Writable)) return false;
+    write_hypercall_page(dmap<uint8_t>(maddr_of(m)));
+    put_page_and_type(hv, m);
+    return true;
+}
+
 // CPUID as Xen's PV guests see it: Xen's leaves at 0x40000000 (the signature
 // and the highest leaf pvmmu fills, the version xen_version gives, one
-// hypercall page whose MSR pvmmu does not implement — a PV guest has its page
-// from XEN_ELFNOTE_HYPERCALL_PAGE), and the CPU's leaves with what a guest
+// hypercall page, written by its MSR (write_msr) as by the ELF note), and the CPU's leaves with what a guest
 // must not use or rely on masked (docs/abi.md §10 "Emulation").
 CpuidRegs guest_cpuid(const Vcpu& v, uint32_t leaf, uint32_t sub)
 {
@@ -195,6 +214,9 @@ unsigned privileged(Vcpu& v, TrapFrame& f)
         if (!read_msr(uint32_t(f.rcx), val)) return 0;
         f.rax = uint32_t(val);
         f.rdx = val >> 32;
+        break;
+    case PrivOp::Wrmsr:
+        if (!write_msr(v, uint32_t(f.rcx), (f.rdx << 32) | uint32_t(f.rax))) return 0;
         break;
     }
     return in.len;

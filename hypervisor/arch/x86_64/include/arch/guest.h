@@ -147,6 +147,11 @@ VcpuCounters* counters_for(const Domain* origin);
 int guest_load(DomId id, const uint8_t* file, size_t size, uint64_t nr_frames, unsigned nr_vcpus,
                CpuId first_cpu, const char* cmdline, GuestDomain& out);
 
+// Xen's x86-64 PV hypercall page (32 bytes per number) written at `page`
+// (guest_loader.cc): for XEN_ELFNOTE_HYPERCALL_PAGE at load, and for a
+// write of Xen's hypercall-page MSR (guest_emulate.cc).
+void write_hypercall_page(uint8_t* page);
+
 // Counts a built domain as running, until it shuts down.
 void guest_domain_running();
 // Domains that were ever counted running (an idle peer never is).

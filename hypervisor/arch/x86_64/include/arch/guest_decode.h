@@ -10,7 +10,7 @@
 namespace pvmmu::x86 {
 
 // The instructions emulated for a #GP(0) (one optional REX prefix, then 0F xx).
-enum class PrivOp : uint8_t { None, Clts, Wbinvd, ReadCr, WriteCr, Rdmsr };
+enum class PrivOp : uint8_t { None, Clts, Wbinvd, ReadCr, WriteCr, Rdmsr, Wrmsr };
 
 struct PrivInsn {
     PrivOp op = PrivOp::None;
