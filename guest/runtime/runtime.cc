@@ -148,6 +148,27 @@ void run_on_all(void (*fn)(Cpu&, void*), void* arg)
     while (work_done.load(std::memory_order_acquire) < others) self.hc.relax();
 }
 
+namespace {
+
+// The first of `bits` the hypervisor does not offer, by name; nullptr if none.
+const char* missing(uint32_t bits)
+{
+    if ((bits & needs::kFlagRange) && !(the_guest.features() & (1u << PVMMU_FEAT_flag_range_update)))
+        return "MMU_FLAG_RANGE_UPDATE (pvmmu's mmu_update cmd 4)";
+    if ((bits & needs::kPvmmuOp) && !pvmmu_op_available())
+        return "pvmmu_op (pvmmu's hypercall for its facts, counters and policy)";
+    return nullptr;
+}
+
+} // namespace
+
+bool offers(uint32_t bits, const char* part)
+{
+    const char* what = missing(bits);
+    if (what && part) print("left out, as this hypervisor has no %s: %s", what, part);
+    return what == nullptr;
+}
+
 Outcome boot_main(Cpu& c, const BootInfo& bi)
 {
     print("--- pvmmu guest test: %s ---", test_title);
@@ -156,6 +177,8 @@ Outcome boot_main(Cpu& c, const BootInfo& bi)
     started.store(true, std::memory_order_release);
     if (rc) {
         error("guest library start-up failed: %d", rc);
+    } else if (const char* what = missing(test_config.needs)) {
+        skip("needs %s, which this hypervisor does not offer", what);
     } else {
         while (attached.load(std::memory_order_acquire) < bi.nr_vcpus - 1) c.hc.relax();
         test_main();

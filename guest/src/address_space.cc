@@ -48,22 +48,9 @@ bool AddressSpace::find_l1(Cpu& c, Va va, Gpfn& l1)
 // parent when the link is made.
 int AddressSpace::ensure_l1(Cpu& c, Va va, Gpfn& l1)
 {
-    Gpfn parent = root_;
-    const Level levels[] = {Level::L3, Level::L2};
-    for (Level l : levels) {
-        const unsigned i = table_index(va, l);
-        Gpfn child;
-        if (!pt_child(c, parent, i, child)) {
-            if (int rc = pt_alloc(c, child)) return rc;
-            if (int rc = pt_link(c, parent, i, child)) {
-                (void)pt_free(c, child);
-                return rc;
-            }
-        }
-        parent = child;
-    }
-    l1 = parent;
-    return 0;
+    Gpfn l2;
+    if (int rc = pt_child_or_new(c, root_, table_index(va, Level::L3), l2)) return rc;
+    return pt_child_or_new(c, l2, table_index(va, Level::L2), l1);
 }
 
 int AddressSpace::destroy(Cpu& c)

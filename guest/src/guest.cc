@@ -4,6 +4,8 @@
 
 #include "guest/address_space.h"
 #include "guest/hypercalls.h"
+#include "guest/mmu_batch.h"
+#include "guest/pagetable.h"
 #include "guest/pte.h"
 #include "guest/pte_ops.h"
 #include "guest/tlb.h"
@@ -13,10 +15,77 @@ namespace pvmmu::guest {
 int Guest::init(Cpu& boot, const BootInfo& bi)
 {
     boot_ = bi;
-    const uint64_t first = bi.first_free > bi.nr_pt_frames ? bi.first_free : bi.nr_pt_frames;
+    if (bi.nr_frames > FrameAllocator::kMaxFrames) return -XEN_EINVAL;
+    // A P2M list that is one contiguous run (pvmmu's builder) takes the
+    // arithmetic path; any other needs the M2P to invert it.
+    if (bi.p2m) {
+        uint64_t g = 1;
+        while (g < bi.nr_frames && bi.p2m[g] == bi.p2m[0] + g) ++g;
+        if (g == bi.nr_frames) {
+            boot_.first_mfn = Mfn{bi.p2m[0]};
+            boot_.p2m = nullptr;
+        } else if (!bi.m2p) {
+            return -XEN_EINVAL;
+        }
+    }
+    const uint64_t tables_end = bi.first_pt + bi.nr_pt_frames;
+    const uint64_t first = bi.first_free > tables_end ? bi.first_free : tables_end;
     if (first >= bi.nr_frames || !frames_.init(Gpfn{first}, Gpfn{bi.nr_frames})) return -XEN_EINVAL;
     if (int rc = attach(boot)) return rc;
+    if (int rc = map_physmap(boot)) return rc;
     return detect_features(boot);
+}
+
+// The physmap is walked from the L4 one L1 (2 MiB of it) at a time. An L1
+// the builder did not make is made here from a free frame that is already
+// mapped (the walk goes up from gpfn 0, and the allocator hands out the
+// lowest free frames first, which lie in the boot region) and filled from
+// the P2M with the flags of the builder's mapping of a free frame.
+int Guest::map_physmap(Cpu& c)
+{
+    const uint64_t nr_l1 = (boot_.nr_frames + kEntriesPerTable - 1) / kEntriesPerTable;
+    uint64_t flags = 0;
+    for (uint64_t i = 0; i < nr_l1; ++i) {
+        const Va at = va(Gpfn{i * kEntriesPerTable});
+        Gpfn l2;
+        if (int rc = physmap_l2(c, at, l2)) return rc;
+        const PteRef link{l2, table_index(at, Level::L2)};
+        uint64_t e;
+        if (!pte_read(c, link, e)) return -XEN_EFAULT;
+        if (e & pte::PS) return -XEN_EINVAL;   // a large page: no L1 to name entries by
+        if (pte_present(e)) {
+            if (!gpfn_of(pte_mfn(e), physmap_l1_[i])) return -XEN_EINVAL;
+            continue;
+        }
+        // The flags: those of the mapping of the first free frame, below.
+        if (!flags && (frames_.first().v >= i * kEntriesPerTable ||
+                       !pte_read(c, physmap_pte(frames_.first()), flags) || !(flags & pte::P)))
+            return -XEN_EINVAL;
+        flags &= ~pte::ADDR;
+        Gpfn l1;
+        if (int rc = pt_child_or_new(c, l2, link.index, l1)) return rc;
+        physmap_l1_[i] = l1;
+        if (int rc = fill_physmap_l1(c, l1, i * kEntriesPerTable, flags)) return rc;
+    }
+    return 0;
+}
+
+// The L2 that maps va, with an L3 and L2 made where the builder has none.
+int Guest::physmap_l2(Cpu& c, Va va, Gpfn& l2)
+{
+    Gpfn l3;
+    if (int rc = pt_child_or_new(c, l4(), table_index(va, Level::L4), l3)) return rc;
+    return pt_child_or_new(c, l3, table_index(va, Level::L3), l2);
+}
+
+// A new physmap L1's entries: gpfns [first, first + 512) of the domain's.
+int Guest::fill_physmap_l1(Cpu& c, Gpfn l1, uint64_t first, uint64_t flags)
+{
+    SpinGuard lock(c, pte_lock(l1));
+    MmuBatch b(c, l1, kEntriesPerTable);
+    for (unsigned j = 0; j < kEntriesPerTable && first + j < boot_.nr_frames; ++j)
+        if (int rc = b.add(MMU_NORMAL_PT_UPDATE, j, make_pte(mfn(Gpfn{first + j}), flags))) return rc;
+    return b.flush();
 }
 
 int Guest::attach(Cpu& c)

@@ -83,6 +83,17 @@ bool pt_child(Cpu& c, Gpfn parent, unsigned index, Gpfn& child)
     return pte_read(c, PteRef{parent, index}, e) && pte_present(e) && c.guest->gpfn_of(pte_mfn(e), child);
 }
 
+int pt_child_or_new(Cpu& c, Gpfn parent, unsigned index, Gpfn& child)
+{
+    if (pt_child(c, parent, index, child)) return 0;
+    if (int rc = pt_alloc(c, child)) return rc;
+    if (int rc = pt_link(c, parent, index, child)) {
+        (void)pt_free(c, child);
+        return rc;
+    }
+    return 0;
+}
+
 int switch_base(Cpu& c, Gpfn l4) { return int(mmuext_one(c, MMUEXT_NEW_BASEPTR, c.guest->mfn(l4).v)); }
 
 } // namespace pvmmu::guest

@@ -28,14 +28,35 @@ public:
     static constexpr uint64_t kFrames = 1024;
     static constexpr Mfn kFirstMfn{0x4000};
     static constexpr Va kPhysmap{0x0000'0080'0000'0000};
+    // The builder's tables: the L4, L3 and L2 over the physmap and its two L1s.
+    static constexpr uint64_t kL4 = 0, kL3 = 1, kL2 = 2, kFirstL1 = 3, kPtFrames = 5;
 
-    Platform() : mem_(kFrames * kPageSize / 8) {}
+    // pvmmu's layout: frames [kFirstMfn, +kFrames), every gpfn mapped. Xen's
+    // (xen_layout): the frames in reverse order, found through the P2M and
+    // M2P, and only the first L1's 512 gpfns mapped.
+    explicit Platform(bool xen_layout = false) : mem_(kFrames * kPageSize / 8), xen_(xen_layout)
+    {
+        for (uint64_t g = 0; g < kFrames; ++g) p2m_.push_back(kFirstMfn.v + (xen_ ? kFrames - 1 - g : g));
+        m2p_.assign(kFirstMfn.v + kFrames, ~0ull);
+        for (uint64_t g = 0; g < kFrames; ++g) m2p_[p2m_[g]] = g;
+        const uint64_t link = pte::kTableLink;
+        entry(kL4, table_index(kPhysmap, Level::L4)) = make_pte(mfn(kL3), link);
+        entry(kL3, table_index(kPhysmap, Level::L3)) = make_pte(mfn(kL2), link);
+        const unsigned mapped = xen_ ? 1 : 2;
+        for (unsigned i = 0; i < mapped; ++i) entry(kL2, i) = make_pte(mfn(kFirstL1 + i), link);
+        for (uint64_t g = 0; g < mapped * kEntriesPerTable; ++g)
+            entry(kFirstL1 + g / kEntriesPerTable, g % kEntriesPerTable) =
+                make_pte(mfn(g), g < kPtFrames ? pte::P | pte::US | pte::A : pte::P | pte::RW | pte::US | pte::A);
+    }
 
     BootInfo boot() const
     {
-        return BootInfo{.physmap = kPhysmap, .first_mfn = kFirstMfn, .nr_frames = kFrames, .nr_pt_frames = 4,
-                        .first_l1 = 2, .nr_vcpus = 1};
+        BootInfo b{.physmap = kPhysmap, .first_mfn = kFirstMfn, .nr_frames = kFrames, .l4 = Gpfn{kL4},
+                   .nr_pt_frames = kPtFrames, .nr_vcpus = 1};
+        if (xen_) b.p2m = p2m_.data(), b.m2p = m2p_.data(), b.m2p_entries = m2p_.size();
+        return b;
     }
+    Mfn mfn(uint64_t gpfn) const { return Mfn{p2m_[gpfn]}; }
 
     // --- Transport
     long hypercall(unsigned op, uint64_t a0, uint64_t a1, uint64_t a2, uint64_t, uint64_t) override
@@ -57,7 +78,7 @@ public:
         for (; done < a1; ++done) {
             const uint64_t ptr = word(Va{a0 + done * 16}), val = word(Va{a0 + done * 16 + 8});
             const unsigned cmd = ptr & 7;
-            const uint64_t gpfn = ((ptr & ~7ull) >> kPageShift) - kFirstMfn.v;
+            const uint64_t gpfn = m2p_[(ptr & ~7ull) >> kPageShift];
             const unsigned index = unsigned((ptr & (kPageSize - 1)) >> 3);
             requests.push_back(Request{cmd, gpfn, index, val});
             if (cmd == refuse || (refuse_val && refuse_val(cmd, val))) {
@@ -139,10 +160,13 @@ private:
     }
 
     std::vector<uint64_t> mem_;
+    bool xen_;
+    std::vector<uint64_t> p2m_, m2p_;
 };
 
 // A guest on the fake platform with one vCPU, its library started.
 struct Guest1 {
+    explicit Guest1(bool xen_layout = false) : p(xen_layout) {}
     Platform p;
     Guest g;
     Cpu c{p, p, 0};

@@ -443,5 +443,49 @@ TEST(GuestPte, ModifyKeepsFrameAndAccessedDirtyAndReductionsAreRecognised)
     EXPECT_FALSE(pte_present(pte_modify(e, kProtNone)));
 }
 
+
+// Xen's start of day (issue 13): frames from anywhere, named by the P2M and
+// inverted with the M2P, and only the boot region mapped. The library maps
+// the rest of the physmap itself: a new L1 linked into the builder's L2,
+// every entry naming its gpfn's frame with the builder's flags.
+TEST(GuestStartOfDay, XenLayoutMapsTheRestOfThePhysmap)
+{
+    fake::Guest1 f(true);
+    ASSERT_EQ(f.init_rc, 0);
+    const uint64_t l2e = f.p.entry(fake::Platform::kL2, 1);
+    ASSERT_TRUE(pte_present(l2e));
+    Gpfn l1;
+    ASSERT_TRUE(f.g.gpfn_of(pte_mfn(l2e), l1));
+    EXPECT_GE(l1.v, fake::Platform::kPtFrames);
+    EXPECT_LT(l1.v, kEntriesPerTable);   // a frame the boot region maps, so it could be zeroed
+    const uint64_t builder_flags = f.p.entry(fake::Platform::kFirstL1, 100) & ~pte::ADDR;
+    for (uint64_t g = 0; g < fake::Platform::kFrames; ++g) {
+        ASSERT_EQ(f.g.mfn(Gpfn{g}), f.p.mfn(g)) << g;
+        Gpfn back;
+        ASSERT_TRUE(f.g.gpfn_of(f.p.mfn(g), back)) << g;
+        EXPECT_EQ(back.v, g);
+        const PteRef r = f.g.physmap_pte(Gpfn{g});
+        if (g < kEntriesPerTable) continue;
+        ASSERT_EQ(r.table, l1) << g;
+        EXPECT_EQ(f.p.entry(l1.v, r.index), make_pte(f.p.mfn(g), builder_flags)) << g;
+    }
+    // The new L1's own physmap entry is read-only, as a table's must be.
+    const PteRef own = f.g.physmap_pte(l1);
+    EXPECT_EQ(f.p.entry(own.table.v, own.index) & pte::RW, 0u);
+    Gpfn none;
+    EXPECT_FALSE(f.g.gpfn_of(Mfn{fake::Platform::kFirstMfn.v - 1}, none));   // not in the M2P
+    EXPECT_FALSE(f.g.gpfn_of(Mfn{fake::Platform::kFirstMfn.v + fake::Platform::kFrames}, none));
+}
+
+// pvmmu's builder gives the same P2M list, but contiguous: the library finds
+// its L1s by the walk and maps nothing.
+TEST(GuestStartOfDay, PvmmuLayoutNeedsNoMapping)
+{
+    fake::Guest1 f;
+    ASSERT_EQ(f.init_rc, 0);
+    EXPECT_EQ(f.p.mmu_calls, 0u);
+    EXPECT_EQ(f.g.physmap_pte(Gpfn{600}).table.v, fake::Platform::kFirstL1 + 1);
+}
+
 } // namespace
 } // namespace pvmmu::guest

@@ -20,6 +20,7 @@
 #include <xen/vcpu.h>
 #include <xen/callback.h>
 #include <xen/event_channel.h>
+#include <xen/memory.h>
 
 /* --- mmu_update commands (SPEC §3): the command is ptr & 7 on x86-64. ------ */
 

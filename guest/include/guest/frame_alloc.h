@@ -22,6 +22,7 @@ public:
     // Takes specific frames out of the pool (a test that wants fixed gpfns).
     [[nodiscard]] bool reserve(Cpu& c, Gpfn first, unsigned n);
 
+    Gpfn first() const { return Gpfn{first_}; }
     uint64_t nr_free() const { return free_.load(std::memory_order_relaxed); }
 
 private:

@@ -89,19 +89,24 @@ public:
     MmuConfig config;
 
     // The physmap: frame numbers and addresses of the domain's memory.
-    Mfn mfn(Gpfn g) const { return Mfn{boot_.first_mfn.v + g.v}; }
+    Mfn mfn(Gpfn g) const { return boot_.p2m ? Mfn{boot_.p2m[g.v]} : Mfn{boot_.first_mfn.v + g.v}; }
     bool gpfn_of(Mfn m, Gpfn& out) const
     {
-        out = Gpfn{m.v - boot_.first_mfn.v};
-        return m.v >= boot_.first_mfn.v && out.v < boot_.nr_frames;
+        if (!boot_.p2m) {
+            out = Gpfn{m.v - boot_.first_mfn.v};
+            return m.v >= boot_.first_mfn.v && out.v < boot_.nr_frames;
+        }
+        // The M2P names a gpfn for every frame, ours or not: the P2M confirms.
+        out = Gpfn{m.v < boot_.m2p_entries ? boot_.m2p[m.v] : boot_.nr_frames};
+        return out.v < boot_.nr_frames && boot_.p2m[out.v] == m.v;
     }
     Va va(Gpfn g) const { return boot_.physmap + (g.v << kPageShift); }
     // The physmap's own L1 entry for gpfn g.
     PteRef physmap_pte(Gpfn g) const
     {
-        return PteRef{Gpfn{boot_.first_l1 + g.v / kEntriesPerTable}, unsigned(g.v % kEntriesPerTable)};
+        return PteRef{physmap_l1_[g.v / kEntriesPerTable], unsigned(g.v % kEntriesPerTable)};
     }
-    Gpfn l4() const { return Gpfn{0}; }   // the builder's L4 (gpfn 0)
+    Gpfn l4() const { return boot_.l4; }   // the builder's L4
 
     // The split lock of one page table: every software writer of its entries
     // holds it (SPEC §4's per-page lock, on the guest side).
@@ -121,7 +126,14 @@ public:
     static constexpr unsigned kMaxPhysmapFixes = 64;
 
 private:
+    // The physmap's L1s, found by a walk from the L4; those the builder did
+    // not make (Xen maps only its boot region) made here, filled from the P2M.
+    [[nodiscard]] int map_physmap(Cpu& c);
+    [[nodiscard]] int physmap_l2(Cpu& c, Va va, Gpfn& l2);
+    [[nodiscard]] int fill_physmap_l1(Cpu& c, Gpfn l1, uint64_t first, uint64_t flags);
+
     BootInfo boot_{};
+    Gpfn physmap_l1_[FrameAllocator::kMaxFrames / kEntriesPerTable] = {};
     FrameAllocator frames_;
     std::atomic<uint8_t> level_{uint8_t(MmuLevel::Normal)};
     uint32_t features_ = 0;

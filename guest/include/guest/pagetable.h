@@ -37,6 +37,9 @@ namespace pvmmu::guest {
 // The table linked at entry `index` of `parent`; false if none (or not ours).
 [[nodiscard]] bool pt_child(Cpu& c, Gpfn parent, unsigned index, Gpfn& child);
 
+// The table at entry `index` of `parent`, or a new empty one linked there.
+[[nodiscard]] int pt_child_or_new(Cpu& c, Gpfn parent, unsigned index, Gpfn& child);
+
 // Makes l4 this vCPU's root (MMUEXT_NEW_BASEPTR); it must map the physmap too.
 [[nodiscard]] int switch_base(Cpu& c, Gpfn l4);
 

@@ -74,13 +74,24 @@ struct FaultInfo {
 // Start-of-day facts: the domain's memory, its initial page tables, and the
 // platform properties the library's policies depend on.
 struct BootInfo {
-    Va physmap{0};               // every gpfn is mapped at physmap + gpfn * 4 KiB
-    Mfn first_mfn{0};            // the domain's frames are [first_mfn, first_mfn + nr_frames)
+    Va physmap{0};               // gpfn g is mapped at physmap + g * 4 KiB: every gpfn on
+                                 // pvmmu, the boot region on Xen (Guest::init maps the rest)
+    Mfn first_mfn{0};            // frames [first_mfn, first_mfn + nr_frames), when p2m is nullptr
+    // Xen's P2M list (start_info.mfn_list), gpfn -> mfn, and the read-only M2P
+    // (mfn -> gpfn, m2p_entries long) to invert it: plain memory the library
+    // reads directly, so bare metal only. nullptr where the frames are one
+    // contiguous run (the sim; pvmmu's builder, whose list Guest::init finds
+    // contiguous): first_mfn + gpfn then.
+    const uint64_t* p2m = nullptr;
+    const uint64_t* m2p = nullptr;
+    uint64_t m2p_entries = 0;
     uint64_t nr_frames = 0;
-    uint64_t nr_pt_frames = 0;   // gpfns [0, nr_pt_frames): the builder's tables (L4 at 0)
-    uint64_t first_free = 0;     // the frame allocator starts here (0: at nr_pt_frames); on
-                                 // bare metal the kernel image and boot structures lie below
-    uint64_t first_l1 = 0;       // gpfn of the physmap's first L1 (maps gpfns 0..511)
+    Gpfn l4{0};                  // the builder's L4, which every vCPU starts on
+    uint64_t first_pt = 0;       // the builder's tables are gpfns [first_pt, first_pt + nr_pt_frames)
+    uint64_t nr_pt_frames = 0;
+    uint64_t first_free = 0;     // the frame allocator starts here or after the tables,
+                                 // whichever is higher; on bare metal the kernel image and
+                                 // boot structures lie below
     unsigned nr_vcpus = 1;
     bool tlb_caches_invalid = false;   // a failed walk may be cached (read faults flush)
     bool coherent_walker = true;       // false: PTE writes need a clean

@@ -16,6 +16,7 @@ inline constexpr uint64_t PCD = 1ull << 4;
 inline constexpr uint64_t A = 1ull << 5;
 inline constexpr uint64_t D = 1ull << 6;
 inline constexpr uint64_t PAT = 1ull << 7;
+inline constexpr uint64_t PS = 1ull << 7;       // in an L2/L3 entry: a large page
 inline constexpr uint64_t G = 1ull << 8;
 inline constexpr uint64_t AVL9 = 1ull << 9;      // ignored by hardware: software bits 11:9
 inline constexpr uint64_t AVL10 = 1ull << 10;

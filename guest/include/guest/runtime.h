@@ -71,6 +71,11 @@ struct ForeignDomain {
 };
 [[nodiscard]] bool foreign_domain(ForeignDomain& out);
 
+// Whether pvmmu_op answers (docs/abi.md §10): the hypervisor is pvmmu, and
+// hypervisor_frame, io_frame, deny, foreign_domain and the hypervisor's
+// counters can be asked. false on Xen (-ENOSYS).
+[[nodiscard]] bool pvmmu_op_available();
+
 // A frame the hypervisor owns, and one of device (I/O) memory.
 Mfn hypervisor_frame();
 Mfn io_frame();

@@ -26,12 +26,21 @@ inline constexpr uint32_t kUpdateVaMapping = PVMMU_DENY_UPDATE_VA_MAPPING;
 inline constexpr uint32_t kMulticall = PVMMU_DENY_MULTICALL;
 } // namespace deny
 
+// pvmmu's extensions of the Xen PV ABI a test needs (TestConfig::needs). Where
+// the hypervisor lacks one (Xen) the test SKIPs with a line naming it; a test
+// that needs one for a part only asks rt::offers() there.
+namespace needs {
+inline constexpr uint32_t kFlagRange = 1u << 0;   // MMU_FLAG_RANGE_UPDATE (PVMMU_FEAT_flag_range_update)
+inline constexpr uint32_t kPvmmuOp = 1u << 1;     // pvmmu_op: the hypervisor's facts, counters, deny
+} // namespace needs
+
 // What a test needs from the platform that runs it.
 struct TestConfig {
     unsigned cpus = 2;                 // vCPUs by default (`pvmmu run --cpus N` overrides)
     uint64_t frames = 4096;            // the domain's memory, in 4 KiB frames
     uint32_t deny = 0;                 // deny:: bits, applied before the guest starts
     bool second_domain = false;        // another domain whose frames the test may name
+    uint32_t needs = 0;                // needs:: bits
     bool tlb_caches_invalid = false;   // platform property (SPEC §5)
     bool coherent_walker = true;       // platform property (SPEC §5)
 };
@@ -44,6 +53,10 @@ void fail(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 void error(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 void skip(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 Outcome outcome();
+// Whether the hypervisor offers every needs:: bit in `bits`. If not, and a
+// part of the test is named, a line says that part is left out (the outcome
+// stays that of the parts that ran).
+bool offers(uint32_t bits, const char* part = nullptr);
 bool failed();   // anything worse than SKIP recorded so far
 
 // What the CHECK macros call.

@@ -102,6 +102,8 @@ bool foreign_domain(ForeignDomain& out)
     return true;
 }
 
+bool pvmmu_op_available() { return true; }
+
 Mfn hypervisor_frame() { return Mfn{state.machine->arena().first_xen_frame().v}; }
 Mfn io_frame() { return Mfn{state.machine->arena().first_io_frame().v}; }
 
@@ -205,7 +207,6 @@ int sim_main(int argc, char** argv)
         .first_mfn = Mfn{lay.first.v},
         .nr_frames = lay.nr_frames,
         .nr_pt_frames = lay.nr_pt_frames,
-        .first_l1 = lay.first_l1,
         .nr_vcpus = cfg.cpus,
         .tlb_caches_invalid = cfg.tlb_caches_invalid,
         .coherent_walker = cfg.coherent_walker,

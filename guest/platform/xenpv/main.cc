@@ -154,6 +154,7 @@ alignas(Cpu) unsigned char g_cpu_storage[kMaxXenpvVcpus][sizeof(Cpu)];
 const start_info_t* g_si;
 BootInfo g_boot;
 pvmmu_facts g_facts;   // PVMMUOP_facts, asked for once at boot (they never change)
+bool g_have_facts;     // false: no pvmmu_op (Xen)
 
 // The registers xenpv_page_fault saved, then the rest of the bounce frame.
 struct FaultFrame {
@@ -176,22 +177,48 @@ Cpu& make_cpu(unsigned id)
 
 uint64_t stack_top(unsigned id) { return uint64_t(&g_stacks[id]) + kStackSize; }
 
-// Xen's P2M list names each gpfn's frame; the builder's are contiguous.
+// start_info as the library's BootInfo. Both hypervisors map gpfn g at
+// VIRT_BASE + g * 4 KiB, the L4 at pt_base first of the builder's tables;
+// pvmmu maps every gpfn and gives contiguous frames, Xen maps its boot region
+// only and gives frames from anywhere (the library maps the rest, and
+// inverts the P2M with the M2P Xen maps read-only for every PV guest).
 BootInfo boot_info(const start_info_t& si, uint64_t initial_sp)
 {
-    const uint64_t physmap = si.pt_base;   // the L4 is gpfn 0
-    const uint64_t* p2m = reinterpret_cast<const uint64_t*>(si.mfn_list);
+    const uint64_t physmap = XENPV_VIRT_BASE;
+    xen_machphys_mapping_t m2p{};
+    const bool have_m2p = hypercall(__HYPERVISOR_memory_op, XENMEM_machphys_mapping, uint64_t(&m2p)) == 0;
     return BootInfo{
         .physmap = Va{physmap},
-        .first_mfn = Mfn{p2m[0]},
+        .p2m = reinterpret_cast<const uint64_t*>(si.mfn_list),
+        .m2p = have_m2p ? reinterpret_cast<const uint64_t*>(m2p.v_start) : nullptr,
+        .m2p_entries = have_m2p ? m2p.max_mfn + 1 : 0,
         .nr_frames = si.nr_pages,
+        .l4 = Gpfn{(si.pt_base - physmap) >> kPageShift},
+        .first_pt = (si.pt_base - physmap) >> kPageShift,
         .nr_pt_frames = si.nr_pt_frames,
         .first_free = (initial_sp - physmap) >> kPageShift,
-        .first_l1 = si.nr_pt_frames - (si.nr_pages + kEntriesPerTable - 1) / kEntriesPerTable,
         .nr_vcpus = 1,
         .tlb_caches_invalid = false,   // x86 TLBs hold no not-present translation
         .coherent_walker = true,
     };
+}
+
+// shared_info, mapped by the guest as on Xen (where it is a frame of the
+// hypervisor's, mapped nowhere yet) over a page of its own. On pvmmu it is
+// a frame of the domain's, mapped in the physmap too.
+// A whole page of its own: nothing else may share the page whose mapping
+// changes.
+union alignas(kPageSize) SharedPage {
+    shared_info_t info;
+    uint8_t bytes[kPageSize];
+} g_shared_page;
+static_assert(sizeof(SharedPage) == kPageSize);
+shared_info_t& g_shared = g_shared_page.info;
+
+bool map_shared_info(const start_info_t& si)
+{
+    const uint64_t e = (si.shared_info & pte::ADDR) | pte::P | pte::RW | pte::US | pte::A | pte::D | pte::NX;
+    return hypercall(__HYPERVISOR_update_va_mapping, uint64_t(&g_shared_page), e, UVMF_INVLPG | UVMF_LOCAL) == 0;
 }
 
 // Every vCPU's trap table: page faults go to entry.S; any other exception
@@ -235,8 +262,7 @@ bool start_secondary(unsigned id)
     ctx.user_regs.rflags = 0x200;   // IF: events may come
     ctx.kernel_ss = FLAT_KERNEL_SS;
     ctx.kernel_sp = ctx.user_regs.rsp;
-    const uint64_t* p2m = reinterpret_cast<const uint64_t*>(g_si->mfn_list);
-    ctx.ctrlreg[3] = xen_pfn_to_cr3(p2m[(g_si->pt_base - XENPV_VIRT_BASE) >> kPageShift]);   // the boot L4
+    ctx.ctrlreg[3] = xen_pfn_to_cr3(g_boot.p2m[g_boot.l4.v]);   // the boot L4 (the library is not up yet)
     make_cpu(id);
     return hypercall(__HYPERVISOR_vcpu_op, VCPUOP_initialise, id, uint64_t(&ctx)) == 0 &&
            hypercall(__HYPERVISOR_vcpu_op, VCPUOP_up, id, 0) == 0;
@@ -256,7 +282,8 @@ bool start_secondary(unsigned id)
     set_traps();
     Cpu& c = make_cpu(0);
     g_boot.nr_vcpus = count_vcpus();
-    if (hypercall(__HYPERVISOR_pvmmu_op, PVMMUOP_facts, uint64_t(&g_facts)) != 0) g_facts.peer_domid = DOMID_INVALID;
+    g_have_facts = hypercall(__HYPERVISOR_pvmmu_op, PVMMUOP_facts, uint64_t(&g_facts)) == 0;
+    if (!g_have_facts) g_facts.peer_domid = DOMID_INVALID;
     for (unsigned i = 1; i < g_boot.nr_vcpus; ++i) {
         if (!start_secondary(i)) {
             rt::print("xenpv: vCPU %u did not start", i);
@@ -283,6 +310,11 @@ extern "C" [[noreturn]] void xenpv_start(const start_info_t* si, uint64_t initia
 {
     for (auto* f = __init_array_start; f != __init_array_end; ++f) (*f)();
     g_si = si;
+    if (!map_shared_info(*si)) {
+        rt::print("xenpv: shared_info could not be mapped");
+        rt::print("Test result: ERROR");
+        shutdown(SHUTDOWN_crash);
+    }
     g_boot = boot_info(*si, initial_sp);
     xenpv_switch_stack(stack_top(0), boot_cpu);
 }
@@ -293,10 +325,7 @@ extern "C" [[noreturn]] void xenpv_start(const start_info_t* si, uint64_t initia
 extern "C" void xenpv_fault(FaultFrame* f)
 {
     Cpu& c = rt::this_cpu();
-    const uint64_t shared_mfn = g_si->shared_info >> kPageShift;
-    auto* shared = reinterpret_cast<shared_info_t*>(g_boot.physmap.v +
-                                                   ((shared_mfn - g_boot.first_mfn.v) << kPageShift));
-    const uint64_t va = shared->vcpu_info[c.id].arch.cr2;
+    const uint64_t va = g_shared.vcpu_info[c.id].arch.cr2;
     // Page-fault error code ("Page-Fault Exceptions"): P, W/R, I/D.
     const FaultInfo fi{Va{va}, (f->error & 16) ? Access::Exec : (f->error & 2) ? Access::Write : Access::Read,
                        (f->error & 1) != 0};
@@ -360,6 +389,7 @@ bool foreign_domain(ForeignDomain& out)
     out = ForeignDomain{g_facts.peer_domid, Mfn{g_facts.peer_first_mfn}, g_facts.peer_nr_frames};
     return true;
 }
+bool pvmmu_op_available() { return g_have_facts; }
 Mfn hypervisor_frame() { return Mfn{g_facts.hypervisor_mfn}; }
 Mfn io_frame() { return Mfn{g_facts.io_mfn}; }
 bool deny(uint32_t bits) { return hypercall(__HYPERVISOR_pvmmu_op, PVMMUOP_deny, bits) == 0; }
@@ -373,9 +403,10 @@ bool hypervisor_install_retries(uint64_t& out)
 // mapped, the access faults, and the answer is a refusal.
 bool native_pte_cmpxchg(Maddr entry, uint64_t& expected, uint64_t desired, bool& swapped)
 {
-    const uint64_t first = g_boot.first_mfn.v << kPageShift;
-    if ((entry.v & 7) || entry.v < first || entry.v - first >= (g_boot.nr_frames << kPageShift)) return false;
-    return this_cpu().mem.cmpxchg(Va{PVMMU_UNSAFE_NATIVE_WINDOW + (entry.v - first)}, expected, desired, swapped);
+    Gpfn g;
+    if ((entry.v & 7) || !guest().gpfn_of(Mfn{entry.v >> kPageShift}, g)) return false;
+    const uint64_t at = (g.v << kPageShift) + (entry.v & (kPageSize - 1));
+    return this_cpu().mem.cmpxchg(Va{PVMMU_UNSAFE_NATIVE_WINDOW + at}, expected, desired, swapped);
 }
 // Nanoseconds since the hypervisor booted, from this vCPU's vcpu_time_info
 // in shared_info (docs/abi.md §10 "Time"), as Xen documents it: system_time
@@ -383,10 +414,7 @@ bool native_pte_cmpxchg(Maddr entry, uint64_t& expected, uint64_t desired, bool&
 // by tsc_to_system_mul / 2^32. Read while version is even and unchanged.
 uint64_t now_ns()
 {
-    const uint64_t shared_mfn = g_si->shared_info >> kPageShift;
-    const auto* shared = reinterpret_cast<const shared_info_t*>(
-        g_boot.physmap.v + ((shared_mfn - g_boot.first_mfn.v) << kPageShift));
-    const volatile vcpu_time_info& t = shared->vcpu_info[this_cpu().id].time;
+    const volatile vcpu_time_info& t = g_shared.vcpu_info[this_cpu().id].time;
     uint32_t version;
     uint64_t tsc_timestamp, system_time, tsc;
     uint32_t mul;

@@ -23,16 +23,11 @@ std::atomic<uint8_t> written[kPages];
 
 Va region() { return as.base() + 4 * level_span(Level::L2); }
 
-// One cmd-4 request (and a flush everywhere): A and D clear on every entry, no
+// A and D cleared on every entry (clear_entry_bits) and a flush everywhere: no
 // TLB holds the pages, so each access of the round walks and sets its bits.
 void clear_ad(Cpu& c, Gpfn l1, unsigned first)
 {
-    {
-        SpinGuard g(c, c.guest->pte_lock(l1));
-        MmuBatch b(c, l1, 1);
-        CHECK_EQ(b.add_range(first, pte::AD, 0, kPages), 0);
-        CHECK_EQ(b.flush(), 0);
-    }
+    clear_entry_bits(c, l1, first, kPages, pte::AD);
     FlushPlan all(0);
     all.add(region());
     CHECK_EQ(flush_tlb(c, all, as.vcpus()), 0);

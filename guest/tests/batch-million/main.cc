@@ -14,7 +14,7 @@ using namespace pvmmu::guest;
 using namespace pvmmu::guest::testing;
 
 const char test_title[] = "10^6-request mmu_update, bad last entry: preempted, continued, done exact";
-const TestConfig test_config = {.cpus = 1, .frames = 8192};
+const TestConfig test_config = {.cpus = 1, .frames = 8192, .needs = needs::kFlagRange | needs::kPvmmuOp};
 
 namespace {
 

@@ -10,7 +10,7 @@ using namespace pvmmu::guest;
 using namespace pvmmu::guest::testing;
 
 const char test_title[] = "mmu_update batch with a bad request: earlier applied, later untouched, done exact";
-const TestConfig test_config = {.cpus = 1, .frames = 8192};
+const TestConfig test_config = {.cpus = 1, .frames = 8192, .needs = needs::kFlagRange | needs::kPvmmuOp};
 
 namespace {
 

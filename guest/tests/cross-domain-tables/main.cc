@@ -17,7 +17,7 @@ using namespace pvmmu::guest;
 using namespace pvmmu::guest::testing;
 
 const char test_title[] = "another domain's page tables cannot be linked, pinned, unpinned or loaded";
-const TestConfig test_config = {.cpus = 1, .second_domain = true};
+const TestConfig test_config = {.cpus = 1, .second_domain = true, .needs = needs::kPvmmuOp};
 
 namespace {
 

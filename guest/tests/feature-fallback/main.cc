@@ -13,7 +13,7 @@ using namespace pvmmu::guest;
 using namespace pvmmu::guest::testing;
 
 const char test_title[] = "FLAG_RANGE then cmd 2 denied: mprotect stays correct on the fallbacks";
-const TestConfig test_config = {.cpus = 2, .deny = deny::kFlagRange};
+const TestConfig test_config = {.cpus = 2, .deny = deny::kFlagRange, .needs = needs::kPvmmuOp};
 
 namespace {
 

@@ -12,7 +12,7 @@ using namespace pvmmu::guest;
 using namespace pvmmu::guest::testing;
 
 const char test_title[] = "MMU_FLAG_RANGE_UPDATE: bits 11:0 and 63:52, NX, holes skipped, counts 1..512";
-const TestConfig test_config = {.cpus = 1};
+const TestConfig test_config = {.cpus = 1, .needs = needs::kFlagRange};
 
 namespace {
 

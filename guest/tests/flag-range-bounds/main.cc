@@ -12,7 +12,7 @@ using namespace pvmmu::guest;
 using namespace pvmmu::guest::testing;
 
 const char test_title[] = "MMU_FLAG_RANGE_UPDATE bounds: count 0, past the end, MBZ, mid-range failure restored";
-const TestConfig test_config = {.cpus = 1};
+const TestConfig test_config = {.cpus = 1, .needs = needs::kFlagRange};
 
 namespace {
 

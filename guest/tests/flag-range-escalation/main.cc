@@ -21,7 +21,7 @@ using namespace pvmmu::guest;
 using namespace pvmmu::guest::testing;
 
 const char test_title[] = "FLAG_RANGE cannot raise RW onto a page table nor make swap entries present";
-const TestConfig test_config = {.cpus = 1, .second_domain = true};
+const TestConfig test_config = {.cpus = 1, .second_domain = true, .needs = needs::kFlagRange | needs::kPvmmuOp};
 
 namespace {
 

@@ -11,7 +11,7 @@ using namespace pvmmu::guest;
 using namespace pvmmu::guest::testing;
 
 const char test_title[] = "mapping another domain's, the hypervisor's or device frames is refused";
-const TestConfig test_config = {.cpus = 1, .second_domain = true};
+const TestConfig test_config = {.cpus = 1, .second_domain = true, .needs = needs::kPvmmuOp};
 
 namespace {
 

@@ -43,7 +43,7 @@ Va slot_base(unsigned s) { return Va{(s >= 256 ? 0xffff'0000'0000'0000ull : 0) |
 bool pin_aligned_l1(Cpu& c, Gpfn& out)
 {
     const BootInfo& b = c.guest->boot();
-    for (uint64_t g = b.nr_pt_frames; g < b.nr_frames; ++g) {
+    for (uint64_t g = c.guest->frames().first().v; g < b.nr_frames; ++g) {
         if (c.guest->mfn(Gpfn{g}).v % kEntriesPerTable != 0 || !c.guest->frames().reserve(c, Gpfn{g}, 1)) continue;
         out = Gpfn{g};
         for (unsigned i = 0; i < kEntriesPerTable; ++i) CHECK(c.mem.store(c.guest->va(out) + i * 8, 0));
@@ -64,7 +64,7 @@ void inside_xen_slots(Cpu& c)
         return;
     }
     const uint64_t at = maddr_of(c.guest->mfn(l1)).v + 7 * kPageSize;
-    const Mfn data = c.guest->mfn(Gpfn{c.guest->boot().nr_pt_frames});
+    const Mfn data = c.guest->mfn(c.guest->frames().first());
     const uint64_t offsets[] = {at, at + 0x123, at + (uint64_t(1) << 21), (uint64_t(1) << 30) + 5 * kPageSize,
                                 level_span(Level::L4) - kPageSize};
     unsigned refused = 0, tried = 0;
@@ -89,7 +89,7 @@ void xen_slots(Cpu& c)
 {
     const Gpfn l4 = c.guest->l4();
     const uint64_t link = make_pte(c.guest->mfn(as.root()), pte::kTableLink);
-    const Mfn data = c.guest->mfn(Gpfn{c.guest->boot().nr_pt_frames});   // an ordinary frame of ours
+    const Mfn data = c.guest->mfn(c.guest->frames().first());   // an ordinary frame of ours
     for (unsigned s = kFirstXenSlot; s <= kLastXenSlot; ++s) {
         for (unsigned cmd : {MMU_NORMAL_PT_UPDATE, MMU_ATOMIC_PT_UPDATE})
             attack_entry(c, PteRef{l4, s}, Req{ptr_of(c, PteRef{l4, s}, cmd), link}, -XEN_EINVAL,
@@ -116,8 +116,10 @@ void xen_slots(Cpu& c)
 
 void nx_on_page_tables(Cpu& c)
 {
+    if (!rt::offers(needs::kFlagRange, "NX on page tables by cmd 4")) return;
     uint32_t done;
-    for (uint64_t g = 0; g < c.guest->boot().nr_pt_frames; ++g) {
+    const BootInfo& b = c.guest->boot();
+    for (uint64_t g = b.first_pt; g < b.first_pt + b.nr_pt_frames; ++g) {
         const PteRef pm = c.guest->physmap_pte(Gpfn{g});
         uint64_t e = 0, now = 0, first = 0;
         CHECK(pte_read(c, pm, e));

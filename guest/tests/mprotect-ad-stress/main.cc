@@ -33,7 +33,7 @@ Cpu* writer_cpus[64];
 
 Va region() { return as.base() + 20 * level_span(Level::L2) - 100 * kPageSize; }
 
-// Clears D on every entry of the region (one cmd-4 request per L1) and flushes
+// Clears D on every entry of the region (clear_entry_bits, per L1) and flushes
 // every vCPU's TLB, so the round's writes walk and set D again.
 void clean_region(Cpu& c)
 {
@@ -41,12 +41,7 @@ void clean_region(Cpu& c)
         PteRef r;
         if (!CHECK(as.pte_of(c, page(region(), i), r))) return;
         const unsigned n = kEntriesPerTable - r.index < kPages - i ? kEntriesPerTable - r.index : kPages - i;
-        {
-            SpinGuard g(c, c.guest->pte_lock(r.table));
-            MmuBatch b(c, r.table, 1);
-            CHECK_EQ(b.add_range(r.index, pte::D, 0, n), 0);
-            CHECK_EQ(b.flush(), 0);
-        }
+        clear_entry_bits(c, r.table, r.index, n, pte::D);
         i += n;
     }
     FlushPlan all(0);

@@ -124,6 +124,7 @@ void errors(Cpu& c)
 // one mmu_update, plus one flush for the reduction. docs/guest.md quotes these.
 void full_l1_counts(Cpu& c)
 {
+    if (!rt::offers(needs::kFlagRange, "the full-L1 counts at the FlagRange level")) return;
     const Va l1 = as.base() + 8 * level_span(Level::L2);
     CHECK_EQ(as.map_anon(c, l1, kEntriesPerTable * kPageSize, kProtRead | kProtWrite), 0);
     for (unsigned i = 0; i < kEntriesPerTable; ++i) CHECK(c.mem.store(page(l1, i), i));

@@ -12,7 +12,7 @@ using namespace pvmmu::guest;
 using namespace pvmmu::guest::testing;
 
 const char test_title[] = "one multicall mixing update_va_mapping and mmu_update: per-entry results exact";
-const TestConfig test_config = {.cpus = 1};
+const TestConfig test_config = {.cpus = 1, .needs = needs::kPvmmuOp};
 
 namespace {
 

@@ -24,7 +24,7 @@ using namespace pvmmu::guest;
 using namespace pvmmu::guest::testing;
 
 const char test_title[] = "nested and self-referencing multicalls, counts of 2^31 and 2^32 - 1: exact stops";
-const TestConfig test_config = {.cpus = 1};
+const TestConfig test_config = {.cpus = 1, .needs = needs::kFlagRange};
 
 namespace {
 

@@ -89,6 +89,10 @@ void changer(Cpu& c)
     CHECK_EQ(landed, kPages);
 
     // To a frame the hypervisor refuses, the writer's store racing again.
+    if (!rt::offers(needs::kPvmmuOp, "remaps to a frame the hypervisor refuses (pvmmu_op names one)")) {
+        posted.store(int(2 * kPages), std::memory_order_release);   // the writer is done
+        return;
+    }
     unsigned kept = 0;
     for (unsigned i = 0; i < kPages; ++i) {
         PteRef r;
@@ -120,6 +124,7 @@ void changer(Cpu& c)
 // With cmd 0 denied, back to the frames the address space gave these pages.
 void move_back(Cpu& c)
 {
+    if (!rt::offers(needs::kPvmmuOp, "moving back with cmd 0 denied")) return;
     if (!CHECK(rt::deny(deny::kMmuNormal))) return;
     unsigned moved = 0;
     for (unsigned i = 0; i < kPages; ++i) {

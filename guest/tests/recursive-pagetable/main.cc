@@ -94,8 +94,9 @@ void writable_self_maps(Cpu& c)
         CHECK_EQ(after, first);
         for (unsigned cmd : {MMU_NORMAL_PT_UPDATE, MMU_ATOMIC_PT_UPDATE})
             attack_entry(c, r, Req{ptr_of(c, r, cmd), rw}, -XEN_EINVAL, "RW raise on a read-only self-map");
-        attack_entry(c, r, Req{ptr_of(c, r, MMU_FLAG_RANGE_UPDATE), pvmmu::abi::encode_flag_range(pte::RW, pte::RW, 1)},
-                     -XEN_EINVAL, "cmd-4 RW raise on a read-only self-map");
+        if (rt::offers(needs::kFlagRange, "the cmd-4 RW raise on a read-only self-map"))
+            attack_entry(c, r, Req{ptr_of(c, r, MMU_FLAG_RANGE_UPDATE), pvmmu::abi::encode_flag_range(pte::RW, pte::RW, 1)},
+                         -XEN_EINVAL, "cmd-4 RW raise on a read-only self-map");
         const Req gone{ptr_of(c, r, MMU_NORMAL_PT_UPDATE), 0};
         CHECK_EQ(raw_mmu_update(c, &gone, 1, done), 0);
         CHECK_EQ(mmuext_one(c, MMUEXT_INVLPG_LOCAL, va.v), 0);

@@ -13,7 +13,7 @@ using namespace pvmmu::guest;
 using namespace pvmmu::guest::testing;
 
 const char test_title[] = "stale TLB entries after a raise are fixed in the fault path, locally, counted";
-const TestConfig test_config = {.cpus = 2, .tlb_caches_invalid = true};
+const TestConfig test_config = {.cpus = 2, .needs = needs::kPvmmuOp, .tlb_caches_invalid = true};
 
 namespace {
 

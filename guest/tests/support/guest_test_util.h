@@ -7,6 +7,7 @@
 #include <initializer_list>
 
 #include "guest/address_space.h"
+#include "guest/mmu_batch.h"
 #include "guest/hypercalls.h"
 #include "guest/pagetable.h"
 #include "guest/pte_ops.h"
@@ -159,11 +160,27 @@ inline bool reserve_test_l1(Cpu& c, TestL1& out)
     const uint64_t k = c.guest->boot().nr_frames / kEntriesPerTable - 1;
     out.first = Gpfn{k * kEntriesPerTable};
     out.table = c.guest->physmap_pte(out.first).table;
-    if (out.first.v < c.guest->boot().nr_pt_frames || !c.guest->frames().reserve(c, out.first, kEntriesPerTable)) {
+    if (!c.guest->frames().reserve(c, out.first, kEntriesPerTable)) {
         rt::error("cannot reserve gpfns %llu..+512", (unsigned long long)out.first.v);
         return false;
     }
     return true;
+}
+
+// Clears `bits` on the present entries [first, first + n) of the L1 `l1`,
+// whose pages nothing accesses meanwhile: one cmd-4 request where the
+// hypervisor has it, else a cmd-0 rewrite of each entry (Xen).
+inline void clear_entry_bits(Cpu& c, Gpfn l1, unsigned first, unsigned n, uint64_t bits)
+{
+    const bool range = rt::offers(needs::kFlagRange);
+    SpinGuard g(c, c.guest->pte_lock(l1));
+    MmuBatch b(c, l1, range ? 1 : n);
+    if (range) CHECK_EQ(b.add_range(first, bits, 0, n), 0);
+    for (unsigned i = first; !range && i < first + n; ++i) {
+        uint64_t e = 0;
+        if (CHECK(pte_read(c, PteRef{l1, i}, e)) && pte_present(e)) CHECK_EQ(b.add(MMU_NORMAL_PT_UPDATE, i, e & ~bits), 0);
+    }
+    CHECK_EQ(b.flush(), 0);
 }
 
 // All 512 entries of a table, read through the physmap.

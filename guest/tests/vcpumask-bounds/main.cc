@@ -15,7 +15,7 @@ using namespace pvmmu::guest;
 using namespace pvmmu::guest::testing;
 
 const char test_title[] = "vCPU bitmaps naming absent or foreign vCPUs are refused, nothing flushed";
-const TestConfig test_config = {.cpus = 2, .second_domain = true};
+const TestConfig test_config = {.cpus = 2, .second_domain = true, .needs = needs::kPvmmuOp};
 
 namespace {
 

@@ -27,7 +27,8 @@ Va spare() { return probe() + kPageSize; }                       // its neighbou
 
 void collect(Cpu& c)
 {
-    for (uint64_t g = 0; g < c.guest->boot().nr_pt_frames; ++g) tables[nr_tables++] = Gpfn{g};
+    const BootInfo& b = c.guest->boot();
+    for (uint64_t g = b.first_pt; g < b.first_pt + b.nr_pt_frames; ++g) tables[nr_tables++] = Gpfn{g};
     PteRef r;
     CHECK(as.pte_of(c, probe(), r));
     Gpfn l2;
@@ -63,8 +64,10 @@ void raise_in_physmap(Cpu& c, Gpfn t)
         const Req r{ptr_of(c, pm, cmd), e | pte::RW};
         refused(c, raw_mmu_update(c, &r, 1, done), pm, e, cmd ? "cmd 2 raise" : "cmd 0 raise", t);
     }
-    const Req fr{ptr_of(c, pm, MMU_FLAG_RANGE_UPDATE), pvmmu::abi::encode_flag_range(pte::RW, pte::RW, 1)};
-    refused(c, raw_mmu_update(c, &fr, 1, done), pm, e, "cmd 4 raise", t);
+    if (rt::offers(needs::kFlagRange, "the cmd-4 raise")) {
+        const Req fr{ptr_of(c, pm, MMU_FLAG_RANGE_UPDATE), pvmmu::abi::encode_flag_range(pte::RW, pte::RW, 1)};
+        refused(c, raw_mmu_update(c, &fr, 1, done), pm, e, "cmd 4 raise", t);
+    }
     refused(c, hypercall(c, __HYPERVISOR_update_va_mapping, c.guest->va(t).v, e | pte::RW, UVMF_INVLPG | UVMF_LOCAL),
             pm, e, "update_va_mapping raise", t);
     // And the direct way: a store through the read-only physmap mapping.
@@ -138,6 +141,7 @@ void test_main()
         in_multicall(c, tables[i]);
     }
     // One cmd-4 raise over the whole first physmap L1 (it maps every builder table).
+    if (!rt::offers(needs::kFlagRange, "the cmd-4 raise over a whole physmap L1")) return;
     uint64_t l1[kEntriesPerTable], after[kEntriesPerTable];
     const Gpfn first_l1 = c.guest->physmap_pte(Gpfn{0}).table;
     CHECK(read_table(c, first_l1, l1));

@@ -10,8 +10,6 @@
 
 namespace pvmmu {
 
-static constexpr long kXenMajor = 4, kXenMinor = 17;   // the libxen-dev headers' release
-
 static uint32_t feature_submap0(const Domain& d)
 {
     uint32_t bits = 0;
@@ -26,7 +24,7 @@ HcResult do_xen_version(Hypervisor& hv, Vcpu& v, HypercallFrame& f)
     auto put = [&](const auto& value) { return done(hv.platform().copy_to_guest(v, arg, &value, sizeof(value))); };
     switch (f.arg[0]) {
     case XENVER_version:
-        return done((kXenMajor << 16) | kXenMinor);
+        return done(kXenVersion);
     case XENVER_pagesize:
         return done(long(kPageSize));
     case XENVER_extraversion: {

@@ -156,11 +156,15 @@ struct Call {
     uint64_t a[6] = {};
     bool unknown = false;   // must be -ENOSYS
     bool positive = false;  // may return a positive value
+    bool exact = false;     // must return `want`
+    int64_t want = 0;
     const char* name = "";
 };
 // Any call, by the guest's rules; no set_trap_table when an exception may
 // follow before the guest installs its table again (a SYSCALL of its own).
 Call make_call(bool traps_follow);
+// The DPL of the guest's trap-table entry for `vector` (0 above 31).
+unsigned trap_dpl(unsigned vector);
 Call make_core_call(unsigned depth);   // what a multicall may hold
 void op_hypercall();
 // Checks a hypercall's result; what came back by a raw SYSCALL too.

@@ -55,18 +55,21 @@ const Insn kInsns[] = {
     I(hs_int3, kBP | kGP, None, 0), I(hs_int3_cd, kBP | kGP, None, 0), I(hs_int1, kDB | kGP | kUD, None, 0),   // ICEBP: #DB; #UD under some emulators
     I(hs_aaa, kUD, None, 0), I(hs_pop_ss, kUD, None, 0), I(hs_lock_nop, kUD, None, 0),
     I(hs_too_long, kGP | kUD, None, 0),
-    I(hs_cli, kGP, None, 0), I(hs_sti, kGP, None, 0), I(hs_hlt, kGP, None, 0), I(hs_clts, kGP, None, 0),
-    I(hs_wbinvd, kGP, None, 0), I(hs_invd, kGP, None, 0), I(hs_swapgs, kGP | kUD, None, 0),
+    // Emulated as Xen emulates them for a PV kernel: clts, wbinvd, mov from
+    // CR0/2/3/4, mov to CR0 (only TS may change), CR4 (ignored), rdmsr of
+    // FS/GS bases and EFER (docs/abi.md §10 "Emulation").
+    I(hs_cli, kGP, None, 0), I(hs_sti, kGP, None, 0), I(hs_hlt, kGP, None, 0), I(hs_clts, kNone, None, 0),
+    I(hs_wbinvd, kNone, None, 0), I(hs_invd, kGP, None, 0), I(hs_swapgs, kGP | kUD, None, 0),
     I(hs_sysretq, kGP | kUD, None, 0), I(hs_sysenter, kGP | kUD, None, 0), I(hs_sysexit, kGP | kUD, None, 0),
     I(hs_rsm, kUD, None, 0), I(hs_getsec, kUD | kGP, None, 0), I(hs_vmcall, kUD | kGP, None, 0),
     I(hs_vmmcall, kUD | kGP, None, 0), I(hs_invlpg, kGP, Value, 0), I(hs_lgdt, kGP | kPF, Value, 0),
     I(hs_lidt, kGP | kPF, Value, 0), I(hs_lldt, kGP, Selector, 0), I(hs_ltr, kGP, Selector, 0),
     I(hs_lmsw, kGP, Value, 0),
-    I(hs_rd_cr0, kGP, None, 0), I(hs_rd_cr2, kGP, None, 0), I(hs_rd_cr3, kGP, None, 0), I(hs_rd_cr4, kGP, None, 0),
-    I(hs_rd_cr8, kGP, None, 0), I(hs_wr_cr0, kGP, Value, 0), I(hs_wr_cr3, kGP, Value, 0),
-    I(hs_wr_cr4, kGP, Value, 0), I(hs_wr_cr8, kGP, Value, 0), I(hs_rd_dr7, kGP, None, 0),
-    I(hs_wr_dr7, kGP, Value, 0), I(hs_wr_dr0, kGP, Value, 0),
-    I(hs_rdmsr, kGP, Value, 0), I(hs_wrmsr, kGP, Value, 0), I(hs_rdpmc, kGP | kNone, Value, 0),
+    I(hs_rd_cr0, kNone, None, 0), I(hs_rd_cr2, kNone, None, 0), I(hs_rd_cr3, kNone, None, 0),
+    I(hs_rd_cr4, kNone, None, 0), I(hs_rd_cr8, kGP, None, 0), I(hs_wr_cr0, kGP | kNone, Value, 0),
+    I(hs_wr_cr3, kGP, Value, 0), I(hs_wr_cr4, kNone, Value, 0), I(hs_wr_cr8, kGP, Value, 0),
+    I(hs_rd_dr7, kGP, None, 0), I(hs_wr_dr7, kGP, Value, 0), I(hs_wr_dr0, kGP, Value, 0),
+    I(hs_rdmsr, kGP | kNone, Value, 0), I(hs_wrmsr, kGP, Value, 0), I(hs_rdpmc, kGP | kNone, Value, 0),
     I(hs_xsetbv, kGP | kUD, Value, 0), I(hs_monitor, kUD | kGP, Value, 0), I(hs_mwait, kUD | kGP, None, 0),
     // Ports: none is open to ring 3; 0xf4 would end QEMU.
     I(hs_inb_dx, kGP, Port, 0), I(hs_inw_dx, kGP, Port, 0), I(hs_inl_dx, kGP, Port, 0),
@@ -210,8 +213,9 @@ void judge(const char* what, const ProbeResult& r, uint32_t expect, const Addr* 
         // Page-fault error code: P 0, W/R 1, U/S 2, RSVD 3, I/D 4 ("Page-Fault Exceptions").
         if (r.cr2 < a->cr2_lo || r.cr2 > a->cr2_hi)
             fail("%s: #PF at cr2 %x, expected %x..%x", what, r.cr2, a->cr2_lo, a->cr2_hi);
-        if (!(r.error & 4) || (r.error & 8) || (!fetch && !rmw && bool(r.error & 2) != store))
-            fail("%s: #PF error code %x (user %u, write %u expected)", what, r.error, uint64_t(1), uint64_t(store));
+        // U/S clear: Xen's report of a fault in the guest's kernel mode.
+        if ((r.error & 4) || (r.error & 8) || (!fetch && !rmw && bool(r.error & 2) != store))
+            fail("%s: #PF error code %x (user %u, write %u expected)", what, r.error, uint64_t(0), uint64_t(store));
     }
     if (r.vector == 13 && a && (a->expect & kGP) && r.error != 0)
         fail("%s: #GP error code %x for a non-canonical address, expected 0", what, r.error);
@@ -229,6 +233,8 @@ void run_insn(const Insn& in)
         a[0] = rng.below(2) ? pick_any_va() : rng.next();
         if (in.fn == hs_rdmsr || in.fn == hs_wrmsr)
             a[0] = rng.of({0xc0000080ull, 0xc0000081ull, 0xc0000082ull, 0xc0000084ull, 0xc0000102ull, 0x1bull, 0x10ull, 0x174ull, rng.next()});
+        // Never Xen's hypercall-page MSR: it would write a page over a frame of the guest's own.
+        if (in.fn == hs_wrmsr && uint32_t(a[0]) == 0x40000000) a[0] ^= 1;
         if (in.fn == hs_lgdt || in.fn == hs_lidt) a[0] = pick_pointer(10);
         if (in.fn == hs_monitor) a[0] = pool_a_addr(1).va;
         break;
@@ -287,12 +293,19 @@ void run_int_n()
     note("int $n", n);
     const ProbeResult r = probe(at, at, at + 2);
     noted_result(r.traps ? -int64_t(r.vector) - 1000 : 0);
-    // Every gate but those of #BP and #OF has DPL 0 (and the gates above 31
-    // the hypervisor uses must never run from ring 3): #GP, or #NP.
-    uint32_t expect = kGP | kNP;
-    if (n == 3) expect |= kBP;
-    if (n == 4) expect |= kOF;
+    // The gates of #BP and #OF have DPL 3; any other INT n reaches the
+    // guest's handler of vector n when its entry's DPL is above 0 (Xen's
+    // rule for a PV kernel: no error code, RIP past the instruction), else
+    // it is a #GP naming the IDT gate (n * 8 + 2, n * 16 + 2 under TCG).
+    uint32_t expect = kGP;
+    if (n == 3) expect = kBP;
+    else if (n == 4) expect = kOF;
+    else if (trap_dpl(n) > 0) expect = V(n);
     judge("int $n", r, expect, nullptr, false, false);
+    if (r.traps && r.vector == 13 && r.error != n * 8 + 2 && r.error != n * 16 + 2)
+        fail("int $%u: #GP error code %x, expected the IDT gate %x", n, r.error, n * 8 + 2);
+    if (r.traps && expect != kGP && r.vector != 13 && r.rip != uint64_t(at + 2))
+        fail("int $%u: delivered with rip %x, expected %x (past it)", n, r.rip, uint64_t(at + 2));
 }
 
 // A far return and an IRETQ of the guest's own, to its resume point or not.

@@ -35,6 +35,7 @@ constexpr uint16_t kFlatCs = FLAT_RING3_CS64, kFlatSs = FLAT_RING3_SS64;
 bool has_error_code(unsigned v) { return v == 8 || (v >= 10 && v <= 14) || v == 17 || v == 21 || v == 29 || v == 30; }
 
 bool g_known = false;   // the hypervisor holds the table install_traps set
+uint8_t g_dpl[32];      // the DPL install_traps gave each exception vector
 
 struct Active {
     bool on = false, in_handler = false, may_skip = false, single_step = false;
@@ -65,18 +66,27 @@ void install_traps()
         order[i] = order[j], order[j] = x;
     }
     unsigned n = 0;
-    for (unsigned v : order)
-        t[n++] = trap_info_t{uint8_t(v), uint8_t(rng.below(4)), kFlatCs,
+    // A DPL above 0 lets INT n reach the handler (a PV kernel's rule), with
+    // no error code: so 0 for the vectors whose handler reads one.
+    for (unsigned v : order) {
+        g_dpl[v] = has_error_code(v) ? 0 : uint8_t(rng.below(4));
+        t[n++] = trap_info_t{uint8_t(v), uint8_t(g_dpl[v] | (rng.below(2) << 2)), kFlatCs,
                              uint64_t(hostile_trap_stubs) + 16 * (32 * rng.below(3) + v)};
-    for (unsigned k = unsigned(rng.below(4)); k; --k)   // ignored: ring 3 cannot raise them
+    }
+    for (unsigned k = unsigned(rng.below(4)); k; --k)   // DPL 0: INT n of them stays a #GP
         t[n++] = trap_info_t{uint8_t(32 + rng.below(224)), 0, kFlatCs, uint64_t(hostile_trap_stubs)};
     t[n] = trap_info_t{0, 0, 0, 0};
-    const long rc = hypercall(__HYPERVISOR_set_trap_table, uint64_t(t));
+    // Entries merge per vector: NULL first clears what earlier random tables left.
+    long rc = hypercall(__HYPERVISOR_set_trap_table, 0);
+    if (rc != 0) fail("set_trap_table(NULL): %d", rc);
+    rc = hypercall(__HYPERVISOR_set_trap_table, uint64_t(t));
     if (rc != 0) fail("set_trap_table of a full table: %d", rc);
     g_known = true;
 }
 
 void traps_unknown() { g_known = false; }
+
+unsigned trap_dpl(unsigned vector) { return vector < 32 ? g_dpl[vector] : 0; }
 
 void restore_segments()
 {

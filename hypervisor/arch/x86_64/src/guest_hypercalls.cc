@@ -48,6 +48,8 @@ constexpr HypercallTable<ArchHandler>::Entry kArchEntries[] = {
     {__HYPERVISOR_set_trap_table, do_set_trap_table},
     {__HYPERVISOR_set_gdt, do_set_gdt},
     {__HYPERVISOR_stack_switch, do_stack_switch},
+    {__HYPERVISOR_fpu_taskswitch, do_fpu_taskswitch},
+    {__HYPERVISOR_vm_assist, do_vm_assist},
     {__HYPERVISOR_set_callbacks, do_set_callbacks},
     {__HYPERVISOR_console_io, do_console_io},
     {__HYPERVISOR_iret, do_iret},

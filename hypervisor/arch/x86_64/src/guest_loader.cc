@@ -64,6 +64,15 @@ void write_stub(uint8_t* p, uint32_t nr)
     }
 }
 
+} // namespace
+
+void write_hypercall_page(uint8_t* page)
+{
+    for (uint32_t nr = 0; nr < kPageSize / 32; ++nr) write_stub(page + nr * 32, nr);
+}
+
+namespace {
+
 // The words of a module's string that are the hypervisor's (main.cc reads
 // them, and the unsafe window above): "key=value" or the bare key.
 constexpr const char* kHypervisorWords[] = {"frames", "vcpus", "deny", "peer", "unsafe-native-pt", "invariant-check"};
@@ -153,7 +162,7 @@ int guest_load(DomId id, const uint8_t* file, size_t size, uint64_t nr_frames, u
     }
     if (!entry_in || !hcall_in || (elf.hypercall_page & (kPageSize - 1)))
         return refuse("entry point or hypercall page outside the image");
-    for (uint32_t nr = 0; nr < kPageSize / 32; ++nr) write_stub(guest_bytes(l, elf.hypercall_page) + nr * 32, nr);
+    write_hypercall_page(guest_bytes(l, elf.hypercall_page));
 
     // The P2M list: the frames are contiguous, but the ABI is the list.
     uint64_t* p2m = reinterpret_cast<uint64_t*>(guest_bytes(l, elf.image_end));

@@ -134,6 +134,7 @@ void guest_run(Vcpu& v)
     cli();
     this_cpu().vcpu = &v;
     guest_gdt_reset();
+    guest_fpu_reset(v);
     time_publish(guest_domain(v).shared->vcpu_info[v.id].time);   // on the CPU it runs on
     write_cr3(maddr_of(v.guest_table).v);
     guest_enter(&static_cast<VcpuArch*>(v.platform_data)->start);

@@ -41,19 +41,33 @@ bool guest_va_ok(uint64_t va)
 
 bool guest_bounce(TrapFrame& f)
 {
-    Vcpu& v = *this_cpu().vcpu;
     // NMI, #DF and #MC are the hypervisor's; nothing else is delivered twice.
     if (f.vector >= 32 || f.vector == 2 || f.vector == 8 || f.vector == 18) return false;
-    const uint64_t handler = arch(v).trap[f.vector];
+    // Xen gives a page fault of the guest's kernel mode the U/S bit clear
+    // and one of its user mode the bit set, whatever ring the CPU saw; a
+    // pvmmu guest has only kernel mode.
+    if (f.vector == 14) f.error &= ~uint64_t(4);
+    return guest_deliver(f, unsigned(f.vector), has_error_code(unsigned(f.vector)));
+}
+
+bool guest_deliver(TrapFrame& f, unsigned vector, bool error_code)
+{
+    Vcpu& v = *this_cpu().vcpu;
+    const uint64_t handler = arch(v).trap[vector].address;
     if (!handler) return false;
     GuestDomain& d = guest_domain(v);
-    if (f.vector == 14 && d.shared && v.id < XEN_LEGACY_MAX_VCPUS) d.shared->vcpu_info[v.id].arch.cr2 = read_cr2();
+    // A #PF the CPU raised (never an INT $14) sets the virtual CR2, as Xen's.
+    const bool page_fault = vector == 14 && error_code;
+    if (page_fault) {
+        arch(v).cr2 = read_cr2();
+        if (d.shared && v.id < XEN_LEGACY_MAX_VCPUS) d.shared->vcpu_info[v.id].arch.cr2 = arch(v).cr2;
+    }
 
     uint64_t frame[8];
     unsigned n = 0;
     frame[n++] = f.rcx;
     frame[n++] = f.r11;
-    if (has_error_code(unsigned(f.vector))) frame[n++] = f.error;
+    if (error_code) frame[n++] = f.error;
     frame[n++] = f.rip;
     frame[n++] = f.cs;
     frame[n++] = f.rflags;
@@ -61,7 +75,7 @@ bool guest_bounce(TrapFrame& f)
     frame[n++] = f.ss;
     const uint64_t sp = (f.rsp & ~15ull) - n * sizeof(uint64_t);
     if (platform().copy_to_guest(v, Vaddr{sp}, frame, n * sizeof(uint64_t))) return false;
-    if (f.vector == 14) arch(v).counters.faults.fetch_add(1, std::memory_order_relaxed);
+    if (page_fault) arch(v).counters.faults.fetch_add(1, std::memory_order_relaxed);
     f.rip = handler;
     f.rsp = sp;
     f.cs = HV_SEL_GUEST_CS64;
@@ -70,26 +84,32 @@ bool guest_bounce(TrapFrame& f)
     return true;
 }
 
-// set_trap_table(const trap_info_t* list): entries up to the one with
-// address 0 replace the table; NULL clears it. The list is read whole
-// before anything changes; a bad handler address is -EINVAL. Vectors above
-// 31 (software interrupts) are accepted and ignored: ring 3 cannot raise
-// them (only the gates of #BP and #OF have DPL 3, so any other INT n is a #GP).
+// set_trap_table(const trap_info_t* list), with Xen's semantics: each entry
+// replaces its vector's (handler and DPL, TI_GET_DPL), one at a time as it is
+// read, up to the first whose address is 0; the other vectors keep theirs. A
+// NULL list clears every vector. An error stops the list where it is (the
+// entries before stay, as on Xen): a handler that is not a guest address
+// -EINVAL (Xen checks only that it is canonical), an unreadable entry
+// -EFAULT. Xen sets no bound on the list; so that no call holds the CPU
+// unboundedly, it continues (hypercall_continue) every kTrapBatch entries.
 long do_set_trap_table(Vcpu& v, TrapFrame& f)
 {
-    uint64_t table[32] = {};
-    if (f.rdi) {
-        for (unsigned i = 0;; ++i) {
-            if (i == 256) return -XEN_EINVAL;
-            trap_info_t t;
-            if (platform().copy_from_guest(v, &t, Vaddr{f.rdi + i * sizeof(t)}, sizeof(t))) return -XEN_EFAULT;
-            if (t.address == 0) break;
-            if (!guest_va_ok(t.address)) return -XEN_EINVAL;
-            if (t.vector < 32) table[t.vector] = t.address;
-        }
+    constexpr unsigned kTrapBatch = 64;
+    VcpuArch& a = arch(v);
+    if (!f.rdi) {
+        for (TrapEntry& t : a.trap) t = TrapEntry{};
+        return 0;
     }
-    for (unsigned i = 0; i < 32; ++i) arch(v).trap[i] = table[i];
-    return 0;
+    uint64_t list = f.rdi;
+    for (unsigned i = 0; i < kTrapBatch; ++i, list += sizeof(trap_info_t)) {
+        trap_info_t t;
+        if (platform().copy_from_guest(v, &t, Vaddr{list}, sizeof(t))) return -XEN_EFAULT;
+        if (t.address == 0) return 0;
+        if (!guest_va_ok(t.address)) return -XEN_EINVAL;
+        a.trap[t.vector] = TrapEntry{t.address, uint8_t(t.flags & 3)};
+    }
+    f.rdi = list;   // what is left
+    return hypercall_continue(f);
 }
 
 // iret: the frame is struct iret_context at the guest's RSP. RIP and RSP

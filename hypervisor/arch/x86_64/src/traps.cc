@@ -143,8 +143,11 @@ static void dispatch(TrapFrame* f)
     case kVectorSpurious:   // no EOI for the spurious vector ("Spurious Interrupt")
         return;
     default:
-        if ((f->cs & 3) == 3 && !guest_bounce(*f)) guest_crash(*f, "exception in the guest");
-        if ((f->cs & 3) == 3) return;
+        if ((f->cs & 3) == 3) {
+            // What Xen emulates for a PV kernel first (guest_emulate.cc), then its handler.
+            if (!guest_emulate(*f) && !guest_bounce(*f)) guest_crash(*f, "exception in the guest");
+            return;
+        }
         fatal(*f);
     }
 }

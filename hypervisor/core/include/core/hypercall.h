@@ -18,6 +18,10 @@ struct [[nodiscard]] HcResult {
     bool preempted;   // arg[] rewritten: issue the frame again to continue
 };
 
+// The Xen release whose interface pvmmu speaks (the libxen-dev headers'),
+// as XENVER_version and CPUID leaf 0x40000001 give it: major << 16 | minor.
+inline constexpr long kXenVersion = (4 << 16) | 17;
+
 inline constexpr HcResult done(long rc) { return HcResult{rc, false}; }
 inline constexpr HcResult preempted() { return HcResult{0, true}; }
 

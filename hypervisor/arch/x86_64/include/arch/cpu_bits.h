@@ -5,11 +5,15 @@
 
 /* CR0 ("Control Registers"). */
 #define CR0_PE   (1 << 0)    /* protection enable */
+#define CR0_TS   (1 << 3)    /* task switched: x87/SSE instructions raise #NM */
 #define CR0_WP   (1 << 16)   /* supervisor writes honour read-only pages */
 #define CR0_PG   (1 << 31)   /* paging */
 
 /* CR4. */
 #define CR4_PAE  (1 << 5)    /* 64-bit page-table entries; required for IA-32e */
+#define CR4_MCE  (1 << 6)
+#define CR4_OSFXSR     (1 << 9)
+#define CR4_OSXMMEXCPT (1 << 10)
 #define CR4_PGE  (1 << 7)
 #define CR4_SMEP (1 << 20)   /* supervisor may not execute user pages */
 
@@ -21,6 +25,7 @@
 #define EFER_NXE       (1 << 11)   /* execute-disable bit 63 of entries honoured */
 
 #define MSR_APIC_BASE  0x1B        /* bit 11: xAPIC global enable, 10: x2APIC */
+#define MSR_FS_BASE    0xC0000100
 #define MSR_GS_BASE    0xC0000101  /* %gs base: this CPU's PerCpu */
 #define MSR_KERNEL_GS_BASE 0xC0000102
 

@@ -36,10 +36,20 @@ struct VcpuCounters {
     std::atomic<uint64_t> shootdowns_sent{0}, shootdowns_served{0};
 };
 
+// One vector of the virtual IDT (set_trap_table): the handler, 0 = none, and
+// the DPL of trap_info_t.flags (TI_GET_DPL), which decides whether a software
+// INT n reaches it (guest_emulate.cc).
+struct TrapEntry {
+    uint64_t address = 0;
+    uint8_t dpl = 0;
+};
+
 struct VcpuArch {
     std::atomic<VcpuState> state{VcpuState::Down};
     TrapFrame start{};          // the registers the vCPU starts with (guest_enter)
-    uint64_t trap[32] = {};     // set_trap_table: handler of exception vector v, 0 = none
+    TrapEntry trap[256];        // set_trap_table, by vector
+    bool fpu_ts = false;        // the virtual CR0.TS (fpu_taskswitch, clts, mov to CR0)
+    uint64_t cr2 = 0;           // the virtual CR2: the last bounced #PF's address, or mov to CR2
     uint64_t callback[8] = {};  // set_callbacks / callback_op, by CALLBACKTYPE_*
     uint64_t kernel_ss = 0, kernel_sp = 0;   // stack_switch
     ConsoleLine line;
@@ -61,6 +71,8 @@ struct GuestDomain {
     // Booted with the module word `invariant-check`: may run the whole-machine
     // invariant check (PVMMUOP_check_invariants), a test facility.
     bool invariant_check = false;
+    // vm_assist: the VMASST_TYPE_* bits the domain enabled (guest_emulate.cc).
+    std::atomic<uint64_t> vm_assist{0};
 };
 
 // The event channel of the console ring (start_info.console.domU.evtchn):
@@ -80,6 +92,23 @@ bool guest_va_ok(uint64_t va);
 // false when there is no handler or the frame cannot be written.
 bool guest_bounce(TrapFrame& f);
 
+// An event of `vector` delivered to the running vCPU's handler for it, with
+// the bounce frame above, an error code in it only when `error_code`: what
+// guest_bounce does for a hardware exception, and a software INT n uses
+// (no error code, RIP past the instruction). False as guest_bounce.
+bool guest_deliver(TrapFrame& f, unsigned vector, bool error_code);
+
+// What Xen emulates for a PV kernel when the CPU refuses it in ring 3
+// (guest_emulate.cc): for a #GP, an INT n the trap table's DPL allows and the
+// privileged instructions Xen emulates; for a #UD, Xen's forced-emulation
+// prefix; for a #NM, the virtual CR0.TS. True when f is ready to return to
+// the guest (the instruction done, or another event delivered); false when
+// the exception goes to the guest's handler as it is.
+bool guest_emulate(TrapFrame& f);
+
+// A vCPU starting on this CPU: FPU instructions allowed (CR0.TS clear).
+void guest_fpu_reset(Vcpu& v);
+
 // The hypercalls of guest_traps.cc, for guest_hypercalls.cc's table.
 long do_set_trap_table(Vcpu& v, TrapFrame& f);
 long do_iret(Vcpu& v, TrapFrame& f);
@@ -91,6 +120,8 @@ long do_set_gdt(Vcpu& v, TrapFrame& f);            // guest_gdt.cc
 long do_console_io(Vcpu& v, TrapFrame& f);         // guest_console.cc
 long do_event_channel_op(Vcpu& v, TrapFrame& f);   // guest_console.cc
 long do_pvmmu_op(Vcpu& v, TrapFrame& f);           // pvmmu_op.cc
+long do_fpu_taskswitch(Vcpu& v, TrapFrame& f);     // guest_emulate.cc
+long do_vm_assist(Vcpu& v, TrapFrame& f);          // guest_emulate.cc
 
 // Prints what v's console line holds, ending it with a '\n' if it has none:
 // when the vCPU stops (shutdown, crash, VCPUOP_down, its domain stopped).
@@ -115,6 +146,11 @@ VcpuCounters* counters_for(const Domain* origin);
 // word, the kernel's name).
 int guest_load(DomId id, const uint8_t* file, size_t size, uint64_t nr_frames, unsigned nr_vcpus,
                CpuId first_cpu, const char* cmdline, GuestDomain& out);
+
+// Xen's x86-64 PV hypercall page (32 bytes per number) written at `page`
+// (guest_loader.cc): for XEN_ELFNOTE_HYPERCALL_PAGE at load, and for a
+// write of Xen's hypercall-page MSR (guest_emulate.cc).
+void write_hypercall_page(uint8_t* page);
 
 // Counts a built domain as running, until it shuts down.
 void guest_domain_running();

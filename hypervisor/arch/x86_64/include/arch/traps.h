@@ -2,7 +2,8 @@
 // vectors the platform uses, and the C++ side of the entry (traps.cc). An
 // exception in ring 0 is the hypervisor's own bug — reported (vector, error
 // code, RIP, CR2, the CPU), the run ends — except a fault of guest_copy,
-// which is fixed up; one from ring 3 is bounced to the guest's trap table
+// which is fixed up; one from ring 3 is first given to what Xen emulates for
+// a PV kernel (guest_emulate.cc), else bounced to the guest's trap table
 // (guest_traps.cc) or crashes its domain.
 #pragma once
 

@@ -74,6 +74,8 @@ inline uint64_t read_cr4()
 // of TLBs and Paging-Structure Caches").
 inline void write_cr3(uint64_t v) { asm volatile("mov %0, %%cr3" : : "r"(v) : "memory"); }
 inline void write_cr4(uint64_t v) { asm volatile("mov %0, %%cr4" : : "r"(v) : "memory"); }
+inline void write_cr0(uint64_t v) { asm volatile("mov %0, %%cr0" : : "r"(v) : "memory"); }
+inline void clts() { asm volatile("clts" ::: "memory"); }
 inline void invlpg(uint64_t va) { asm volatile("invlpg (%0)" : : "r"(va) : "memory"); }
 
 inline void pause() { asm volatile("pause" ::: "memory"); }

@@ -1,0 +1,40 @@
+// The hardware-independent half of guest_emulate.cc (docs/abi.md §10
+// "Emulation"): what the bytes at a refused instruction's RIP ask for, and
+// vm_assist's answer. Pure functions of their arguments, so the host's unit
+// tests feed them every short, prefixed and mismatched input
+// (tests/arch/guest_decode_test.cc).
+#pragma once
+
+#include <stdint.h>
+
+namespace pvmmu::x86 {
+
+// The instructions emulated for a #GP(0) (one optional REX prefix, then 0F xx).
+enum class PrivOp : uint8_t { None, Clts, Wbinvd, ReadCr, WriteCr, Rdmsr, Wrmsr };
+
+struct PrivInsn {
+    PrivOp op = PrivOp::None;
+    uint8_t cr = 0;    // ReadCr / WriteCr: the control register (REX.R extends it)
+    uint8_t reg = 0;   // ReadCr / WriteCr: the general register, ModRM numbering (REX.B extends it)
+    uint8_t len = 0;   // the instruction's length
+};
+
+// b: the n bytes at RIP that could be read (n may be short: the next page
+// may be gone).
+PrivInsn decode_privileged(const uint8_t* b, unsigned n);
+
+// Xen's forced-emulation prefix and CPUID: 0f 0b 'x' 'e' 'n' 0f a2.
+inline constexpr unsigned kForcedCpuidLen = 7;
+bool is_forced_cpuid(const uint8_t* b, unsigned n);
+
+// The vector of the INT n (CD ib) at RIP whose gate the #GP's error code
+// names (IDT bit set, EXT clear; index n * 8 + 2 on a CPU, n * 16 + 2 under
+// QEMU's TCG), or -1.
+int software_int_vector(const uint8_t* b, unsigned n, uint64_t error);
+
+// vm_assist(cmd, type): Xen's checks in Xen's order (type, then command);
+// 0 when the caller is to set (enable) or clear (disable) the type's bit,
+// else the negative errno.
+long vm_assist_result(uint32_t cmd, uint32_t type);
+
+} // namespace pvmmu::x86

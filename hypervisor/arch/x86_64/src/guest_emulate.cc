@@ -1,0 +1,283 @@
+// What Xen emulates for a 64-bit PV kernel (issue 14, items 4 and 5;
+// docs/abi.md §10 "Emulation"). The kernel runs in ring 3, so the CPU
+// refuses it every privileged instruction (#GP(0)), every INT n but through
+// the DPL-3 gates of #BP and #OF (#GP with the IDT vector in the error code)
+// and Xen's forced-emulation prefix (#UD at its UD2). Before such an
+// exception is bounced, the hypervisor does what Xen does for a PV kernel:
+//
+// - INT n whose trap-table entry has a DPL the guest's kernel mode passes:
+//   the event goes to the handler of vector n, with no error code and RIP
+//   past the instruction (Xen's permit_softint: a PV kernel is let through
+//   by any DPL but 0; pvmmu has no guest user mode, which needs DPL 3).
+// - The privileged instructions Xen's PV emulator takes: mov from CR0, CR2,
+//   CR3, CR4; mov to CR0 (TS only), CR2, CR4 (ignored bits); clts; wbinvd
+//   (a no-op, as for any domain without cache-flush rights); rdmsr of the
+//   MSRs below; wrmsr of Xen's hypercall-page MSR. Everything else (mov to
+//   CR3, debug registers, other wrmsr, port I/O, cli/sti, hlt) keeps the
+//   #GP(0) the CPU raised, which is what Xen delivers too when it does not
+//   emulate.
+// - `ud2; .ascii "xen"; cpuid` (bytes 0f 0b 78 65 6e 0f a2): CPUID as a PV
+//   guest sees it, Xen's leaves 0x40000000-0x40000002 included.
+//
+// Every path reads the instruction's bytes from guest memory through the
+// guest's own page tables (Platform::copy_from_guest, as a hypercall's
+// pointer), so a page another vCPU unmaps or rewrites meanwhile yields
+// either the bytes that are there now or nothing; nothing read is trusted
+// beyond the bytes checked. Prefixes other than one REX are not decoded:
+// such an instruction keeps its exception (Xen's full emulator would take
+// it; a difference documented in docs/abi.md §11).
+#include <pvmmu/abi.h>
+#include <xen/arch-x86/cpuid.h>
+
+#include "arch/core_glue.h"
+#include "arch/cpu_bits.h"
+#include "arch/guest.h"
+#include "arch/guest_decode.h"
+#include "arch/percpu.h"
+#include "arch/direct_map.h"
+#include "arch/x86.h"
+#include "core/hypercall.h"
+#include "core/refs.h"
+
+namespace pvmmu::x86 {
+
+namespace {
+
+constexpr uint64_t kRflagsTf = 0x100;
+
+Platform& platform() { return core()->platform(); }
+
+// Up to n bytes at rip, as many as can be read (the instruction may end on
+// a page that is gone now); the count read.
+unsigned fetch(Vcpu& v, uint64_t rip, uint8_t* b, unsigned n)
+{
+    if (!platform().copy_from_guest(v, b, Vaddr{rip}, n)) return n;
+    const unsigned first = unsigned(kPageSize - (rip & (kPageSize - 1)));
+    return first < n && !platform().copy_from_guest(v, b, Vaddr{rip}, first) ? first : 0;
+}
+
+// General-purpose register `i` (ModRM numbering, REX extended) of the frame.
+uint64_t& gpr(TrapFrame& f, unsigned i)
+{
+    uint64_t* const regs[16] = {&f.rax, &f.rcx, &f.rdx, &f.rbx, &f.rsp, &f.rbp, &f.rsi, &f.rdi,
+                                &f.r8,  &f.r9,  &f.r10, &f.r11, &f.r12, &f.r13, &f.r14, &f.r15};
+    return *regs[i & 15];
+}
+
+// The CR0 a PV kernel reads: the CPU's, with the virtual TS (Xen's read_cr).
+uint64_t guest_cr0(const VcpuArch& a) { return (read_cr0() & ~uint64_t(CR0_TS)) | (a.fpu_ts ? CR0_TS : 0); }
+
+// The CR4 bits Xen shows a PV kernel of the hypervisor's own settings
+// (PV_CR4_GUEST_VISIBLE_MASK); the guest-controlled ones (TSD, DE, FSGSBASE,
+// OSXSAVE) are never set on pvmmu, so writes of them are ignored.
+constexpr uint64_t kCr4Visible = CR4_PAE | CR4_MCE | CR4_OSFXSR | CR4_OSXMMEXCPT;
+
+void set_fpu_ts(VcpuArch& a, bool on)
+{
+    a.fpu_ts = on;
+    if (on) write_cr0(read_cr0() | CR0_TS);
+    else clts();
+}
+
+bool read_cr(Vcpu& v, unsigned cr, uint64_t& val)
+{
+    switch (cr) {
+    case 0: val = guest_cr0(arch(v)); return true;
+    case 2: val = arch(v).cr2; return true;
+    // Xen's format (xen_pfn_to_cr3): the machine frame of the kernel L4.
+    case 3: val = xen_pfn_to_cr3(v.guest_table.v); return true;
+    case 4: val = read_cr4() & kCr4Visible; return true;
+    default: return false;
+    }
+}
+
+bool write_cr(Vcpu& v, unsigned cr, uint64_t val)
+{
+    VcpuArch& a = arch(v);
+    GuestDomain& d = guest_domain(v);
+    switch (cr) {
+    case 0:   // only TS may change (Xen: "Attempt to change unmodifiable CR0 flags" is a #GP)
+        if ((val ^ guest_cr0(a)) & ~uint64_t(CR0_TS)) return false;
+        set_fpu_ts(a, val & CR0_TS);
+        return true;
+    case 2:
+        a.cr2 = val;
+        if (d.shared && v.id < XEN_LEGACY_MAX_VCPUS) d.shared->vcpu_info[v.id].arch.cr2 = val;
+        return true;
+    case 4:   // Xen keeps what the policy allows of TSD, DE, FSGSBASE, OSXSAVE: none here
+        return true;
+    default:  // CR3: NEW_BASEPTR's work, not emulated yet
+        return false;
+    }
+}
+
+// RDMSR of the MSRs Xen's PV emulator answers that pvmmu can answer the
+// same: the segment bases and EFER (its known bits). #GP for the rest.
+bool read_msr(uint32_t msr, uint64_t& val)
+{
+    switch (msr) {
+    case MSR_FS_BASE: val = rdmsr(MSR_FS_BASE); return true;
+    case MSR_GS_BASE: val = rdmsr(MSR_KERNEL_GS_BASE); return true;   // the guest's, swapped out since entry
+    case MSR_KERNEL_GS_BASE: val = 0; return true;   // Xen: the guest user mode's %gs base; pvmmu has none
+    case MSR_EFER: val = rdmsr(MSR_EFER) & (EFER_SCE | EFER_LME | EFER_LMA | EFER_NXE); return true;
+    default: return false;
+    }
+}
+
+// WRMSR: only Xen's hypercall-page MSR (CPUID 0x40000002 EBX), whose value
+// is a machine address (a PV guest's frame number is the machine's) with the
+// page's index, which must be 0 (one page), in bits 11:0: the hypercall page
+// is written into that frame of the domain's, which must be able to be
+// writable (owned, not a page table; a reference held while it is written),
+// as Xen's wrmsr_hypervisor_regs does. #GP(0) for anything else.
+bool write_msr(Vcpu& v, uint32_t msr, uint64_t val)
+{
+    if (msr != XEN_CPUID_FIRST_LEAF || (val & (kPageSize - 1))) return false;
+    Hypervisor& hv = *core();
+    const Mfn m{val >> 12};
+    if (!hv.mem().valid(m) || get_page_and_type(hv, m, v.domain->id, PageType::Writable)) return false;
+    write_hypercall_page(dmap<uint8_t>(maddr_of(m)));
+    put_page_and_type(hv, m);
+    return true;
+}
+
+// CPUID as Xen's PV guests see it: Xen's leaves at 0x40000000 (the signature
+// and the highest leaf pvmmu fills, the version xen_version gives, one
+// hypercall page, written by its MSR (write_msr) as by the ELF note), and the CPU's leaves with what a guest
+// must not use or rely on masked (docs/abi.md §10 "Emulation").
+CpuidRegs guest_cpuid(const Vcpu& v, uint32_t leaf, uint32_t sub)
+{
+    if ((leaf & 0xffff0000u) == XEN_CPUID_FIRST_LEAF) {
+        switch (leaf) {
+        case XEN_CPUID_LEAF(0):
+            return {XEN_CPUID_LEAF(2), XEN_CPUID_SIGNATURE_EBX, XEN_CPUID_SIGNATURE_ECX, XEN_CPUID_SIGNATURE_EDX};
+        case XEN_CPUID_LEAF(1): return {uint32_t(kXenVersion), 0, 0, 0};
+        case XEN_CPUID_LEAF(2): {
+            const bool ad = v.domain->policy.allows(Perm::MmuAtomic);
+            return {1, XEN_CPUID_FIRST_LEAF, ad ? XEN_CPUID_FEAT1_MMU_PT_UPDATE_PRESERVE_AD : 0u, 0};
+        }
+        default: return {0, 0, 0, 0};
+        }
+    }
+    CpuidRegs r = cpuid(leaf, sub);
+    switch (leaf) {
+    case 1:
+        // ECX: MONITOR, DS-CPL, VMX, SMX, EST, TM2, PDCM, x2APIC off; the
+        // hypervisor bit (31) on. EDX: ACPI, TM, PBE off.
+        r.ecx = (r.ecx & ~((1u << 3) | (1u << 4) | (1u << 5) | (1u << 6) | (1u << 7) | (1u << 8) | (1u << 15) |
+                           (1u << 21))) | (1u << 31);
+        r.edx &= ~((1u << 22) | (1u << 29) | (1u << 31));
+        break;
+    case 5: case 6:   // MONITOR/MWAIT and power management: the hypervisor's
+        r = {0, 0, 0, 0};
+        break;
+    default: break;
+    }
+    return r;
+}
+
+// INT n (CD ib) refused by the gate's DPL (guest_decode.h: the vector from
+// the instruction, checked against the error code). The guest's kernel mode
+// passes any DPL but 0.
+bool software_interrupt(Vcpu& v, TrapFrame& f)
+{
+    uint8_t b[2];
+    const int n = software_int_vector(b, fetch(v, f.rip, b, 2), f.error);
+    if (n < 0) return false;
+    const TrapEntry& t = arch(v).trap[n];
+    if (t.dpl == 0 || !t.address) return false;
+    TrapFrame g = f;
+    g.rip = f.rip + 2;
+    if (!guest_deliver(g, unsigned(n), false)) return false;
+    f = g;
+    return true;
+}
+
+// The instructions of the #GP(0) path; the length done, 0 when not emulated.
+unsigned privileged(Vcpu& v, TrapFrame& f)
+{
+    uint8_t b[4];
+    const PrivInsn in = decode_privileged(b, fetch(v, f.rip, b, sizeof(b)));
+    uint64_t val;
+    switch (in.op) {
+    case PrivOp::None: return 0;
+    case PrivOp::Clts: set_fpu_ts(arch(v), false); break;
+    case PrivOp::Wbinvd: break;   // no cache to flush for a domain without I/O memory
+    case PrivOp::ReadCr:
+        if (!read_cr(v, in.cr, val)) return 0;
+        gpr(f, in.reg) = val;
+        break;
+    case PrivOp::WriteCr:
+        if (!write_cr(v, in.cr, gpr(f, in.reg))) return 0;
+        break;
+    case PrivOp::Rdmsr:
+        if (!read_msr(uint32_t(f.rcx), val)) return 0;
+        f.rax = uint32_t(val);
+        f.rdx = val >> 32;
+        break;
+    case PrivOp::Wrmsr:
+        if (!write_msr(v, uint32_t(f.rcx), (f.rdx << 32) | uint32_t(f.rax))) return 0;
+        break;
+    }
+    return in.len;
+}
+
+// Xen's forced-emulation prefix before CPUID (<xen/arch-x86/xen.h>
+// XEN_EMULATE_PREFIX: ud2a; .ascii "xen").
+unsigned forced_cpuid(Vcpu& v, TrapFrame& f)
+{
+    uint8_t b[kForcedCpuidLen];
+    if (!is_forced_cpuid(b, fetch(v, f.rip, b, sizeof(b)))) return 0;
+    const CpuidRegs r = guest_cpuid(v, uint32_t(f.rax), uint32_t(f.rcx));
+    f.rax = r.eax, f.rbx = r.ebx, f.rcx = r.ecx, f.rdx = r.edx;
+    return kForcedCpuidLen;
+}
+
+} // namespace
+
+bool guest_emulate(TrapFrame& f)
+{
+    Vcpu& v = *this_cpu().vcpu;
+    unsigned len = 0;
+    switch (f.vector) {
+    case 7:   // #NM of the virtual TS: it ends, the guest's handler runs (Xen's do_device_not_available)
+        if (arch(v).fpu_ts) set_fpu_ts(arch(v), false);
+        return false;
+    case 6: len = forced_cpuid(v, f); break;
+    case 13:
+        if (f.error) return software_interrupt(v, f);
+        len = privileged(v, f);
+        break;
+    default: return false;
+    }
+    if (!len) return false;
+    f.rip += len;
+    // The single-step trap the instruction would have taken, as the CPU
+    // delivers it after an instruction that completes.
+    if ((f.rflags & kRflagsTf) && !guest_deliver(f, 1, false)) guest_crash(f, "#DB after an emulated instruction");
+    return true;
+}
+
+void guest_fpu_reset(Vcpu& v) { set_fpu_ts(arch(v), false); }
+
+// fpu_taskswitch(set): the virtual CR0.TS, as Xen's: set, the next x87/SSE
+// instruction raises #NM, delivered to the guest (which clears it); 0.
+long do_fpu_taskswitch(Vcpu& v, TrapFrame& f)
+{
+    set_fpu_ts(arch(v), uint32_t(f.rdi) != 0);
+    return 0;
+}
+
+// vm_assist(cmd, type): guest_decode.h's answer, recorded per domain.
+long do_vm_assist(Vcpu& v, TrapFrame& f)
+{
+    const uint32_t cmd = uint32_t(f.rdi), type = uint32_t(f.rsi);
+    const long rc = vm_assist_result(cmd, type);
+    if (rc) return rc;
+    std::atomic<uint64_t>& bits = guest_domain(v).vm_assist;
+    if (cmd == VMASST_CMD_enable) bits.fetch_or(1ull << type, std::memory_order_relaxed);
+    else bits.fetch_and(~(1ull << type), std::memory_order_relaxed);
+    return 0;
+}
+
+} // namespace pvmmu::x86
