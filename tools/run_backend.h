@@ -26,7 +26,7 @@ constexpr int kCrashStatus = exit_status(0x20 + 3);      // SHUTDOWN_crash
 
 struct Options {
     std::string platform = "sim";
-    std::string accel;   // qemu: kvm or tcg; empty: kvm when /dev/kvm is usable
+    std::string accel;   // kvm, tcg or tcg-icount, as the back end takes; empty: its default
     std::string cpus;    // empty: the program's default
     double timeout_s = 60;
     bool timeout_set = false;
