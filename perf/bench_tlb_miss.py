@@ -105,7 +105,9 @@ def main():
     opts = ap.parse_args()
     if opts.pages < HIT_PAGES or opts.pages % HIT_PAGES:
         ap.error(f"--pages must be a positive multiple of {HIT_PAGES}")
-    plat = make_platform(opts.platform, opts.build_dir, opts.accel)
+    if len(opts.platform) != 1:
+        ap.error("--platform: tlb-miss runs on one platform at a time")
+    plat = make_platform(opts.platform[0], opts.build_dir, opts.accel)
     doc = {"platform": plat.name, "machine": plat.machine(), "date": utc_now(),
            "command": command_line("tlb-miss"),
            "params": {"vcpus": opts.vcpus, "pages": opts.pages, "rounds": opts.rounds, "runs": opts.runs},

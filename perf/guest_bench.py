@@ -7,7 +7,8 @@ runtime only, so each platform just says how to launch it: the sim runs it as
 a host process; on the bare-metal hypervisor under QEMU it is the guest kernel
 build/guest/platform/xenpv/bench/NAME/kernel, booted by pvmmu-run as an xl.cfg
 domain whose `extra` carries the KEY=VALUE words (they reach the guest as
-start_info.cmd_line, docs/abi.md §10).
+start_info.cmd_line, docs/abi.md §10). The same kernel runs on Xen 4.17 as
+dom0 (`--platform xen`), so one run can put both hypervisors side by side.
 """
 import argparse
 import os
@@ -28,7 +29,9 @@ class SimPlatform:
     flags: options of the sim's main() (--interleave, --tlb-caches-invalid)."""
 
     name = "sim"
+    hypervisor = "pvmmu"
     native_args = []   # rt::native_pte_cmpxchg works: the sim lets the guest write its PTEs
+    lacks_modes = {}
 
     def __init__(self, build, flags=()):
         self.build = build
@@ -48,22 +51,33 @@ class SimPlatform:
 
 
 class QemuPlatform:
-    """The bare-metal hypervisor under QEMU, one CPU per vCPU: the program's
-    guest kernel as the one domain of an xl.cfg file (its size from the sim
-    build's --info, the KEY=VALUE words in `extra`), run by
-    `pvmmu-run --accel ACCEL --config FILE`. The native mode needs the
-    benchmark-only, UNSAFE module word `unsafe-native-pt` (docs/abi.md §10):
-    only with it does the hypervisor alias the domain's frames, page tables
-    included, writable to it, so rt::native_pte_cmpxchg works."""
+    """A hypervisor under QEMU, one CPU per vCPU: the program's guest kernel as
+    the one domain of an xl.cfg file (its size from the sim build's --info, the
+    KEY=VALUE words in `extra`), run by `pvmmu-run --platform P --accel ACCEL
+    --config FILE`. hypervisor 'pvmmu' (P qemu: the bare-metal hypervisor) or
+    'xen' (P xen: Debian's Xen 4.17, the guest its dom0). On pvmmu the native
+    mode needs the benchmark-only, UNSAFE module word `unsafe-native-pt`
+    (docs/abi.md §10): only with it does the hypervisor alias the domain's
+    frames, page tables included, writable to it, so rt::native_pte_cmpxchg
+    works. Xen has no such window and no MMU_FLAG_RANGE_UPDATE: those modes
+    are not run there (the guest would fall back to cmd-2 arrays)."""
 
-    native_args = ["unsafe-native-pt"]
     timeout_s = 1800   # per guest run; TCG is slow
 
-    def __init__(self, build, accel):
+    def __init__(self, build, accel, hypervisor="pvmmu"):
         self.build = build
         self.accel = accel
-        self.name = f"qemu-{accel}"
+        self.hypervisor = hypervisor
+        self.launcher_platform = "qemu" if hypervisor == "pvmmu" else "xen"
+        self.name = f"{self.launcher_platform}-{accel}"
         self.tmp = None
+        if hypervisor == "pvmmu":
+            self.native_args, self.lacks_modes = ["unsafe-native-pt"], {}
+        else:
+            window = "pvmmu's unsafe-native-pt window (the guest writes its own PTEs)"
+            self.native_args = None
+            self.lacks_modes = {"native": window, "unsafe": window,
+                                "flag-range": "MMU_FLAG_RANGE_UPDATE (pvmmu's cmd 4)"}
 
     def command(self, program, vcpus, args):
         runner = os.path.join(self.build, "tools", "pvmmu-run")
@@ -74,6 +88,9 @@ class QemuPlatform:
                 raise Unavailable(f"{f} is not built (./pvmmu build)")
         if not shutil.which("qemu-system-x86_64"):
             raise Unavailable("qemu-system-x86_64 is not installed (tools/deps.txt)")
+        if self.accel == "kvm" and self.hypervisor == "xen":
+            raise Unavailable("Xen 4.17 does not run under the nested KVM of these machines; "
+                              "use --accel tcg or tcg-icount")
         if self.accel == "kvm" and not os.access("/dev/kvm", os.R_OK | os.W_OK):
             raise Unavailable("/dev/kvm is not usable here; try --accel tcg")
         info = subprocess.run([sim, "--info"], capture_output=True, text=True).stdout
@@ -84,7 +101,8 @@ class QemuPlatform:
         with open(cfg, "w") as f:
             f.write(f'name = "{program}"\nvcpus = {vcpus}\nmemory = {-(-frames // 256)}\n'
                     f'kernel = "{kernel}"\nextra = "{" ".join(args)}"\n')
-        return [runner, "--accel", self.accel, "--timeout", str(self.timeout_s), "--config", cfg]
+        return [runner, "--platform", self.launcher_platform, "--accel", self.accel, "--timeout", str(self.timeout_s),
+                "--config", cfg]
 
     def succeeded(self, returncode, lines):
         # The hypervisor and pvmmu-run print after the guest: its result is
@@ -93,11 +111,26 @@ class QemuPlatform:
         return returncode == 0 and bool(results) and results[-1] == "Test result: SUCCESS"
 
     def machine(self):
-        return f"qemu ({self.accel}) on {host_machine()}"
+        what = "pvmmu" if self.hypervisor == "pvmmu" else "Xen 4.17 (Debian's, dom0)"
+        return f"{what} under qemu ({self.accel}) on {host_machine()}"
+
+
+PLATFORMS = ["sim", "qemu", "xen"]
 
 
 def make_platform(name, build, accel="kvm", flags=()):
-    return SimPlatform(build, flags) if name == "sim" else QemuPlatform(build, accel)
+    if name == "sim":
+        return SimPlatform(build, flags)
+    return QemuPlatform(build, accel, "xen" if name == "xen" else "pvmmu")
+
+
+def platform_list(s):
+    """An argparse type: comma-separated platforms, each once, in the order given."""
+    v = [x for x in s.split(",") if x]
+    unknown = [x for x in v if x not in PLATFORMS]
+    if unknown or not v or len(set(v)) != len(v):
+        raise argparse.ArgumentTypeError(f"platforms are {', '.join(PLATFORMS)}, each at most once")
+    return v
 
 
 def default_build_dir():
@@ -209,10 +242,11 @@ def vcpu_list(most):
 
 def common_args(ap):
     """The options every guest benchmark driver takes."""
-    ap.add_argument("--platform", choices=["sim", "qemu"], default="sim",
-                    help="where the guest runs (qemu: the bare-metal hypervisor under QEMU)")
+    ap.add_argument("--platform", type=platform_list, default=["sim"], metavar="P[,P...]",
+                    help="where the guest runs: sim, qemu (pvmmu under QEMU), xen (Xen 4.17 under QEMU, the "
+                         "guest its dom0); several, comma-separated, run side by side (default sim)")
     ap.add_argument("--accel", choices=["kvm", "tcg", "tcg-icount"], default="kvm",
-                    help="QEMU accelerator (--platform qemu); tcg-icount: every instruction takes 1 ns of "
+                    help="QEMU accelerator (qemu, xen); tcg-icount: every instruction takes 1 ns of "
                          "virtual time, so times count instructions")
     ap.add_argument("--runs", type=count(), default=5, help="runs; medians are reported (default 5)")
     ap.add_argument("--json", metavar="FILE", help="write the results as JSON")
