@@ -236,13 +236,15 @@ def write_plot(doc, path):
 def check(doc):
     """The exact targets of issue 4 (counts, never timings). Returns failures."""
     bad = []
-    expect_hc = {"native": 0, "per-pte": 1024, "linux-xen": -(-ENTRIES_PER_L1 // 31), "atomic-array": 1,
+    batch = doc["params"].get("batch") or ENTRIES_PER_L1
+    expect_hc = {"native": 0, "per-pte": 1024, "linux-xen": -(-ENTRIES_PER_L1 // 31),
+                 "atomic-array": -(-ENTRIES_PER_L1 // batch),
                  "flag-range": 1, "unsafe": 1}
     full_l1s = doc["params"]["pages"] % ENTRIES_PER_L1 == 0
     for r in doc["results"]:
         name = f"{r['mode']} {r['workload']} {r['vcpus']} vCPUs"
         hc = r["hypercalls_per_512_ptes"]
-        if r["mode"] in ("flag-range", "atomic-array") and hc > 1:
+        if r["mode"] == "flag-range" and hc > 1:
             bad.append(f"{name}: {hc} hypercalls per 512 PTEs (target <= 1)")
         if full_l1s and hc != expect_hc[r["mode"]]:
             bad.append(f"{name}: {hc} hypercalls per 512 PTEs (designed: {expect_hc[r['mode']]})")
@@ -260,8 +262,9 @@ def check(doc):
         if (r["tlb_flushes_local_per_mprotect"], r["tlb_flushes_remote_per_mprotect"]) != (local, remote):
             bad.append(f"{name}: flushes per mprotect local {r['tlb_flushes_local_per_mprotect']} remote "
                        f"{r['tlb_flushes_remote_per_mprotect']} (designed: {local} / {remote})")
-    # Side by side (instruction counts, never timings): issue 13's targets.
-    if all(r["instructions_per_pte"] is not None for r in doc["results"]):
+    # Side by side (instruction counts, never timings): issue 13's targets,
+    # which are set for whole-L1 batches.
+    if all(r["instructions_per_pte"] is not None for r in doc["results"]) and not doc["params"].get("batch"):
         bad += [what for ok, what in comparison(doc)[1] if not ok]
     return bad
 
@@ -291,6 +294,9 @@ def main():
     ap.add_argument("--modes", type=mode_list, default=MODES, help="comma-separated (default all)")
     ap.add_argument("--epochs", type=count(), default=4, help="A/D-accounting epochs per run (default 4)")
     ap.add_argument("--cycles", type=count(), default=4, help="RW->RO->RW cycles per epoch (default 4)")
+    ap.add_argument("--batch", type=count(ENTRIES_PER_L1), default=None,
+                    help="requests per mmu_update of the atomic-array mode (default 512, a whole L1); smaller "
+                         "batches split a hypervisor's cost per call from its cost per entry")
     ap.add_argument("--interleave", action="store_true",
                     help="sim: vCPUs yield the host CPU on every hypercall, so races show on a busy host "
                          "(distorts timings)")
@@ -307,7 +313,7 @@ def main():
            "machine": "; ".join(p.machine() for p in plats), "date": utc_now(),
            "command": command_line("mprotect"),
            "params": {"pages": opts.pages, "runs": opts.runs, "epochs": opts.epochs, "cycles": opts.cycles,
-                      "interleave": opts.interleave},
+                      "interleave": opts.interleave, "batch": opts.batch},
            "notes": [], "results": []}
     progress = Progress(len(plats) * len(workloads) * len(opts.vcpus))
     try:
@@ -325,6 +331,8 @@ def main():
                 for v in opts.vcpus:
                     args = [f"workload={wl}", f"pages={opts.pages}", f"runs={opts.runs}", f"epochs={opts.epochs}",
                             f"cycles={opts.cycles}", "modes=" + ",".join(modes)] + extra
+                    if opts.batch:
+                        args.append(f"batch={opts.batch}")
                     rows = run_program(plat, "mprotect", v, args, progress,
                                        f"{plat.name}: {wl}, {v} vCPU{'s' if v != 1 else ''}", opts.runs * len(modes))
                     doc["results"] += summarise(rows, wl, v, plat)

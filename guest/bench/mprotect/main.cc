@@ -18,7 +18,9 @@
 //
 // Arguments (KEY=VALUE): modes=LIST (default all), workload=private|shared,
 // pages=N per region, runs=R, epochs=E per run, cycles=K per epoch,
-// burst=B pages a private vCPU writes per cycle (default pages / cycles).
+// burst=B pages a private vCPU writes per cycle (default pages / cycles),
+// batch=N requests per mmu_update of the atomic-array mode (default 512: a
+// whole L1; smaller ones split a hypervisor's per-call from its per-entry cost).
 // One line per (mode, run):
 //   bench mode=M workload=W vcpus=V run=R pages=N mprotects=… ptes=… ns=…
 //         update_calls=… (mmu_update hypercalls, direct or wrapped)
@@ -47,7 +49,7 @@ constexpr unsigned kSlot = 2;            // the address space's L4 slot
 
 struct Params {
     bool shared = false;
-    unsigned pages = 1024, runs = 3, epochs = 4, cycles = 4, burst = 0;
+    unsigned pages = 1024, runs = 3, epochs = 4, cycles = 4, burst = 0, batch = 0;
 };
 
 // What one vCPU counted in the timed part of a phase.
@@ -195,6 +197,7 @@ void decimal(char* out, uint64_t v)
 void phase(Cpu& c, const Mode& m, unsigned run)
 {
     use_mode(*c.guest, m);
+    if (P.batch && m.cap == MmuLevel::Atomic && !m.multicall && !m.hook) c.guest->config.batch_ptes = P.batch;
     for (Tally& t : tally) t = Tally{};
     // The guest's own cmpxchg retries (native) and the hypervisor's (the rest).
     uint64_t retries = 0, hv_retries = 0;
@@ -249,6 +252,8 @@ bool parse(const Mode** modes, unsigned& nr)
     P.cycles = unsigned(rt::arg_u64("cycles", P.cycles));
     if (P.pages == 0 || P.cycles == 0 || nr_pages() > kMaxPages) return false;
     P.burst = unsigned(rt::arg_u64("burst", (P.pages + P.cycles - 1) / P.cycles));
+    P.batch = unsigned(rt::arg_u64("batch", 0));
+    if (P.batch > kEntriesPerTable) return false;
     nr = 0;
     const char* list = rt::arg("modes");
     if (!list) {
