@@ -13,17 +13,13 @@ file(GENERATE OUTPUT ${CMAKE_CURRENT_BINARY_DIR}/pvmmu-run-programs.inc CONTENT 
 # judgement (run_child.cc).
 add_executable(pvmmu-run pvmmu-run.cc run_child.cc run_qemu.cc run_xen.cc run_bochs.cc run_libvirt_xml.cc
   xl_config.cc)
-# --platform libvirt talks to libvirt through its C API (libvirt-dev). Without
-# it pvmmu-run still builds, and that platform is a SKIP saying why.
-find_package(PkgConfig)
-if(PKG_CONFIG_FOUND)
-  pkg_check_modules(LIBVIRT IMPORTED_TARGET libvirt)
-endif()
+# --platform libvirt talks to libvirt through its C API (libvirt-dev, found in
+# the top CMakeLists.txt). Without it pvmmu-run still builds, and that
+# platform is a SKIP saying why.
 if(LIBVIRT_FOUND)
   target_sources(pvmmu-run PRIVATE run_libvirt.cc)
   target_link_libraries(pvmmu-run PRIVATE PkgConfig::LIBVIRT)
 else()
-  message(STATUS "libvirt not found (libvirt-dev): pvmmu-run --platform libvirt will skip")
   target_sources(pvmmu-run PRIVATE run_libvirt_missing.cc)
 endif()
 # The embedded QEMU driver's root, the default --platform libvirt URI's.
