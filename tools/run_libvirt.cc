@@ -67,8 +67,8 @@ bool prepare_embed_root(const std::string& uri, std::string& why)
 // launcher's descriptor by libvirt's event loop, which a thread of ours runs.
 class LibvirtSession final : public Session {
 public:
-    LibvirtSession(std::string uri, std::string xml, std::string name)
-        : uri_(std::move(uri)), xml_(std::move(xml)), name_(std::move(name))
+    LibvirtSession(std::string uri, std::string xml, std::string name, std::string serial_log)
+        : uri_(std::move(uri)), xml_(std::move(xml)), name_(std::move(name)), serial_log_(std::move(serial_log))
     {
     }
     ~LibvirtSession() override { stop(); }
@@ -96,7 +96,8 @@ public:
         conn_ = virConnectOpen(uri_.c_str());
         if (!conn_) {
             why = "cannot connect to " + uri_ + ": " + libvirt_error() +
-                  " (libvirt-daemon-driver-qemu for qemu:///embed: ./pvmmu deps)";
+                  (uri_.rfind("qemu:///embed", 0) == 0 ? " (libvirt-daemon-driver-qemu: ./pvmmu deps)"
+                                                       : " (is libvirtd running there?)");
             return kSkipped;
         }
         lifecycle_ = virConnectDomainEventRegisterAny(conn_, nullptr, VIR_DOMAIN_EVENT_ID_LIFECYCLE,
@@ -155,6 +156,7 @@ public:
             }
             close_console();
         }
+        if (!serial_log_.empty()) std::remove(serial_log_.c_str());
         if (conn_) {
             if (lifecycle_ >= 0) virConnectDomainEventDeregisterAny(conn_, lifecycle_);
             virConnectClose(conn_);
@@ -209,6 +211,7 @@ private:
             if (n == -2) return;   // nothing more for now
             if (n > 0) {
                 s->write_console(buf, size_t(n));
+                s->sent_ += size_t(n);
                 continue;
             }
             // The end of the console (0), or its error: QEMU is gone.
@@ -216,9 +219,26 @@ private:
             if (n == 0) virStreamFinish(st);
             else virStreamAbort(st);
             s->stream_done_ = true;
+            s->send_rest_of_log();
             s->close_console();
             return;
         }
+    }
+
+    // A QEMU that exits right after its last line (isa-debug-exit) closes
+    // the pty before libvirt has read it all; the hang-up drops what was
+    // left. The serial log QEMU wrote has every byte: send what the stream
+    // did not. With mu_ held.
+    void send_rest_of_log()
+    {
+        if (serial_log_.empty()) return;
+        FILE* f = std::fopen(serial_log_.c_str(), "r");
+        if (!f) return;
+        char buf[4096];
+        if (std::fseek(f, long(sent_), SEEK_SET) == 0) {
+            for (size_t n; (n = std::fread(buf, 1, sizeof(buf), f)) > 0;) write_console(buf, n);
+        }
+        std::fclose(f);
     }
 
     static int on_lifecycle(virConnectPtr, virDomainPtr dom, int event, int detail, void* opaque)
@@ -240,16 +260,17 @@ private:
         return 0;
     }
 
-    const std::string uri_, xml_, name_;
+    const std::string uri_, xml_, name_, serial_log_;
     virConnectPtr conn_ = nullptr;
     virDomainPtr dom_ = nullptr;
     virStreamPtr stream_ = nullptr;
     int lifecycle_ = -1;
     std::thread loop_;
     std::atomic<bool> quit_{false}, stopping_{false};
-    std::mutex mu_;   // stream_ and fd_ in use, stream_done_, how_: the loop's thread and the launcher's
+    std::mutex mu_;   // stream_ and fd_ in use, stream_done_, sent_, how_: the loop's thread and the launcher's
     int fd_ = -1;
     bool stream_done_ = false;
+    size_t sent_ = 0;   // bytes of the console sent
     std::string how_;
 };
 
@@ -257,7 +278,7 @@ bool local(const std::string& uri) { return uri.rfind("qemu:///", 0) == 0; }
 
 } // namespace
 
-int libvirt_prepare(const std::vector<Domain>& doms, const Options& o, Launch& l, std::string& why)
+int libvirt_prepare(const std::vector<Domain>& doms, const Options& o, Launch& l, std::string&)
 {
     const std::string uri = o.platform_arg.empty() ? libvirt_default_uri() : o.platform_arg;
     // KVM where this machine has it and the domain runs here, as for --platform qemu.
@@ -265,8 +286,14 @@ int libvirt_prepare(const std::vector<Domain>& doms, const Options& o, Launch& l
     const std::string name = libvirt_domain_name(doms);
     if (!o.quiet) std::printf("pvmmu-run: libvirt: domain %s on %s (%s)\n", name.c_str(), uri.c_str(), accel.c_str());
     std::fflush(stdout);
-    (void)why;
-    l.session = std::make_unique<LibvirtSession>(uri, libvirt_domain_xml(doms, accel, name, PVMMU_HV_IMAGE), name);
+    // The serial log, where the embedded driver's QEMU runs here as we do.
+    const std::string embed = "qemu:///embed?root=";
+    const std::string serial_log = uri.rfind(embed, 0) == 0 && uri.find('&') == std::string::npos
+                                       ? std::filesystem::absolute(uri.substr(embed.size())).string() + "/log/" +
+                                             name + "-serial0.log"
+                                       : "";
+    l.session = std::make_unique<LibvirtSession>(
+        uri, libvirt_domain_xml(doms, accel, name, PVMMU_HV_IMAGE, serial_log), name, serial_log);
     l.endings = kPvmmuEndings;
     return 0;
 }

@@ -14,9 +14,10 @@ namespace pvmmu::run {
 // The domain XML for libvirt's QEMU driver: pvmmu-hv as <kernel>, the
 // modules as <initrd> (',,'-escaped, as -initrd takes them), one CPU per
 // vCPU, COM1 a pty console, isa-debug-exit by <qemu:commandline>. accel:
-// kvm (type='kvm'), tcg or tcg-icount (type='qemu').
+// kvm (type='kvm'), tcg or tcg-icount (type='qemu'). serial_log: a file
+// QEMU copies COM1 into as well ("": none).
 std::string libvirt_domain_xml(const std::vector<Domain>& doms, const std::string& accel, const std::string& name,
-                               const std::string& hv_image);
+                               const std::string& hv_image, const std::string& serial_log = "");
 
 // A domain name unique to this run (pvmmu-NAME-PID-N): libvirt refuses a
 // second running domain of the same name.

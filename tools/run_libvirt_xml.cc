@@ -36,7 +36,7 @@ std::string qemu_arg(const std::string& v) { return "    <qemu:arg value='" + es
 } // namespace
 
 std::string libvirt_domain_xml(const std::vector<Domain>& doms, const std::string& accel, const std::string& name,
-                               const std::string& hv_image)
+                               const std::string& hv_image, const std::string& serial_log)
 {
     const Machine m = pvmmu_machine(doms);
     std::string x = "<domain type='" + std::string(accel == "kvm" ? "kvm" : "qemu") +
@@ -51,7 +51,9 @@ std::string libvirt_domain_xml(const std::vector<Domain>& doms, const std::strin
     // The machine ends once; a reset (a triple fault) must not boot it again.
     x += "  <on_poweroff>destroy</on_poweroff>\n  <on_reboot>destroy</on_reboot>\n  <on_crash>destroy</on_crash>\n";
     x += "  <devices>\n";
-    x += "    <serial type='pty'>\n      <target port='0'/>\n    </serial>\n";
+    x += "    <serial type='pty'>\n";
+    if (!serial_log.empty()) x += "      <log file='" + escaped(serial_log) + "' append='off'/>\n";
+    x += "      <target port='0'/>\n    </serial>\n";
     x += "    <console type='pty'>\n      <target type='serial' port='0'/>\n    </console>\n";
     x += "    <video>\n      <model type='none'/>\n    </video>\n";
     x += "    <memballoon model='none'/>\n";

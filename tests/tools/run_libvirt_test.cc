@@ -62,6 +62,12 @@ TEST(LibvirtXml, AccelChoosesTheDomainType)
     EXPECT_TRUE(has(icount, "<qemu:arg value='-icount'/>\n    <qemu:arg value='shift=0,sleep=off'/>")) << icount;
 }
 
+TEST(LibvirtXml, ASerialLogCopiesCom1)
+{
+    const std::string x = libvirt_domain_xml(two_domains(), "tcg", "n", "/hv", "/root/log/n-serial0.log");
+    EXPECT_TRUE(has(x, "<serial type='pty'>\n      <log file='/root/log/n-serial0.log' append='off'/>\n")) << x;
+}
+
 TEST(LibvirtXml, NamesAreUniqueAndPlain)
 {
     auto doms = two_domains();
@@ -79,7 +85,7 @@ TEST(LibvirtXml, PassesLibvirtsSchema)
     for (const char* accel : {"kvm", "tcg", "tcg-icount"}) {
         FILE* f = std::fopen(path.c_str(), "w");
         ASSERT_NE(f, nullptr);
-        std::fputs(libvirt_domain_xml(two_domains(), accel, "pvmmu-x-1-1", "/build/pvmmu-hv").c_str(), f);
+        std::fputs(libvirt_domain_xml(two_domains(), accel, "pvmmu-x-1-1", "/build/pvmmu-hv", "/log/s.log").c_str(), f);
         std::fclose(f);
         const std::string cmd = "virt-xml-validate '" + path.string() + "' domain >/dev/null";
         EXPECT_EQ(std::system(cmd.c_str()), 0) << accel << ": " << cmd;
