@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "run_backend.h"
+#include "run_libvirt.h"
 #include "xl_config.h"
 
 #include <unistd.h>
@@ -64,10 +65,10 @@ struct RunOptions : Options {
 void usage(FILE* f)
 {
     std::fprintf(f,
-        "usage: pvmmu-run [--platform sim|qemu|xen|bochs] [--accel kvm|tcg|tcg-icount] [--cpus N]\n"
-        "                 [--timeout SECONDS] [--quiet] NAME...\n"
-        "       pvmmu-run [--platform qemu|xen|bochs] [--accel kvm|tcg|tcg-icount] [--timeout SECONDS] [--quiet]\n"
-        "                 --config FILE...\n"
+        "usage: pvmmu-run [--platform sim|qemu|xen|bochs|libvirt[=URI]] [--accel kvm|tcg|tcg-icount]\n"
+        "                 [--cpus N] [--timeout SECONDS] [--quiet] NAME...\n"
+        "       pvmmu-run [--platform qemu|xen|bochs|libvirt[=URI]] [--accel kvm|tcg|tcg-icount]\n"
+        "                 [--timeout SECONDS] [--quiet] --config FILE...\n"
         "       pvmmu-run --list\n"
         "       pvmmu-run [--cpus N] --boot-args NAME\n"
         "       pvmmu-run --fuzz [--seed N] [--ops N] [--time S] [--check N] [--trace N] [--no-edges]\n"
@@ -97,22 +98,35 @@ void usage(FILE* f)
         "                          corei7_skylake_x, one CPU per vCPU; the run ends at the\n"
         "                          hypervisor's last line (Bochs ignores isa-debug-exit);\n"
         "                          default --timeout 300; SKIP without Bochs\n"
-        "                   On qemu, xen and bochs, tests needing a TLB or walker property\n"
+        "                   libvirt[=URI]  the qemu platform's machine as a transient libvirt\n"
+        "                          domain (generated XML: pvmmu-hv as <kernel>, the modules\n"
+        "                          as <initrd>, isa-debug-exit by <qemu:commandline>), started\n"
+        "                          paused with its console opened, then resumed, through\n"
+        "                          libvirt's C API; destroyed at the timeout. URI default:\n"
+        "                          qemu:///embed?root=BUILD/libvirt-embed (libvirt's embedded\n"
+        "                          QEMU driver: no daemon); qemu:///system names a daemon.\n"
+        "                          The kernel paths must exist where the domain runs. The run\n"
+        "                          ends at the hypervisor's last line, which names the\n"
+        "                          isa-debug-exit code libvirt does not report; SKIP where\n"
+        "                          libvirt cannot connect%s\n"
+        "                   On qemu, xen, bochs and libvirt, tests needing a TLB or walker property\n"
         "                   x86 lacks skip, with the reason\n"
-        "  --accel A        qemu: kvm, tcg, or tcg-icount: TCG with -icount shift=0, where\n"
+        "  --accel A        qemu and libvirt: kvm, tcg, or tcg-icount: TCG with -icount shift=0, where\n"
         "                   every guest instruction takes 1 ns of virtual time, so the\n"
         "                   guest's clock counts instructions (deterministic; the vCPUs\n"
         "                   take turns on one host thread). Default: kvm when /dev/kvm\n"
-        "                   is usable, else tcg. xen: tcg (default) or tcg-icount.\n"
+        "                   is usable (libvirt: and the URI is qemu:///...), else tcg.\n"
+        "                   xen: tcg (default) or tcg-icount.\n"
         "                   bochs: none\n"
         "  --cpus N         vCPUs of the guest's domain (default: the test's own)\n"
-        "  --timeout S      kill a program after S seconds (default 60; bochs 300)\n"
+        "  --timeout S      kill a program (libvirt: destroy its domain) after S seconds\n"
+        "                   (default 60; bochs 300)\n"
         "  --quiet          do not echo the guest console, only one line per program\n"
         "  --config FILE    boot the domains described by xl.cfg files (Xen's syntax, read\n"
         "                   with libxlutil: name, vcpus, memory in MiB, kernel = a guest\n"
         "                   kernel or a guest program's name, extra = more module words)\n"
         "                   together on the bare-metal hypervisor, one CPU per vCPU (qemu,\n"
-        "                   also for --platform sim; bochs), or one as Xen's dom0 (xen);\n"
+        "                   also for --platform sim; bochs; libvirt), or one as Xen's dom0 (xen);\n"
         "                   exit 0 when the last domain powers off (or by the last\n"
         "                   `Test result:` line, if one is printed), else 6\n"
         "  --list           list the programs with their titles\n"
@@ -134,7 +148,8 @@ void usage(FILE* f)
         "                   the N-th on, to see the one a crash follows), --no-edges (no\n"
         "                   SYSCALL at the canonical boundary); --timeout defaults to the\n"
         "                   run's length and 180 s more\n"
-        "  NAME may be `all` for every program.\n");
+        "  NAME may be `all` for every program.\n",
+        kLibvirtBuilt ? "" : "\n                          (this pvmmu-run was built without libvirt-dev: always SKIP)");
 }
 
 const Program* find(const std::string& name)
@@ -202,7 +217,7 @@ const char* word_of(int code);
 // The back end of --platform; nullptr for sim.
 const Backend* backend_of(const std::string& platform)
 {
-    for (const Backend* b : {&kQemu, &kXen, &kBochs})
+    for (const Backend* b : {&kQemu, &kXen, &kBochs, &kLibvirt})
         if (platform == b->name) return b;
     return nullptr;
 }
@@ -425,6 +440,15 @@ int main(int argc, char** argv)
             o.quiet = true;
         } else if (a == "--platform") {
             o.platform = value("--platform");
+            // libvirt=URI: the platform and its connection.
+            if (const size_t eq = o.platform.find('='); eq != std::string::npos) {
+                o.platform_arg = o.platform.substr(eq + 1);
+                o.platform.resize(eq);
+                if (o.platform != "libvirt" || o.platform_arg.empty()) {
+                    std::fprintf(stderr, "pvmmu-run: only --platform libvirt takes '=ARG' (a URI)\n");
+                    return 2;
+                }
+            }
         } else if (a == "--accel") {
             o.accel = value("--accel");
         } else if (a == "--config") {
@@ -478,7 +502,7 @@ int main(int argc, char** argv)
     }
     const Backend* backend = backend_of(o.platform);
     if (o.platform != "sim" && !backend) {
-        std::fprintf(stderr, "pvmmu-run: no platform '%s'; there are sim, qemu, xen and bochs\n", o.platform.c_str());
+        std::fprintf(stderr, "pvmmu-run: no platform '%s'; there are sim, qemu, xen, bochs and libvirt\n", o.platform.c_str());
         return 2;
     }
     // --accel: what the platform's emulator takes (sim and --fuzz: QEMU's).

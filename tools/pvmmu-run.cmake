@@ -9,8 +9,21 @@ foreach(_t ${_guest_tests})
 endforeach()
 file(GENERATE OUTPUT ${CMAKE_CURRENT_BINARY_DIR}/pvmmu-run-programs.inc CONTENT "${_inc}")
 # The platforms are back ends of one launcher (run_backend.h): run_qemu.cc,
-# run_xen.cc and run_bochs.cc, sharing the child and its judgement (run_child.cc).
-add_executable(pvmmu-run pvmmu-run.cc run_child.cc run_qemu.cc run_xen.cc run_bochs.cc xl_config.cc)
+# run_xen.cc, run_bochs.cc and run_libvirt*.cc, sharing the child and its
+# judgement (run_child.cc).
+add_executable(pvmmu-run pvmmu-run.cc run_child.cc run_qemu.cc run_xen.cc run_bochs.cc run_libvirt_xml.cc
+  xl_config.cc)
+# --platform libvirt talks to libvirt through its C API (libvirt-dev, found in
+# the top CMakeLists.txt). Without it pvmmu-run still builds, and that
+# platform is a SKIP saying why.
+if(LIBVIRT_FOUND)
+  target_sources(pvmmu-run PRIVATE run_libvirt.cc)
+  target_link_libraries(pvmmu-run PRIVATE PkgConfig::LIBVIRT)
+else()
+  target_sources(pvmmu-run PRIVATE run_libvirt_missing.cc)
+endif()
+# The embedded QEMU driver's root, the default --platform libvirt URI's.
+set(PVMMU_LIBVIRT_ROOT ${CMAKE_BINARY_DIR}/libvirt-embed)
 # --config: domains in xl.cfg syntax, parsed by Xen's libxlutil (libxen-dev).
 target_link_libraries(pvmmu-run PRIVATE xlutil)
 target_include_directories(pvmmu-run PRIVATE ${CMAKE_CURRENT_BINARY_DIR})
@@ -20,7 +33,8 @@ target_include_directories(pvmmu-run PRIVATE ${CMAKE_CURRENT_BINARY_DIR})
 target_compile_definitions(pvmmu-run PRIVATE PVMMU_HV_IMAGE="$<TARGET_FILE:pvmmu-hv>"
   PVMMU_HOSTILE_GUEST="$<TARGET_FILE:hostile-guest>"
   PVMMU_MAKE_ISO="${PROJECT_SOURCE_DIR}/tools/make-iso.sh"
-  PVMMU_FETCH_XEN="${PROJECT_SOURCE_DIR}/tools/fetch-xen.sh" PVMMU_XEN_DIR="${CMAKE_BINARY_DIR}/xen")
+  PVMMU_FETCH_XEN="${PROJECT_SOURCE_DIR}/tools/fetch-xen.sh" PVMMU_XEN_DIR="${CMAKE_BINARY_DIR}/xen"
+  PVMMU_LIBVIRT_ROOT="${PVMMU_LIBVIRT_ROOT}")
 # --fuzz boots the hostile guest (tests/qemu/tests.cmake).
 add_dependencies(pvmmu-run pvmmu-hv hostile-guest)
 foreach(_t ${_guest_tests})

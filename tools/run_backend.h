@@ -6,6 +6,7 @@
 // (run_child.cc), so every platform maps a run to the same exit codes.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,7 @@ constexpr int kCrashStatus = exit_status(0x20 + 3);      // SHUTDOWN_crash
 
 struct Options {
     std::string platform = "sim";
+    std::string platform_arg;   // what follows '=' in --platform NAME=ARG (libvirt: the URI)
     std::string accel;   // kvm, tcg or tcg-icount, as the back end takes; empty: its default
     std::string cpus;    // empty: the program's default
     double timeout_s = 60;
@@ -64,9 +66,28 @@ struct Ending {
     unsigned more;
 };
 
-// One run as a back end prepared it.
+// pvmmu-hv's own last lines (the end of the last domain, a panic, a failed
+// boot check), for a platform that cannot see its isa-debug-exit code.
+extern const std::vector<Ending> kPvmmuEndings;
+
+// A machine the launcher does not run as its child process (libvirt's
+// domain). Started with a descriptor, it writes its console there and
+// closes it when the machine is gone.
+struct Session {
+    virtual ~Session() = default;
+    // Starts the machine; owns `console_fd` from then on. 0, or kSkipped or
+    // kCrashed with `why`.
+    virtual int start(int console_fd, std::string& why) = 0;
+    // Ends the machine if it still runs, and waits until it no longer writes.
+    virtual void stop() = 0;
+    // How it ended, for a run that ended without an ending line.
+    virtual std::string gone() = 0;
+};
+
+// One run as a back end prepared it: a child process (args), or a session.
 struct Launch {
     std::vector<std::string> args;
+    std::unique_ptr<Session> session;
     std::string console_file;        // the console when it is not the child's stdout
     std::vector<Ending> endings;     // none: the run ends when the child exits
     std::string scratch;             // a folder of the run's files, removed with it
@@ -93,6 +114,9 @@ struct Backend {
 extern const Backend kQemu;    // pvmmu under qemu-system-x86_64 (run_qemu.cc)
 extern const Backend kXen;     // Xen 4.17 under QEMU's TCG, the kernel as dom0 (run_xen.cc)
 extern const Backend kBochs;   // pvmmu's GRUB ISO under Bochs (run_bochs.cc)
+// pvmmu under QEMU as a libvirt domain (run_libvirt.cc; run_libvirt_missing.cc
+// where libvirt-dev was missing at build time: every run a SKIP).
+extern const Backend kLibvirt;
 
 // Runs a launch with its console echoed (unless quiet) and judged: the last
 // `Test result:` line gives the code (0/3/4/5), `expect_status` the exit
@@ -115,5 +139,12 @@ std::vector<std::string> qemu_command(const std::string& accel, unsigned long cp
 // A module string for QEMU's -initrd, whose ',' separates modules: one inside
 // a string is written ",,".
 std::string initrd_escaped(const std::string& s);
+// pvmmu's modules for -initrd: each domain's kernel and module words.
+std::string pvmmu_modules(const std::vector<Domain>& doms);
+// The device whose port pvmmu-hv writes its exit code to (docs/boot.md "Exit codes").
+constexpr const char* kIsaDebugExit = "isa-debug-exit,iobase=0xf4,iosize=0x04";
+// QEMU's options for TCG where every instruction takes 1 ns (--accel tcg-icount).
+constexpr const char* kIcountOption = "shift=0,sleep=off";
+bool kvm_usable();
 
 } // namespace pvmmu::run

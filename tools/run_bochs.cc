@@ -14,12 +14,6 @@ namespace pvmmu::run {
 
 namespace {
 
-const std::vector<Ending> kPvmmuEndings = {
-    {"pvmmu: no domain left running; ending", -1, 0},   // names its isa-debug-exit code
-    {"PANIC: cpu ", kPanicStatus, 0},
-    {"pvmmu: FAILED: ", kFailedStatus, 0},
-};
-
 const char kBios[] = "/usr/share/bochs/BIOS-bochs-latest";
 const char kVgaBios[] = "/usr/share/bochs/VGABIOS-lgpl-latest";
 

@@ -82,8 +82,8 @@ int run_child(const Launch& l, const Options& o, int expect_status, bool need_re
 {
     const bool from_file = !l.console_file.empty();
     const std::string child_log = l.console_file + ".log";   // the emulator's own output
-    // The console comes in on `in`; the child writes to `out`: a pipe, or
-    // the emulator's own log when the console is a file.
+    // The console comes in on `in`; the child (or the session) writes to
+    // `out`: a pipe, or the emulator's own log when the console is a file.
     int in = -1, out = -1;
     if (from_file) {
         in = open(l.console_file.c_str(), O_RDONLY | O_CREAT, 0644);
@@ -98,8 +98,14 @@ int run_child(const Launch& l, const Options& o, int expect_status, bool need_re
         if (out >= 0) close(out);
         return kCrashed;
     }
-    const pid_t pid = fork();
-    if (pid < 0) {
+    pid_t pid = -1;
+    if (l.session) {
+        if (const int rc = l.session->start(out, why)) {
+            l.session->stop();
+            close(in);
+            return rc;
+        }
+    } else if ((pid = fork()) < 0) {
         why = std::string("fork: ") + std::strerror(errno);
         close(in);
         close(out);
@@ -118,8 +124,10 @@ int run_child(const Launch& l, const Options& o, int expect_status, bool need_re
         std::fprintf(stderr, "pvmmu-run: cannot execute %s: %s\n", argv[0], std::strerror(errno));
         _exit(127);
     }
-    setpgid(pid, pid);
-    close(out);
+    if (pid > 0) {
+        setpgid(pid, pid);
+        close(out);
+    }
 
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(o.timeout_s);
     std::string line, last;
@@ -145,7 +153,7 @@ int run_child(const Launch& l, const Options& o, int expect_status, bool need_re
             // still runs (wait for more) or has exited (one last read).
             n = read(in, buf, sizeof(buf));
             if (n == 0 && !reaped) {
-                if (waitpid(pid, &wait_status, WNOHANG) == pid) reaped = true;
+                if (pid > 0 && waitpid(pid, &wait_status, WNOHANG) == pid) reaped = true;
                 else std::this_thread::sleep_for(std::chrono::milliseconds(100));
                 continue;
             }
@@ -197,14 +205,19 @@ int run_child(const Launch& l, const Options& o, int expect_status, bool need_re
         if (console) console->push_back(line);
         last = line;
     }
-    if (timed_out || ended) kill(-pid, SIGKILL);
+    if (l.session) {
+        l.session->stop();   // a machine that ran on, or one that timed out, is destroyed
+    } else if (timed_out || ended) {
+        kill(-pid, SIGKILL);
+    }
     close(in);
-    if (!reaped) {
+    if (!reaped && pid > 0) {
         while (waitpid(pid, &wait_status, 0) < 0 && errno == EINTR) {
         }
     }
-    const bool exited = ended || WIFEXITED(wait_status);
-    if (!ended) status = exited ? WEXITSTATUS(wait_status) : -1;
+    // A session's machine gives no exit status: only an ending line stands for one.
+    const bool exited = ended || l.session || WIFEXITED(wait_status);
+    if (!ended) status = l.session ? -1 : exited ? WEXITSTATUS(wait_status) : -1;
     if (timed_out) {
         char secs[32];
         std::snprintf(secs, sizeof(secs), "%g", o.timeout_s);
@@ -217,6 +230,10 @@ int run_child(const Launch& l, const Options& o, int expect_status, bool need_re
         return kCrashed;
     }
     if (!need_result && status == expect_status) return worst;
+    if (l.session && !ended) {
+        why = "the machine ended without pvmmu's last line (" + l.session->gone() + ")";
+        return kCrashed;
+    }
     if (ended && status != expect_status) {
         why = "the console says: " + end_text;
         return kCrashed;

@@ -53,13 +53,29 @@ std::vector<std::string> qemu_command(const std::string& accel, unsigned long cp
             "-initrd", modules, "-display", "none", "-serial", "stdio", "-monitor", "none", "-no-reboot"};
     // Every instruction takes 1 ns of virtual time (the TSC and the PIT follow
     // it), so the guest's clock counts instructions; idle time is skipped.
-    if (icount) args.insert(args.end(), {"-icount", "shift=0,sleep=off"});
+    if (icount) args.insert(args.end(), {"-icount", kIcountOption});
     return args;
 }
 
-namespace {
+std::string pvmmu_modules(const std::vector<Domain>& doms)
+{
+    std::string modules;
+    for (const Domain& d : doms) {
+        if (!modules.empty()) modules += ",";
+        modules += initrd_escaped(d.kernel + " " + module_words(d));
+    }
+    return modules;
+}
 
 bool kvm_usable() { return access("/dev/kvm", R_OK | W_OK) == 0; }
+
+const std::vector<Ending> kPvmmuEndings = {
+    {"pvmmu: no domain left running; ending", -1, 0},   // names its isa-debug-exit code
+    {"PANIC: cpu ", kPanicStatus, 0},
+    {"pvmmu: FAILED: ", kFailedStatus, 0},
+};
+
+namespace {
 
 int prepare(const std::vector<Domain>& doms, const Options& o, Launch& l, std::string& why)
 {
@@ -67,15 +83,10 @@ int prepare(const std::vector<Domain>& doms, const Options& o, Launch& l, std::s
         why = "qemu-system-x86_64 is not installed (./pvmmu deps)";
         return kSkipped;
     }
-    std::string modules;
-    for (const Domain& d : doms) {
-        if (!modules.empty()) modules += ",";
-        modules += initrd_escaped(d.kernel + " " + module_words(d));
-    }
     const std::string accel = o.accel.empty() ? (kvm_usable() ? "kvm" : "tcg") : o.accel;
     const Machine m = pvmmu_machine(doms);
-    l.args = qemu_command(accel, m.cpus, m.mib, PVMMU_HV_IMAGE, modules);
-    l.args.insert(l.args.end(), {"-device", "isa-debug-exit,iobase=0xf4,iosize=0x04"});
+    l.args = qemu_command(accel, m.cpus, m.mib, PVMMU_HV_IMAGE, pvmmu_modules(doms));
+    l.args.insert(l.args.end(), {"-device", kIsaDebugExit});
     return 0;
 }
 

@@ -1,0 +1,40 @@
+// The libvirt back end's parts that need no libvirt (run_libvirt_xml.cc):
+// the domain XML of pvmmu's machine, built from the same domain list and the
+// same QEMU facts as the qemu back end (run_qemu.cc), so the unit tests can
+// validate it where libvirt's library is missing.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "run_backend.h"
+
+namespace pvmmu::run {
+
+// The domain XML for libvirt's QEMU driver: pvmmu-hv as <kernel>, the
+// modules as <initrd> (',,'-escaped, as -initrd takes them), one CPU per
+// vCPU, COM1 a pty console, isa-debug-exit by <qemu:commandline>. accel:
+// kvm (type='kvm'), tcg or tcg-icount (type='qemu'). serial_log: a file
+// QEMU copies COM1 into as well ("": none).
+std::string libvirt_domain_xml(const std::vector<Domain>& doms, const std::string& accel, const std::string& name,
+                               const std::string& hv_image, const std::string& serial_log = "");
+
+// A domain name unique to this run (pvmmu-NAME-PID-N): libvirt refuses a
+// second running domain of the same name.
+std::string libvirt_domain_name(const std::vector<Domain>& doms);
+
+// The URI --platform libvirt connects to without '=URI': the embedded QEMU
+// driver rooted in the build tree (no daemon).
+std::string libvirt_default_uri();
+
+} // namespace pvmmu::run
+
+namespace pvmmu::run {
+
+// The back end's prepare (run_libvirt.cc; run_libvirt_missing.cc, a SKIP,
+// where pvmmu-run was built without libvirt).
+int libvirt_prepare(const std::vector<Domain>& doms, const Options& o, Launch& l, std::string& why);
+// Whether pvmmu-run was built with libvirt (for --help).
+extern const bool kLibvirtBuilt;
+
+} // namespace pvmmu::run
