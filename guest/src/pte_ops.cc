@@ -37,16 +37,18 @@ uint64_t assume_worst(uint64_t seen)
     return seen | pte::A | ((seen & pte::RW) ? pte::D : 0);
 }
 
-// Stores val into the locked entry, which maps nothing now. cmd 2 installs val
-// exactly over a non-present entry (abi.md §4.3), so a domain allowed cmd 2
-// but not cmd 0 can still do it; cmd 0 when cmd 2 is refused. The library's
-// level is not dropped here: cmd 2 did the clear just before, so an -EPERM
-// more likely names val (a frame this domain may not map) than the command.
+// Stores val into the locked entry, which maps nothing now (it may hold the
+// A/D bits a cmd-2 clear handed back). cmd 0 stores val exactly over it on
+// every hypervisor; cmd 2 does on pvmmu (abi.md §4.3) but not on Xen, whose
+// cmd 2 ORs the entry's bits 5 and 6 into val even there (a new frame's entry
+// would inherit the old one's D), so cmd 2 only for a domain that may not use
+// cmd 0. The library's level is not dropped here: an -EPERM more likely names
+// val (a frame this domain may not map) than the command.
 int install_into_empty(Cpu& c, PteLock& l, uint64_t val)
 {
-    const int rc = write(c, l, MMU_ATOMIC_PT_UPDATE, val);
+    const int rc = write(c, l, MMU_NORMAL_PT_UPDATE, val);
     if (rc != -XEN_ENOSYS && rc != -XEN_EPERM) return rc;
-    return write(c, l, MMU_NORMAL_PT_UPDATE, val) == 0 ? 0 : rc;
+    return write(c, l, MMU_ATOMIC_PT_UPDATE, val) == 0 ? 0 : rc;
 }
 
 int get_and_clear_normal(Cpu& c, PteLock& l, uint64_t& old)

@@ -29,6 +29,16 @@ TEST_F(PolicyTest, DeniedNormalUpdateIsEpermAfterTheEarlierRequests)
     EXPECT_TRUE(only(Changes(before).word(l1_of(600), idx(600), map(600, kDataFlags | NX)), m));
 }
 
+TEST_F(PolicyTest, DeniedNormalUpdateDeniesNoTranslateToo)
+{
+    d->policy.deny(Perm::MmuNormal);
+    Snapshot before(m);
+    unsigned done = 99;
+    EXPECT_EQ(mmu_update({req(600, MMU_PT_UPDATE_NO_TRANSLATE, map(600, kDataFlags | NX))}, &done), -XEN_EPERM);
+    EXPECT_EQ(done, 0u);
+    EXPECT_TRUE(unchanged(before, m));
+}
+
 TEST_F(PolicyTest, DeniedMachphysUpdateIsEperm)
 {
     d->policy.deny(Perm::MmuMachphys);

@@ -124,6 +124,7 @@ public:
 
     uint32_t features = (1u << XENFEAT_mmu_pt_update_preserve_ad) | (1u << PVMMU_FEAT_flag_range_update);
     unsigned refuse = 8;   // a command answered -EPERM (8: none)
+    bool xen_cmd2 = false;   // cmd 2 as Xen 4.17 does it: ORs the entry's A/D into val always
     // Requests answered -EPERM too when this says so (a frame the domain may
     // not map, say); none when empty.
     std::function<bool(unsigned cmd, uint64_t val)> refuse_val;
@@ -142,7 +143,9 @@ private:
         uint64_t& e = entry(gpfn, index);
         const uint64_t us = [](uint64_t v) { return (v & pte::P) ? v | pte::US : v; }(val);
         if (cmd == MMU_NORMAL_PT_UPDATE) e = us;
-        if (cmd == MMU_ATOMIC_PT_UPDATE) {   // abi.md §4.3: fold, hand back or overwrite
+        if (cmd == MMU_ATOMIC_PT_UPDATE && xen_cmd2) {   // Xen's: always `val | (*ptr & (A|D))`
+            e = us | (e & pte::AD);
+        } else if (cmd == MMU_ATOMIC_PT_UPDATE) {   // abi.md §4.3: fold, hand back or overwrite
             if (!(e & pte::P)) e = us;
             else if (!(us & pte::P)) e = (us & ~pte::AD) | (e & pte::AD);
             else if (((us ^ e) & pte::ADDR) == 0) e = us | (e & pte::AD);

@@ -52,9 +52,9 @@ void clean_pte(Cpu& c, PteRef r);
 
 // Clears the entry and returns what it held. With cmd 2 the A/D bits are exact:
 // the clear hands them back in the cleared entry, which is read back and then
-// zeroed by a second cmd-2 write (over a non-present entry it stores 0 exactly;
-// hardware never touches a non-present entry, so nothing can be lost in
-// between). With cmd 0 only, the hypervisor cannot
+// zeroed by a cmd-0 write (cmd 2 if cmd 0 is denied; over a non-present entry
+// either stores 0 exactly on pvmmu, only cmd 0 on Xen; hardware never touches
+// a non-present entry, so nothing can be lost in between). With cmd 0 only, the hypervisor cannot
 // report what it replaced: A/D set between the guest's read and the clear are
 // unknown, so `old` assumes the worst — accessed if present, dirty if writable —
 // and a dirty page is never reported clean.
@@ -68,9 +68,9 @@ void clean_pte(Cpu& c, PteRef r);
 //   - nv maps another frame, or nothing: cmd 2 carries no A/D into another
 //     frame's mapping (abi.md §4.3), so the entry is cleared with cmd 2 first —
 //     which hands the old page's A/D back exactly — and nv is written into the
-//     empty entry, with cmd 2 again (over a non-present entry it installs nv
-//     exactly, so no cmd 0 is needed), or cmd 0 if cmd 2 is refused. `old` is
-//     exact. Another vCPU may find the entry empty in between and fault; its
+//     empty entry with cmd 0, which installs it exactly (Xen's cmd 2 would OR
+//     the handed-back A/D into nv), or with cmd 2 if cmd 0 is refused (pvmmu's
+//     cmd 2 installs nv exactly over a non-present entry). `old` is exact. Another vCPU may find the entry empty in between and fault; its
 //     handler waits for the lock and finds nv.
 // Fallback: get_and_clear + set, `old` assuming the worst.
 // On an error nothing is lost, but what is left depends on when it came:

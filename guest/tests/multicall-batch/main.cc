@@ -45,7 +45,7 @@ void mixed(Cpu& c)
     const uint64_t bad_map = make_pte(rt::hypervisor_frame(), pte::P | pte::US);
     put_reqs(c, reqs_a, {{req2(c, 1), orig[1] | pte::AVL10}, {req2(c, 2), orig[2] | pte::AVL10}, {req2(c, 3), orig[3] | pte::AVL10}});
     put_reqs(c, reqs_b, {{req2(c, 4), orig[4] | pte::AVL10}, {req2(c, 5), bad_map}, {req2(c, 6), orig[6] | pte::AVL10}});
-    put_reqs(c, reqs_c, {{ptr_of(c, t.ref(8), 3), orig[8] | pte::AVL10}});
+    put_reqs(c, reqs_c, {{ptr_of(c, t.ref(8), 5), orig[8] | pte::AVL10}});
     for (unsigned k = 0; k < 3; ++k) CHECK(c.mem.store(done_words + 8 * k, 0xdead));
     CHECK(put_mmuext(c, 0, MMUEXT_INVLPG_LOCAL, gva(0).v, 0));
 

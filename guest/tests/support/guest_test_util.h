@@ -124,6 +124,12 @@ inline void attack_entry(Cpu& c, PteRef r, const Req& req, long want, const char
     if (done != 0) rt::fail("%s: done %u (want 0)", what, done);
 }
 
+// The errno of a refused writable mapping of a frame that is a page table:
+// pvmmu's -EINVAL for every page-type conflict; Xen 4.17 says -EBUSY when the
+// conflict is a new writable mapping (its reference taken for an L1 entry) and
+// -EINVAL when a frame mapped writable is to become a table (abi.md §11).
+inline long writable_table_map_errno() { return rt::pvmmu_op_available() ? -XEN_EINVAL : -XEN_EBUSY; }
+
 // The counters of one vCPU that tests compare, copied.
 struct Snap {
     uint64_t faults, spurious, spurious_write, spurious_read, demand_zero, denied;

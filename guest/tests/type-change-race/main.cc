@@ -10,7 +10,8 @@
 // pin F as an L1; when that succeeds, E must not map F writable, a writable
 // mapping of F is refused, and F must not change until vCPU 0 unpins it (the
 // hypervisor flushes vCPU 1's stale translation before the type change).
-// Every refusal on either side is -EINVAL.
+// Every refusal on either side is -EINVAL (on Xen a refused writable mapping
+// is -EBUSY: writable_table_map_errno).
 #include "guest_test_util.h"
 
 using namespace pvmmu::guest;
@@ -36,7 +37,7 @@ void mapper(Cpu& v)
     for (uint64_t n = 1; !stop.load(std::memory_order_acquire); ++n) {
         uint32_t done;
         const long rc = raw_mmu_update(v, &map, 1, done);
-        if (rc == -XEN_EINVAL) continue;   // F is a page table now
+        if (rc == writable_table_map_errno()) continue;   // F is a page table now
         if (rc != 0) {
             rt::fail("writable mapping: rc %ld", rc);
             break;
@@ -67,7 +68,7 @@ void pinner(Cpu& c)
         // While pinned, no writable mapping is taken, here either.
         const PteRef mine = t.ref(kEntry + 1);
         attack_entry(c, mine, Req{ptr_of(c, mine, MMU_ATOMIC_PT_UPDATE), make_pte(c.guest->mfn(f), pte::P | pte::RW | pte::US)},
-                     -XEN_EINVAL, "writable mapping of the pinned frame");
+                     writable_table_map_errno(), "writable mapping of the pinned frame");
         for (unsigned k = 0; k < kHold; ++k) c.hc.relax();   // vCPU 1 keeps trying meanwhile
         CHECK(pte_read(c, t.ref(kEntry), e));
         CHECK(read_table(c, f, again));

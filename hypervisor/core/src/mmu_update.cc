@@ -23,7 +23,7 @@ struct Batch {
     void finish() { cursor.release(); }
 };
 
-// cmd 0 and cmd 2: one checked entry update of a table of any level.
+// cmd 0, cmd 2 and cmd 3: one checked entry update of a table of any level.
 template <bool FoldAd>
 int pt_update(Batch& b, const mmu_update_t& req)
 {
@@ -71,9 +71,8 @@ int Batch::run(RequestReader<mmu_update_t>& in, uint32_t i, uint32_t end, uint32
     if (!req) return -XEN_EFAULT;
     const unsigned cmd = req->ptr & PVMMU_MMU_CMD_MASK;
     const bool atomic = cmd == MMU_ATOMIC_PT_UPDATE;
-    if (!(atomic ? d.policy.allows(Perm::MmuAtomic)
-                 : cmd == MMU_NORMAL_PT_UPDATE && d.policy.allows(Perm::MmuNormal)))
-        return 0;
+    const bool normal = cmd == MMU_NORMAL_PT_UPDATE || cmd == MMU_PT_UPDATE_NO_TRANSLATE;
+    if (!(atomic ? d.policy.allows(Perm::MmuAtomic) : normal && d.policy.allows(Perm::MmuNormal))) return 0;
     if (cursor.acquire(Maddr{req->ptr & ~uint64_t(PVMMU_MMU_CMD_MASK)}.mfn()) != 1) return 0;
     return atomic ? l1_run<true>(hv, in, cursor.mfn(), cmd, ctx, i, end, did)
                   : l1_run<false>(hv, in, cursor.mfn(), cmd, ctx, i, end, did);
@@ -85,6 +84,7 @@ int Batch::operator()(const mmu_update_t& req, uint32_t& units)
     const Policy& p = d.policy;
     switch (req.ptr & PVMMU_MMU_CMD_MASK) {
     case MMU_NORMAL_PT_UPDATE:
+    case MMU_PT_UPDATE_NO_TRANSLATE:   // "val not translated": for a PV guest, cmd 0 (Xen does so)
         return p.allows(Perm::MmuNormal) ? pt_update<false>(b, req) : -XEN_EPERM;
     case MMU_ATOMIC_PT_UPDATE:
         return p.allows(Perm::MmuAtomic) ? pt_update<true>(b, req) : -XEN_EPERM;
@@ -92,7 +92,7 @@ int Batch::operator()(const mmu_update_t& req, uint32_t& units)
         return p.allows(Perm::MmuMachphys) ? machphys_update(b, req) : -XEN_EPERM;
     case MMU_FLAG_RANGE_UPDATE:
         return p.allows(Perm::MmuFlagRange) ? range_update(b, req, units) : -XEN_EPERM;
-    default:   // 3 (Xen's NO_TRANSLATE, meaningless without translation), 5-7
+    default:   // 5-7
         return -XEN_ENOSYS;
     }
 }

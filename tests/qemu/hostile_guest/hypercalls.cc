@@ -102,7 +102,7 @@ mmu_update_t pick_request()
         u.ptr = pick_entry(level) | 4;
         u.val = pick_flag_range();
         return u;
-    case 0: case 2:
+    case 0: case 2: case 3:   // 3: Xen's NO_TRANSLATE, cmd 0 for a PV guest
         u.ptr = pick_entry(level) | cmd;
         u.val = rng.one_in(10) ? 0 : pick_pte(rng.one_in(8) ? 1 + unsigned(rng.below(4)) : level);
         return u;

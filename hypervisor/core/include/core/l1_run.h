@@ -10,7 +10,7 @@
 
 namespace pvmmu {
 
-// Requests i .. end - 1 from `in`, all with command `cmd` (0 or 2, its policy
+// Requests i .. end - 1 from `in`, all with command `cmd` (0, 2 or 3, its policy
 // already checked) on the L1 `l1` that the caller holds referenced and locked;
 // `ctx` as for mod_entry (an RW raise checks the frame's owner against it).
 // Does flag-only and same-frame RW changes; stops with the request untouched at
