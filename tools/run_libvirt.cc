@@ -50,6 +50,8 @@ bool prepare_embed_root(const std::string& uri, std::string& why)
     const std::string root = uri.substr(at + 5, uri.find('&', at) - (at + 5));
     const std::filesystem::path conf = std::filesystem::path(root) / "etc" / "qemu.conf";
     std::error_code ec;
+    // The serial log's folder (libvirt_prepare), which QEMU does not make.
+    std::filesystem::create_directories(std::filesystem::path(root) / "log", ec);
     if (std::filesystem::exists(conf, ec)) return true;
     std::filesystem::create_directories(conf.parent_path(), ec);
     FILE* f = std::fopen(conf.c_str(), "w");
