@@ -95,6 +95,9 @@ static_assert(kGuestUpperStart == (~0ull << 47 | uint64_t(HvConfig{}.l4_reserved
 // An address a guest may name as code or stack: canonical, and not in the
 // hypervisor's L4 slots.
 constexpr bool guest_va_ok(uint64_t va) { return va < kGuestLowerEnd || va >= kGuestUpperStart; }
+static_assert(guest_va_ok(0x00007fffffffffff) && !guest_va_ok(0x0000800000000000) &&
+              !guest_va_ok(0xffff800000000000) && !guest_va_ok(0xffff87ffffffffff) &&
+              guest_va_ok(0xffff880000000000) && guest_va_ok(~0ull));   // the ends of each part
 
 // An exception of the running vCPU (from ring 3) delivered to the handler its
 // trap table names, with Xen's x86-64 PV bounce frame on the guest's stack;
