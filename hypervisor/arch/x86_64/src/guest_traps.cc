@@ -34,11 +34,6 @@ Platform& platform() { return core()->platform(); }
 
 } // namespace
 
-bool guest_va_ok(uint64_t va)
-{
-    return canonical(Vaddr{va}) && !core()->l4_slot_reserved(table_index(Vaddr{va}, Level::L4));
-}
-
 bool guest_bounce(TrapFrame& f)
 {
     // NMI, #DF and #MC are the hypervisor's; nothing else is delivered twice.

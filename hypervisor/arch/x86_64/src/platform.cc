@@ -38,10 +38,10 @@ namespace {
 bool guest_range(const Vcpu& v, uint64_t va, size_t n)
 {
     const uint64_t last = va + n - 1;
-    // Canonical and not wrapping: both ends lie in one half, and nothing
-    // between them in the hypervisor's slots when neither end is.
-    return &v == this_cpu().vcpu && last >= va && guest_va_ok(va) && guest_va_ok(last) &&
-           (va >> 63) == (last >> 63);
+    // Not wrapping, and both ends in one of the guest's two parts (guest.h),
+    // so everything between them is in it too, whatever n.
+    return &v == this_cpu().vcpu && last >= va &&
+           (last < kGuestLowerEnd || va >= kGuestUpperStart);
 }
 
 } // namespace
