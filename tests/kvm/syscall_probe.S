@@ -20,6 +20,14 @@
 #ifndef SEL_BASE
 #define SEL_BASE 0xe000
 #endif
+/* The other knobs of the bisection: -DPROBE_CR4=0x20 (PAE only, no PGE),
+ * -DPROBE_NO_SMEP, -DPROBE_FMASK=0. */
+#ifndef PROBE_CR4
+#define PROBE_CR4 0xa0
+#endif
+#ifndef PROBE_FMASK
+#define PROBE_FMASK 0x47700
+#endif
 	.set SEL_CS, SEL_BASE + 0x08
 	.set SEL_DS, SEL_BASE + 0x10
 	.set SEL_USER_DS, SEL_BASE + 0x2b
@@ -61,7 +69,7 @@ _start:
 	movl $0x83, pd0
 	movl $(USER_PAGE | 0x87), pd0 + 8
 	mov %cr4, %eax
-	or $0xa0, %eax                  /* PAE | PGE */
+	or $PROBE_CR4, %eax             /* PAE | PGE */
 	mov %eax, %cr4
 	mov $pml4, %eax
 	mov %eax, %cr3
@@ -120,20 +128,21 @@ long_mode:
 	mov $7, %eax
 	xor %ecx, %ecx
 	cpuid
-	xor %r15d, %r15d
+#ifdef PROBE_NO_SMEP
+	xor %ebx, %ebx
+#endif
 	test $(1 << 7), %ebx
 	jz 1f
 	mov %cr4, %rax
 	bts $20, %rax
 	mov %rax, %cr4
-	mov $1, %r15d
 1:	/* pvmmu-hv's syscall_init, LSTAR set per case. */
 	mov $0xc0000081, %ecx
 	xor %eax, %eax
 	mov $(((SEL_BASE + 0x23) << 16) | SEL_CS), %edx
 	wrmsr
 	mov $0xc0000084, %ecx
-	mov $0x47700, %eax
+	mov $PROBE_FMASK, %eax
 	xor %edx, %edx
 	wrmsr
 	mov $0xc0000083, %ecx
@@ -145,11 +154,22 @@ long_mode:
 	mov $USER_PAGE, %edi
 	movl $0x0b0f050f, (%rdi)
 
-	PRINT "syscall-probe: GDT at 0xe000, STAR 0xe023/0xe008, FMASK 0x47700, EFER.SCE|NXE, CR0.WP, CR4.PAE|PGE"
-	test %r15d, %r15d
-	jz 1f
-	PRINT "|SMEP"
-1:	PRINT "\r\ncpuid 0x40000000: "
+	PRINT "syscall-probe: STAR "
+	mov $0xc0000081, %ecx
+	call print_msr
+	PRINT " FMASK "
+	mov $0xc0000084, %ecx
+	call print_msr
+	PRINT " EFER "
+	mov $0xc0000080, %ecx
+	call print_msr
+	PRINT " CR0 "
+	mov %cr0, %rdi
+	call puthex
+	PRINT " CR4 "
+	mov %cr4, %rdi
+	call puthex
+	PRINT "\r\ncpuid 0x40000000: "
 	mov $0x40000000, %eax
 	xor %ecx, %ecx
 	cpuid
@@ -296,6 +316,13 @@ exc_common:
 	mov $stack_top, %esp
 	mov resume(%rip), %rax
 	jmp *%rax
+
+print_msr:                              /* MSR %ecx */
+	rdmsr
+	shl $32, %rdx
+	or %rdx, %rax
+	mov %rax, %rdi
+	jmp puthex
 
 putc:
 	push %rdx
