@@ -42,6 +42,8 @@ set_tests_properties(qemu_iso_boot_smp4 qemu_iso_as_disk PROPERTIES LABELS "qemu
 include(${PROJECT_SOURCE_DIR}/guest/platform/xenpv/xenpv.cmake)
 pvmmu_xenpv_guest(hello-guest SOURCES ${_qemu_dir}/hello_guest/main.cc INCLUDES ${_qemu_dir})
 pvmmu_xenpv_guest(crash-guest SOURCES ${_qemu_dir}/hello_guest/main.cc INCLUDES ${_qemu_dir} DEFINES HELLO_CRASH)
+pvmmu_xenpv_guest(crash-pf-guest SOURCES ${_qemu_dir}/hello_guest/main.cc INCLUDES ${_qemu_dir}
+  DEFINES HELLO_CRASH_PF)
 pvmmu_xenpv_guest(bad-iret-guest SOURCES ${_qemu_dir}/hello_guest/main.cc INCLUDES ${_qemu_dir} DEFINES HELLO_BAD_IRET)
 pvmmu_xenpv_guest(bad-stack-guest SOURCES ${_qemu_dir}/hello_guest/main.cc INCLUDES ${_qemu_dir} DEFINES HELLO_BAD_STACK)
 pvmmu_xenpv_guest(isolation-guest SOURCES ${_qemu_dir}/isolation_guest/main.cc INCLUDES ${_qemu_dir})
@@ -56,10 +58,11 @@ set(_hostile ${_qemu_dir}/hostile_guest)
 pvmmu_xenpv_guest(hostile-guest SOURCES ${_hostile}/main.cc ${_hostile}/setup.cc ${_hostile}/args.cc
   ${_hostile}/hypercalls.cc ${_hostile}/instructions.cc ${_hostile}/traps.cc ${_hostile}/traps.S
   ${_hostile}/probes.S INCLUDES ${_qemu_dir})
-add_dependencies(pvmmu-hv hello-guest crash-guest bad-iret-guest bad-stack-guest isolation-guest stop-guest
+add_dependencies(pvmmu-hv hello-guest crash-guest crash-pf-guest bad-iret-guest bad-stack-guest isolation-guest stop-guest
   gdt-guest edge-guest conform-guest smoke-guest hostile-guest)
 pvmmu_qemu_test(qemu_guest_hello --cpus 2 --guest $<TARGET_FILE:hello-guest> --expect poweroff)
 pvmmu_qemu_test(qemu_guest_crash --cpus 1 --guest $<TARGET_FILE:crash-guest> --expect crash)
+pvmmu_qemu_test(qemu_guest_crash_pf --cpus 1 --guest $<TARGET_FILE:crash-pf-guest> --expect crash-pf)
 pvmmu_qemu_test(qemu_guest_bad_iret --cpus 1 --guest $<TARGET_FILE:bad-iret-guest> --expect bad-iret)
 pvmmu_qemu_test(qemu_guest_bad_stack --cpus 1 --guest $<TARGET_FILE:bad-stack-guest> --expect bad-stack)
 pvmmu_qemu_test(qemu_guest_stop --cpus 3 --guest $<TARGET_FILE:stop-guest> --expect stop)

@@ -8,6 +8,8 @@
 // SHUTDOWN_poweroff after its checks (it runs with 2 vCPUs: vCPU 1 is never
 // started); the others must end the domain as a crash, never the hypervisor:
 // `crash-guest` (HELLO_CRASH) executes ud2 with no trap table,
+// `crash-pf-guest` (HELLO_CRASH_PF) writes to an unmapped page with no trap
+// table (the crash must report the CPU's error code, U/S set: issue 15),
 // `bad-iret-guest` (HELLO_BAD_IRET) returns by iret to a non-canonical RIP,
 // `bad-stack-guest` (HELLO_BAD_STACK) takes a #UD with its handler set but
 // RSP in the hypervisor's slots, so the bounce frame cannot be written.
@@ -231,6 +233,10 @@ extern "C" [[noreturn]] void xenpv_start(const start_info_t* si)
 #ifdef HELLO_CRASH
     write("hello guest: executing ud2 with no trap table\n");
     asm volatile("ud2");
+#endif
+#ifdef HELLO_CRASH_PF
+    write("hello guest: writing to an unmapped page with no trap table\n");
+    *reinterpret_cast<volatile uint64_t*>(0x1000) = 1;
 #endif
 #ifdef HELLO_BAD_IRET
     // struct iret_context after the stub's pushes: flags, rip, cs, rflags, rsp, ss.

@@ -40,9 +40,13 @@ bool guest_bounce(TrapFrame& f)
     if (f.vector >= 32 || f.vector == 2 || f.vector == 8 || f.vector == 18) return false;
     // Xen gives a page fault of the guest's kernel mode the U/S bit clear
     // and one of its user mode the bit set, whatever ring the CPU saw; a
-    // pvmmu guest has only kernel mode.
+    // pvmmu guest has only kernel mode. Not delivered, the frame keeps the
+    // CPU's code for the crash report (issue 15: the U/S bit is evidence).
+    const uint64_t cpu_error = f.error;
     if (f.vector == 14) f.error &= ~uint64_t(4);
-    return guest_deliver(f, unsigned(f.vector), has_error_code(unsigned(f.vector)));
+    if (guest_deliver(f, unsigned(f.vector), has_error_code(unsigned(f.vector)))) return true;
+    f.error = cpu_error;
+    return false;
 }
 
 bool guest_deliver(TrapFrame& f, unsigned vector, bool error_code)
