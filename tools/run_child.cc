@@ -204,6 +204,7 @@ int run_child(const Launch& l, const Options& o, int expect_status, bool need_re
         if (!o.quiet) std::printf("%s\n", line.c_str());
         if (console) console->push_back(line);
         last = line;
+        if (line.rfind("Test result: ", 0) == 0 && code_of(line) > worst) worst = code_of(line);
     }
     if (l.session) {
         l.session->stop();   // a machine that ran on, or one that timed out, is destroyed
@@ -252,7 +253,8 @@ int run_child(const Launch& l, const Options& o, int expect_status, bool need_re
         why = "exit status " + std::to_string(status) + " after `" + last + "`";
         return kCrashed;
     }
-    return code;
+    // Several domains print a result each: the worst of them, not the last.
+    return worst > code ? worst : code;
 }
 
 std::string quoted(const std::string& s)

@@ -27,6 +27,11 @@ int Guest::init(Cpu& boot, const BootInfo& bi)
         } else if (!bi.m2p) {
             return -XEN_EINVAL;
         }
+        p2m_min_ = p2m_max_ = Mfn{bi.p2m[0]};
+        for (g = 1; g < bi.nr_frames; ++g) {
+            if (bi.p2m[g] < p2m_min_.v) p2m_min_ = Mfn{bi.p2m[g]};
+            if (bi.p2m[g] > p2m_max_.v) p2m_max_ = Mfn{bi.p2m[g]};
+        }
     }
     const uint64_t tables_end = bi.first_pt + bi.nr_pt_frames;
     const uint64_t first = bi.first_free > tables_end ? bi.first_free : tables_end;

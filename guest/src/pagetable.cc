@@ -16,6 +16,9 @@ bool zero_frame(Cpu& c, Gpfn g)
 
 int physmap_set_writable(Cpu& c, Gpfn g, bool writable)
 {
+    // A frame whose physmap L1 is not known yet (Guest::init maps the rest
+    // of Xen's physmap in order) has no entry to change.
+    if (!c.guest->physmap_mapped(g)) return -XEN_EINVAL;
     PteLock l(c, c.guest->physmap_pte(g));
     uint64_t old;
     if (int rc = ptep_modify_prot_start(c, l, old)) return rc;

@@ -321,8 +321,12 @@ TEST_F(MmuUpdateTest, NormalUpdateChangesFlagsOfOneEntryAndNothingElse)
 // page tables above).
 TEST_F(MmuUpdateTest, NoTranslateIsANormalUpdate)
 {
-    Snapshot before(m);
+    // D on every entry first: cmd 0 (and so cmd 3) stores the value exactly,
+    // D gone; cmd 2 keeps the D it finds.
     unsigned done = 0;
+    for (uint64_t g : {600, 601, 602, 603, 604})
+        ASSERT_EQ(mmu_update({req(g, MMU_NORMAL_PT_UPDATE, map(g, kDataFlags | NX | D))}, &done), 0);
+    Snapshot before(m);
     EXPECT_EQ(mmu_update({req(600, MMU_PT_UPDATE_NO_TRANSLATE, map(600, kDataFlags | NX | AVL_LO)),
                           req(601, MMU_PT_UPDATE_NO_TRANSLATE, map(601, kDataFlags | NX | AVL_LO)),
                           req(602, MMU_ATOMIC_PT_UPDATE, map(602, kDataFlags | NX | AVL_LO)),
@@ -332,7 +336,8 @@ TEST_F(MmuUpdateTest, NoTranslateIsANormalUpdate)
               0);
     EXPECT_EQ(done, 5u);
     Changes expected(before);
-    for (uint64_t g : {600, 601, 602, 603, 604}) expected.word(l1_of(g), idx(g), map(g, kDataFlags | NX | AVL_LO));
+    for (uint64_t g : {600, 601, 603, 604}) expected.word(l1_of(g), idx(g), map(g, kDataFlags | NX | AVL_LO));
+    expected.word(l1_of(602), idx(602), map(602, kDataFlags | NX | AVL_LO | D));
     EXPECT_TRUE(only(expected, m));
 }
 

@@ -52,6 +52,16 @@ TEST_F(RunChild, QemusStatusMustBePoweroffAfterTheResult)
     EXPECT_NE(why.find("no `Test result:` line"), std::string::npos) << why;
 }
 
+// Two domains, one failed: the run is the failure even when the other's
+// SUCCESS comes last.
+TEST_F(RunChild, TheWorstResultOfSeveralDomainsCounts)
+{
+    shell("echo 'Test result: FAILURE'; echo 'Test result: SUCCESS'; exit 65");
+    EXPECT_EQ(run(), 5) << why;
+    shell("echo 'Test result: SUCCESS'; echo 'Test result: SKIP'; exit 65");
+    EXPECT_EQ(run(), 3) << why;
+}
+
 TEST_F(RunChild, AnEndingLineStopsAnEmulatorThatRunsOn)
 {
     shell("echo 'Test result: SUCCESS'; echo '(XEN) Hardware Dom0 halted: halting machine'; exec sleep 60");

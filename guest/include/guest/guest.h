@@ -97,10 +97,19 @@ public:
             return m.v >= boot_.first_mfn.v && out.v < boot_.nr_frames;
         }
         // The M2P names a gpfn for every frame, ours or not: the P2M confirms.
-        out = Gpfn{m.v < boot_.m2p_entries ? boot_.m2p[m.v] : boot_.nr_frames};
+        // Only frames within the P2M's range are looked up: the M2P may have
+        // unmapped holes (device memory) outside the domain's RAM.
+        const bool in = m.v >= p2m_min_.v && m.v <= p2m_max_.v && m.v < boot_.m2p_entries;
+        out = Gpfn{in ? boot_.m2p[m.v] : boot_.nr_frames};
         return out.v < boot_.nr_frames && boot_.p2m[out.v] == m.v;
     }
     Va va(Gpfn g) const { return boot_.physmap + (g.v << kPageShift); }
+    // Whether gpfn g's physmap L1 is known (gpfn 0 is never one: it is the
+    // L4 on pvmmu and the sim, a page of the image on Xen).
+    bool physmap_mapped(Gpfn g) const
+    {
+        return g.v < boot_.nr_frames && physmap_l1_[g.v / kEntriesPerTable].v != 0;
+    }
     // The physmap's own L1 entry for gpfn g.
     PteRef physmap_pte(Gpfn g) const
     {
@@ -133,6 +142,7 @@ private:
     [[nodiscard]] int fill_physmap_l1(Cpu& c, Gpfn l1, uint64_t first, uint64_t flags);
 
     BootInfo boot_{};
+    Mfn p2m_min_{0}, p2m_max_{0};   // the lowest and highest frame of a scattered P2M
     Gpfn physmap_l1_[FrameAllocator::kMaxFrames / kEntriesPerTable] = {};
     FrameAllocator frames_;
     std::atomic<uint8_t> level_{uint8_t(MmuLevel::Normal)};
