@@ -212,9 +212,19 @@ int run_child(const Launch& l, const Options& o, int expect_status, bool need_re
         kill(-pid, SIGKILL);
     }
     close(in);
-    if (!reaped && pid > 0) {
-        while (waitpid(pid, &wait_status, 0) < 0 && errno == EINTR) {
+    // A program that closed its output may still run: wait for it only until
+    // the deadline, then kill its group and reap it.
+    while (!reaped && pid > 0) {
+        const pid_t r = waitpid(pid, &wait_status, WNOHANG);
+        if (r == pid || (r < 0 && errno != EINTR)) break;
+        if (r == 0 && std::chrono::steady_clock::now() >= deadline) {
+            timed_out = true;
+            kill(-pid, SIGKILL);
+            while (waitpid(pid, &wait_status, 0) < 0 && errno == EINTR) {
+            }
+            break;
         }
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
     // A session's machine gives no exit status: only an ending line stands for one.
     const bool exited = ended || l.session || WIFEXITED(wait_status);

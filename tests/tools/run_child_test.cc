@@ -133,6 +133,18 @@ TEST_F(RunChild, ARunThatOutlivesItsTimeoutIsKilledAndSix)
     EXPECT_EQ(why, "timed out after 0.5 s");
 }
 
+// A program that closes its output and runs on is waited for only until the
+// deadline (before, the launcher waited for it for ever after the EOF).
+TEST_F(RunChild, AProgramThatClosesItsOutputAndRunsOnTimesOut)
+{
+    o.timeout_s = 0.5;
+    shell("echo 'Test result: SUCCESS'; exec sleep 60 >/dev/null 2>&1");
+    const auto start = std::chrono::steady_clock::now();
+    EXPECT_EQ(run(), kCrashed);
+    EXPECT_EQ(why, "timed out after 0.5 s");
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(30));
+}
+
 TEST_F(RunChild, TheScratchFolderGoesWithTheLaunch)
 {
     std::string dir;
