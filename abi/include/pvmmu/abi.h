@@ -11,6 +11,11 @@
 #ifndef __XEN_INTERFACE_VERSION__
 #define __XEN_INTERFACE_VERSION__ 0x00040e00 /* Xen 4.14+, what libxen-dev 4.17 calls latest */
 #endif
+/* A Xen header included first has already fixed the version, to 0 when no one
+ * set it: that picks the compat ABI (sched_op 6, another vcpumask) in silence. */
+#if __XEN_INTERFACE_VERSION__ < 0x00040e00
+#error "include <pvmmu/abi.h> before any Xen public header"
+#endif
 
 #include <xen/xen.h>
 #include <xen/errno.h>
