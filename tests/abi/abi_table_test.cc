@@ -13,6 +13,10 @@
 #include <string>
 #include <vector>
 
+#include <pvmmu/abi.h>   // first: it sets the interface version for the headers below
+#include <xen/grant_table.h>
+#include <xen/physdev.h>
+
 #include "arch/guest_decode.h"
 #include "arch/guest_surface.h"
 #include "support/core_fixture.h"
@@ -138,6 +142,52 @@ const std::map<std::string, unsigned> kNumbers = {
 };
 #undef HC
 
+// The sub-ops' names (what a guest's headers define, pvmmu's included).
+#define S(name) {#name, uint64_t(name)}
+const std::map<std::string, uint64_t> kSubOpNumbers = {
+    S(MMU_NORMAL_PT_UPDATE), S(MMU_MACHPHYS_UPDATE), S(MMU_PT_UPDATE_PRESERVE_AD),
+    S(MMU_PT_UPDATE_NO_TRANSLATE), S(MMU_FLAG_RANGE_UPDATE), S(XENMEM_increase_reservation),
+    S(XENMEM_decrease_reservation), S(XENMEM_maximum_ram_page), S(XENMEM_current_reservation),
+    S(XENMEM_maximum_reservation), S(XENMEM_machphys_mfn_list), S(XENMEM_populate_physmap),
+    S(XENMEM_add_to_physmap), S(XENMEM_memory_map), S(XENMEM_machine_memory_map), S(XENMEM_exchange),
+    S(XENMEM_machphys_mapping), S(XENMEM_set_memory_map), S(XENMEM_maximum_gpfn), S(XENMEM_remove_from_physmap),
+    S(XENMEM_set_pod_target), S(XENMEM_get_pod_target), S(XENMEM_add_to_physmap_batch),
+    S(XENMEM_machphys_compat_mfn_list), S(XENMEM_get_vnumainfo), S(XENMEM_acquire_resource), S(XENVER_version),
+    S(XENVER_extraversion), S(XENVER_compile_info), S(XENVER_capabilities), S(XENVER_changeset),
+    S(XENVER_platform_parameters), S(XENVER_get_features), S(XENVER_pagesize), S(XENVER_guest_handle),
+    S(XENVER_commandline), S(XENVER_build_id), S(CONSOLEIO_write), S(CONSOLEIO_read), S(GNTTABOP_map_grant_ref),
+    S(GNTTABOP_unmap_grant_ref), S(GNTTABOP_setup_table), S(GNTTABOP_dump_table), S(GNTTABOP_transfer),
+    S(GNTTABOP_copy), S(GNTTABOP_query_size), S(GNTTABOP_unmap_and_replace), S(GNTTABOP_set_version),
+    S(GNTTABOP_get_status_frames), S(GNTTABOP_get_version), S(GNTTABOP_swap_grant_ref), S(GNTTABOP_cache_flush),
+    S(VMASST_TYPE_4gb_segments), S(VMASST_TYPE_4gb_segments_notify), S(VMASST_TYPE_writable_pagetables),
+    S(VMASST_TYPE_pae_extended_cr3), S(VMASST_TYPE_architectural_iopl), S(VMASST_TYPE_runstate_update_flag),
+    S(VMASST_TYPE_m2p_strict), S(VCPUOP_initialise), S(VCPUOP_up), S(VCPUOP_down), S(VCPUOP_is_up),
+    S(VCPUOP_get_runstate_info), S(VCPUOP_register_runstate_memory_area), S(VCPUOP_set_periodic_timer),
+    S(VCPUOP_stop_periodic_timer), S(VCPUOP_set_singleshot_timer), S(VCPUOP_stop_singleshot_timer),
+    S(VCPUOP_register_vcpu_info), S(VCPUOP_send_nmi), S(VCPUOP_get_physid),
+    S(VCPUOP_register_vcpu_time_memory_area), S(MMUEXT_PIN_L1_TABLE), S(MMUEXT_PIN_L2_TABLE),
+    S(MMUEXT_PIN_L3_TABLE), S(MMUEXT_PIN_L4_TABLE), S(MMUEXT_UNPIN_TABLE), S(MMUEXT_NEW_BASEPTR),
+    S(MMUEXT_TLB_FLUSH_LOCAL), S(MMUEXT_INVLPG_LOCAL), S(MMUEXT_TLB_FLUSH_MULTI), S(MMUEXT_INVLPG_MULTI),
+    S(MMUEXT_TLB_FLUSH_ALL), S(MMUEXT_INVLPG_ALL), S(MMUEXT_FLUSH_CACHE), S(MMUEXT_SET_LDT),
+    S(MMUEXT_NEW_USER_BASEPTR), S(MMUEXT_CLEAR_PAGE), S(MMUEXT_COPY_PAGE), S(MMUEXT_FLUSH_CACHE_GLOBAL),
+    S(MMUEXT_MARK_SUPER), S(MMUEXT_UNMARK_SUPER), S(SCHEDOP_yield), S(SCHEDOP_block), S(SCHEDOP_shutdown),
+    S(SCHEDOP_poll), S(SCHEDOP_remote_shutdown), S(SCHEDOP_shutdown_code), S(SCHEDOP_watchdog),
+    S(SCHEDOP_pin_override), S(CALLBACKOP_register), S(CALLBACKOP_unregister), S(EVTCHNOP_bind_interdomain),
+    S(EVTCHNOP_bind_virq), S(EVTCHNOP_bind_pirq), S(EVTCHNOP_close), S(EVTCHNOP_send), S(EVTCHNOP_status),
+    S(EVTCHNOP_alloc_unbound), S(EVTCHNOP_bind_ipi), S(EVTCHNOP_bind_vcpu), S(EVTCHNOP_unmask),
+    S(EVTCHNOP_reset), S(EVTCHNOP_init_control), S(EVTCHNOP_expand_array), S(EVTCHNOP_set_priority),
+    S(PHYSDEVOP_IRQ_UNMASK_NOTIFY), S(PHYSDEVOP_irq_status_query), S(PHYSDEVOP_set_iopl),
+    S(PHYSDEVOP_set_iobitmap), S(PHYSDEVOP_apic_read), S(PHYSDEVOP_apic_write), S(PHYSDEVOP_alloc_irq_vector),
+    S(PHYSDEVOP_free_irq_vector), S(PHYSDEVOP_eoi), S(PHYSDEVOP_map_pirq), S(PHYSDEVOP_unmap_pirq),
+    S(PHYSDEVOP_manage_pci_add), S(PHYSDEVOP_manage_pci_remove), S(PHYSDEVOP_pirq_eoi_gmfn_v1),
+    S(PHYSDEVOP_restore_msi), S(PHYSDEVOP_manage_pci_add_ext), S(PHYSDEVOP_setup_gsi),
+    S(PHYSDEVOP_get_free_pirq), S(PHYSDEVOP_pci_mmcfg_reserved), S(PHYSDEVOP_pci_device_add),
+    S(PHYSDEVOP_pci_device_remove), S(PHYSDEVOP_restore_msi_ext), S(PHYSDEVOP_pirq_eoi_gmfn_v2),
+    S(PHYSDEVOP_dbgp_op), S(PHYSDEVOP_prepare_msix), S(PHYSDEVOP_release_msix), S(PVMMUOP_deny),
+    S(PVMMUOP_vcpu_counters), S(PVMMUOP_install_retries), S(PVMMUOP_facts), S(PVMMUOP_check_invariants),
+};
+#undef S
+
 TEST(AbiTable, RowsAreWellFormedAndNamedAsTheHeaders)
 {
     const auto t = hypercall_table();
@@ -145,6 +195,11 @@ TEST(AbiTable, RowsAreWellFormedAndNamedAsTheHeaders)
     for (const auto& [nr, h] : t) {
         ASSERT_TRUE(kNumbers.count(h.name)) << h.name;
         EXPECT_EQ(kNumbers.at(h.name), nr) << h.name;
+        for (const auto& [cmd, sub] : h.subops) {
+            if (sub.name == "(none)") continue;   // a number the headers do not name
+            ASSERT_TRUE(kSubOpNumbers.count(sub.name)) << h.name << ": add " << sub.name << " to kSubOpNumbers";
+            EXPECT_EQ(kSubOpNumbers.at(sub.name), cmd) << h.name << " " << sub.name;
+        }
     }
 }
 
