@@ -52,6 +52,39 @@ pvmmu_xenpv_guest(gdt-guest SOURCES ${_qemu_dir}/gdt_guest/main.cc INCLUDES ${_q
 pvmmu_xenpv_guest(edge-guest SOURCES ${_qemu_dir}/edge_guest/main.cc INCLUDES ${_qemu_dir})
 pvmmu_xenpv_guest(conform-guest SOURCES ${_qemu_dir}/conform_guest/main.cc INCLUDES ${_qemu_dir})
 pvmmu_xenpv_guest(smoke-guest SOURCES ${PROJECT_SOURCE_DIR}/tests/xen/smoke_guest/main.cc INCLUDES ${_qemu_dir})
+# surface-guest: docs/abi.md §12.1, compiled in as surface_rows.h (one
+# {nr, cmd, enosys} per row, cmd -1 for a hypercall's own row), against
+# pvmmu-hv's dispatcher. Rewritten at configure time, which an edit of the
+# document triggers; abi_table_tests refuses a malformed row.
+set(_abi_md ${PROJECT_SOURCE_DIR}/docs/abi.md)
+set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${_abi_md})
+file(READ ${_abi_md} _abi)
+string(FIND "${_abi}" "### 12.1 " _from)
+string(FIND "${_abi}" "### 12.2 " _to)
+math(EXPR _len "${_to} - ${_from}")
+string(SUBSTRING "${_abi}" ${_from} ${_len} _abi)
+string(REPLACE ";" "," _abi "${_abi}")
+string(REPLACE "\n" ";" _abi "${_abi}")
+set(_rows "")
+foreach(_line IN LISTS _abi)
+  if(_line MATCHES "^\\| `[a-z_0-9]+` \\| ([0-9]+) \\| [^|]* \\| ([0-9]*) \\| [^|]* \\| ([^|]+) \\|")
+    set(_nr "${CMAKE_MATCH_1}")
+    set(_cmd "${CMAKE_MATCH_2}")
+    set(_status "${CMAKE_MATCH_3}")
+    if("${_cmd}" STREQUAL "")
+      set(_cmd -1)
+    endif()
+    set(_enosys false)
+    if("${_status}" STREQUAL "-ENOSYS")
+      set(_enosys true)
+    endif()
+    string(APPEND _rows "    {${_nr}, ${_cmd}, ${_enosys}},\n")
+  endif()
+endforeach()
+file(CONFIGURE OUTPUT ${CMAKE_CURRENT_BINARY_DIR}/surface/surface_rows.h CONTENT
+  "// Generated from docs/abi.md §12.1 by tests/qemu/tests.cmake.\n#pragma once\n\nstruct SurfaceRow {\n    unsigned nr;\n    long cmd;   // -1: the hypercall's own row\n    bool enosys;\n};\n\ninline constexpr SurfaceRow kSurfaceRows[] = {\n${_rows}};\n" @ONLY)
+pvmmu_xenpv_guest(surface-guest SOURCES ${_qemu_dir}/surface_guest/main.cc
+  INCLUDES ${_qemu_dir} ${CMAKE_CURRENT_BINARY_DIR}/surface)
 # The hostile guest (docs/security.md §7.10): random hypercalls, instructions
 # and exception handlers from a seed; `./pvmmu fuzz --platform qemu` runs it.
 set(_hostile ${_qemu_dir}/hostile_guest)
@@ -59,7 +92,7 @@ pvmmu_xenpv_guest(hostile-guest SOURCES ${_hostile}/main.cc ${_hostile}/setup.cc
   ${_hostile}/hypercalls.cc ${_hostile}/instructions.cc ${_hostile}/traps.cc ${_hostile}/traps.S
   ${_hostile}/probes.S INCLUDES ${_qemu_dir})
 add_dependencies(pvmmu-hv hello-guest crash-guest crash-pf-guest bad-iret-guest bad-stack-guest isolation-guest stop-guest
-  gdt-guest edge-guest conform-guest smoke-guest hostile-guest)
+  gdt-guest edge-guest conform-guest smoke-guest hostile-guest surface-guest)
 pvmmu_qemu_test(qemu_guest_hello --cpus 2 --guest $<TARGET_FILE:hello-guest> --expect poweroff)
 pvmmu_qemu_test(qemu_guest_crash --cpus 1 --guest $<TARGET_FILE:crash-guest> --expect crash)
 pvmmu_qemu_test(qemu_guest_crash_pf --cpus 1 --guest $<TARGET_FILE:crash-pf-guest> --expect crash-pf)
@@ -136,6 +169,8 @@ set_tests_properties(xen_launcher_refuses_two_configs PROPERTIES PASS_REGULAR_EX
 set_tests_properties(xen_launcher_skips_peer xen_launcher_skips_deny xen_launcher_refuses_kvm
   xen_launcher_refuses_two_configs PROPERTIES LABELS xen TIMEOUT 30)
 pvmmu_qemu_test(qemu_guest_conform --cpus 1 --guest $<TARGET_FILE:conform-guest> --expect "passed:conform guest")
+pvmmu_qemu_test(qemu_guest_surface --cpus 2 --guest $<TARGET_FILE:surface-guest> --words vcpus=2
+  --expect "passed:surface guest")
 pvmmu_qemu_test(qemu_guest_smoke --cpus 1 --guest $<TARGET_FILE:smoke-guest>
   --words "vcpus=1 hello=world frames=8192 deny=0" --expect "passed:smoke guest")
 

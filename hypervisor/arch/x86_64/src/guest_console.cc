@@ -10,6 +10,7 @@
 #include "arch/console.h"
 #include "arch/core_glue.h"
 #include "arch/guest.h"
+#include "arch/guest_surface.h"
 
 namespace pvmmu::x86 {
 
@@ -55,7 +56,7 @@ void guest_console_flush(Vcpu& v)
 // continues (the guest re-executes its SYSCALL), returning 0 at the end.
 long do_console_io(Vcpu& v, TrapFrame& f)
 {
-    if (f.rdi != CONSOLEIO_write) return -XEN_ENOSYS;
+    if (!arch_subop_known(__HYPERVISOR_console_io, f.rdi)) return -XEN_ENOSYS;   // CONSOLEIO_write only
     const int64_t count = int64_t(int32_t(f.rsi));   // an int in Xen's prototype
     if (count < 0) return -XEN_EINVAL;
     char chunk[128];
@@ -79,7 +80,7 @@ long do_console_io(Vcpu& v, TrapFrame& f)
 // copied out before they are printed, and out_cons then says they were read.
 long do_event_channel_op(Vcpu& v, TrapFrame& f)
 {
-    if (f.rdi != EVTCHNOP_send) return -XEN_ENOSYS;
+    if (!arch_subop_known(__HYPERVISOR_event_channel_op, f.rdi)) return -XEN_ENOSYS;   // EVTCHNOP_send only
     evtchn_send_t s;
     if (core()->platform().copy_from_guest(v, &s, Vaddr{f.rsi}, sizeof(s))) return -XEN_EFAULT;
     if (s.port != kConsolePort) return -XEN_EINVAL;

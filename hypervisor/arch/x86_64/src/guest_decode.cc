@@ -3,7 +3,10 @@
 // 0F 30 WRMSR, 0F 32 RDMSR, CD ib INT imm8; REX is 0100WRXB.
 #include "arch/guest_decode.h"
 
+#include "arch/cpu_bits.h"
+
 #include <pvmmu/abi.h>
+#include <xen/arch-x86/cpuid.h>
 
 namespace pvmmu::x86 {
 
@@ -28,6 +31,20 @@ PrivInsn decode_privileged(const uint8_t* b, unsigned n)
     }
     default: return {};
     }
+}
+
+bool emulated(const PrivInsn& in, uint32_t msr)
+{
+    switch (in.op) {
+    case PrivOp::None: return false;
+    case PrivOp::Clts: case PrivOp::Wbinvd: return true;
+    case PrivOp::ReadCr: return in.cr == 0 || in.cr == 2 || in.cr == 3 || in.cr == 4;
+    case PrivOp::WriteCr: return in.cr == 0 || in.cr == 2 || in.cr == 4;   // CR3: NEW_BASEPTR's work
+    case PrivOp::Rdmsr:
+        return msr == MSR_FS_BASE || msr == MSR_GS_BASE || msr == MSR_KERNEL_GS_BASE || msr == MSR_EFER;
+    case PrivOp::Wrmsr: return msr == XEN_CPUID_FIRST_LEAF;   // the hypercall page's (CPUID 0x40000002 EBX)
+    }
+    return false;
 }
 
 bool is_forced_cpuid(const uint8_t* b, unsigned n)

@@ -198,6 +198,7 @@ unsigned privileged(Vcpu& v, TrapFrame& f)
 {
     uint8_t b[4];
     const PrivInsn in = decode_privileged(b, fetch(v, f.rip, b, sizeof(b)));
+    if (!emulated(in, uint32_t(f.rcx))) return 0;
     uint64_t val;
     switch (in.op) {
     case PrivOp::None: return 0;

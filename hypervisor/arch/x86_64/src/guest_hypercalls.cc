@@ -8,6 +8,7 @@
 
 #include "arch/core_glue.h"
 #include "arch/guest.h"
+#include "arch/guest_surface.h"
 #include "arch/percpu.h"
 #include "arch/quiesce.h"
 #include "arch/x86.h"
@@ -28,6 +29,7 @@ struct Args {
 long do_sched_op(Vcpu& v, TrapFrame& f)
 {
     const Args a(f);
+    if (!arch_subop_known(__HYPERVISOR_sched_op, a.a[0])) return -XEN_ENOSYS;
     switch (a.a[0]) {
     case SCHEDOP_yield:
         return 0;
@@ -60,6 +62,17 @@ constexpr HypercallTable<ArchHandler>::Entry kArchEntries[] = {
     {__HYPERVISOR_pvmmu_op, do_pvmmu_op},
 };
 constexpr HypercallTable<ArchHandler> kArch(kArchEntries);
+
+// The table is the one guest_surface.h lists (the host's ABI-table test reads that list).
+constexpr bool table_is_the_surface()
+{
+    if (sizeof(kArchEntries) / sizeof(kArchEntries[0]) != sizeof(kArchHypercalls) / sizeof(kArchHypercalls[0]))
+        return false;
+    for (unsigned i = 0; i < sizeof(kArchHypercalls) / sizeof(kArchHypercalls[0]); ++i)
+        if (kArchEntries[i].op != kArchHypercalls[i]) return false;
+    return true;
+}
+static_assert(table_is_the_surface(), "arch/guest_surface.h's kArchHypercalls must list this table's numbers");
 
 } // namespace
 

@@ -14,6 +14,7 @@
 
 #include "arch/core_glue.h"
 #include "arch/guest.h"
+#include "arch/guest_surface.h"
 #include "arch/percpu.h"
 #include "arch/selectors.h"
 #include "arch/x86.h"
@@ -159,6 +160,7 @@ long do_set_callbacks(Vcpu& v, TrapFrame& f)
 // callback_op(CALLBACKOP_register | CALLBACKOP_unregister, arg).
 long do_callback_op(Vcpu& v, TrapFrame& f)
 {
+    if (!arch_subop_known(__HYPERVISOR_callback_op, f.rdi)) return -XEN_ENOSYS;
     if (f.rdi == CALLBACKOP_register) {
         callback_register_t r;
         if (platform().copy_from_guest(v, &r, Vaddr{f.rsi}, sizeof(r))) return -XEN_EFAULT;

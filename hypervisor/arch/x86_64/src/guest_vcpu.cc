@@ -8,6 +8,7 @@
 
 #include "arch/core_glue.h"
 #include "arch/guest.h"
+#include "arch/guest_surface.h"
 #include "arch/lapic.h"
 #include "arch/paging.h"
 #include "arch/percpu.h"
@@ -92,7 +93,8 @@ long vcpu_up(Vcpu& t)
 long do_vcpu_op(Vcpu& v, TrapFrame& f)
 {
     Domain& d = *v.domain;
-    if (f.rsi >= d.nr_vcpus) return -XEN_ENOENT;
+    if (f.rsi >= d.nr_vcpus) return -XEN_ENOENT;   // Xen checks the vCPU first
+    if (!arch_subop_known(__HYPERVISOR_vcpu_op, f.rdi)) return -XEN_ENOSYS;
     Vcpu& t = d.vcpus[f.rsi];
     switch (f.rdi) {
     case VCPUOP_initialise:

@@ -11,6 +11,7 @@
 #include "arch/console.h"
 #include "arch/core_glue.h"
 #include "arch/guest.h"
+#include "arch/guest_surface.h"
 #include "arch/hv_invariants.h"
 #include "arch/quiesce.h"
 
@@ -72,6 +73,7 @@ bool check_machine(DomId caller, pvmmu_invariants& out)
 // pvmmu_op(cmd, a1, a2): RDI, RSI, RDX.
 long do_pvmmu_op(Vcpu& v, TrapFrame& f)
 {
+    if (!arch_subop_known(__HYPERVISOR_pvmmu_op, f.rdi)) return -XEN_ENOSYS;
     GuestDomain& d = guest_domain(v);
     switch (f.rdi) {
     case PVMMUOP_deny:

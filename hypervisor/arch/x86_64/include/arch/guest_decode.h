@@ -23,6 +23,13 @@ struct PrivInsn {
 // may be gone).
 PrivInsn decode_privileged(const uint8_t* b, unsigned n);
 
+// Whether the hypervisor emulates a decoded instruction (rdmsr, wrmsr: of
+// MSR `msr`, the guest's ECX), before the checks of its value (CR0's other
+// bits, the hypercall page's frame). The rest keeps its #GP(0). The
+// emulator asks it first, and docs/abi.md §12's instruction table is
+// checked against it (tests/abi/abi_table_test.cc).
+bool emulated(const PrivInsn& in, uint32_t msr);
+
 // Xen's forced-emulation prefix and CPUID: 0f 0b 'x' 'e' 'n' 0f a2.
 inline constexpr unsigned kForcedCpuidLen = 7;
 bool is_forced_cpuid(const uint8_t* b, unsigned n);

@@ -1,0 +1,48 @@
+// Which hypercalls and sub-ops the bare-metal hypervisor adds to the core's,
+// as data the host's unit tests can read (docs/abi.md §12, the ABI surface
+// table; tests/abi/abi_table_test.cc compares the two). The dispatcher is
+// bound to it: guest_hypercalls.cc static_asserts that its table holds
+// exactly kArchHypercalls, and each handler with sub-ops answers -ENOSYS
+// through arch_subop_known before it looks at anything else but what Xen
+// checks first. Header only, no hardware: it is compiled for the host.
+#pragma once
+
+#include <stdint.h>
+
+#include <pvmmu/abi.h>
+
+namespace pvmmu::x86 {
+
+// The numbers of guest_hypercalls.cc's table, in its order.
+inline constexpr unsigned kArchHypercalls[] = {
+    __HYPERVISOR_set_trap_table, __HYPERVISOR_set_gdt,      __HYPERVISOR_stack_switch,
+    __HYPERVISOR_fpu_taskswitch, __HYPERVISOR_vm_assist,    __HYPERVISOR_set_callbacks,
+    __HYPERVISOR_console_io,     __HYPERVISOR_iret,         __HYPERVISOR_sched_op,
+    __HYPERVISOR_callback_op,    __HYPERVISOR_vcpu_op,      __HYPERVISOR_event_channel_op,
+    __HYPERVISOR_pvmmu_op,
+};
+
+constexpr bool is_arch_hypercall(uint64_t op)
+{
+    for (unsigned h : kArchHypercalls)
+        if (h == op) return true;
+    return false;
+}
+
+// Whether hypercall `op`'s handler takes sub-op `cmd` (its first argument);
+// any other is -ENOSYS. A hypercall without sub-ops takes any. vm_assist's
+// command comes after its type check (vm_assist_result, guest_decode.h).
+constexpr bool arch_subop_known(unsigned op, uint64_t cmd)
+{
+    switch (op) {
+    case __HYPERVISOR_console_io: return cmd == CONSOLEIO_write;
+    case __HYPERVISOR_sched_op: return cmd == SCHEDOP_yield || cmd == SCHEDOP_shutdown;
+    case __HYPERVISOR_callback_op: return cmd == CALLBACKOP_register || cmd == CALLBACKOP_unregister;
+    case __HYPERVISOR_vcpu_op: return cmd <= VCPUOP_is_up;   // initialise, up, down, is_up
+    case __HYPERVISOR_event_channel_op: return cmd == EVTCHNOP_send;
+    case __HYPERVISOR_pvmmu_op: return cmd <= PVMMUOP_check_invariants;
+    default: return true;
+    }
+}
+
+} // namespace pvmmu::x86
