@@ -329,6 +329,23 @@ TEST(GuestElf, LegacyXenGuestSectionIsRead)
     EXPECT_FALSE(parse(not_linux.bytes, out));
 }
 
+// The section headers sit at the end of the file: every cut of it loses
+// them or the section, and is refused without a read outside the file
+// (the unit label runs under ASan too).
+TEST(GuestElf, TruncatedLegacyImagesAreRefusedAtEveryLength)
+{
+    Image img;
+    img.with_notes = false;
+    img.legacy = "GUEST_OS=linux,XEN_VER=xen-3.0,VIRT_BASE=0x8000000000,ELF_PADDR_OFFSET=0x8000000000";
+    img.build();
+    GuestElf out;
+    ASSERT_TRUE(parse(img.bytes, out)) << out.error;
+    for (size_t n = 0; n < img.bytes.size(); ++n) {
+        std::vector<uint8_t> cut(img.bytes.begin(), img.bytes.begin() + n);
+        EXPECT_FALSE(guest_elf_parse(cut.data(), cut.size(), out)) << n;
+    }
+}
+
 // Notes win: with any Xen note, the section is not read (as Xen's loader).
 TEST(GuestElf, LegacySectionIsIgnoredWhenThereAreNotes)
 {

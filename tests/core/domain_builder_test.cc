@@ -29,7 +29,7 @@ struct Built {
         spec.first_pt = first_pt;
         rc = build_domain(m.hv(), d, spec, lay);
     }
-    uint64_t l1e(uint64_t g) const { return m.table(lay.mfn(lay.l1_gpfn(g)))[g % kEntriesPerTable]; }
+    uint64_t l1e(uint64_t g) { return m.table(lay.mfn(lay.l1_gpfn(g)))[g % kEntriesPerTable]; }
 };
 
 TEST(DomainBuilder, TablesGoToFirstPtAndOnlyTheyAreReadOnly)
