@@ -23,7 +23,8 @@
 //   answers it; at MACH2PHYS_VIRT_START + mfn * 8 each of the guest's frames
 //   reads its gpfn; a frame no domain has (pvmmu: the hypervisor's; Xen: its
 //   shared_info frame, a page of Xen's) reads INVALID_M2P_ENTRY; a store is
-//   a #PF (present, write, kernel mode) and changes nothing.
+//   a #PF (present, write, kernel mode) and changes nothing. memory_op's
+//   reservation sub-ops about the caller, -ESRCH, -EINVAL, -ENOSYS.
 #include <xen/arch-x86/cpuid.h>
 
 #include "tiny_guest.h"
@@ -395,6 +396,47 @@ void m2p(const start_info_t* si, bool pvmmu)
     check("  the entry unchanged", trap_of(c_load, mine, 0, &v) == kNoTrap && v == 1, 1);
 }
 
+// memory_op's reporting sub-ops, asked about the caller: its reservation is
+// its pages (Xen's dom0 may have a higher maximum), its highest gpfn what
+// it told in shared_info, RAM's top above every frame of its own; an id no
+// domain has is -ESRCH, an extent on these -EINVAL, a sub-op neither knows
+// -ENOSYS.
+long memory_op(uint64_t cmd, domid_t id)
+{
+    xen_memory_domain md{id};
+    return hypercall(__HYPERVISOR_memory_op, cmd, uint64_t(&md));
+}
+
+void memory_queries(const start_info_t* si, bool pvmmu, uint64_t free_va)
+{
+    const long cur = memory_op(XENMEM_current_reservation, DOMID_SELF);
+    check("XENMEM_current_reservation(DOMID_SELF): nr_pages", cur == long(si->nr_pages), 1);
+    const long max = memory_op(XENMEM_maximum_reservation, DOMID_SELF);
+    check("XENMEM_maximum_reservation(DOMID_SELF): at least that", max >= cur, 1);
+    if (pvmmu) check("  on pvmmu: the same", max == cur, 1);
+    // XENMEM_maximum_gpfn is what the guest says in shared_info.arch.max_pfn,
+    // less one (0 while unset): shared_info mapped over the page after the
+    // initial stack's (mapped on Xen too: it pads the boot region).
+    shared_info_t* sh = reinterpret_cast<shared_info_t*>(free_va);
+    check("shared_info mapped", hypercall(__HYPERVISOR_update_va_mapping, free_va,
+                                          (si->shared_info & ~0xfffull) | 0x67, UVMF_INVLPG | UVMF_LOCAL), 0);
+    check("XENMEM_maximum_gpfn(DOMID_SELF), max_pfn unset: 0", sh->arch.max_pfn == 0 &&
+          memory_op(XENMEM_maximum_gpfn, DOMID_SELF) == 0, 1);
+    sh->arch.max_pfn = si->nr_pages;
+    check("XENMEM_maximum_gpfn(DOMID_SELF), max_pfn nr_pages: nr_pages - 1",
+          memory_op(XENMEM_maximum_gpfn, DOMID_SELF) == long(si->nr_pages) - 1, 1);
+    uint64_t top = 0;
+    for (uint64_t g = 0; g < si->nr_pages; ++g) top = p2m(si)[g] > top ? p2m(si)[g] : top;
+    check("XENMEM_maximum_ram_page: above every frame of ours",
+          hypercall(__HYPERVISOR_memory_op, XENMEM_maximum_ram_page, 0) > long(top), 1);
+    check("XENMEM_current_reservation of no domain: -ESRCH", memory_op(XENMEM_current_reservation, 0x7000), -XEN_ESRCH);
+    check("XENMEM_current_reservation with an extent: -EINVAL",
+          memory_op(XENMEM_current_reservation | (1u << 6), DOMID_SELF), -XEN_EINVAL);
+    check("XENMEM_maximum_gpfn from an unmapped address: -EFAULT",
+          hypercall(__HYPERVISOR_memory_op, XENMEM_maximum_gpfn, XENPV_VIRT_BASE + (1ull << 38)), -XEN_EFAULT);
+    check("memory_op sub-op 63: -ENOSYS", hypercall(__HYPERVISOR_memory_op, 63, 0), -XEN_ENOSYS);
+}
+
 } // namespace
 
 extern "C" [[noreturn]] void xenpv_start(const start_info_t* si, uint64_t initial_sp)
@@ -406,5 +448,6 @@ extern "C" [[noreturn]] void xenpv_start(const start_info_t* si, uint64_t initia
     hypercall_msr(si, (initial_sp - XENPV_VIRT_BASE + 4095) >> 12);
     hypercalls(pvmmu);
     m2p(si, pvmmu);
+    memory_queries(si, pvmmu, ((initial_sp + 4095) & ~4095ull) + 4096);
     finish("conform guest");
 }

@@ -47,12 +47,16 @@ long memory_domain(Vcpu& v, uint64_t arg, const Domain*& out)
 }
 
 // A domain's frames are fixed at build: its current and maximum reservation
-// are both nr_frames, its highest gpfn nr_frames - 1.
+// are both nr_frames. Its highest gpfn is, as Xen computes it for a PV
+// guest, what the guest itself says in shared_info.arch.max_pfn (the number
+// of pfns, which Linux writes there) less one, 0 while it says nothing.
 long reservation(Vcpu& v, unsigned op, uint64_t arg)
 {
     const Domain* d = nullptr;
     if (long rc = memory_domain(v, arg, d)) return rc;
-    return long(op == XENMEM_maximum_gpfn ? d->nr_frames - 1 : d->nr_frames);
+    if (op != XENMEM_maximum_gpfn) return long(d->nr_frames);
+    const uint64_t max_pfn = __atomic_load_n(&guest_domain(v).shared->arch.max_pfn, __ATOMIC_RELAXED);
+    return long((max_pfn ? max_pfn : 1) - 1);
 }
 
 } // namespace
