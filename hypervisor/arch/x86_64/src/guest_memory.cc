@@ -55,7 +55,8 @@ long reservation(Vcpu& v, unsigned op, uint64_t arg)
     const Domain* d = nullptr;
     if (long rc = memory_domain(v, arg, d)) return rc;
     if (op != XENMEM_maximum_gpfn) return long(d->nr_frames);
-    const uint64_t max_pfn = __atomic_load_n(&guest_domain(v).shared->arch.max_pfn, __ATOMIC_RELAXED);
+    const shared_info_t* sh = guest_domain(v).shared;   // every domain that runs has one
+    const uint64_t max_pfn = sh ? __atomic_load_n(&sh->arch.max_pfn, __ATOMIC_RELAXED) : 0;
     return long((max_pfn ? max_pfn : 1) - 1);
 }
 
