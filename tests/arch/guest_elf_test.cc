@@ -25,7 +25,10 @@ struct Image {
     std::vector<uint8_t> bytes;
     uint64_t entry = kText + 0x100, hypercall = kText, virt_base = kBase;
     std::string features = "!mmu_pt_update_preserve_ad";
+    std::string loader = "generic", guest_os = "", xen_version = "xen-3.0";   // "": no such note
     bool with_entry = true, with_virt_base = true, with_paddr_offset = true;   // PADDR_OFFSET = VIRT_BASE
+    bool with_hypercall = true, with_notes = true;
+    std::string legacy;   // non-empty: a __xen_guest section with this string (and its NUL)
 
     static constexpr size_t kPhOff = sizeof(Elf64_Ehdr), kNoteOff = kPhOff + 2 * sizeof(Elf64_Phdr);
 
@@ -41,11 +44,18 @@ struct Image {
     std::vector<uint8_t>& build()
     {
         std::vector<uint8_t> notes;
+        const auto str = [&](uint32_t type, const std::string& v) {
+            if (!v.empty()) note(notes, type, v.c_str(), uint32_t(v.size() + 1));
+        };
         if (with_entry) note(notes, XEN_ELFNOTE_ENTRY, &entry, 8);
-        note(notes, XEN_ELFNOTE_HYPERCALL_PAGE, &hypercall, 8);
+        if (with_hypercall) note(notes, XEN_ELFNOTE_HYPERCALL_PAGE, &hypercall, 8);
         if (with_virt_base) note(notes, XEN_ELFNOTE_VIRT_BASE, &virt_base, 8);
         if (with_paddr_offset) note(notes, XEN_ELFNOTE_PADDR_OFFSET, &virt_base, 8);
-        note(notes, XEN_ELFNOTE_FEATURES, features.c_str(), uint32_t(features.size() + 1));
+        str(XEN_ELFNOTE_FEATURES, features);
+        str(XEN_ELFNOTE_LOADER, loader);
+        str(XEN_ELFNOTE_GUEST_OS, guest_os);
+        str(XEN_ELFNOTE_XEN_VERSION, xen_version);
+        if (!with_notes) notes.clear();
         const size_t text_off = (kNoteOff + notes.size() + 4095) & ~size_t(4095);
         bytes.assign(text_off + 4096, 0x90);
 
@@ -67,7 +77,34 @@ struct Image {
         std::memcpy(bytes.data() + kPhOff, &load, sizeof(load));
         std::memcpy(bytes.data() + kPhOff + sizeof(load), &nt, sizeof(nt));
         std::memcpy(bytes.data() + kNoteOff, notes.data(), notes.size());
+        if (!legacy.empty()) add_legacy_section();
         return bytes;
+    }
+
+    // Section headers at the end: 0 (null), 1 the names, 2 __xen_guest.
+    void add_legacy_section()
+    {
+        static constexpr char kNames[] = "\0.shstrtab\0__xen_guest";
+        const size_t names_off = bytes.size();
+        bytes.insert(bytes.end(), kNames, kNames + sizeof(kNames));
+        const size_t guest_off = bytes.size();
+        bytes.insert(bytes.end(), legacy.c_str(), legacy.c_str() + legacy.size() + 1);
+        while (bytes.size() % 8) bytes.push_back(0);
+        const size_t sh_off = bytes.size();
+        Elf64_Shdr sh[3]{};
+        sh[1].sh_name = 1;
+        sh[1].sh_type = SHT_STRTAB;
+        sh[1].sh_offset = names_off;
+        sh[1].sh_size = sizeof(kNames);
+        sh[2].sh_name = 11;
+        sh[2].sh_type = SHT_PROGBITS;
+        sh[2].sh_offset = guest_off;
+        sh[2].sh_size = legacy.size() + 1;
+        bytes.insert(bytes.end(), reinterpret_cast<const uint8_t*>(sh), reinterpret_cast<const uint8_t*>(sh + 3));
+        eh().e_shoff = sh_off;
+        eh().e_shentsize = sizeof(Elf64_Shdr);
+        eh().e_shnum = 3;
+        eh().e_shstrndx = 1;
     }
     Elf64_Ehdr& eh() { return *reinterpret_cast<Elf64_Ehdr*>(bytes.data()); }
     Elf64_Phdr& ph(unsigned i) { return reinterpret_cast<Elf64_Phdr*>(bytes.data() + kPhOff)[i]; }
@@ -180,14 +217,162 @@ TEST(GuestElf, SegmentsGoToPaddrPlusVirtBaseMinusPaddrOffset)
     EXPECT_EQ(out.image_end, kText + 8192);
 }
 
-TEST(GuestElf, KernelLinkedAtZeroIsRefusedWithItsReason)
+// Issue 14: a kernel linked at 0 without VIRT_BASE or PADDR_OFFSET notes
+// (both default to 0, as on Xen) is accepted; the loader puts the boot
+// structures after it (guest_loader.cc).
+TEST(GuestElf, KernelLinkedAtZeroWithoutVirtBaseIsAccepted)
 {
     Image img;
-    img.with_virt_base = img.with_paddr_offset = false;
+    img.with_virt_base = img.with_paddr_offset = img.with_entry = false;
+    img.entry = 0x1040;
+    img.hypercall = 0x1000;
+    img.build();
+    img.ph(0).p_vaddr = img.ph(0).p_paddr = 0x1000;
+    GuestElf out;
+    ASSERT_TRUE(parse(img.bytes, out)) << out.error;
+    EXPECT_EQ(out.virt_base, 0u);
+    EXPECT_EQ(out.paddr_offset, 0u);
+    EXPECT_EQ(out.entry, 0x1040u);
+    EXPECT_EQ(out.seg[0].vaddr, 0x1000u);
+    EXPECT_EQ(out.image_start, 0x1000u);
+    EXPECT_EQ(out.image_end, 0x3000u);
+}
+
+// libelf's elf_xen_note_check: Xen loads a PV kernel only with its notes
+// (or the legacy section), LOADER "generic" or GUEST_OS "linux", and
+// XEN_VERSION "xen-3.0" (prefixes).
+TEST(GuestElf, KernelXenWouldRefuseIsRefused)
+{
+    GuestElf out;
+    Image none;
+    none.with_notes = false;
+    none.build();
+    EXPECT_FALSE(parse(none.bytes, out));
+    EXPECT_STREQ(out.error, "not a Xen kernel: no Xen ELF note and no __xen_guest section");
+
+    Image other_os;
+    other_os.loader = "";
+    other_os.guest_os = "pvmmu";
+    other_os.build();
+    EXPECT_FALSE(parse(other_os.bytes, out));
+    EXPECT_STREQ(out.error, "neither LOADER \"generic\" nor GUEST_OS \"linux\" (Xen loads no other)");
+
+    Image linux_os;
+    linux_os.loader = "";
+    linux_os.guest_os = "linux";
+    linux_os.build();
+    EXPECT_TRUE(parse(linux_os.bytes, out)) << out.error;
+
+    Image old_xen;
+    old_xen.xen_version = "xen-2.0";
+    old_xen.build();
+    EXPECT_FALSE(parse(old_xen.bytes, out));
+    EXPECT_STREQ(out.error, "XEN_VERSION is not \"xen-3.0\" (Xen loads no other)");
+
+    Image no_version;
+    no_version.xen_version = "";
+    no_version.build();
+    EXPECT_FALSE(parse(no_version.bytes, out));
+}
+
+TEST(GuestElf, MissingHypercallPageNoteIsAccepted)
+{
+    Image img;
+    img.with_hypercall = false;
     img.build();
     GuestElf out;
-    EXPECT_FALSE(parse(img.bytes, out));
-    EXPECT_STREQ(out.error, "VIRT_BASE 0 (a kernel linked at 0) is not supported yet");
+    ASSERT_TRUE(parse(img.bytes, out)) << out.error;
+    EXPECT_FALSE(out.has_hypercall_page);
+}
+
+// The legacy __xen_guest string, read when there are no notes: VIRT_BASE,
+// ELF_PADDR_OFFSET (default VIRT_BASE there), HYPERCALL_PAGE a page number
+// from VIRT_BASE, FEATURES with the notes' syntax; unknown names skipped.
+TEST(GuestElf, LegacyXenGuestSectionIsRead)
+{
+    Image img;
+    img.with_notes = false;
+    img.legacy = "GUEST_OS=linux,XEN_VER=xen-3.0,VIRT_BASE=0x8000000000,ELF_PADDR_OFFSET=0x8000000000,"
+                 "HYPERCALL_PAGE=0x200,LOADER=generic,PAE=yes,FEATURES=writable_page_tables|!pae_pgdir_above_4gb";
+    img.build();
+    GuestElf out;
+    ASSERT_TRUE(parse(img.bytes, out)) << out.error;
+    EXPECT_EQ(out.virt_base, kBase);
+    EXPECT_EQ(out.paddr_offset, kBase);
+    EXPECT_TRUE(out.has_hypercall_page);
+    EXPECT_EQ(out.hypercall_page, kBase + 0x200 * 4096);
+    EXPECT_EQ(out.entry, kText + 0x100);   // e_entry
+    EXPECT_EQ(out.seg[0].vaddr, kText);
+
+    Image no_offset = img;
+    no_offset.legacy = "GUEST_OS=linux,XEN_VER=xen-3.0,VIRT_BASE=0x8000000000";
+    no_offset.build();
+    ASSERT_TRUE(parse(no_offset.bytes, out)) << out.error;
+    EXPECT_EQ(out.paddr_offset, kBase);   // the legacy default: VIRT_BASE
+    EXPECT_FALSE(out.has_hypercall_page);
+
+    Image required = img;
+    required.legacy = "GUEST_OS=linux,XEN_VER=xen-3.0,FEATURES=!writable_page_tables";
+    required.build();
+    EXPECT_FALSE(parse(required.bytes, out));
+    EXPECT_STREQ(out.detail, "writable_page_tables");
+
+    Image bad = img;
+    bad.legacy = "GUEST_OS=linux,XEN_VER=xen-3.0,VIRT_BASE=0x80zz";
+    bad.build();
+    EXPECT_FALSE(parse(bad.bytes, out));
+    EXPECT_STREQ(out.error, "a number of the __xen_guest string is malformed");
+
+    Image not_linux = img;
+    not_linux.legacy = "GUEST_OS=plan9,XEN_VER=xen-3.0";
+    not_linux.build();
+    EXPECT_FALSE(parse(not_linux.bytes, out));
+}
+
+// The section headers sit at the end of the file: every cut of it loses
+// them or the section, and is refused without a read outside the file
+// (the unit label runs under ASan too).
+TEST(GuestElf, TruncatedLegacyImagesAreRefusedAtEveryLength)
+{
+    Image img;
+    img.with_notes = false;
+    img.legacy = "GUEST_OS=linux,XEN_VER=xen-3.0,VIRT_BASE=0x8000000000,ELF_PADDR_OFFSET=0x8000000000";
+    img.build();
+    GuestElf out;
+    ASSERT_TRUE(parse(img.bytes, out)) << out.error;
+    for (size_t n = 0; n < img.bytes.size(); ++n) {
+        std::vector<uint8_t> cut(img.bytes.begin(), img.bytes.begin() + n);
+        EXPECT_FALSE(guest_elf_parse(cut.data(), cut.size(), out)) << n;
+    }
+}
+
+// Notes win: with any Xen note, the section is not read (as Xen's loader).
+TEST(GuestElf, LegacySectionIsIgnoredWhenThereAreNotes)
+{
+    Image img;
+    img.legacy = "GUEST_OS=plan9,XEN_VER=xen-1.0,VIRT_BASE=0x1000";
+    img.build();
+    GuestElf out;
+    ASSERT_TRUE(parse(img.bytes, out)) << out.error;
+    EXPECT_EQ(out.virt_base, kBase);
+}
+
+TEST(GuestElf, SectionHeadersOutsideTheFileAreRefusedWithoutNotes)
+{
+    Image img;
+    img.with_notes = false;
+    img.legacy = "GUEST_OS=linux,XEN_VER=xen-3.0";
+    img.build();
+    for (unsigned field = 0; field < 3; ++field) {
+        Image bad = img;
+        bad.build();
+        Elf64_Shdr* sh = reinterpret_cast<Elf64_Shdr*>(bad.bytes.data() + bad.eh().e_shoff);
+        if (field == 0) bad.eh().e_shoff = bad.bytes.size() - 8;
+        if (field == 1) sh[1].sh_size = 1ull << 40;
+        if (field == 2) sh[2].sh_offset = bad.bytes.size();
+        GuestElf out;
+        EXPECT_FALSE(parse(bad.bytes, out)) << field;
+    }
 }
 
 TEST(GuestElf, RequiredFeaturePvmmuLacksIsRefusedOptionalOneIgnored)

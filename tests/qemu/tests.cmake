@@ -91,6 +91,24 @@ set(_hostile ${_qemu_dir}/hostile_guest)
 pvmmu_xenpv_guest(hostile-guest SOURCES ${_hostile}/main.cc ${_hostile}/setup.cc ${_hostile}/args.cc
   ${_hostile}/hypercalls.cc ${_hostile}/instructions.cc ${_hostile}/traps.cc ${_hostile}/traps.S
   ${_hostile}/probes.S INCLUDES ${_qemu_dir})
+# Loader tests (issue 14, item 6): kernels linked at 0 without ENTRY or
+# VIRT_BASE notes, one with a FEATURES note in Xen's syntax, one described by
+# the legacy __xen_guest section (low_guest/head.S, low.ld).
+function(pvmmu_low_guest name)
+  add_executable(${name} ${_qemu_dir}/low_guest/head.S ${_qemu_dir}/low_guest/main.cc)
+  pvmmu_xenpv_flags(${name})
+  target_include_directories(${name} PRIVATE ${PVMMU_XENPV_DIR} ${_qemu_dir})
+  target_compile_definitions(${name} PRIVATE ${ARGN})
+  target_link_options(${name} PRIVATE -nostdlib -static -no-pie -Wl,-T,${_qemu_dir}/low_guest/low.ld
+    -Wl,-z,max-page-size=0x1000 -Wl,--build-id=none -Wl,-z,noexecstack -Wl,-z,norelro)
+  set_target_properties(${name} PROPERTIES LINK_DEPENDS ${_qemu_dir}/low_guest/low.ld)
+endfunction()
+pvmmu_low_guest(low-guest)
+pvmmu_low_guest(legacy-guest LEGACY)
+add_dependencies(pvmmu-hv low-guest legacy-guest)
+pvmmu_qemu_test(qemu_guest_low --cpus 1 --guest $<TARGET_FILE:low-guest> --expect "passed:low guest")
+pvmmu_qemu_test(qemu_guest_legacy --cpus 1 --guest $<TARGET_FILE:legacy-guest> --expect "passed:legacy guest")
+
 add_dependencies(pvmmu-hv hello-guest crash-guest crash-pf-guest bad-iret-guest bad-stack-guest isolation-guest stop-guest
   gdt-guest edge-guest conform-guest smoke-guest hostile-guest surface-guest)
 pvmmu_qemu_test(qemu_guest_hello --cpus 2 --guest $<TARGET_FILE:hello-guest> --expect poweroff)
@@ -152,7 +170,15 @@ add_test(NAME xen_edge_guest
 add_test(NAME xen_conform_guest
   COMMAND ${PROJECT_SOURCE_DIR}/tests/xen/xen_boot_test.sh --run $<TARGET_FILE:pvmmu-run>
           --kernel $<TARGET_FILE:conform-guest> --passed "conform guest")
-set_tests_properties(xen_smoke_guest xen_edge_guest xen_conform_guest PROPERTIES LABELS "xen;qemu" TIMEOUT 150 SKIP_RETURN_CODE 77
+# xen_low_guest, xen_legacy_guest: Xen's loader takes the loader test kernels
+# too (qemu_guest_low, qemu_guest_legacy).
+add_test(NAME xen_low_guest
+  COMMAND ${PROJECT_SOURCE_DIR}/tests/xen/xen_boot_test.sh --run $<TARGET_FILE:pvmmu-run>
+          --kernel $<TARGET_FILE:low-guest> --passed "low guest")
+add_test(NAME xen_legacy_guest
+  COMMAND ${PROJECT_SOURCE_DIR}/tests/xen/xen_boot_test.sh --run $<TARGET_FILE:pvmmu-run>
+          --kernel $<TARGET_FILE:legacy-guest> --passed "legacy guest")
+set_tests_properties(xen_smoke_guest xen_edge_guest xen_conform_guest xen_low_guest xen_legacy_guest PROPERTIES LABELS "xen;qemu" TIMEOUT 150 SKIP_RETURN_CODE 77
   RESOURCE_LOCK xen-image)
 # What the launcher's xen back end refuses, said at once without booting: a
 # test needing a second domain or a deny= policy is a SKIP with the reason

@@ -5,10 +5,15 @@
 // writable (read-only M2P and shared-info style pages; XSA-148 is the
 // superpage variant, refused here by the PS rule).
 //
-// What pvmmu shares with a guest: no hypervisor frame at all (no shared-info
-// page, no read-only M2P mapping; hypervisor frames are never mappable, with
-// any flags — foreign-frame-denied). The only pages it hands a guest read-only
-// are the guest's own page tables in its physmap. So the attacks are:
+// What pvmmu shares with a guest: on bare metal, as Xen, the M2P, read-only
+// in L4 slot 256 (MACH2PHYS_VIRT_START); no other hypervisor frame (no
+// shared-info page; hypervisor frames are never mappable, with any flags —
+// foreign-frame-denied). The sim maps nothing there (it does not answer
+// XENMEM_machphys_mapping). Besides the M2P, the only pages it hands a guest
+// read-only are the guest's own page tables in its physmap. So the checks are:
+//   - where the hypervisor answered XENMEM_machphys_mapping (Xen, bare
+//     metal): each of our frames' M2P entries reads its gpfn; stores and
+//     fetches there fault, and the entry stays;
 //   - link a valid L3 of its own into each hypervisor L4 slot (cmd 0, cmd 2):
 //     -EINVAL, the slot stays empty; the same link into a free guest slot
 //     works (the refusal is the slot, not the table);
@@ -34,7 +39,7 @@ const TestConfig test_config = {.cpus = 1};
 namespace {
 
 constexpr unsigned kFirstXenSlot = 256, kLastXenSlot = 271, kFreeSlot = 3;
-constexpr unsigned kXenM2pSlot = 256;   // Xen's read-only M2P (abi.md §12: not mapped by pvmmu)
+constexpr unsigned kXenM2pSlot = 256;   // the read-only M2P (MACH2PHYS_VIRT_START), where it is mapped
 AddressSpace as;
 
 Va slot_base(unsigned s) { return Va{(s >= 256 ? 0xffff'0000'0000'0000ull : 0) | (uint64_t(s) << 39)}; }
@@ -99,11 +104,12 @@ void xen_slots(Cpu& c)
         CHECK_EQ(hypercall(c, __HYPERVISOR_update_va_mapping, va.v, make_pte(data, pte::P | pte::RW | pte::US),
                            UVMF_INVLPG | UVMF_LOCAL),
                  -XEN_EINVAL);
-        // pvmmu maps nothing there. Xen maps its machine-to-physical table
-        // read-only for PV guests at slot 256 (MACH2PHYS_VIRT_START,
-        // xen/arch-x86/xen-x86_64.h): loads there work, stores fault.
+        // Nothing is mapped there but, in slot 256, the machine-to-physical
+        // table Xen and bare-metal pvmmu map read-only for PV guests
+        // (MACH2PHYS_VIRT_START, xen/arch-x86/xen-x86_64.h): loads there
+        // work, stores fault. Entry 0 (machine frame 0) is mapped.
         uint64_t v;
-        CHECK_EQ(c.mem.load(va, v), s == kXenM2pSlot && !rt::pvmmu_op_available());
+        CHECK_EQ(c.mem.load(va, v), s == kXenM2pSlot && c.guest->boot().m2p != nullptr);
         CHECK(!c.mem.store(va + 8, 0));
         CHECK(!c.mem.fetch(va + 16));
     }
@@ -116,6 +122,31 @@ void xen_slots(Cpu& c)
     const Req gone{ptr_of(c, PteRef{l4, kFreeSlot}, MMU_NORMAL_PT_UPDATE), 0};
     CHECK_EQ(raw_mmu_update(c, &gone, 1, done), 0);
     CHECK_EQ(mmuext_one(c, MMUEXT_TLB_FLUSH_LOCAL, 0), 0);
+}
+
+// The read-only M2P, where the hypervisor says it maps one: every frame of
+// ours reads its gpfn there; a store or a fetch faults and changes nothing.
+void m2p_view(Cpu& c)
+{
+    const BootInfo& b = c.guest->boot();
+    if (!b.m2p) {
+        rt::print("no XENMEM_machphys_mapping (the sim): the M2P checks are skipped");
+        return;
+    }
+    CHECK_EQ(uint64_t(b.m2p), uint64_t(MACH2PHYS_VIRT_START));
+    unsigned wrong = 0;
+    for (uint64_t g = 0; g < b.nr_frames; ++g) {
+        const Mfn m = c.guest->mfn(Gpfn{g});
+        uint64_t v = ~0ull;
+        wrong += !CHECK(m.v < b.m2p_entries && c.mem.load(Va{uint64_t(&b.m2p[m.v])}, v)) || !CHECK_EQ(v, g);
+    }
+    const Mfn first = c.guest->mfn(c.guest->frames().first());
+    const Va at{uint64_t(&b.m2p[first.v])};
+    CHECK(!c.mem.store(at, 0));
+    CHECK(!c.mem.fetch(at));
+    CHECK_EQ(load_or(c, at), c.guest->frames().first().v);
+    rt::print("M2P at %#llx: the entries of our %llu frames, %u wrong; stores and fetches fault",
+              (unsigned long long)uint64_t(b.m2p), (unsigned long long)b.nr_frames, wrong);
 }
 
 void nx_on_page_tables(Cpu& c)
@@ -150,6 +181,7 @@ void test_main()
     LivePage live;
     if (!setup_space(as) || !map_live_page(c, as, as.base() + 12 * level_span(Level::L2), 7, live)) return;
     xen_slots(c);
+    m2p_view(c);
     inside_xen_slots(c);
     nx_on_page_tables(c);
 }

@@ -20,10 +20,10 @@ int build_domain(Hypervisor& hv, Domain& d, const DomainSpec& spec, DomainLayout
 {
     const uint64_t n = spec.nr_frames;
     const uint64_t nl1 = ceil_div(n, kEntriesPerTable), nl2 = ceil_div(nl1, kEntriesPerTable);
-    const uint64_t npt = 2 + nl2 + nl1;
+    const uint64_t npt = builder_table_frames(n), pt = spec.first_pt;
     const unsigned slot = table_index(spec.physmap, Level::L4);
     if (spec.nr_vcpus == 0 || spec.nr_vcpus > kMaxVcpus || spec.first_cpu + spec.nr_vcpus > kMaxCpus ||
-        n <= npt || nl2 > kEntriesPerTable || (spec.physmap.v & ((1ull << 39) - 1)) ||
+        n <= npt || pt > n - npt || nl2 > kEntriesPerTable || (spec.physmap.v & ((1ull << 39) - 1)) ||
         !canonical(spec.physmap) || hv.l4_slot_reserved(slot) || spec.first.v + n > hv.mem().nr_frames)
         return -XEN_EINVAL;
     for (uint64_t i = 0; i < n; ++i) {
@@ -36,7 +36,7 @@ int build_domain(Hypervisor& hv, Domain& d, const DomainSpec& spec, DomainLayout
     d.nr_frames = n;
     if (!hv.add_domain(d)) return -XEN_EBUSY;
 
-    out = DomainLayout{spec.physmap, spec.first, n, npt, spec.first, 2 + nl2};
+    out = DomainLayout{spec.physmap, spec.first, n, npt, Mfn{spec.first.v + pt}, pt + 2 + nl2, pt};
     for (uint64_t i = 0; i < n; ++i) {
         const Mfn m = out.mfn(i);
         memset(hv.mem().frame(m), 0, kPageSize);
@@ -44,16 +44,16 @@ int build_domain(Hypervisor& hv, Domain& d, const DomainSpec& spec, DomainLayout
         hv.frame(m).owner.store(spec.id, std::memory_order_release);
     }
 
-    // gpfn 0: L4, 1: L3, then the L2s, then the L1s.
-    const uint64_t l2_base = 2, l1_base = 2 + nl2;
-    hv.mem().table(out.mfn(0))[slot] = Pte::make(out.mfn(1), kTableFlags).v;
+    // gpfn pt: L4, pt + 1: L3, then the L2s, then the L1s.
+    const uint64_t l2_base = pt + 2, l1_base = pt + 2 + nl2;
+    hv.mem().table(out.mfn(pt))[slot] = Pte::make(out.mfn(pt + 1), kTableFlags).v;
     for (uint64_t j = 0; j < nl2; ++j)
-        hv.mem().table(out.mfn(1))[j] = Pte::make(out.mfn(l2_base + j), kTableFlags).v;
+        hv.mem().table(out.mfn(pt + 1))[j] = Pte::make(out.mfn(l2_base + j), kTableFlags).v;
     for (uint64_t k = 0; k < nl1; ++k)
         hv.mem().table(out.mfn(l2_base + k / kEntriesPerTable))[k % kEntriesPerTable] =
             Pte::make(out.mfn(l1_base + k), kTableFlags).v;
     for (uint64_t i = 0; i < n; ++i) {
-        const uint64_t rw = i < npt ? 0 : pte_bit::RW;   // page tables are read-only to guests
+        const uint64_t rw = i >= pt && i - pt < npt ? 0 : pte_bit::RW;   // page tables are read-only to guests
         hv.mem().table(out.mfn(l1_base + i / kEntriesPerTable))[i % kEntriesPerTable] =
             Pte::make(out.mfn(i), pte_bit::P | pte_bit::US | pte_bit::A | rw).v;
     }

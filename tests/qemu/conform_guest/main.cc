@@ -19,9 +19,17 @@
 // - Xen's forced-emulation prefix before CPUID: Xen's leaves; Xen's
 //   hypercall-page MSR writes the hypercall page into a frame.
 // - vm_assist's checks.
+// - The read-only M2P (issue 14 item 3): XENMEM_machphys_mapping as Xen
+//   answers it; at MACH2PHYS_VIRT_START + mfn * 8 each of the guest's frames
+//   reads its gpfn; a frame no domain has (pvmmu: the hypervisor's; Xen: its
+//   shared_info frame, a page of Xen's) reads INVALID_M2P_ENTRY; a store is
+//   a #PF (present, write, kernel mode) and changes nothing. memory_op's
+//   reservation sub-ops about the caller, -ESRCH, -EINVAL, -ENOSYS.
 #include <xen/arch-x86/cpuid.h>
 
 #include "tiny_guest.h"
+
+#include <xen/memory.h>
 
 using namespace tiny;
 
@@ -332,6 +340,103 @@ void hypercalls(bool pvmmu)
     check("update_descriptor: -ENOSYS on pvmmu", hypercall(__HYPERVISOR_update_descriptor, 0, 0), -XEN_ENOSYS);
 }
 
+// c_store(va, v): a store of v to va.
+extern "C" HIDDEN char c_store[];
+asm(R"(
+    .pushsection .text
+    .hidden c_store
+    .globl c_store
+c_store:
+    mov %rsi, (%rdi); xor %eax, %eax; ret
+    .popsection
+)");
+
+constexpr uint64_t kInvalidM2p = ~0ull;   // Xen's INVALID_M2P_ENTRY: no domain's frame
+
+uint64_t m2p_va(uint64_t mfn) { return MACH2PHYS_VIRT_START + mfn * 8; }
+
+void m2p(const start_info_t* si, bool pvmmu)
+{
+    xen_machphys_mapping_t m{};
+    check("memory_op(XENMEM_machphys_mapping)", hypercall(__HYPERVISOR_memory_op, XENMEM_machphys_mapping, uint64_t(&m)), 0);
+    check("  v_start: MACH2PHYS_VIRT_START", m.v_start == MACH2PHYS_VIRT_START, 1);
+    check("  v_end: MACH2PHYS_VIRT_END", m.v_end == MACH2PHYS_VIRT_END, 1);
+    // Xen tells its hardware domain (the Xen runs here boot the kernel as
+    // dom0) max_page - 1, every other domain MACH2PHYS_NR_ENTRIES - 1.
+    check("  max_mfn: at most MACH2PHYS_NR_ENTRIES - 1", m.max_mfn <= MACH2PHYS_NR_ENTRIES - 1, 1);
+    if (pvmmu) check("  max_mfn on pvmmu: MACH2PHYS_NR_ENTRIES - 1", m.max_mfn == MACH2PHYS_NR_ENTRIES - 1, 1);
+    check("memory_op(XENMEM_machphys_mapping) to an unmapped address: -EFAULT",
+          hypercall(__HYPERVISOR_memory_op, XENMEM_machphys_mapping, XENPV_VIRT_BASE + (1ull << 38)), -XEN_EFAULT);
+
+    unsigned wrong = 0, trapped = 0;
+    for (uint64_t g = 0; g < si->nr_pages; ++g) {
+        uint64_t v = 0;
+        if (p2m(si)[g] > m.max_mfn || trap_of(c_load, m2p_va(p2m(si)[g]), 0, &v) != kNoTrap) ++trapped;
+        else if (v != g) ++wrong;
+    }
+    check("every frame of ours: its M2P entry loads", trapped, 0);
+    check("  and is its gpfn", wrong, 0);
+
+    uint64_t other = si->shared_info >> 12, v = 0;
+    if (pvmmu) {
+        pvmmu_facts f{};
+        check("pvmmu_op(PVMMUOP_facts)", hypercall(__HYPERVISOR_pvmmu_op, PVMMUOP_facts, uint64_t(&f)), 0);
+        other = f.hypervisor_mfn;
+    }
+    check(pvmmu ? "the M2P entry of a hypervisor frame: loads" : "the M2P entry of Xen's shared_info frame: loads",
+          trap_of(c_load, m2p_va(other), 0, &v), kNoTrap);
+    check("  INVALID_M2P_ENTRY", v == kInvalidM2p, 1);
+
+    const uint64_t mine = m2p_va(p2m(si)[1]);
+    check("a store to the M2P: #PF", trap_of(c_store, mine, 0x1234), 14);
+    check("  error code: present, write, kernel mode", long(conform_w[0] & 0x1f), 3);
+    uint64_t cr2 = 0;
+    trap_of(c_rd_cr2, 0, 0, &cr2);
+    check("  %cr2: the address", cr2 == mine, 1);
+    check("  the entry unchanged", trap_of(c_load, mine, 0, &v) == kNoTrap && v == 1, 1);
+}
+
+// memory_op's reporting sub-ops, asked about the caller: its reservation is
+// its pages (Xen's dom0 may have a higher maximum), its highest gpfn what
+// it told in shared_info, RAM's top above every frame of its own; an id no
+// domain has is -ESRCH, an extent on these -EINVAL, a sub-op neither knows
+// -ENOSYS.
+long memory_op(uint64_t cmd, domid_t id)
+{
+    xen_memory_domain md{id};
+    return hypercall(__HYPERVISOR_memory_op, cmd, uint64_t(&md));
+}
+
+void memory_queries(const start_info_t* si, bool pvmmu, uint64_t free_va)
+{
+    const long cur = memory_op(XENMEM_current_reservation, DOMID_SELF);
+    check("XENMEM_current_reservation(DOMID_SELF): nr_pages", cur == long(si->nr_pages), 1);
+    const long max = memory_op(XENMEM_maximum_reservation, DOMID_SELF);
+    check("XENMEM_maximum_reservation(DOMID_SELF): at least that", max >= cur, 1);
+    if (pvmmu) check("  on pvmmu: the same", max == cur, 1);
+    // XENMEM_maximum_gpfn is what the guest says in shared_info.arch.max_pfn,
+    // less one (0 while unset): shared_info mapped over the page after the
+    // initial stack's (mapped on Xen too: it pads the boot region).
+    shared_info_t* sh = reinterpret_cast<shared_info_t*>(free_va);
+    check("shared_info mapped", hypercall(__HYPERVISOR_update_va_mapping, free_va,
+                                          (si->shared_info & ~0xfffull) | 0x67, UVMF_INVLPG | UVMF_LOCAL), 0);
+    check("XENMEM_maximum_gpfn(DOMID_SELF), max_pfn unset: 0", sh->arch.max_pfn == 0 &&
+          memory_op(XENMEM_maximum_gpfn, DOMID_SELF) == 0, 1);
+    sh->arch.max_pfn = si->nr_pages;
+    check("XENMEM_maximum_gpfn(DOMID_SELF), max_pfn nr_pages: nr_pages - 1",
+          memory_op(XENMEM_maximum_gpfn, DOMID_SELF) == long(si->nr_pages) - 1, 1);
+    uint64_t top = 0;
+    for (uint64_t g = 0; g < si->nr_pages; ++g) top = p2m(si)[g] > top ? p2m(si)[g] : top;
+    check("XENMEM_maximum_ram_page: above every frame of ours",
+          hypercall(__HYPERVISOR_memory_op, XENMEM_maximum_ram_page, 0) > long(top), 1);
+    check("XENMEM_current_reservation of no domain: -ESRCH", memory_op(XENMEM_current_reservation, 0x7000), -XEN_ESRCH);
+    check("XENMEM_current_reservation with an extent: -EINVAL",
+          memory_op(XENMEM_current_reservation | (1u << 6), DOMID_SELF), -XEN_EINVAL);
+    check("XENMEM_maximum_gpfn from an unmapped address: -EFAULT",
+          hypercall(__HYPERVISOR_memory_op, XENMEM_maximum_gpfn, XENPV_VIRT_BASE + (1ull << 38)), -XEN_EFAULT);
+    check("memory_op sub-op 63: -ENOSYS", hypercall(__HYPERVISOR_memory_op, 63, 0), -XEN_ENOSYS);
+}
+
 } // namespace
 
 extern "C" [[noreturn]] void xenpv_start(const start_info_t* si, uint64_t initial_sp)
@@ -342,5 +447,7 @@ extern "C" [[noreturn]] void xenpv_start(const start_info_t* si, uint64_t initia
     emulation(si, pvmmu);
     hypercall_msr(si, (initial_sp - XENPV_VIRT_BASE + 4095) >> 12);
     hypercalls(pvmmu);
+    m2p(si, pvmmu);
+    memory_queries(si, pvmmu, ((initial_sp + 4095) & ~4095ull) + 4096);
     finish("conform guest");
 }

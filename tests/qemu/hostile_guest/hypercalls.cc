@@ -7,6 +7,8 @@
 // hypercall (op_iret makes it, with valid frames only).
 #include "hostile.h"
 
+#include <xen/memory.h>
+
 extern "C" HIDDEN char hostile_trap_stubs[], hostile_vcpu1_entry[];
 
 // vCPU 1's whole life when the guest starts it: VCPUOP_down of itself. It
@@ -201,7 +203,7 @@ void make_multicall(Made& m, unsigned depth)
 
 void make_unknown(Made& m)
 {
-    static constexpr uint64_t kUnknown[] = {6, 7, 8, 9, 10, 11, 12, 15, 16, 19, 20, 22, 25, 27, 28, 31,
+    static constexpr uint64_t kUnknown[] = {6, 7, 8, 9, 10, 11, 15, 16, 19, 20, 22, 25, 27, 28, 31,
                                             33, 34, 35, 36, 37, 38, 39, 40, 41, 48, 49, 50, 51, 52, 53, 54, 56, 63};
     uint64_t nr;
     switch (rng.below(6)) {
@@ -215,6 +217,28 @@ void make_unknown(Made& m)
     m.c = Call{nr, {pick_bad_va(), pick_bad_va(), pick_bad_va(), rng.next(), rng.next(), rng.next()}};
     m.c.unknown = true;
     m.c.name = "unknown hypercall";
+}
+
+// memory_op (docs/abi.md §10): the sub-op is cmd's low 6 bits; the ones
+// pvmmu answers take no extent (-EINVAL with one) and write or read `arg`,
+// a bad address here (-EFAULT); every other sub-op is -ENOSYS.
+// maximum_ram_page without an extent returns a size, not drawn here.
+void make_memory_op(Made& m)
+{
+    m.c.exact = true;
+    m.c.nr = __HYPERVISOR_memory_op;
+    m.c.name = "memory_op";
+    uint64_t cmd = rng.of({2ull, 3ull, 4ull, 12ull, 14ull, rng.below(64)});
+    if (rng.one_in(4)) cmd |= (1 + rng.below(1ull << 20)) << 6;
+    if (rng.one_in(16)) cmd = rng.next();
+    if ((cmd & 63) == XENMEM_maximum_ram_page && !(cmd >> 6)) cmd |= 1ull << 6;
+    m.c.a[0] = cmd, m.c.a[1] = pick_bad_va();
+    const uint64_t sub = cmd & 63;
+    const bool answered = sub == XENMEM_maximum_ram_page || sub == XENMEM_current_reservation ||
+                          sub == XENMEM_maximum_reservation || sub == XENMEM_maximum_gpfn;
+    if (sub == XENMEM_machphys_mapping) m.c.want = -XEN_EFAULT;
+    else if (!answered) m.c.want = -XEN_ENOSYS;
+    else m.c.want = cmd >> 6 ? -XEN_EINVAL : -XEN_EFAULT;
 }
 
 // fpu_taskswitch: any argument, 0 (a set TS makes the next x87/SSE snippet
@@ -435,6 +459,7 @@ Made make(unsigned depth, bool traps_follow)
     else if (r < 76) make_event_channel_op(m);
     else if (r < 81) make_pvmmu_op(m);
     else if (r < 83) make_fpu_or_assist(m);
+    else if (r < 85) make_memory_op(m);
     else make_unknown(m);
     return m;
 }
@@ -453,7 +478,7 @@ Call make_core_call(unsigned depth)
     else if (r < 82) make_multicall(m, depth);
     else if (r < 88) make_xen_version(m);
     else if (r < 94) make_unknown(m);
-    else m.c = Call{rng.of({0ull, 2ull, 5ull, 18ull, 21ull, 23ull, 24ull, 29ull, 55ull}), {pick_bad_va(), pick_bad_va(), pick_bad_va()}};   // not the core's: -ENOSYS
+    else m.c = Call{rng.of({0ull, 2ull, 5ull, 12ull, 18ull, 21ull, 23ull, 24ull, 29ull, 55ull}), {pick_bad_va(), pick_bad_va(), pick_bad_va()}};   // not the core's: -ENOSYS
     return m.c;
 }
 

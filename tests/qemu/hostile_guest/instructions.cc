@@ -147,6 +147,8 @@ Addr memory_addr(bool store, unsigned size)
         uint64_t va = pick_bad_va();
         if (va >= kLowerEnd && va < 0xffff800000000000ull) va = 0x100000000000ull + rng.below(1ull << 40);
         if (va >= kLowerEnd - 64 && va < kLowerEnd) va = 0x1000;
+        // Slot 256 is the read-only M2P, where a load may work: slot 257's instead.
+        if (!store && va >= 0xffff800000000000ull && va < 0xffff808000000000ull) va += 0x8000000000ull;
         return Addr{va, kPF, va, va + n - 1 < va ? ~0ull : va + n - 1};   // past 2^64: wraps
     }
     case 6: {   // non-canonical

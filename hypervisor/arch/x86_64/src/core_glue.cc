@@ -2,11 +2,13 @@
 #include "arch/core_glue.h"
 
 #include <new>
+#include <string.h>
 
 #include "arch/boot_alloc.h"
 #include "arch/console.h"
 #include "arch/direct_map.h"
 #include "arch/exit.h"
+#include "arch/m2p_map.h"
 #include "arch/native_window.h"
 #include "arch/platform.h"
 #include "arch/shootdown.h"
@@ -42,7 +44,12 @@ FrameCounts core_init(const BootInfo& bi)
     FrameCounts n;
     n.total = bi.ram_top >> kPageShift;
     const Maddr frames = boot_alloc(n.total * sizeof(FrameInfo));
-    const Maddr m2p = boot_alloc(n.total * sizeof(uint64_t));
+    const uint64_t m2p_bytes = ceil_div(n.total * sizeof(uint64_t), kPageSize) * kPageSize;
+    const Maddr m2p = boot_alloc(m2p_bytes);
+    // As Xen's: a frame no domain was given reads INVALID_M2P_ENTRY (~0UL)
+    // there, the page's tail past the last frame too; guests read it in slot 256.
+    memset(dmap<uint8_t>(m2p), 0xff, m2p_bytes);
+    m2p_map_build(m2p, m2p_bytes);
     const Maddr scratch = boot_alloc(n.total * sizeof(FrameTally));
     boot_alloc_close();
     const uint64_t hv_end = boot_alloc_end();
@@ -105,6 +112,10 @@ int core_build_idle_domain(DomId id, uint64_t nr_frames, CpuId cpu, Domain& d, D
 void report_core_invariants()
 {
     InvariantReport r;
+    if (m2p_map_check()) {
+        printk("core invariants: FAILED (the guests' M2P mapping maps more, less or other than the M2P)\n");
+        hv_exit(HV_EXIT_FAILURE);
+    }
     if (native_window_check()) {
         printk("core invariants: FAILED (an unsafe native window maps more or less than its domain)\n");
         hv_exit(HV_EXIT_FAILURE);

@@ -59,6 +59,7 @@ constexpr HypercallTable<ArchHandler>::Entry kArchEntries[] = {
     {__HYPERVISOR_callback_op, do_callback_op},
     {__HYPERVISOR_vcpu_op, do_vcpu_op},
     {__HYPERVISOR_event_channel_op, do_event_channel_op},
+    {__HYPERVISOR_memory_op, do_memory_op},
     {__HYPERVISOR_pvmmu_op, do_pvmmu_op},
 };
 constexpr HypercallTable<ArchHandler> kArch(kArchEntries);

@@ -1,10 +1,14 @@
 // Building a PV domain from a guest kernel; see arch/guest.h. The layout of
 // its memory (docs/abi.md "Bare-metal guest ABI"): the core's builder maps
 // every gpfn g at virt_base + g * 4 KiB (virt_base from XEN_ELFNOTE_VIRT_BASE
-// is the builder's physmap), page tables first; the image's segments go to
-// the gpfns their addresses name, above the tables; then, as Xen's builder
-// orders them, the P2M list (mfn_list), start_info, shared_info, the console
-// ring and a boot stack.
+// is the builder's physmap); the image's segments go to the gpfns their
+// addresses name; then, as Xen's builder orders them, the P2M list
+// (mfn_list), start_info, shared_info, the console ring and a boot stack.
+// The builder's page tables take gpfns 0.. when the image starts above them
+// (pvmmu's own kernels, linked 2 MiB up); a kernel that starts lower (one
+// linked at 0, which unmaps or writes VA 0 and 0x1000) gets them where Xen
+// puts them: after the console ring, before the stack (<xen/xen.h>, "the
+// layout of the start-of-day memory").
 #include <string.h>
 
 #include <pvmmu/abi.h>
@@ -17,6 +21,7 @@
 #include "arch/multiboot.h"
 #include "arch/native_window.h"
 #include "arch/selectors.h"
+#include "core/domain_builder.h"
 #include "core/refs.h"
 
 namespace pvmmu::x86 {
@@ -103,6 +108,43 @@ void guest_cmdline(const char* words, int8_t (&out)[MAX_GUEST_CMDLINE])
     out[o] = 0;
 }
 
+// Where the boot structures go (virtual addresses), for a domain of
+// nr_frames built from elf: the tables at gpfn 0 when the image starts at
+// or above their end, else after the console ring; the P2M list at the
+// image's end, start_info, shared_info and the console ring after it, the
+// stack last. fits: everything lies within the domain's memory.
+struct Layout {
+    bool fits = false;
+    uint64_t first_pt = 0;
+    uint64_t image_lo = 0;   // no segment below: the physmap's base or the tables' end
+    uint64_t si = 0, shared = 0, console = 0, stack_top = 0;
+};
+
+Layout boot_layout(const GuestElf& elf, uint64_t nr_frames)
+{
+    Layout at;
+    const uint64_t base = elf.virt_base, npt = builder_table_frames(nr_frames);
+    const uint64_t end = base + (nr_frames << kPageShift);
+    const uint64_t p2m_pages = pages(nr_frames * sizeof(uint64_t));
+    const bool tables_first = elf.image_start >= base + (npt << kPageShift);
+    // Pages after the image: p2m, si, shared, console, [tables,] stack.
+    const uint64_t after = p2m_pages + 3 + (tables_first ? 0 : npt) + kStackPages;
+    // Checked before any sum, so nothing wraps: the image inside the memory,
+    // and room for what follows it.
+    if (end < base || nr_frames > (1ull << 40) || elf.image_start < base || elf.image_end > end ||
+        (end - elf.image_end) >> kPageShift < after)
+        return at;
+    at.fits = true;
+    at.image_lo = tables_first ? base + (npt << kPageShift) : base;
+    at.si = elf.image_end + (p2m_pages << kPageShift);
+    at.shared = at.si + kPageSize;
+    at.console = at.shared + kPageSize;
+    const uint64_t tables = at.console + kPageSize;
+    at.first_pt = tables_first ? 0 : (tables - base) >> kPageShift;
+    at.stack_top = tables + ((tables_first ? 0 : npt) + kStackPages) * kPageSize;
+    return at;
+}
+
 int refuse(const char* why, const char* detail = "")
 {
     printk("domain: guest image refused: %s%s%s\n", why, *detail ? ": " : "", detail);
@@ -118,12 +160,16 @@ int guest_load(DomId id, const uint8_t* file, size_t size, uint64_t nr_frames, u
     if (!guest_elf_parse(file, size, elf)) return refuse(elf.error, elf.detail);
     if (nr_vcpus > XEN_LEGACY_MAX_VCPUS) return refuse("more vCPUs than shared_info has vcpu_info slots");
 
+    const Layout at = boot_layout(elf, nr_frames);
+    if (!at.fits) return refuse("the image and its boot structures do not fit the domain's memory");
+
     DomainSpec spec;
     spec.id = id;
     spec.nr_vcpus = nr_vcpus;
     spec.first_cpu = first_cpu;
     spec.nr_frames = nr_frames;
     spec.physmap = Vaddr{elf.virt_base};
+    spec.first_pt = at.first_pt;
     while (*cmdline && *cmdline != ' ') ++cmdline;   // the kernel's own name
     while (*cmdline == ' ') ++cmdline;
     // Benchmarking only: the module's words must ask for it by name (never the
@@ -138,23 +184,12 @@ int guest_load(DomId id, const uint8_t* file, size_t size, uint64_t nr_frames, u
         return rc;
     }
     const DomainLayout& l = out.layout;
+    const uint64_t si_va = at.si, shared_va = at.shared, console_va = at.console, stack_top = at.stack_top;
 
-    // Everything the image and the boot structures need lies in
-    // [first gpfn above the tables, nr_frames).
-    // Checked before any address is added to image_end, so nothing can wrap.
-    const uint64_t lo = l.physmap.v + (l.nr_pt_frames << kPageShift);
-    const uint64_t end = l.physmap.v + (nr_frames << kPageShift);
-    const uint64_t p2m_pages = pages(nr_frames * sizeof(uint64_t));
-    const uint64_t boot_bytes = (p2m_pages + 3 + kStackPages) << kPageShift;   // p2m, si, shared, console, stack
-    if (end < l.physmap.v || elf.image_end < lo || elf.image_end > end || end - elf.image_end < boot_bytes)
-        return refuse("the image and its boot structures do not fit the domain's memory");
-    const uint64_t si_va = elf.image_end + (p2m_pages << kPageShift);
-    const uint64_t shared_va = si_va + kPageSize, console_va = shared_va + kPageSize;
-    const uint64_t stack_top = console_va + ((1 + kStackPages) << kPageShift);
-    bool entry_in = false, hcall_in = false;
+    bool entry_in = false, hcall_in = !elf.has_hypercall_page;
     for (unsigned i = 0; i < elf.nr_segments; ++i) {
         const GuestSegment& s = elf.seg[i];
-        if (s.vaddr < lo) return refuse("a segment overlaps the domain's page tables");
+        if (s.vaddr < at.image_lo) return refuse("a segment overlaps the domain's page tables");
         if (s.vaddr + s.memsz > elf.image_end) return refuse("a segment past the image's end");   // defensive
         memcpy(guest_bytes(l, s.vaddr), file + s.offset, s.filesz);   // the rest stays zero
         entry_in |= elf.entry >= s.vaddr && elf.entry < s.vaddr + s.memsz;
@@ -162,7 +197,8 @@ int guest_load(DomId id, const uint8_t* file, size_t size, uint64_t nr_frames, u
     }
     if (!entry_in || !hcall_in || (elf.hypercall_page & (kPageSize - 1)))
         return refuse("entry point or hypercall page outside the image");
-    write_hypercall_page(guest_bytes(l, elf.hypercall_page));
+    // No HYPERCALL_PAGE note: the kernel issues SYSCALL itself, as on Xen.
+    if (elf.has_hypercall_page) write_hypercall_page(guest_bytes(l, elf.hypercall_page));
 
     // The P2M list: the frames are contiguous, but the ABI is the list.
     uint64_t* p2m = reinterpret_cast<uint64_t*>(guest_bytes(l, elf.image_end));
@@ -172,7 +208,7 @@ int guest_load(DomId id, const uint8_t* file, size_t size, uint64_t nr_frames, u
     static constexpr char kMagic[] = "xen-3.0-x86_64";
     memcpy(si.magic, kMagic, sizeof(kMagic));
     si.nr_pages = nr_frames;
-    si.pt_base = l.physmap.v;   // the L4 is gpfn 0
+    si.pt_base = l.va(l.first_pt).v;   // the L4 is the first table
     si.nr_pt_frames = l.nr_pt_frames;
     si.mfn_list = elf.image_end;
     guest_cmdline(cmdline, si.cmd_line);
@@ -203,7 +239,8 @@ int guest_load(DomId id, const uint8_t* file, size_t size, uint64_t nr_frames, u
     out.vcpu[0].state.store(VcpuState::Initialised, std::memory_order_release);
     guest_domain_running();
     printk("domain %u: %lu frames from mfn 0x%lx, virt_base 0x%lx, entry 0x%lx, hypercall page 0x%lx, "
-           "start_info 0x%lx\n", id, nr_frames, l.first.v, l.physmap.v, elf.entry, elf.hypercall_page, si_va);
+           "start_info 0x%lx, page tables 0x%lx, stack top 0x%lx\n", id, nr_frames, l.first.v, l.physmap.v,
+           elf.entry, elf.hypercall_page, si_va, si.pt_base, stack_top);
     return 0;
 }
 

@@ -10,6 +10,7 @@
 #include "arch/exit.h"
 #include "arch/guest.h"
 #include "arch/layout.h"
+#include "arch/m2p_map.h"
 #include "arch/native_window.h"
 #include "arch/paging.h"
 #include "arch/percpu.h"
@@ -68,10 +69,12 @@ void BareMetal::load_base(Vcpu& v)
 }
 
 // The hypervisor's own L4 entries (slots 257, 261, 262; P|RW, never US), so
-// a guest's L4 can stay loaded while the hypervisor runs; and in slot 271 the
-// owner's unsafe native window, which only a benchmark domain has.
+// a guest's L4 can stay loaded while the hypervisor runs; in slot 256 the
+// M2P, read-only to every guest as on Xen; and in slot 271 the owner's unsafe
+// native window, which only a benchmark domain has.
 uint64_t BareMetal::reserved_l4_entry(DomId owner, unsigned slot) const
 {
+    if (slot == HV_SLOT_M2P) return m2p_map_l4e();
     if (slot == HV_SLOT_NATIVE_WINDOW) return native_window_l4e(owner);
     return slot < kEntriesPerTable ? dmap<const uint64_t>(hv_root())[slot] : 0;
 }

@@ -132,6 +132,7 @@ long do_set_gdt(Vcpu& v, TrapFrame& f);            // guest_gdt.cc
 long do_console_io(Vcpu& v, TrapFrame& f);         // guest_console.cc
 long do_event_channel_op(Vcpu& v, TrapFrame& f);   // guest_console.cc
 long do_pvmmu_op(Vcpu& v, TrapFrame& f);           // pvmmu_op.cc
+long do_memory_op(Vcpu& v, TrapFrame& f);          // guest_memory.cc
 long do_fpu_taskswitch(Vcpu& v, TrapFrame& f);     // guest_emulate.cc
 long do_vm_assist(Vcpu& v, TrapFrame& f);          // guest_emulate.cc
 

@@ -1,9 +1,13 @@
 // Reading a PV guest kernel: an ELF64 x86-64 executable with Xen's ELF notes
-// (<xen/elfnote.h>), as Xen's own domain builder reads it. Only what pvmmu
-// uses is taken: the entry point (default e_entry), the hypercall page, the
-// virtual base (the domain's initial mapping, docs/abi.md "Bare-metal guest
-// ABI"), the physical-address offset that with it places each segment, and
-// the feature string, whose required ('!') features must all be ones pvmmu has.
+// (<xen/elfnote.h>) or, lacking any, the legacy `__xen_guest` section
+// ("GUEST_OS=linux,XEN_VER=xen-3.0,VIRT_BASE=...,..."), as Xen's own domain
+// builder reads it. Taken: the entry point (default e_entry), the hypercall
+// page (optional), the virtual base (default 0; the domain's initial mapping,
+// docs/abi.md "Bare-metal guest ABI"), the physical-address offset that with
+// it places each segment, and the feature string, whose required ('!')
+// features must all be ones pvmmu has. Refused as Xen refuses them: a kernel
+// with neither notes nor section, one that names neither LOADER "generic"
+// nor GUEST_OS "linux", one whose XEN_VERSION is not "xen-3.0".
 // Every field is checked against the file's size: a malformed image is
 // refused, never read out of bounds.
 #pragma once
@@ -23,9 +27,11 @@ struct GuestElf {
     GuestSegment seg[kMaxSegments];
     unsigned nr_segments = 0;
     uint64_t entry = 0;            // XEN_ELFNOTE_ENTRY
-    uint64_t hypercall_page = 0;   // XEN_ELFNOTE_HYPERCALL_PAGE
+    uint64_t hypercall_page = 0;   // XEN_ELFNOTE_HYPERCALL_PAGE, if has_hypercall_page
+    bool has_hypercall_page = false;
     uint64_t virt_base = 0;        // XEN_ELFNOTE_VIRT_BASE
     uint64_t paddr_offset = 0;     // XEN_ELFNOTE_PADDR_OFFSET
+    uint64_t image_start = ~0ull;  // start of the lowest segment
     uint64_t image_end = 0;        // end of the highest segment, page aligned
     const char* error = nullptr;   // why the image was refused
     char detail[48] = {};          // and what it named (a required feature), or ""

@@ -18,8 +18,10 @@
  * stays below it. */
 #define HV_TRAMPOLINE_PHYS 0x8000
 
-/* Slot 256: the read-only machine-to-phys table guests may read
- * (MACH2PHYS_VIRT_START, Xen ABI). Reserved, not mapped yet. */
+/* Slot 256: the read-only machine-to-phys table guests read
+ * (MACH2PHYS_VIRT_START, Xen ABI), in guest L4s only (m2p_map.h): never in
+ * the hypervisor's own tables. */
+#define HV_SLOT_M2P        256
 #define HV_M2P_VIRT        0xFFFF800000000000
 
 /* Slot 257: per-CPU areas, HV_PERCPU_STRIDE each (see percpu.h). */
