@@ -36,8 +36,8 @@ using namespace tiny;
 
 #define HIDDEN __attribute__((visibility("hidden")))   // RIP-relative: no GOT in a static image
 // conform_call(fn, a0, a1, a2) calls fn(a0, a1, a2) and returns its RAX; an
-// exception on the way goes to conform_stubs + 16 * vector, which records the
-// vector and the three words of the bounce frame after RCX and R11 (with an
+// exception on the way goes to conform_stubs + 16 * vector, which records
+// R12 as the handler found it (conform_r12), the vector and the three words of the bounce frame after RCX and R11 (with an
 // error code: it, RIP, CS; without: RIP, CS, RFLAGS) and returns to
 // conform_call's caller with RAX -1.
 extern "C" HIDDEN uint64_t conform_call(const void* fn, uint64_t a0 = 0, uint64_t a1 = 0, uint64_t a2 = 0);
@@ -48,7 +48,7 @@ extern "C" HIDDEN char c_rd_cr0[], c_rd_cr2[], c_rd_cr3[], c_rd_cr3_r9[], c_rd_c
     c_nop[], c_rd_dr7[], c_rd_dr0[], c_wr_dr0[], c_wr_dr7[], c_rd_dr4[], c_rd_dr8[], c_wr_cr3[], c_wr_cr4[],
     c_store[], c_store_end[], c_bp_target[], c_step[], c_step_end[], c_step_emul[], c_step_emul_end[], c_inw[],
     c_inl[], c_inl_imm[], c_armed[], c_outb[], c_outl[], c_rep_insb[], c_rep_outsb[], c_cli[], c_sti[];
-extern "C" HIDDEN uint64_t conform_rsp;
+extern "C" HIDDEN uint64_t conform_rsp, conform_r12;
 asm(R"(
     .pushsection .text
     .hidden conform_call, conform_stubs, conform_int
@@ -64,6 +64,7 @@ conform_call:
 1:  pop %r15; pop %r14; pop %r13; pop %r12; pop %rbp; pop %rbx
     ret
 conform_trap:
+    mov %r12, conform_r12(%rip)
     pop %rax
     mov %rax, conform_vector(%rip)
     mov 16(%rsp), %rax
@@ -165,7 +166,8 @@ SNIPPET c_store_end
     xor %eax, %eax; ret
 SNIPPET c_bp_target
     nop; xor %eax, %eax; ret
-SNIPPET c_step          /* TF on: the NOP after the POPF traps */
+SNIPPET c_step          /* TF on: the NOP after the POPF traps; R12 a mark the handler sees */
+    mov $0x5a5a1234, %r12
     pushfq; orq $0x100, (%rsp); popfq
     nop
 SNIPPET c_step_end
@@ -203,9 +205,10 @@ SNIPPET c_sti
     .popsection
     .pushsection .bss
     .balign 8
-    .hidden conform_vector, conform_w, conform_rsp
-    .globl conform_vector, conform_w, conform_rsp
+    .hidden conform_vector, conform_w, conform_rsp, conform_r12
+    .globl conform_vector, conform_w, conform_rsp, conform_r12
 conform_rsp: .quad 0
+conform_r12: .quad 0
 conform_vector: .quad 0
 conform_w: .quad 0, 0, 0
     .popsection
@@ -528,6 +531,9 @@ void watched_bounce_frame()
     set_dr(7, 0);
     check("TF with the #DB's bounce frame watched: #DB", step, 1);
     checkx("  after the next instruction", rip, uint64_t(c_step_end));
+    // A second #DB in the hypervisor on the same IST stack would overwrite
+    // the first one's frame, the guest's registers in it included.
+    checkx("  the guest's registers as they were (R12)", conform_r12, 0x5a5a1234);
     const uint64_t bp = trap_of(c_armed, dr7, uint64_t(c_int3));
     set_dr(7, 0);
     check("int3 with its bounce frame watched: #BP", bp, 3);
