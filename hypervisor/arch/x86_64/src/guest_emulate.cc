@@ -311,6 +311,9 @@ bool guest_emulate(TrapFrame& f)
     if (len == 0) return false;
     if (len < 0) return true;   // the rest of a REP when the guest runs it again
     f.rip += unsigned(len);
+    // RF ends with an instruction that completes, as the CPU clears it: an
+    // instruction breakpoint on the next one fires.
+    f.rflags &= ~uint64_t(1u << 16);
     // The single-step trap the instruction would have taken, as the CPU
     // delivers it after an instruction that completes, and the I/O
     // breakpoints it met.

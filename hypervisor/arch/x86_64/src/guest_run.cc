@@ -70,8 +70,8 @@ void cpu_leave_vcpu()
     PerCpu& c = this_cpu();
     Vcpu& v = *c.vcpu;
     guest_console_flush(v);
+    guest_debug_unload();   // no breakpoint of the vCPU's is left armed once it is not this CPU's
     c.vcpu = nullptr;
-    guest_debug_unload();
     write_cr3(hv_root().v);
     leave(guest_domain(v));
 }
