@@ -56,8 +56,11 @@ const Insn kInsns[] = {
     I(hs_aaa, kUD, None, 0), I(hs_pop_ss, kUD, None, 0), I(hs_lock_nop, kUD, None, 0),
     I(hs_too_long, kGP | kUD, None, 0),
     // Emulated as Xen emulates them for a PV kernel: clts, wbinvd, mov from
-    // CR0/2/3/4, mov to CR0 (only TS may change), CR4 (ignored), rdmsr of
-    // FS/GS bases and EFER (docs/abi.md §10 "Emulation").
+    // CR0/2/3/4, mov to CR0 (only TS may change), CR3 (an L4 of the
+    // domain's), CR4 (DE kept, the rest ignored), mov to and from the debug
+    // registers (set_debugreg's checks: run_insn), rdmsr of FS/GS bases and
+    // EFER; port I/O, cli, sti stay #GP at the virtual IOPL 0, which the
+    // guest never raises (docs/abi.md §10 "Emulation", §12).
     I(hs_cli, kGP, None, 0), I(hs_sti, kGP, None, 0), I(hs_hlt, kGP, None, 0), I(hs_clts, kNone, None, 0),
     I(hs_wbinvd, kNone, None, 0), I(hs_invd, kGP, None, 0), I(hs_swapgs, kGP | kUD, None, 0),
     I(hs_sysretq, kGP | kUD, None, 0), I(hs_sysenter, kGP | kUD, None, 0), I(hs_sysexit, kGP | kUD, None, 0),
