@@ -47,7 +47,7 @@ extern "C" HIDDEN char c_rd_cr0[], c_rd_cr2[], c_rd_cr3[], c_rd_cr3_r9[], c_rd_c
     c_load[], c_clts[], c_wbinvd[], c_hlt[], c_rdmsr[], c_wrmsr[], c_inb[], c_fnop[], c_int3[], c_xen_cpuid[],
     c_nop[], c_rd_dr7[], c_rd_dr0[], c_wr_dr0[], c_wr_dr7[], c_rd_dr4[], c_rd_dr8[], c_wr_cr3[], c_wr_cr4[],
     c_store[], c_store_end[], c_bp_target[], c_step[], c_step_end[], c_step_emul[], c_step_emul_end[], c_inw[],
-    c_inl[], c_inl_imm[], c_armed[], c_outb[], c_outl[], c_rep_insb[], c_rep_outsb[], c_cli[], c_sti[];
+    c_inl[], c_inl_imm[], c_armed[], c_inb_end[], c_outb[], c_outl[], c_rep_insb[], c_rep_outsb[], c_cli[], c_sti[];
 extern "C" HIDDEN uint64_t conform_rsp, conform_r12;
 asm(R"(
     .pushsection .text
@@ -127,7 +127,9 @@ SNIPPET c_rdmsr
 SNIPPET c_wrmsr
     mov %edi, %ecx; mov %esi, %eax; mov %rsi, %rdx; shr $32, %rdx; wrmsr; xor %eax, %eax; ret
 SNIPPET c_inb
-    mov %edi, %edx; xor %eax, %eax; inb %dx, %al; ret
+    mov %edi, %edx; xor %eax, %eax; inb %dx, %al
+SNIPPET c_inb_end
+    ret
 SNIPPET c_fnop
     fnop; xor %eax, %eax; ret
 SNIPPET c_int3
@@ -583,6 +585,20 @@ void port_io(bool pvmmu)
           v == 0 && buf[0] == 0xff && buf[4] == 0xff && buf[5] == 6, 1);
     check("rep outsb of 8: emulated", trap_of(c_rep_outsb, uint64_t(buf), 8, &v, kPort), kNoTrap);
     check("  RCX 0", long(v), 0);
+    // An I/O breakpoint (CR4.DE, RW 10): emulated port accesses meet it,
+    // and the #DB comes after the instruction, Bn in DR6.
+    uint64_t cr4 = 0;
+    trap_of(c_rd_cr4, 0, 0, &cr4);
+    trap_of(c_wr_cr4, cr4 | kCr4De);
+    check("set_debugreg(2, the port)", set_dr(2, kPort + 1), 0);
+    check("set_debugreg(7, I/O of 2 bytes at DR2)", set_dr(7, dr7_bp(2, 2, 1)), 0);
+    check("inb of the breakpoint's first port: #DB", trap_of(c_inb, kPort), 1);
+    check("  after the instruction", conform_w[0] == uint64_t(c_inb_end), 1);
+    checkx("  DR6: B2", get_dr(6) & (0xf | kDr6Bs), 4);
+    check("inb of the port before it: runs", trap_of(c_inb, kPort - 1), kNoTrap);
+    check("set_debugreg(7, 0)", set_dr(7, 0), 0);
+    check("set_debugreg(6, 0)", set_dr(6, 0), 0);
+    trap_of(c_wr_cr4, cr4);
     check("cli: emulated", trap_of(c_cli), kNoTrap);
     check("sti: emulated", trap_of(c_sti), kNoTrap);
     check("set_iopl(0)", set_iopl(0), 0);
