@@ -27,8 +27,79 @@ TEST(DecodePrivileged, ShortOrForeignBytesAreNotEmulated)
     EXPECT_EQ(decode({0x2e, 0x0f, 0x09}).op, PrivOp::None);     // a segment override
     EXPECT_EQ(decode({0x48, 0x48, 0x0f, 0x06}).op, PrivOp::None);   // two REX
     EXPECT_EQ(decode({0x0f, 0x08}).op, PrivOp::None);           // invd
-    EXPECT_EQ(decode({0x0f, 0x23, 0xf8}).op, PrivOp::None);     // mov to DR7
-    EXPECT_EQ(decode({0xf4}).op, PrivOp::None);                 // hlt
+    EXPECT_EQ(decode({0xf4}).op, PrivOp::None);                 // hlt: #GP on Xen too
+    EXPECT_EQ(decode({0x66, 0x0f, 0x23, 0xf8}).op, PrivOp::None);   // a prefix before 0F
+    EXPECT_EQ(decode({0xf3, 0xfa}).op, PrivOp::None);           // rep cli
+    EXPECT_EQ(decode({0x66, 0x66, 0xed}).op, PrivOp::None);     // a prefix twice
+    EXPECT_EQ(decode({0x48, 0x66, 0xed}).op, PrivOp::None);     // REX not last
+    EXPECT_EQ(decode({0x67, 0x6c}).op, PrivOp::None);           // an address-size override
+    EXPECT_EQ(decode({0x64, 0x6e}).op, PrivOp::None);           // a segment override (FS)
+    EXPECT_EQ(decode({0xe4}).op, PrivOp::None);                 // in without its port
+    EXPECT_EQ(decode({0x66}).op, PrivOp::None);
+    EXPECT_EQ(decode({0xf3}).op, PrivOp::None);
+}
+
+TEST(DecodePrivileged, MovDrNamesItsRegisters)
+{
+    PrivInsn in = decode({0x0f, 0x23, 0xf8});   // mov %rax, %dr7
+    EXPECT_EQ(in.op, PrivOp::WriteDr);
+    EXPECT_EQ(in.cr, 7);
+    EXPECT_EQ(in.reg, 0);
+    EXPECT_EQ(in.len, 3);
+    in = decode({0x41, 0x0f, 0x21, 0xf3});   // mov %dr6, %r11
+    EXPECT_EQ(in.op, PrivOp::ReadDr);
+    EXPECT_EQ(in.cr, 6);
+    EXPECT_EQ(in.reg, 11);
+    EXPECT_EQ(in.len, 4);
+    in = decode({0x44, 0x0f, 0x21, 0xc0});   // mov %dr8, %rax: REX.R names a register that is not there
+    EXPECT_EQ(in.op, PrivOp::ReadDr);
+    EXPECT_EQ(in.cr, 8);
+    EXPECT_EQ(decode({0x0f, 0x21}).op, PrivOp::None);   // no ModRM
+}
+
+TEST(DecodePrivileged, PortIoTakesItsSizeFromOpcodeAndPrefix)
+{
+    PrivInsn in = decode({0xec});   // inb %dx, %al
+    EXPECT_EQ(in.op, PrivOp::In);
+    EXPECT_EQ(in.size, 1);
+    EXPECT_EQ(in.port, -1);
+    EXPECT_EQ(in.len, 1);
+    in = decode({0xed});   // inl %dx, %eax
+    EXPECT_EQ(in.size, 4);
+    in = decode({0x66, 0xed});   // inw %dx, %ax
+    EXPECT_EQ(in.op, PrivOp::In);
+    EXPECT_EQ(in.size, 2);
+    EXPECT_EQ(in.len, 2);
+    in = decode({0x48, 0xed});   // REX.W does not make it 8 bytes
+    EXPECT_EQ(in.size, 4);
+    EXPECT_EQ(in.len, 2);
+    in = decode({0xe4, 0x80});   // inb $0x80, %al
+    EXPECT_EQ(in.op, PrivOp::In);
+    EXPECT_EQ(in.port, 0x80);
+    EXPECT_EQ(in.len, 2);
+    in = decode({0x66, 0xe7, 0xff});   // outw %ax, $0xff
+    EXPECT_EQ(in.op, PrivOp::Out);
+    EXPECT_EQ(in.size, 2);
+    EXPECT_EQ(in.port, 0xff);
+    EXPECT_EQ(in.len, 3);
+    in = decode({0xee});   // outb %al, %dx
+    EXPECT_EQ(in.op, PrivOp::Out);
+    EXPECT_EQ(in.size, 1);
+    in = decode({0xf3, 0x6d});   // rep insl
+    EXPECT_EQ(in.op, PrivOp::Ins);
+    EXPECT_EQ(in.size, 4);
+    EXPECT_TRUE(in.rep);
+    EXPECT_EQ(in.len, 2);
+    in = decode({0x66, 0xf3, 0x48, 0x6f});   // rep outsw, both prefixes and a REX
+    EXPECT_EQ(in.op, PrivOp::Outs);
+    EXPECT_EQ(in.size, 2);
+    EXPECT_TRUE(in.rep);
+    EXPECT_EQ(in.len, 4);
+    in = decode({0x6e});   // outsb
+    EXPECT_EQ(in.op, PrivOp::Outs);
+    EXPECT_FALSE(in.rep);
+    EXPECT_EQ(decode({0xfa}).op, PrivOp::Cli);
+    EXPECT_EQ(decode({0xfb}).len, 1);
 }
 
 TEST(DecodePrivileged, TakesTheEmulatedInstructionsWithTheirLength)

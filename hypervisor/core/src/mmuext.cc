@@ -109,6 +109,8 @@ int one_op(Hypervisor& hv, Vcpu& v, const mmuext_op_t& op)
 
 } // namespace
 
+int mmuext_one(Hypervisor& hv, Vcpu& v, const mmuext_op_t& op) { return one_op(hv, v, op); }
+
 HcResult do_mmuext_op(Hypervisor& hv, Vcpu& v, HypercallFrame& f)
 {
     struct Ops {

@@ -18,6 +18,14 @@
 //   which TS is clear.
 // - Xen's forced-emulation prefix before CPUID: Xen's leaves; Xen's
 //   hypercall-page MSR writes the hypercall page into a frame.
+// - Debug registers: set_debugreg / get_debugreg's checks and errnos, mov
+//   to and from %drN (#UD, #GP), CR4.DE and DR4/DR5, real data,
+//   instruction and single-step breakpoints with DR6 as the guest reads it,
+//   a breakpoint the hypervisor hits writing guest memory (a hypercall's
+//   result, a bounce frame: the #DB's own included), which it ignores.
+// - Port I/O, cli and sti: #GP at IOPL 0; PHYSDEVOP_set_iopl's checks; at
+//   IOPL 1 a port without a device reads all ones, 0xcf8 reads back.
+// - mov to %cr3: the L4 in use taken, a writable or absent frame #GP.
 // - vm_assist's checks.
 // - The read-only M2P (issue 14 item 3): XENMEM_machphys_mapping as Xen
 //   answers it; at MACH2PHYS_VIRT_START + mfn * 8 each of the guest's frames
@@ -25,25 +33,29 @@
 //   shared_info frame, a page of Xen's) reads INVALID_M2P_ENTRY; a store is
 //   a #PF (present, write, kernel mode) and changes nothing. memory_op's
 //   reservation sub-ops about the caller, -ESRCH, -EINVAL, -ENOSYS.
-#include <xen/arch-x86/cpuid.h>
-
 #include "tiny_guest.h"
 
+#include <xen/arch-x86/cpuid.h>
 #include <xen/memory.h>
+#include <xen/physdev.h>
 
 using namespace tiny;
 
 #define HIDDEN __attribute__((visibility("hidden")))   // RIP-relative: no GOT in a static image
 // conform_call(fn, a0, a1, a2) calls fn(a0, a1, a2) and returns its RAX; an
-// exception on the way goes to conform_stubs + 16 * vector, which records the
-// vector and the three words of the bounce frame after RCX and R11 (with an
+// exception on the way goes to conform_stubs + 16 * vector, which records
+// R12 as the handler found it (conform_r12), the vector and the three words of the bounce frame after RCX and R11 (with an
 // error code: it, RIP, CS; without: RIP, CS, RFLAGS) and returns to
 // conform_call's caller with RAX -1.
 extern "C" HIDDEN uint64_t conform_call(const void* fn, uint64_t a0 = 0, uint64_t a1 = 0, uint64_t a2 = 0);
 extern "C" HIDDEN char conform_stubs[], conform_int[];
 extern "C" HIDDEN uint64_t conform_vector, conform_w[3];
 extern "C" HIDDEN char c_rd_cr0[], c_rd_cr2[], c_rd_cr3[], c_rd_cr3_r9[], c_rd_cr4[], c_wr_cr0[], c_wr_cr2[],
-    c_load[], c_clts[], c_wbinvd[], c_hlt[], c_rdmsr[], c_wrmsr[], c_inb[], c_fnop[], c_int3[], c_xen_cpuid[];
+    c_load[], c_clts[], c_wbinvd[], c_hlt[], c_rdmsr[], c_wrmsr[], c_inb[], c_fnop[], c_int3[], c_xen_cpuid[],
+    c_nop[], c_rd_dr7[], c_rd_dr0[], c_wr_dr0[], c_wr_dr7[], c_rd_dr4[], c_rd_dr8[], c_wr_cr3[], c_wr_cr4[],
+    c_store[], c_store_end[], c_bp_target[], c_step[], c_step_end[], c_step_emul[], c_step_emul_end[], c_inw[],
+    c_inl[], c_inl_imm[], c_armed[], c_inb_end[], c_outb[], c_outl[], c_rep_insb[], c_rep_outsb[], c_cli[], c_sti[];
+extern "C" HIDDEN uint64_t conform_rsp, conform_r12;
 asm(R"(
     .pushsection .text
     .hidden conform_call, conform_stubs, conform_int
@@ -59,6 +71,7 @@ conform_call:
 1:  pop %r15; pop %r14; pop %r13; pop %r12; pop %rbp; pop %rbx
     ret
 conform_trap:
+    mov %r12, conform_r12(%rip)
     pop %rax
     mov %rax, conform_vector(%rip)
     mov 16(%rsp), %rax
@@ -121,7 +134,9 @@ SNIPPET c_rdmsr
 SNIPPET c_wrmsr
     mov %edi, %ecx; mov %esi, %eax; mov %rsi, %rdx; shr $32, %rdx; wrmsr; xor %eax, %eax; ret
 SNIPPET c_inb
-    mov %edi, %edx; xor %eax, %eax; inb %dx, %al; ret
+    mov %edi, %edx; xor %eax, %eax; inb %dx, %al
+SNIPPET c_inb_end
+    ret
 SNIPPET c_fnop
     fnop; xor %eax, %eax; ret
 SNIPPET c_int3
@@ -136,12 +151,73 @@ SNIPPET c_xen_cpuid
     pop %rbx
     xor %eax, %eax
     ret
+SNIPPET c_nop
+    xor %eax, %eax; ret
+SNIPPET c_rd_dr7
+    mov %dr7, %rax; ret
+SNIPPET c_rd_dr0
+    mov %dr0, %rax; ret
+SNIPPET c_wr_dr0
+    mov %rdi, %dr0; xor %eax, %eax; ret
+SNIPPET c_wr_dr7
+    mov %rdi, %dr7; xor %eax, %eax; ret
+SNIPPET c_rd_dr4        /* mov %dr4, %rax */
+    .byte 0x0f, 0x21, 0xe0; ret
+SNIPPET c_rd_dr8        /* mov %dr8, %rax: REX.R */
+    .byte 0x44, 0x0f, 0x21, 0xc0; ret
+SNIPPET c_wr_cr3
+    mov %rdi, %cr3; xor %eax, %eax; ret
+SNIPPET c_wr_cr4
+    mov %rdi, %cr4; xor %eax, %eax; ret
+SNIPPET c_store         /* c_store(p, v): *(uint32_t*)p = v */
+    movl %esi, (%rdi)
+SNIPPET c_store_end
+    xor %eax, %eax; ret
+SNIPPET c_bp_target
+    nop; xor %eax, %eax; ret
+SNIPPET c_step          /* TF on: the NOP after the POPF traps; R12 a mark the handler sees */
+    mov $0x5a5a1234, %r12
+    pushfq; orq $0x100, (%rsp); popfq
+    nop
+SNIPPET c_step_end
+    xor %eax, %eax; ret
+SNIPPET c_step_emul     /* TF on over an emulated instruction */
+    pushfq; orq $0x100, (%rsp); popfq
+    mov %cr0, %rax
+SNIPPET c_step_emul_end
+    xor %eax, %eax; ret
+SNIPPET c_armed         /* c_armed(dr7, fn): set_debugreg(7, dr7), then fn's body, jumped to */
+    push %rsi
+    mov %rdi, %rsi
+    mov $7, %edi
+    call hypercall_page + 8 * 32
+    pop %rsi
+    jmp *%rsi
+SNIPPET c_inw
+    mov %edi, %edx; mov $0x12345678, %eax; inw %dx, %ax; ret
+SNIPPET c_inl
+    mov %edi, %edx; mov $-1, %rax; inl %dx, %eax; ret
+SNIPPET c_inl_imm
+    mov $-1, %rax; inl $0xe0, %eax; ret
+SNIPPET c_outb
+    mov %edi, %edx; mov %esi, %eax; outb %al, %dx; xor %eax, %eax; ret
+SNIPPET c_outl
+    mov %edi, %edx; mov %esi, %eax; outl %eax, %dx; xor %eax, %eax; ret
+SNIPPET c_rep_insb      /* c_rep_insb(buf, n, port): RCX left */
+    mov %rsi, %rcx; rep insb; mov %rcx, %rax; ret
+SNIPPET c_rep_outsb     /* c_rep_outsb(buf, n, port): RCX left */
+    mov %rsi, %rcx; mov %rdi, %rsi; rep outsb; mov %rcx, %rax; ret
+SNIPPET c_cli
+    cli; xor %eax, %eax; ret
+SNIPPET c_sti
+    sti; xor %eax, %eax; ret
     .popsection
     .pushsection .bss
     .balign 8
-    .hidden conform_vector, conform_w
-    .globl conform_vector, conform_w
+    .hidden conform_vector, conform_w, conform_rsp, conform_r12
+    .globl conform_vector, conform_w, conform_rsp, conform_r12
 conform_rsp: .quad 0
+conform_r12: .quad 0
 conform_vector: .quad 0
 conform_w: .quad 0, 0, 0
     .popsection
@@ -153,11 +229,11 @@ constexpr uint64_t kNoTrap = ~0ull;
 constexpr uint64_t kCr0Ts = 1u << 3;
 
 // Runs fn; the vector it ended with, kNoTrap when it returned.
-uint64_t trap_of(const void* fn, uint64_t a0 = 0, uint64_t a1 = 0, uint64_t* rax = nullptr)
+uint64_t trap_of(const void* fn, uint64_t a0 = 0, uint64_t a1 = 0, uint64_t* rax = nullptr, uint64_t a2 = 0)
 {
     conform_vector = kNoTrap;
     conform_w[0] = conform_w[1] = conform_w[2] = 0;
-    const uint64_t r = conform_call(fn, a0, a1);
+    const uint64_t r = conform_call(fn, a0, a1, a2);
     if (rax) *rax = r;
     return conform_vector;
 }
@@ -324,6 +400,233 @@ void emulation(const start_info_t* si, bool pvmmu)
     (void)pvmmu;
 }
 
+// Like check, with what came when it is not what Xen gives.
+void checkx(const char* what, uint64_t got, uint64_t want)
+{
+    check(what, got == want, 1);
+    if (got == want) return;
+    write("  got ");
+    write_hex(got);
+    write(", want ");
+    write_hex(want);
+    write("\n");
+}
+
+long set_dr(unsigned reg, uint64_t v) { return hypercall(__HYPERVISOR_set_debugreg, reg, v); }
+long get_dr(unsigned reg) { return hypercall(__HYPERVISOR_get_debugreg, reg); }
+
+// DR7 fields ("Debug Control Register"): Ln is bit 2n; RW and LEN of
+// breakpoint n in bits 16 + 4n (RW 00 execute, 01 write, 11 read/write,
+// 10 I/O) and 18 + 4n (LEN 00 1 byte, 01 2, 11 4, 10 8).
+constexpr uint64_t dr7_bp(unsigned n, unsigned rw, unsigned len)
+{
+    return (1ull << (2 * n)) | (uint64_t(rw | len << 2) << (16 + 4 * n));
+}
+constexpr uint64_t kDr6Default = 0xffff0ff0, kDr7Default = 0x400, kDr6Bs = 1u << 14;
+constexpr uint64_t kCr4De = 1u << 3;
+
+alignas(8) volatile uint32_t g_watched;
+alignas(16) xen_extraversion_t g_version_buf;
+
+// set_debugreg / get_debugreg and mov to and from %drN: Xen's checks, and
+// real breakpoints delivered to the #DB handler with the virtual DR6.
+void debug_registers()
+{
+    checkx("get_debugreg(7) at start", get_dr(7), kDr7Default);
+    checkx("get_debugreg(6) at start", get_dr(6), kDr6Default);
+    check("set_debugreg(0, a hypervisor address): -EPERM", set_dr(0, 0xffff800000000000), -XEN_EPERM);
+    check("set_debugreg(3, non-canonical): -EPERM", set_dr(3, 0x0000800000000000), -XEN_EPERM);
+    check("set_debugreg(6, above 32 bits): -EINVAL", set_dr(6, 1ull << 32), -XEN_EINVAL);
+    check("set_debugreg(7, above 32 bits): -EINVAL", set_dr(7, 1ull << 32), -XEN_EINVAL);
+    check("set_debugreg(7, an I/O breakpoint without CR4.DE): -EPERM", set_dr(7, dr7_bp(0, 2, 0)), -XEN_EPERM);
+    check("set_debugreg(8): -ENODEV", set_dr(8, 0), -XEN_ENODEV);
+    check("get_debugreg(8): -ENODEV", get_dr(8), -XEN_ENODEV);
+    check("set_debugreg(7, its reserved bits)", set_dr(7, 0xd800), 0);
+    checkx("  read back: bit 10 set, 11, 12, 14, 15 clear", get_dr(7), kDr7Default);
+    check("set_debugreg(6, 0)", set_dr(6, 0), 0);
+    checkx("  read back: the reset value", get_dr(6), kDr6Default);
+    check("set_debugreg(1, a guest address)", set_dr(1, 0x1234), 0);
+    checkx("  get_debugreg(1)", get_dr(1), 0x1234);
+
+    uint64_t v = 0;
+    check("mov to %dr0: emulated", trap_of(c_wr_dr0, 0x5678), kNoTrap);
+    checkx("  get_debugreg(0)", get_dr(0), 0x5678);
+    check("mov %dr0: emulated", trap_of(c_rd_dr0, 0, 0, &v), kNoTrap);
+    checkx("  the value", v, 0x5678);
+    check("mov %dr7: emulated", trap_of(c_rd_dr7, 0, 0, &v), kNoTrap);
+    checkx("  the value", v, kDr7Default);
+    check("mov to %dr0 of a hypervisor address: #GP", trap_of(c_wr_dr0, 0xffff830000000000), 13);
+    check("  error code 0", long(conform_w[0]), 0);
+    checkx("  %dr0 unchanged", get_dr(0), 0x5678);
+    check("mov to %dr7 above 32 bits: #GP", trap_of(c_wr_dr7, 1ull << 40), 13);
+    check("mov %dr8: #UD", trap_of(c_rd_dr8), 6);
+    check("mov %dr4 without CR4.DE: %dr6", trap_of(c_rd_dr4, 0, 0, &v), kNoTrap);
+    checkx("  the value", v, kDr6Default);
+
+    // CR4.DE, a bit the guest controls: DR4 and DR5 are gone while it is set.
+    uint64_t cr4 = 0;
+    trap_of(c_rd_cr4, 0, 0, &cr4);
+    check("mov to %cr4 setting DE: emulated", trap_of(c_wr_cr4, cr4 | kCr4De), kNoTrap);
+    trap_of(c_rd_cr4, 0, 0, &v);
+    checkx("  %cr4: DE set, the rest as before", v, cr4 | kCr4De);
+    check("  mov %dr4: #UD", trap_of(c_rd_dr4), 6);
+    check("  get_debugreg(4): -ENODEV", get_dr(4), -XEN_ENODEV);
+    check("  set_debugreg(7, an I/O breakpoint) with DE", set_dr(7, dr7_bp(0, 2, 0)), 0);
+    checkx("  get_debugreg(7) shows it", get_dr(7), kDr7Default | dr7_bp(0, 2, 0));
+    check("  set_debugreg(7, 0)", set_dr(7, 0), 0);
+    check("mov to %cr4 clearing DE: emulated", trap_of(c_wr_cr4, cr4 & ~kCr4De), kNoTrap);
+    trap_of(c_rd_cr4, 0, 0, &v);
+    checkx("  %cr4 as before", v, cr4 & ~kCr4De);
+    check("mov to %cr4 changing a bit Xen keeps (PGE): ignored", trap_of(c_wr_cr4, cr4 ^ (1u << 7)), kNoTrap);
+    trap_of(c_rd_cr4, 0, 0, &v);
+    checkx("  %cr4 as before", v, cr4);
+
+    // A data breakpoint: the store traps after it, B0 in DR6.
+    check("set_debugreg(0, &watched)", set_dr(0, uint64_t(&g_watched)), 0);
+    check("set_debugreg(7, write of 4 bytes at DR0)", set_dr(7, dr7_bp(0, 1, 3)), 0);
+    checkx("  get_debugreg(7)", get_dr(7), kDr7Default | dr7_bp(0, 1, 3));
+    check("a store to the watched word: #DB", trap_of(c_store, uint64_t(&g_watched), 5), 1);
+    check("  after the store", conform_w[0] == uint64_t(c_store_end) && g_watched == 5, 1);
+    checkx("  DR6: B0", get_dr(6) & (0xf | kDr6Bs), 1);
+    check("  set_debugreg(6, 0)", set_dr(6, 0), 0);
+    check("a load of it: runs", trap_of(c_load, uint64_t(&g_watched)), kNoTrap);
+    // The hypervisor writing the watched memory for a hypercall: nothing
+    // for the guest to see, and the hypervisor goes on.
+    check("set_debugreg(0, a hypercall's buffer)", set_dr(0, uint64_t(&g_version_buf)), 0);
+    conform_vector = kNoTrap;
+    check("xen_version into the watched buffer",
+          hypercall(__HYPERVISOR_xen_version, XENVER_extraversion, uint64_t(&g_version_buf)), 0);
+    check("  no #DB for the guest", conform_vector, kNoTrap);
+    checkx("  DR6: no hit", get_dr(6) & (0xf | kDr6Bs), 0);
+
+    // An instruction breakpoint: a fault, RIP at the instruction.
+    check("set_debugreg(1, an instruction)", set_dr(1, uint64_t(c_bp_target)), 0);
+    check("set_debugreg(7, execute at DR1)", set_dr(7, dr7_bp(1, 0, 0)), 0);
+    check("calling it: #DB", trap_of(c_bp_target), 1);
+    check("  RIP at the instruction", conform_w[0] == uint64_t(c_bp_target), 1);
+    checkx("  DR6: B1", get_dr(6) & (0xf | kDr6Bs), 2);
+    check("set_debugreg(7, 0)", set_dr(7, 0), 0);
+    check("  calling it: runs", trap_of(c_bp_target), kNoTrap);
+    check("  set_debugreg(6, 0)", set_dr(6, 0), 0);
+
+    // Single step: the #DB after the instruction, BS in DR6; after an
+    // emulated instruction too.
+    check("TF: #DB", trap_of(c_step), 1);
+    checkx("  after the next instruction", conform_w[0], uint64_t(c_step_end));
+    checkx("  DR6: BS", get_dr(6) & (0xf | kDr6Bs), kDr6Bs);
+    check("  set_debugreg(6, 0)", set_dr(6, 0), 0);
+    check("TF over mov %cr0: #DB", trap_of(c_step_emul), 1);
+    check("  after the emulated instruction", conform_w[0] == uint64_t(c_step_emul_end), 1);
+    checkx("  DR6: BS", get_dr(6) & (0xf | kDr6Bs), kDr6Bs);
+    check("  set_debugreg(6, 0)", set_dr(6, 0), 0);
+}
+
+// Breakpoints on the words the bounce frame of the next event is written to:
+// that event's delivery writes them from the hypervisor (for a #DB, from
+// its IST stack), which must go on; the guest sees the event itself. The
+// guest's own code must not write them while they are watched: c_armed sets
+// DR7 right before the event, and DR7 is cleared first thing after it, by
+// a call no deeper than trap_of's.
+void watched_bounce_frame()
+{
+    trap_of(c_nop);   // conform_rsp at this depth
+    // The snippet runs at conform_rsp - 8; the frame's lowest four words
+    // (RCX, R11, RIP, CS), well below what the snippet itself pushes.
+    const uint64_t frame = ((conform_rsp - 8) & ~15ull) - 7 * 8;
+    for (unsigned n = 0; n < 4; ++n) set_dr(n, frame + 8 * n);
+    const uint64_t dr7 = dr7_bp(0, 1, 2) | dr7_bp(1, 1, 2) | dr7_bp(2, 1, 2) | dr7_bp(3, 1, 2);
+    const uint64_t step = trap_of(c_armed, dr7, uint64_t(c_step));
+    const uint64_t rip = conform_w[0];
+    set_dr(7, 0);
+    check("TF with the #DB's bounce frame watched: #DB", step, 1);
+    checkx("  after the next instruction", rip, uint64_t(c_step_end));
+    // A second #DB in the hypervisor on the same IST stack would overwrite
+    // the first one's frame, the guest's registers in it included.
+    checkx("  the guest's registers as they were (R12)", conform_r12, 0x5a5a1234);
+    const uint64_t bp = trap_of(c_armed, dr7, uint64_t(c_int3));
+    set_dr(7, 0);
+    check("int3 with its bounce frame watched: #BP", bp, 3);
+    check("  set_debugreg(6, 0)", set_dr(6, 0), 0);
+}
+
+long set_iopl(uint32_t iopl)
+{
+    physdev_set_iopl_t s{iopl};
+    return hypercall(__HYPERVISOR_physdev_op, PHYSDEVOP_set_iopl, uint64_t(&s));
+}
+
+// Port I/O: #GP until PHYSDEVOP_set_iopl raises the virtual IOPL to the
+// kernel's 1; then a port no one has reads as all ones.
+void port_io(bool pvmmu)
+{
+    constexpr uint64_t kPort = 0x1e0;   // no device there, under QEMU
+    check("set_iopl(4): -EINVAL", set_iopl(4), -XEN_EINVAL);
+    check("physdev_op(set_iopl, unmapped): -EFAULT",
+          hypercall(__HYPERVISOR_physdev_op, PHYSDEVOP_set_iopl, XENPV_VIRT_BASE + (1ull << 38)), -XEN_EFAULT);
+    check("physdev_op(1000): -ENOSYS", hypercall(__HYPERVISOR_physdev_op, 1000, 0), -XEN_ENOSYS);
+    if (pvmmu)
+        check("physdev_op(PHYSDEVOP_eoi): -ENOSYS on pvmmu", hypercall(__HYPERVISOR_physdev_op, PHYSDEVOP_eoi, 0),
+              -XEN_ENOSYS);
+    check("inb at IOPL 0: #GP", trap_of(c_inb, kPort), 13);
+    check("  error code 0", long(conform_w[0]), 0);
+    check("outb at IOPL 0: #GP", trap_of(c_outb, kPort, 0), 13);
+    check("cli at IOPL 0: #GP", trap_of(c_cli), 13);
+    check("sti at IOPL 0: #GP", trap_of(c_sti), 13);
+
+    check("set_iopl(1)", set_iopl(1), 0);
+    uint64_t v = 0;
+    check("inb: emulated", trap_of(c_inb, kPort, 0, &v), kNoTrap);
+    checkx("  all ones in AL", v, 0xff);
+    check("inw: emulated", trap_of(c_inw, kPort, 0, &v), kNoTrap);
+    checkx("  all ones in AX, the rest of EAX kept", v, 0x1234ffff);
+    check("inl: emulated", trap_of(c_inl, kPort, 0, &v), kNoTrap);
+    checkx("  all ones in EAX, zero-extended", v, 0xffffffff);
+    check("outb: emulated", trap_of(c_outb, kPort, 0x5a), kNoTrap);
+    check("outl to 0xcf8: emulated", trap_of(c_outl, 0xcf8, 0x80000010), kNoTrap);
+    check("inl from 0xcf8: emulated", trap_of(c_inl, 0xcf8, 0, &v), kNoTrap);
+    checkx("  what was written", v, 0x80000010);
+    trap_of(c_outl, 0xcf8, 0);
+    uint8_t buf[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+    check("rep insb of 5: emulated", trap_of(c_rep_insb, uint64_t(buf), 5, &v, kPort), kNoTrap);
+    check("  RCX 0, five bytes of all ones, the next untouched",
+          v == 0 && buf[0] == 0xff && buf[4] == 0xff && buf[5] == 6, 1);
+    check("rep outsb of 8: emulated", trap_of(c_rep_outsb, uint64_t(buf), 8, &v, kPort), kNoTrap);
+    check("  RCX 0", long(v), 0);
+    // An I/O breakpoint (CR4.DE, RW 10): emulated port accesses meet it,
+    // and the #DB comes after the instruction, Bn in DR6.
+    uint64_t cr4 = 0;
+    trap_of(c_rd_cr4, 0, 0, &cr4);
+    trap_of(c_wr_cr4, cr4 | kCr4De);
+    check("set_debugreg(2, the port)", set_dr(2, kPort + 1), 0);
+    check("set_debugreg(7, I/O of 2 bytes at DR2)", set_dr(7, dr7_bp(2, 2, 1)), 0);
+    check("inb of the breakpoint's first port: #DB", trap_of(c_inb, kPort), 1);
+    check("  after the instruction", conform_w[0] == uint64_t(c_inb_end), 1);
+    checkx("  DR6: B2", get_dr(6) & (0xf | kDr6Bs), 4);
+    check("inb of the port before it: runs", trap_of(c_inb, kPort - 1), kNoTrap);
+    check("set_debugreg(7, 0)", set_dr(7, 0), 0);
+    check("set_debugreg(6, 0)", set_dr(6, 0), 0);
+    trap_of(c_wr_cr4, cr4);
+    check("cli: emulated", trap_of(c_cli), kNoTrap);
+    check("sti: emulated", trap_of(c_sti), kNoTrap);
+    check("set_iopl(0)", set_iopl(0), 0);
+    check("inb at IOPL 0 again: #GP", trap_of(c_inb, kPort), 13);
+}
+
+// mov to %cr3: the machine frame of an L4 of the domain, as NEW_BASEPTR.
+void write_cr3(const start_info_t* si, uint64_t free)
+{
+    const uint64_t l4 = p2m(si)[(si->pt_base - XENPV_VIRT_BASE) >> 12];
+    uint64_t v = 0;
+    check("mov to %cr3 of the L4 in use: emulated", trap_of(c_wr_cr3, xen_pfn_to_cr3(l4)), kNoTrap);
+    trap_of(c_rd_cr3, 0, 0, &v);
+    check("  %cr3 the same", v == xen_pfn_to_cr3(l4), 1);
+    check("mov to %cr3 of a writable frame: #GP", trap_of(c_wr_cr3, xen_pfn_to_cr3(p2m(si)[free])), 13);
+    check("  error code 0", long(conform_w[0]), 0);
+    check("mov to %cr3 of a frame that is not there: #GP", trap_of(c_wr_cr3, 0xfffffffff000), 13);
+    trap_of(c_rd_cr3, 0, 0, &v);
+    check("  %cr3 unchanged", v == xen_pfn_to_cr3(l4), 1);
+}
+
 void hypercalls(bool pvmmu)
 {
     check("vm_assist of type 6: -EINVAL", hypercall(__HYPERVISOR_vm_assist, VMASST_CMD_enable, 6), -XEN_EINVAL);
@@ -339,17 +642,6 @@ void hypercalls(bool pvmmu)
           hypercall(__HYPERVISOR_vm_assist, VMASST_CMD_enable, VMASST_TYPE_writable_pagetables), -XEN_EINVAL);
     check("update_descriptor: -ENOSYS on pvmmu", hypercall(__HYPERVISOR_update_descriptor, 0, 0), -XEN_ENOSYS);
 }
-
-// c_store(va, v): a store of v to va.
-extern "C" HIDDEN char c_store[];
-asm(R"(
-    .pushsection .text
-    .hidden c_store
-    .globl c_store
-c_store:
-    mov %rsi, (%rdi); xor %eax, %eax; ret
-    .popsection
-)");
 
 constexpr uint64_t kInvalidM2p = ~0ull;   // Xen's INVALID_M2P_ENTRY: no domain's frame
 
@@ -445,7 +737,12 @@ extern "C" [[noreturn]] void xenpv_start(const start_info_t* si, uint64_t initia
     write(pvmmu ? "conform guest: on pvmmu\n" : "conform guest: on Xen\n");
     traps();
     emulation(si, pvmmu);
-    hypercall_msr(si, (initial_sp - XENPV_VIRT_BASE + 4095) >> 12);
+    const uint64_t free = (initial_sp - XENPV_VIRT_BASE + 4095) >> 12;
+    hypercall_msr(si, free);
+    debug_registers();
+    watched_bounce_frame();
+    port_io(pvmmu);
+    write_cr3(si, free);
     hypercalls(pvmmu);
     m2p(si, pvmmu);
     memory_queries(si, pvmmu, ((initial_sp + 4095) & ~4095ull) + 4096);

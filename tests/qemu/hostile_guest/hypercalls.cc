@@ -8,6 +8,7 @@
 #include "hostile.h"
 
 #include <xen/memory.h>
+#include <xen/physdev.h>
 
 extern "C" HIDDEN char hostile_trap_stubs[], hostile_vcpu1_entry[];
 
@@ -203,8 +204,8 @@ void make_multicall(Made& m, unsigned depth)
 
 void make_unknown(Made& m)
 {
-    static constexpr uint64_t kUnknown[] = {6, 7, 8, 9, 10, 11, 15, 16, 19, 20, 22, 25, 27, 28, 31,
-                                            33, 34, 35, 36, 37, 38, 39, 40, 41, 48, 49, 50, 51, 52, 53, 54, 56, 63};
+    static constexpr uint64_t kUnknown[] = {6, 7, 10, 11, 15, 16, 19, 20, 22, 25, 27, 28, 31,
+                                            34, 35, 36, 37, 38, 39, 40, 41, 48, 49, 50, 51, 52, 53, 54, 56, 63};
     uint64_t nr;
     switch (rng.below(6)) {
     case 0: nr = 64 + rng.below(64); break;                 // past Xen's numbers, still on the page
@@ -265,6 +266,47 @@ void make_fpu_or_assist(Made& m)
     else if (c32 == VMASST_CMD_disable) m.c.want = 0;
     else if (c32 == VMASST_CMD_enable) m.c.want = has ? 0 : -XEN_EINVAL;
     else m.c.want = -XEN_ENOSYS;
+}
+
+// set_debugreg / get_debugreg (guest_dr.h's rules, exact results) without
+// ever enabling a breakpoint, and physdev_op, whose only sub-op,
+// set_iopl, is given an argument it cannot read: the virtual IOPL stays 0,
+// so port I/O stays #GP for the instruction oracles.
+void make_debug_or_physdev(Made& m)
+{
+    m.c.exact = true;
+    const uint64_t value = rng.below(2) ? pick_any_va() : rng.next();
+    switch (rng.below(4)) {
+    case 0: {
+        const uint64_t reg = rng.below(4) ? rng.of({0ull, 1ull, 2ull, 3ull, 6ull, 7ull, 8ull, 9ull}) : rng.next();
+        const uint32_t r = uint32_t(reg);
+        m.c = Call{__HYPERVISOR_set_debugreg, {reg, r == 7 ? value & ~0xffull : value}};
+        m.c.exact = true;
+        if (r < 4) m.c.want = value < 0x0000800000000000 || value >= 0xffff880000000000 ? 0 : -XEN_EPERM;
+        else if (r == 6 || r == 7) m.c.want = value >> 32 ? -XEN_EINVAL : 0;
+        else if (r == 4 || r == 5) m.c.exact = false;   // as DR6/DR7, or -ENODEV with CR4.DE set
+        else m.c.want = -XEN_ENODEV;
+        m.c.name = "set_debugreg";
+        return;
+    }
+    case 1: {   // DR6, DR7 (32-bit values) or a register that is not there
+        const uint64_t reg = rng.of({6ull, 7ull, 8ull, 16ull, rng.next() | 1ull << 33});
+        m.c = Call{__HYPERVISOR_get_debugreg, {reg}};
+        m.c.positive = reg == 6 || reg == 7;
+        m.c.exact = !m.c.positive;
+        m.c.want = -XEN_ENODEV;
+        m.c.name = "get_debugreg";
+        return;
+    }
+    default: {
+        const uint64_t cmd = rng.below(2) ? PHYSDEVOP_set_iopl : rng.below(3) ? rng.below(32) : rng.next();
+        m.c = Call{__HYPERVISOR_physdev_op, {cmd, pick_bad_va()}};
+        m.c.exact = true;
+        m.c.want = cmd == PHYSDEVOP_set_iopl ? -XEN_EFAULT : -XEN_ENOSYS;
+        m.c.name = "physdev_op";
+        return;
+    }
+    }
 }
 
 void make_set_trap_table(Made& m)
@@ -460,6 +502,7 @@ Made make(unsigned depth, bool traps_follow)
     else if (r < 81) make_pvmmu_op(m);
     else if (r < 83) make_fpu_or_assist(m);
     else if (r < 85) make_memory_op(m);
+    else if (r < 88) make_debug_or_physdev(m);
     else make_unknown(m);
     return m;
 }
@@ -478,7 +521,7 @@ Call make_core_call(unsigned depth)
     else if (r < 82) make_multicall(m, depth);
     else if (r < 88) make_xen_version(m);
     else if (r < 94) make_unknown(m);
-    else m.c = Call{rng.of({0ull, 2ull, 5ull, 12ull, 18ull, 21ull, 23ull, 24ull, 29ull, 55ull}), {pick_bad_va(), pick_bad_va(), pick_bad_va()}};   // not the core's: -ENOSYS
+    else m.c = Call{rng.of({0ull, 2ull, 5ull, 8ull, 9ull, 12ull, 18ull, 21ull, 23ull, 24ull, 29ull, 33ull, 55ull}), {pick_bad_va(), pick_bad_va(), pick_bad_va()}};   // not the core's: -ENOSYS
     return m.c;
 }
 

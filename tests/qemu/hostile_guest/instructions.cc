@@ -56,8 +56,11 @@ const Insn kInsns[] = {
     I(hs_aaa, kUD, None, 0), I(hs_pop_ss, kUD, None, 0), I(hs_lock_nop, kUD, None, 0),
     I(hs_too_long, kGP | kUD, None, 0),
     // Emulated as Xen emulates them for a PV kernel: clts, wbinvd, mov from
-    // CR0/2/3/4, mov to CR0 (only TS may change), CR4 (ignored), rdmsr of
-    // FS/GS bases and EFER (docs/abi.md §10 "Emulation").
+    // CR0/2/3/4, mov to CR0 (only TS may change), CR3 (an L4 of the
+    // domain's), CR4 (DE kept, the rest ignored), mov to and from the debug
+    // registers (set_debugreg's checks: run_insn), rdmsr of FS/GS bases and
+    // EFER; port I/O, cli, sti stay #GP at the virtual IOPL 0, which the
+    // guest never raises (docs/abi.md §10 "Emulation", §12).
     I(hs_cli, kGP, None, 0), I(hs_sti, kGP, None, 0), I(hs_hlt, kGP, None, 0), I(hs_clts, kNone, None, 0),
     I(hs_wbinvd, kNone, None, 0), I(hs_invd, kGP, None, 0), I(hs_swapgs, kGP | kUD, None, 0),
     I(hs_sysretq, kGP | kUD, None, 0), I(hs_sysenter, kGP | kUD, None, 0), I(hs_sysexit, kGP | kUD, None, 0),
@@ -67,8 +70,8 @@ const Insn kInsns[] = {
     I(hs_lmsw, kGP, Value, 0),
     I(hs_rd_cr0, kNone, None, 0), I(hs_rd_cr2, kNone, None, 0), I(hs_rd_cr3, kNone, None, 0),
     I(hs_rd_cr4, kNone, None, 0), I(hs_rd_cr8, kGP, None, 0), I(hs_wr_cr0, kGP | kNone, Value, 0),
-    I(hs_wr_cr3, kGP, Value, 0), I(hs_wr_cr4, kNone, Value, 0), I(hs_wr_cr8, kGP, Value, 0),
-    I(hs_rd_dr7, kGP, None, 0), I(hs_wr_dr7, kGP, Value, 0), I(hs_wr_dr0, kGP, Value, 0),
+    I(hs_wr_cr3, kGP | kNone, Value, 0), I(hs_wr_cr4, kNone, Value, 0), I(hs_wr_cr8, kGP, Value, 0),
+    I(hs_rd_dr7, kNone, None, 0), I(hs_wr_dr7, 0, Value, 0), I(hs_wr_dr0, 0, Value, 0),
     I(hs_rdmsr, kGP | kNone, Value, 0), I(hs_wrmsr, kGP, Value, 0), I(hs_rdpmc, kGP | kNone, Value, 0),
     I(hs_xsetbv, kGP | kUD, Value, 0), I(hs_monitor, kUD | kGP, Value, 0), I(hs_mwait, kUD | kGP, None, 0),
     // Ports: none is open to ring 3; 0xf4 would end QEMU.
@@ -239,6 +242,15 @@ void run_insn(const Insn& in)
         if (in.fn == hs_wrmsr && uint32_t(a[0]) == 0x40000000) a[0] ^= 1;
         if (in.fn == hs_lgdt || in.fn == hs_lidt) a[0] = pick_pointer(10);
         if (in.fn == hs_monitor) a[0] = pool_a_addr(1).va;
+        // Debug registers (set_debugreg's rules, guest_dr.h): DR0 takes a
+        // guest address, DR7 32 bits. No breakpoint is ever enabled (the
+        // guest's own accesses would raise #DB anywhere), so DR7 never gets
+        // an L or G bit; DR0 may hold anything then.
+        if (in.fn == hs_wr_dr0) expect = a[0] < 0x0000800000000000 || a[0] >= 0xffff880000000000 ? kNone : kGP;
+        if (in.fn == hs_wr_dr7) {
+            a[0] &= ~0xffull;
+            expect = a[0] >> 32 ? kGP : kNone;
+        }
         break;
     case Arg::Port: a[2] = rng.of({0x80ull, 0xf4ull, 0x3f8ull, 0x3fdull, 0x64ull, 0xcf8ull, 0xcfcull, rng.below(1ull << 16)});
         a[0] = pool_a_addr(1).va;   // INS's destination, OUTS's source

@@ -10,12 +10,15 @@
 //   past the instruction (Xen's permit_softint: a PV kernel is let through
 //   by any DPL but 0; pvmmu has no guest user mode, which needs DPL 3).
 // - The privileged instructions Xen's PV emulator takes: mov from CR0, CR2,
-//   CR3, CR4; mov to CR0 (TS only), CR2, CR4 (ignored bits); clts; wbinvd
-//   (a no-op, as for any domain without cache-flush rights); rdmsr of the
-//   MSRs below; wrmsr of Xen's hypercall-page MSR. Everything else (mov to
-//   CR3, debug registers, other wrmsr, port I/O, cli/sti, hlt) keeps the
-//   #GP(0) the CPU raised, which is what Xen delivers too when it does not
-//   emulate.
+//   CR3, CR4; mov to CR0 (TS only), CR2, CR3 (MMUEXT_NEW_BASEPTR's work),
+//   CR4 (its guest-controlled bit DE, the rest ignored); mov to and from
+//   %dr0-%dr7 (set_debugreg / get_debugreg, guest_debug.cc: #UD for
+//   -ENODEV, #GP(0) for any other refusal); clts; wbinvd (a no-op, as for
+//   any domain without cache-flush rights); rdmsr of the MSRs below; wrmsr
+//   of Xen's hypercall-page MSR; port I/O, cli and sti when the virtual
+//   IOPL allows (guest_io.cc). Everything else (other wrmsr, hlt, which
+//   Xen's PV emulator does not take either) keeps the #GP(0) the CPU
+//   raised, which is what Xen delivers too when it does not emulate.
 // - `ud2; .ascii "xen"; cpuid` (bytes 0f 0b 78 65 6e 0f a2): CPUID as a PV
 //   guest sees it, Xen's leaves 0x40000000-0x40000002 included.
 //
@@ -36,14 +39,13 @@
 #include "arch/percpu.h"
 #include "arch/direct_map.h"
 #include "arch/x86.h"
+#include "arch/quiesce.h"
 #include "core/hypercall.h"
 #include "core/refs.h"
 
 namespace pvmmu::x86 {
 
 namespace {
-
-constexpr uint64_t kRflagsTf = 0x100;
 
 Platform& platform() { return core()->platform(); }
 
@@ -68,9 +70,27 @@ uint64_t& gpr(TrapFrame& f, unsigned i)
 uint64_t guest_cr0(const VcpuArch& a) { return (read_cr0() & ~uint64_t(CR0_TS)) | (a.fpu_ts ? CR0_TS : 0); }
 
 // The CR4 bits Xen shows a PV kernel of the hypervisor's own settings
-// (PV_CR4_GUEST_VISIBLE_MASK); the guest-controlled ones (TSD, DE, FSGSBASE,
-// OSXSAVE) are never set on pvmmu, so writes of them are ignored.
+// (PV_CR4_GUEST_VISIBLE_MASK), and the guest-controlled ones Xen keeps when
+// the domain's CPUID has the feature (TSD, DE, FSGSBASE, OSXSAVE): pvmmu
+// keeps DE, a virtual bit that only changes what DR4/DR5 mean
+// (guest_dr.h); writes of the others are ignored (docs/abi.md §12).
 constexpr uint64_t kCr4Visible = CR4_PAE | CR4_MCE | CR4_OSFXSR | CR4_OSXMMEXCPT;
+constexpr uint64_t kCr4De = 1u << 3;   // "Control Registers": debugging extensions
+
+// A change of the core's state from a trap (not a hypercall): inside a
+// section, with interrupts on, as syscall_dispatch runs one, so that the
+// invariant check never sees it half done and TLB shootdowns are served.
+template <class F>
+auto in_core(F&& fn)
+{
+    sti();
+    const auto r = [&] {
+        const Section s;
+        return fn();
+    }();
+    cli();
+    return r;
+}
 
 void set_fpu_ts(VcpuArch& a, bool on)
 {
@@ -86,7 +106,7 @@ bool read_cr(Vcpu& v, unsigned cr, uint64_t& val)
     case 2: val = arch(v).cr2; return true;
     // Xen's format (xen_pfn_to_cr3): the machine frame of the kernel L4.
     case 3: val = xen_pfn_to_cr3(v.guest_table.v); return true;
-    case 4: val = read_cr4() & kCr4Visible; return true;
+    case 4: val = (read_cr4() & kCr4Visible) | (arch(v).cr4_de ? kCr4De : 0); return true;
     default: return false;
     }
 }
@@ -104,9 +124,19 @@ bool write_cr(Vcpu& v, unsigned cr, uint64_t val)
         a.cr2 = val;
         if (d.shared && v.id < XEN_LEGACY_MAX_VCPUS) d.shared->vcpu_info[v.id].arch.cr2 = val;
         return true;
-    case 4:   // Xen keeps what the policy allows of TSD, DE, FSGSBASE, OSXSAVE: none here
+    case 3: {
+        // Xen's PV meaning: the machine frame of an L4 of the domain
+        // (xen_cr3_to_pfn), made the vCPU's root as MMUEXT_NEW_BASEPTR
+        // makes it (core/mmuext.cc, the same path and checks); refused, #GP.
+        mmuext_op_t op{};
+        op.cmd = MMUEXT_NEW_BASEPTR;
+        op.arg1.mfn = val >> 12;
+        return in_core([&] { return mmuext_one(*core(), v, op); }) == 0;
+    }
+    case 4:   // never a #GP; DE kept where the guest's CPUID has it
+        a.cr4_de = (val & kCr4De) && (cpuid(1).edx & kCr4De);
         return true;
-    default:  // CR3: NEW_BASEPTR's work, not emulated yet
+    default:
         return false;
     }
 }
@@ -135,10 +165,12 @@ bool write_msr(Vcpu& v, uint32_t msr, uint64_t val)
     if (msr != XEN_CPUID_FIRST_LEAF || (val & (kPageSize - 1))) return false;
     Hypervisor& hv = *core();
     const Mfn m{val >> 12};
-    if (!hv.mem().valid(m) || get_page_and_type(hv, m, v.domain->id, PageType::Writable)) return false;
-    write_hypercall_page(dmap<uint8_t>(maddr_of(m)));
-    put_page_and_type(hv, m);
-    return true;
+    return in_core([&] {
+        if (!hv.mem().valid(m) || get_page_and_type(hv, m, v.domain->id, PageType::Writable)) return false;
+        write_hypercall_page(dmap<uint8_t>(maddr_of(m)));
+        put_page_and_type(hv, m);
+        return true;
+    });
 }
 
 // CPUID as Xen's PV guests see it: Xen's leaves at 0x40000000 (the signature
@@ -193,15 +225,39 @@ bool software_interrupt(Vcpu& v, TrapFrame& f)
     return true;
 }
 
-// The instructions of the #GP(0) path; the length done, 0 when not emulated.
-unsigned privileged(Vcpu& v, TrapFrame& f)
+// MOV from or to %drN: get_debugreg / set_debugreg (guest_debug.cc); the
+// exception Xen's emulator raises when they refuse: #UD for a register that
+// does not exist (-ENODEV), #GP(0) for a value refused.
+bool move_dr(Vcpu& v, TrapFrame& f, const PrivInsn& in)
 {
-    uint8_t b[4];
+    long rc;
+    if (in.op == PrivOp::ReadDr) {
+        uint64_t val;
+        rc = dr_read(arch(v).dr, in.cr, guest_dr_policy(v), val);
+        if (!rc) gpr(f, in.reg) = val;
+    } else {
+        rc = guest_set_debugreg(v, in.cr, gpr(f, in.reg));
+    }
+    if (rc == -XEN_ENODEV) f.vector = 6, f.error = 0;
+    return rc == 0;
+}
+
+// The instructions of the #GP(0) path: the length done, 0 when not emulated
+// (f holds the exception to deliver), -1 when done without moving RIP (a
+// REP string instruction in part). *hits: the I/O breakpoints met.
+int privileged(Vcpu& v, TrapFrame& f, uint32_t* hits)
+{
+    uint8_t b[8];   // prefixes, REX, opcode, ModRM or an immediate
     const PrivInsn in = decode_privileged(b, fetch(v, f.rip, b, sizeof(b)));
     if (!emulated(in, uint32_t(f.rcx))) return 0;
     uint64_t val;
     switch (in.op) {
     case PrivOp::None: return 0;
+    case PrivOp::In: case PrivOp::Out: case PrivOp::Ins: case PrivOp::Outs: case PrivOp::Cli: case PrivOp::Sti:
+        return guest_port_io(v, f, in, hits);
+    case PrivOp::ReadDr: case PrivOp::WriteDr:
+        if (!move_dr(v, f, in)) return 0;
+        break;
     case PrivOp::Clts: set_fpu_ts(arch(v), false); break;
     case PrivOp::Wbinvd: break;   // no cache to flush for a domain without I/O memory
     case PrivOp::ReadCr:
@@ -239,23 +295,30 @@ unsigned forced_cpuid(Vcpu& v, TrapFrame& f)
 bool guest_emulate(TrapFrame& f)
 {
     Vcpu& v = *this_cpu().vcpu;
-    unsigned len = 0;
+    int len = 0;
+    uint32_t hits = 0;
     switch (f.vector) {
+    case 1: return guest_debug_trap(f);   // a breakpoint or single step of the guest's
     case 7:   // #NM of the virtual TS: it ends, the guest's handler runs (Xen's do_device_not_available)
         if (arch(v).fpu_ts) set_fpu_ts(arch(v), false);
         return false;
     case 6: len = forced_cpuid(v, f); break;
     case 13:
         if (f.error) return software_interrupt(v, f);
-        len = privileged(v, f);
+        len = privileged(v, f, &hits);
         break;
     default: return false;
     }
-    if (!len) return false;
-    f.rip += len;
+    if (len == 0) return false;
+    if (len < 0) return true;   // the rest of a REP when the guest runs it again
+    f.rip += unsigned(len);
+    // RF ends with an instruction that completes, as the CPU clears it: an
+    // instruction breakpoint on the next one fires.
+    f.rflags &= ~uint64_t(1u << 16);
     // The single-step trap the instruction would have taken, as the CPU
-    // delivers it after an instruction that completes.
-    if ((f.rflags & kRflagsTf) && !guest_deliver(f, 1, false)) guest_crash(f, "#DB after an emulated instruction");
+    // delivers it after an instruction that completes, and the I/O
+    // breakpoints it met.
+    guest_debug_after_emulation(f, hits);
     return true;
 }
 

@@ -61,6 +61,9 @@ constexpr HypercallTable<ArchHandler>::Entry kArchEntries[] = {
     {__HYPERVISOR_event_channel_op, do_event_channel_op},
     {__HYPERVISOR_memory_op, do_memory_op},
     {__HYPERVISOR_pvmmu_op, do_pvmmu_op},
+    {__HYPERVISOR_set_debugreg, do_set_debugreg},
+    {__HYPERVISOR_get_debugreg, do_get_debugreg},
+    {__HYPERVISOR_physdev_op, do_physdev_op},
 };
 constexpr HypercallTable<ArchHandler> kArch(kArchEntries);
 

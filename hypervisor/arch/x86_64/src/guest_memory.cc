@@ -7,18 +7,12 @@
 
 #include "arch/core_glue.h"
 #include "arch/guest.h"
+#include "arch/guest_surface.h"
 #include "arch/layout.h"
 
 namespace pvmmu::x86 {
 
 namespace {
-
-// Xen's memory_op command word: the sub-op in the low 6 bits, above them the
-// extent a continued sub-op restarts from (MEMOP_EXTENT_SHIFT in Xen's own
-// headers, not the public ones). The sub-ops below take none: Xen answers
-// -EINVAL to a non-zero one.
-constexpr unsigned kMemopExtentShift = 6;
-constexpr uint64_t kMemopCmdMask = (1u << kMemopExtentShift) - 1;
 
 // Where Xen maps the M2P for a 64-bit PV guest, and the most it can hold.
 // Xen tells a hardware domain max_mfn = max_page - 1 instead; pvmmu has
@@ -65,6 +59,9 @@ long reservation(Vcpu& v, unsigned op, uint64_t arg)
 long do_memory_op(Vcpu& v, TrapFrame& f)
 {
     const uint64_t cmd = f.rdi, arg = f.rsi;
+    if (!arch_subop_known(__HYPERVISOR_memory_op, cmd)) return -XEN_ENOSYS;
+    // The sub-ops answered take no extent (kMemopExtentShift's bits): Xen
+    // answers -EINVAL to a non-zero one.
     const unsigned op = unsigned(cmd & kMemopCmdMask);
     switch (op) {
     case XENMEM_machphys_mapping:

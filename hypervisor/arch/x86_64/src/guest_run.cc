@@ -70,6 +70,7 @@ void cpu_leave_vcpu()
     PerCpu& c = this_cpu();
     Vcpu& v = *c.vcpu;
     guest_console_flush(v);
+    guest_debug_unload();   // no breakpoint of the vCPU's is left armed once it is not this CPU's
     c.vcpu = nullptr;
     write_cr3(hv_root().v);
     leave(guest_domain(v));
@@ -135,6 +136,7 @@ void guest_run(Vcpu& v)
     this_cpu().vcpu = &v;
     guest_gdt_reset();
     guest_fpu_reset(v);
+    guest_debug_load(v);
     time_publish(guest_domain(v).shared->vcpu_info[v.id].time);   // on the CPU it runs on
     write_cr3(maddr_of(v.guest_table).v);
     guest_enter(&static_cast<VcpuArch*>(v.platform_data)->start);

@@ -23,10 +23,13 @@ namespace pvmmu::x86 {
 
 namespace {
 
-// RFLAGS a guest may set through iret: CF PF AF ZF SF TF DF OF AC ID. IF is
-// always on, bit 1 always set; IOPL, NT, RF, VM, VIF, VIP never.
-constexpr uint64_t kGuestRflags = 0x1 | 0x4 | 0x10 | 0x40 | 0x80 | 0x100 | 0x400 | 0x800 | 0x40000 | 0x200000;
-constexpr uint64_t kRflagsIf = 0x200, kRflagsFixed = 0x2;
+// RFLAGS a guest may set through iret: CF PF AF ZF SF TF DF OF RF AC ID. IF
+// is always on, bit 1 always set; IOPL, NT, VM, VIF, VIP never. RF, as on
+// Xen, lets a #DB handler return to the instruction its instruction
+// breakpoint stopped at (guest_debug.cc) without hitting it again.
+constexpr uint64_t kGuestRflags =
+    0x1 | 0x4 | 0x10 | 0x40 | 0x80 | 0x100 | 0x400 | 0x800 | 0x10000 | 0x40000 | 0x200000;
+constexpr uint64_t kRflagsIf = 0x200, kRflagsFixed = 0x2, kRflagsTf = 0x100, kRflagsRf = 0x10000;
 
 // Vectors with an error code ("Exception and Interrupt Reference").
 bool has_error_code(unsigned v) { return v == 8 || (v >= 10 && v <= 14) || v == 17 || v == 21 || v == 29 || v == 30; }
@@ -80,7 +83,8 @@ bool guest_deliver(TrapFrame& f, unsigned vector, bool error_code)
     f.rsp = sp;
     f.cs = HV_SEL_GUEST_CS64;
     f.ss = HV_SEL_GUEST_DS;
-    f.rflags = (f.rflags & kGuestRflags & ~0x100ull) | kRflagsIf | kRflagsFixed;   // TF off in the handler
+    // TF and RF off in the handler, as the CPU clears them delivering an event.
+    f.rflags = (f.rflags & kGuestRflags & ~(kRflagsTf | kRflagsRf)) | kRflagsIf | kRflagsFixed;
     return true;
 }
 

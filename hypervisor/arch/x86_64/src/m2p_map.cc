@@ -1,7 +1,7 @@
 // The guests' read-only M2P mapping; see arch/m2p_map.h.
 #include "arch/m2p_map.h"
 
-#include <xen/xen.h>
+#include <pvmmu/abi.h>
 
 #include "arch/boot_alloc.h"
 #include "arch/console.h"

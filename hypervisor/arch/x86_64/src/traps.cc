@@ -148,6 +148,7 @@ static void dispatch(TrapFrame* f)
             if (!guest_emulate(*f) && !guest_bounce(*f)) guest_crash(*f, "exception in the guest");
             return;
         }
+        if (guest_debug_in_hypervisor(*f)) return;   // a guest's data breakpoint, hit by a copy
         fatal(*f);
     }
 }

@@ -59,6 +59,10 @@ long hypercall_to_completion(Hypervisor& hv, Vcpu& v, HypercallFrame frame,
 // The handlers, one per file. Arguments are in frame.arg, as in Xen's ABI.
 HcResult do_mmu_update(Hypervisor& hv, Vcpu& v, HypercallFrame& f);
 HcResult do_mmuext_op(Hypervisor& hv, Vcpu& v, HypercallFrame& f);
+// One mmuext_op request of v's, as an element of a batch is done (its
+// policy checks included); 0 or the errno. For an instruction a platform
+// emulates with the same meaning (a PV kernel's mov to %cr3: NEW_BASEPTR).
+int mmuext_one(Hypervisor& hv, Vcpu& v, const mmuext_op_t& op);
 HcResult do_update_va_mapping(Hypervisor& hv, Vcpu& v, HypercallFrame& f);
 HcResult do_multicall(Hypervisor& hv, Vcpu& v, HypercallFrame& f);
 HcResult do_xen_version(Hypervisor& hv, Vcpu& v, HypercallFrame& f);

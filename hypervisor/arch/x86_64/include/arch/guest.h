@@ -5,6 +5,8 @@
 // ends the run once no domain is left.
 #pragma once
 
+#include "arch/guest_decode.h"
+#include "arch/guest_dr.h"
 #include "arch/traps.h"
 #include "core/domain_builder.h"
 
@@ -34,6 +36,7 @@ struct VcpuCounters {
     std::atomic<uint64_t> faults{0};
     std::atomic<uint64_t> flush_all{0}, flush_page{0};
     std::atomic<uint64_t> shootdowns_sent{0}, shootdowns_served{0};
+    std::atomic<uint64_t> port_io{0};   // emulated port accesses (guest_io.cc), one per IN/OUT or element
 };
 
 // One vector of the virtual IDT (set_trap_table): the handler, 0 = none, and
@@ -50,6 +53,9 @@ struct VcpuArch {
     TrapEntry trap[256];        // set_trap_table, by vector
     bool fpu_ts = false;        // the virtual CR0.TS (fpu_taskswitch, clts, mov to CR0)
     uint64_t cr2 = 0;           // the virtual CR2: the last bounced #PF's address, or mov to CR2
+    bool cr4_de = false;        // the virtual CR4.DE (mov to CR4): DR4/DR5 no longer alias DR6/DR7
+    uint8_t iopl = 0;           // the virtual IOPL (PHYSDEVOP_set_iopl): port I/O from the kernel at 1 and up
+    DebugRegs dr;               // set_debugreg, mov to %drN (guest_debug.cc); in the CPU while it runs
     uint64_t callback[8] = {};  // set_callbacks / callback_op, by CALLBACKTYPE_*
     uint64_t kernel_ss = 0, kernel_sp = 0;   // stack_switch
     ConsoleLine line;
@@ -73,6 +79,9 @@ struct GuestDomain {
     bool invariant_check = false;
     // vm_assist: the VMASST_TYPE_* bits the domain enabled (guest_emulate.cc).
     std::atomic<uint64_t> vm_assist{0};
+    // The PCI configuration address the domain last wrote to port 0xcf8 (a
+    // 32-bit OUT), which it reads back, as on Xen (guest_io.cc).
+    std::atomic<uint32_t> pci_cf8{0};
 };
 
 // The event channel of the console ring (start_info.console.domU.evtchn):
@@ -135,6 +144,41 @@ long do_pvmmu_op(Vcpu& v, TrapFrame& f);           // pvmmu_op.cc
 long do_memory_op(Vcpu& v, TrapFrame& f);          // guest_memory.cc
 long do_fpu_taskswitch(Vcpu& v, TrapFrame& f);     // guest_emulate.cc
 long do_vm_assist(Vcpu& v, TrapFrame& f);          // guest_emulate.cc
+long do_set_debugreg(Vcpu& v, TrapFrame& f);       // guest_debug.cc
+long do_get_debugreg(Vcpu& v, TrapFrame& f);       // guest_debug.cc
+long do_physdev_op(Vcpu& v, TrapFrame& f);         // guest_io.cc
+
+// The running vCPU's debug registers (guest_debug.cc). DrPolicy of v: its
+// CPUID and virtual CR4.DE.
+DrPolicy guest_dr_policy(Vcpu& v);
+// set_debugreg's work for the running vCPU: the virtual registers and, as
+// they change, the CPU's. 0 or the errno of dr_write.
+long guest_set_debugreg(Vcpu& v, unsigned reg, uint64_t value);
+// The vCPU's breakpoints into this CPU (it starts running here), and the
+// hypervisor's own (none) back when it leaves (cpu_leave_vcpu).
+void guest_debug_load(Vcpu& v);
+void guest_debug_unload();
+// A #DB of the running vCPU from ring 3: the CPU's DR6 folded into the
+// virtual one and the trap delivered to the guest's #DB handler (its domain
+// crashed when it has none). Always true: f is ready to return to.
+bool guest_debug_trap(TrapFrame& f);
+// A #DB in ring 0 that a guest's data breakpoint raised while the hypervisor
+// accessed that guest's memory (a copy for a hypercall, a bounce frame):
+// ignored as on Xen, true. False for any other #DB, the hypervisor's bug.
+bool guest_debug_in_hypervisor(const TrapFrame& f);
+// An event the emulated instruction raised for the guest's debugger: the
+// single step (TF) and the I/O breakpoints `hits` (B0-B3) into the virtual
+// DR6, the #DB delivered. guest_emulate's last step.
+void guest_debug_after_emulation(TrapFrame& f, uint32_t hits);
+
+// Port I/O and CLI/STI of the running vCPU's kernel (guest_io.cc), as Xen
+// does them for a domain that was granted no I/O ports: refused (#GP) unless
+// the virtual IOPL allows it, then reads all-ones, writes dropped. The
+// instruction's length when it is done, 0 when refused (f then holds the
+// exception to deliver), -1 when a REP string instruction is done in part
+// (RIP stays, the rest runs when the guest does it again); *hits: the I/O
+// breakpoints met.
+int guest_port_io(Vcpu& v, TrapFrame& f, const PrivInsn& in, uint32_t* hits);
 
 // Prints what v's console line holds, ending it with a '\n' if it has none:
 // when the vCPU stops (shutdown, crash, VCPUOP_down, its domain stopped).

@@ -9,14 +9,21 @@
 
 namespace pvmmu::x86 {
 
-// The instructions emulated for a #GP(0) (one optional REX prefix, then 0F xx).
-enum class PrivOp : uint8_t { None, Clts, Wbinvd, ReadCr, WriteCr, Rdmsr, Wrmsr };
+// The instructions emulated for a #GP(0): 0F xx after one optional REX
+// prefix; port I/O (IN, OUT, INS, OUTS) after an optional operand-size
+// (66) and REP (F3) prefix and one REX; CLI and STI.
+enum class PrivOp : uint8_t {
+    None, Clts, Wbinvd, ReadCr, WriteCr, ReadDr, WriteDr, Rdmsr, Wrmsr, In, Out, Ins, Outs, Cli, Sti
+};
 
 struct PrivInsn {
     PrivOp op = PrivOp::None;
-    uint8_t cr = 0;    // ReadCr / WriteCr: the control register (REX.R extends it)
-    uint8_t reg = 0;   // ReadCr / WriteCr: the general register, ModRM numbering (REX.B extends it)
+    uint8_t cr = 0;    // Read/WriteCr, Read/WriteDr: the control or debug register (REX.R extends it)
+    uint8_t reg = 0;   // Read/WriteCr, Read/WriteDr: the general register, ModRM numbering (REX.B extends it)
     uint8_t len = 0;   // the instruction's length
+    uint8_t size = 0;  // port I/O: the bytes per access, 1, 2 or 4
+    bool rep = false;  // INS / OUTS with REP: RCX times
+    int16_t port = -1; // IN / OUT: the immediate port, -1 when it is %dx
 };
 
 // b: the n bytes at RIP that could be read (n may be short: the next page

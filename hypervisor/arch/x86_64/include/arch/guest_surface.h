@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include <pvmmu/abi.h>
+#include <xen/physdev.h>
 
 namespace pvmmu::x86 {
 
@@ -19,8 +20,15 @@ inline constexpr unsigned kArchHypercalls[] = {
     __HYPERVISOR_fpu_taskswitch, __HYPERVISOR_vm_assist,    __HYPERVISOR_set_callbacks,
     __HYPERVISOR_console_io,     __HYPERVISOR_iret,         __HYPERVISOR_sched_op,
     __HYPERVISOR_callback_op,    __HYPERVISOR_vcpu_op,      __HYPERVISOR_event_channel_op,
-    __HYPERVISOR_pvmmu_op,
+    __HYPERVISOR_memory_op,      __HYPERVISOR_pvmmu_op,     __HYPERVISOR_set_debugreg,
+    __HYPERVISOR_get_debugreg,   __HYPERVISOR_physdev_op,
 };
+
+// memory_op's command word: the sub-op in the low 6 bits, above them the
+// extent a continued sub-op restarts from (MEMOP_EXTENT_SHIFT in Xen's own
+// headers, not the public ones).
+inline constexpr unsigned kMemopExtentShift = 6;
+inline constexpr uint64_t kMemopCmdMask = (1u << kMemopExtentShift) - 1;
 
 constexpr bool is_arch_hypercall(uint64_t op)
 {
@@ -41,6 +49,12 @@ constexpr bool arch_subop_known(unsigned op, uint64_t cmd)
     case __HYPERVISOR_vcpu_op: return cmd <= VCPUOP_is_up;   // initialise, up, down, is_up
     case __HYPERVISOR_event_channel_op: return cmd == EVTCHNOP_send;
     case __HYPERVISOR_pvmmu_op: return cmd <= PVMMUOP_check_invariants;
+    case __HYPERVISOR_memory_op: {
+        const uint64_t sub = cmd & kMemopCmdMask;
+        return sub == XENMEM_maximum_ram_page || sub == XENMEM_current_reservation ||
+               sub == XENMEM_maximum_reservation || sub == XENMEM_machphys_mapping || sub == XENMEM_maximum_gpfn;
+    }
+    case __HYPERVISOR_physdev_op: return cmd == PHYSDEVOP_set_iopl;
     default: return true;
     }
 }
