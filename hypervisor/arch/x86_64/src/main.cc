@@ -41,7 +41,9 @@ constinit GuestDomain g_guests[BootInfo::kMaxModules];
 // whose APIC ID is `bsp_apic`, is CPU 0 whatever its place in the table.
 void find_cpus(uint32_t bsp_apic)
 {
-    if (acpi_find_cpus(g_found) != 0) {
+    const int found = acpi_find_cpus(g_found);
+    exit_find_power(g_found.rsdp);   // also the ends of the machine (arch/exit.h)
+    if (found != 0) {
         printk("acpi: no MADT found; running on the boot CPU only\n");
         g_nr_cpus = 1;
         return;
