@@ -77,6 +77,16 @@ pvmmu_qemu_test(qemu_guest_canonical_edge --cpus 2 --guest $<TARGET_FILE:edge-gu
 pvmmu_qemu_test(qemu_guest_refused_iret --cpus 2 --guest $<TARGET_FILE:gdt-guest> --domains 2 --selftest badreturn
   --expect refused-return)
 
+# Without isa-debug-exit (issue 16 part 2, as under libvirt): the hypervisor
+# powers the machine off by ACPI S5 after its last domain (pc and q35), and
+# reports a panic through pvpanic (QEMU -device pvpanic -action
+# panic=exit-failure), a failed boot check too.
+pvmmu_qemu_test(qemu_acpi_poweroff --ends acpi --cpus 2 --guest $<TARGET_FILE:hello-guest> --expect poweroff)
+pvmmu_qemu_test(qemu_acpi_poweroff_q35 --ends acpi --machine q35 --cpus 2 --guest $<TARGET_FILE:hello-guest>
+  --expect poweroff)
+pvmmu_qemu_test(qemu_pvpanic_exception --ends acpi --cpus 2 --selftest trap)
+pvmmu_qemu_test(qemu_pvpanic_failed_check --ends acpi --cpus 2 --selftest badmap)
+
 # The same from the GRUB ISO: guests as module2 lines, each domain's words
 # (vcpus=1) on its own module string.
 pvmmu_qemu_test(qemu_iso_guest_hello --iso --cpus 2 --guest $<TARGET_FILE:hello-guest> --expect poweroff)
