@@ -111,6 +111,22 @@ add_test(NAME libvirt_guest_flag_range_basic
   COMMAND pvmmu-run --platform libvirt --accel tcg --timeout 50 flag-range-basic)
 set_tests_properties(libvirt_guest_flag_range_basic PROPERTIES LABELS "libvirt;qemu" TIMEOUT 60
   SKIP_RETURN_CODE 3)
+# How the machine ends as libvirt sees it (issue 16 part 2): shut off
+# (shutdown) after a passing run, crashed (panicked) after a panic on purpose,
+# in pvmmu-run's output (tests/tools/libvirt_states_test.sh; about 10 s).
+set(_tools_tests ${PROJECT_SOURCE_DIR}/tests/tools)
+add_test(NAME libvirt_states COMMAND ${_tools_tests}/libvirt_states_test.sh $<TARGET_FILE:pvmmu-run>)
+# The same on a daemon host, as `virsh list --all` shows it (persistent
+# domains from --print-xml); SKIP (77) unless a daemon answers at qemu:///system.
+add_test(NAME libvirt_virsh_states COMMAND ${_tools_tests}/libvirt_virsh_states.sh $<TARGET_FILE:pvmmu-run>)
+# ./pvmmu bench mprotect --platform libvirt: one small cell (labels libvirt, bench).
+add_test(NAME libvirt_bench_mprotect
+  COMMAND ${_tools_tests}/libvirt_bench_test.sh ${PROJECT_SOURCE_DIR} ${CMAKE_BINARY_DIR})
+set_tests_properties(libvirt_states PROPERTIES LABELS "libvirt;qemu" TIMEOUT 150 SKIP_RETURN_CODE 77)
+set_tests_properties(libvirt_virsh_states PROPERTIES LABELS libvirt TIMEOUT 120 SKIP_RETURN_CODE 77)
+set_tests_properties(libvirt_bench_mprotect PROPERTIES LABELS "libvirt;bench" TIMEOUT 300 SKIP_RETURN_CODE 77)
+set_tests_properties(libvirt_guest_flag_range_basic libvirt_states libvirt_bench_mprotect PROPERTIES
+  RESOURCE_LOCK libvirt-embed)
 
 # The same guest kernel on Xen 4.17 (label xen, issue 13): Debian's hypervisor
 # image, fetched into build/xen by tools/fetch-xen.sh (never installed),

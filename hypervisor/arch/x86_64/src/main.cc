@@ -242,13 +242,15 @@ void apply_module_words(const char* cmdline, unsigned& nr, CpuId& next_cpu, unsi
            shootdown_ipis_sent());
 
     report_invariants();
-    if (g_boot.nr_modules) run_guests(online);
-    report_core();
-
+    // Before any domain runs, so a panic on purpose also ends a machine with
+    // guests (a libvirt domain that must end crashed: tests/tools/libvirt_*).
     if (cmdline_has(g_boot, "selftest=trap")) {
         printk("selftest: raising #UD\n");
         raise_test_exception();
     }
+    if (g_boot.nr_modules) run_guests(online);
+    report_core();
+
     if (cmdline_has(g_boot, "selftest=overflow")) {
         printk("selftest: overflowing the stack into its guard page\n");
         overflow_stack();
