@@ -87,7 +87,8 @@ class QemuPlatform:
 
     def command(self, program, vcpus, args):
         runner = os.path.join(self.build, "tools", "pvmmu-run")
-        kernel = os.path.join(self.build, "guest", "platform", "xenpv", "bench", program, "kernel")
+        # Absolute: a libvirt domain's QEMU does not run in this folder.
+        kernel = os.path.abspath(os.path.join(self.build, "guest", "platform", "xenpv", "bench", program, "kernel"))
         sim = os.path.join(self.build, "guest", "bench", program, f"guest-{program}")
         for f in (runner, kernel, sim):
             if not os.access(f, os.R_OK):

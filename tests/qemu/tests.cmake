@@ -111,6 +111,13 @@ add_test(NAME libvirt_guest_flag_range_basic
   COMMAND pvmmu-run --platform libvirt --accel tcg --timeout 50 flag-range-basic)
 set_tests_properties(libvirt_guest_flag_range_basic PROPERTIES LABELS "libvirt;qemu" TIMEOUT 60
   SKIP_RETURN_CODE 3)
+# Where the QEMU driver is missing, the run is a SKIP that names the package:
+# libvirt looks for its drivers in LIBVIRT_DRIVER_DIR, here a folder that
+# does not exist (or the SKIP of a pvmmu-run built without libvirt-dev).
+add_test(NAME libvirt_missing_driver_skips COMMAND pvmmu-run --platform libvirt --accel tcg flag-range-basic)
+set_tests_properties(libvirt_missing_driver_skips PROPERTIES LABELS libvirt TIMEOUT 30
+  ENVIRONMENT LIBVIRT_DRIVER_DIR=/nonexistent/pvmmu-no-drivers
+  PASS_REGULAR_EXPRESSION "SKIP \\(exit 3\\).*(no connection driver.*libvirt-daemon-driver-qemu|built without libvirt)")
 # How the machine ends as libvirt sees it (issue 16 part 2): shut off
 # (shutdown) after a passing run, crashed (panicked) after a panic on purpose,
 # in pvmmu-run's output (tests/tools/libvirt_states_test.sh; about 10 s).
@@ -123,7 +130,7 @@ add_test(NAME libvirt_virsh_states COMMAND ${_tools_tests}/libvirt_virsh_states.
 add_test(NAME libvirt_bench_mprotect
   COMMAND ${_tools_tests}/libvirt_bench_test.sh ${PROJECT_SOURCE_DIR} ${CMAKE_BINARY_DIR})
 set_tests_properties(libvirt_states PROPERTIES LABELS "libvirt;qemu" TIMEOUT 150 SKIP_RETURN_CODE 77)
-set_tests_properties(libvirt_virsh_states PROPERTIES LABELS libvirt TIMEOUT 120 SKIP_RETURN_CODE 77)
+set_tests_properties(libvirt_virsh_states PROPERTIES LABELS libvirt TIMEOUT 600 SKIP_RETURN_CODE 77)
 set_tests_properties(libvirt_bench_mprotect PROPERTIES LABELS "libvirt;bench" TIMEOUT 300 SKIP_RETURN_CODE 77)
 set_tests_properties(libvirt_guest_flag_range_basic libvirt_states libvirt_bench_mprotect PROPERTIES
   RESOURCE_LOCK libvirt-embed)
