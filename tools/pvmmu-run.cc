@@ -66,7 +66,7 @@ void usage(FILE* f)
 {
     std::fprintf(f,
         "usage: pvmmu-run [--platform sim|qemu|xen|bochs|libvirt[=URI]] [--accel kvm|tcg|tcg-icount]\n"
-        "                 [--cpus N] [--timeout SECONDS] [--quiet] NAME...\n"
+        "                 [--cpus N] [--timeout SECONDS] [--hv-args WORDS] [--quiet] NAME...\n"
         "       pvmmu-run [--platform qemu|xen|bochs|libvirt[=URI]] [--accel kvm|tcg|tcg-icount]\n"
         "                 [--timeout SECONDS] [--quiet] --config FILE...\n"
         "       pvmmu-run --list\n"
