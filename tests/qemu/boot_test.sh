@@ -2,7 +2,7 @@
 # Boots pvmmu-hv under QEMU (TCG) and checks what its console says.
 #
 #   boot_test.sh --image PATH [--iso [--as-disk]] [--cpus N] [--mem MIB] [--timeout S]
-#                [--selftest trap|overflow|badmap|badreturn] [--ends acpi] [--machine pc|q35]
+#                [--selftest trap|overflow|badmap|badreturn] [--ends acpi [--pvpanic-port P]] [--machine pc|q35]
 #                [--guest KERNEL [--domains N] [--words W]
 #                 --expect poweroff|crash|crash-pf|bad-iret|bad-stack|isolation|stop|vcpu-down|edge|
 #                          refused-return|passed:WHO]
@@ -53,7 +53,9 @@
 # a panic or a failed boot check, by pvpanic (exit 1, "reporting the panic"
 # line). The exit status then stands for the code the console's ending line
 # names, so every check below is the same. --machine q35: QEMU's other PC
-# (its ACPI tables and PM ports differ from pc's).
+# (its ACPI tables and PM ports differ from pc's). --pvpanic-port P: the
+# device at port P, which the hypervisor must take from ACPI (the DSDT's
+# QEMU0001 device), not assume.
 # Every guest run checks that each domain's frames were all given back when
 # it ended, and that the core's invariants held after that.
 # --expect passed:WHO: the guest prints "WHO: all checks passed" and its
@@ -71,7 +73,7 @@
 # grub-mkrescue, GRUB's BIOS modules or xorriso.
 set -uo pipefail
 
-image='' iso=0 disk=0 cpus=4 mem=256 limit=60 selftest='' guest='' expect='' domains=1 words= ends=debug-exit machine=pc
+image='' iso=0 disk=0 cpus=4 mem=256 limit=60 selftest='' guest='' expect='' domains=1 words= ends=debug-exit machine=pc pvpanic_port=
 while (($#)); do
   case $1 in
     --image) image=$2; shift ;;
@@ -87,6 +89,7 @@ while (($#)); do
     --words) words=$2; shift ;;
     --ends) ends=$2; shift ;;
     --machine) machine=$2; shift ;;
+    --pvpanic-port) pvpanic_port=$2; shift ;;
     *) echo "boot_test.sh: unknown option '$1'" >&2; exit 2 ;;
   esac
   shift
@@ -155,7 +158,7 @@ fi
 cmd=("$QEMU" -accel tcg -machine "$machine" -smp "$cpus" -m "$mem" "${boot[@]}"
      -display none -serial stdio -monitor none -no-reboot)
 if [[ $ends == acpi ]]; then
-  cmd+=(-device pvpanic -action panic=exit-failure)
+  cmd+=(-device "pvpanic${pvpanic_port:+,ioport=$((pvpanic_port))}" -action panic=exit-failure)
 else
   cmd+=(-device isa-debug-exit,iobase=0xf4,iosize=0x04)
 fi
@@ -187,6 +190,9 @@ if [[ $ends == acpi ]]; then
     echo "QEMU exit 1 (pvpanic, -action panic=exit-failure) stands for status $rc"
   fi
   refuse 'no pvpanic device|cannot power off' "the machine ended as its host understands"
+  if [[ -n $pvpanic_port ]]; then
+    expect "^acpi: .*; pvpanic at $(printf '0x%x' $((pvpanic_port))) \\(ACPI QEMU0001\\)\$" "pvpanic's port from ACPI"
+  fi
 fi
 # Domains 1..N each gave all their frames back when they ended (none kept),
 # and the core's invariants then held over the machine with no table left.

@@ -86,6 +86,8 @@ pvmmu_qemu_test(qemu_acpi_poweroff_q35 --ends acpi --machine q35 --cpus 2 --gues
   --expect poweroff)
 pvmmu_qemu_test(qemu_pvpanic_exception --ends acpi --cpus 2 --selftest trap)
 pvmmu_qemu_test(qemu_pvpanic_failed_check --ends acpi --cpus 2 --selftest badmap)
+# pvpanic elsewhere than 0x505 (0x530: 0x510 is QEMU's fw_cfg): the port is the one ACPI names.
+pvmmu_qemu_test(qemu_pvpanic_acpi_port --ends acpi --pvpanic-port 0x530 --cpus 1 --selftest trap)
 
 # The same from the GRUB ISO: guests as module2 lines, each domain's words
 # (vcpus=1) on its own module string.
