@@ -160,11 +160,12 @@ public:
         state_ = how;
     }
 
-    // The state libvirt keeps for a domain that still exists, "" while it runs.
+    // The state libvirt keeps for the domain, "" while it runs.
     static std::string state_of(virDomainPtr dom)
     {
         int state = 0, reason = 0;
-        return virDomainGetState(dom, &state, &reason, 0) < 0 ? "" : libvirt_state_words(state, reason);
+        if (virDomainGetState(dom, &state, &reason, 0) < 0) return "gone (no lifecycle event seen)";
+        return libvirt_state_words(state, reason);
     }
 
     void stop() override
@@ -325,7 +326,7 @@ private:
     std::atomic<int> crash_timer_{-1};   // on_lifecycle's one-shot after a crash
     std::thread loop_;
     std::atomic<bool> quit_{false}, stopping_{false}, settling_{false};
-    mutable std::mutex mu_;   // stream_ and fd_ in use, stream_done_, sent_, state_: the loop's thread and the launcher's
+    std::mutex mu_;   // stream_ and fd_ in use, stream_done_, sent_, state_: the loop's thread and the launcher's
     std::condition_variable ended_cv_;   // state_ set
     int fd_ = -1;
     bool stream_done_ = false;
