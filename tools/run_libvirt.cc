@@ -261,7 +261,7 @@ private:
         }
     }
 
-    // A QEMU that exits right after its last line (isa-debug-exit) closes
+    // A QEMU that exits right after its last line (the power-off) closes
     // the pty before libvirt has read it all; the hang-up drops what was
     // left. The serial log QEMU wrote has every byte: send what the stream
     // did not. With mu_ held.
