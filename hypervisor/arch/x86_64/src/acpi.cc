@@ -166,15 +166,16 @@ void acpi_find_power(uint64_t rsdp, PowerInfo& out)
     if (const SdtHeader* fadt = find_table(r, "FACP")) {
         out.pm1a_cnt = pm1_cnt(fadt, kFadtPm1aCnt, kFadtXPm1aCnt);
         out.pm1b_cnt = pm1_cnt(fadt, kFadtPm1bCnt, kFadtXPm1bCnt);
-        out.smi_cmd = uint16_t(field<uint32_t>(fadt, kFadtSmiCmd));
+        const uint32_t smi = field<uint32_t>(fadt, kFadtSmiCmd);
+        out.smi_cmd = smi <= 0xffff ? uint16_t(smi) : 0;
         out.acpi_enable = field<uint8_t>(fadt, kFadtAcpiEnable);
-        const uint64_t x = field<uint64_t>(fadt, kFadtXDsdt);
-        const SdtHeader* dsdt = table(x ? x : field<uint32_t>(fadt, kFadtDsdt));
+        const uint64_t x = field<uint64_t>(fadt, kFadtXDsdt), a = x ? x : field<uint32_t>(fadt, kFadtDsdt);
+        const SdtHeader* dsdt = a ? table(a) : nullptr;
         if (dsdt && memcmp(dsdt->signature, "DSDT", 4) != 0) dsdt = nullptr;
-        // \_S5 and pvpanic in the DSDT, or in an SSDT where a firmware put them there.
-        for (unsigned n = 0;; ++n) {
+        // \_S5 and pvpanic in the DSDT, or in an SSDT where a firmware put
+        // them: the DSDT first (n = 0, when there is one), then each SSDT.
+        for (unsigned n = dsdt ? 0 : 1;; ++n) {
             const SdtHeader* t = n == 0 ? dsdt : find_table(r, "SSDT", n - 1);
-            if (n == 0 && !t) continue;
             if (!t) break;
             const size_t len = t->length - sizeof(SdtHeader);
             if (!out.s5) out.s5 = aml_find_s5(aml_of(t), len, out.slp_typa, out.slp_typb);
