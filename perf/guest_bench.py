@@ -9,6 +9,9 @@ build/guest/platform/xenpv/bench/NAME/kernel, booted by pvmmu-run as an xl.cfg
 domain whose `extra` carries the KEY=VALUE words (they reach the guest as
 start_info.cmd_line, docs/abi.md §10). The same kernel runs on Xen 4.17 as
 dom0 (`--platform xen`), so one run can put both hypervisors side by side.
+`--platform libvirt[=URI]` boots the same machine as pvmmu-run's qemu back end
+as a libvirt domain (pvmmu-run --platform libvirt[=URI]; default the embedded
+driver in the build tree, no daemon).
 """
 import argparse
 import os
@@ -54,8 +57,10 @@ class QemuPlatform:
     """A hypervisor under QEMU, one CPU per vCPU: the program's guest kernel as
     the one domain of an xl.cfg file (its size from the sim build's --info, the
     KEY=VALUE words in `extra`), run by `pvmmu-run --platform P --accel ACCEL
-    --config FILE`. hypervisor 'pvmmu' (P qemu: the bare-metal hypervisor) or
-    'xen' (P xen: Debian's Xen 4.17, the guest its dom0). On pvmmu the native
+    --config FILE`. hypervisor 'pvmmu' (P qemu: the bare-metal hypervisor; P
+    libvirt[=URI]: the same machine started through libvirt, `uri` None for
+    pvmmu-run's default) or 'xen' (P xen: Debian's Xen 4.17, the guest its
+    dom0). On pvmmu the native
     mode needs the benchmark-only, UNSAFE module word `unsafe-native-pt`
     (docs/abi.md §10): only with it does the hypervisor alias the domain's
     frames, page tables included, writable to it, so rt::native_pte_cmpxchg
@@ -64,11 +69,12 @@ class QemuPlatform:
 
     timeout_s = 1800   # per guest run; TCG is slow
 
-    def __init__(self, build, accel, hypervisor="pvmmu"):
+    def __init__(self, build, accel, hypervisor="pvmmu", libvirt=False, uri=None):
         self.build = build
         self.accel = accel
         self.hypervisor = hypervisor
-        self.launcher_platform = "qemu" if hypervisor == "pvmmu" else "xen"
+        self.launcher_platform = "libvirt" if libvirt else "qemu" if hypervisor == "pvmmu" else "xen"
+        self.uri = uri
         self.name = f"{self.launcher_platform}-{accel}"
         self.tmp = None
         if hypervisor == "pvmmu":
@@ -81,7 +87,8 @@ class QemuPlatform:
 
     def command(self, program, vcpus, args):
         runner = os.path.join(self.build, "tools", "pvmmu-run")
-        kernel = os.path.join(self.build, "guest", "platform", "xenpv", "bench", program, "kernel")
+        # Absolute: a libvirt domain's QEMU does not run in this folder.
+        kernel = os.path.abspath(os.path.join(self.build, "guest", "platform", "xenpv", "bench", program, "kernel"))
         sim = os.path.join(self.build, "guest", "bench", program, f"guest-{program}")
         for f in (runner, kernel, sim):
             if not os.access(f, os.R_OK):
@@ -101,7 +108,8 @@ class QemuPlatform:
         with open(cfg, "w") as f:
             f.write(f'name = "{program}"\nvcpus = {vcpus}\nmemory = {-(-frames // 256)}\n'
                     f'kernel = "{kernel}"\nextra = "{" ".join(args)}"\n')
-        return [runner, "--platform", self.launcher_platform, "--accel", self.accel, "--timeout", str(self.timeout_s),
+        platform = self.launcher_platform + (f"={self.uri}" if self.uri else "")
+        return [runner, "--platform", platform, "--accel", self.accel, "--timeout", str(self.timeout_s),
                 "--config", cfg]
 
     def succeeded(self, returncode, lines):
@@ -112,22 +120,28 @@ class QemuPlatform:
 
     def machine(self):
         what = "pvmmu" if self.hypervisor == "pvmmu" else "Xen 4.17 (Debian's, dom0)"
+        if self.launcher_platform == "libvirt":
+            where = self.uri or "pvmmu-run's default, qemu:///embed in the build tree"
+            return f"{what} under qemu ({self.accel}) as a libvirt domain ({where}) on {host_machine()}"
         return f"{what} under qemu ({self.accel}) on {host_machine()}"
 
 
-PLATFORMS = ["sim", "qemu", "xen"]
+PLATFORMS = ["sim", "qemu", "xen", "libvirt[=URI]"]
 
 
 def make_platform(name, build, accel="kvm", flags=()):
     if name == "sim":
         return SimPlatform(build, flags)
+    if name == "libvirt" or name.startswith("libvirt="):
+        return QemuPlatform(build, accel, "pvmmu", libvirt=True, uri=name.partition("=")[2] or None)
     return QemuPlatform(build, accel, "xen" if name == "xen" else "pvmmu")
 
 
 def platform_list(s):
     """An argparse type: comma-separated platforms, each once, in the order given."""
     v = [x for x in s.split(",") if x]
-    unknown = [x for x in v if x not in PLATFORMS]
+    known = ("sim", "qemu", "xen", "libvirt")
+    unknown = [x for x in v if x not in known and not (x.startswith("libvirt=") and len(x) > len("libvirt="))]
     if unknown or not v or len(set(v)) != len(v):
         raise argparse.ArgumentTypeError(f"platforms are {', '.join(PLATFORMS)}, each at most once")
     return v
@@ -244,9 +258,11 @@ def common_args(ap):
     """The options every guest benchmark driver takes."""
     ap.add_argument("--platform", type=platform_list, default=["sim"], metavar="P[,P...]",
                     help="where the guest runs: sim, qemu (pvmmu under QEMU), xen (Xen 4.17 under QEMU, the "
-                         "guest its dom0); several, comma-separated, run side by side (default sim)")
+                         "guest its dom0), libvirt[=URI] (pvmmu under QEMU as a libvirt domain; default URI: "
+                         "the embedded driver, no daemon); several, comma-separated, run side by side "
+                         "(default sim)")
     ap.add_argument("--accel", choices=["kvm", "tcg", "tcg-icount"], default="kvm",
-                    help="QEMU accelerator (qemu, xen); tcg-icount: every instruction takes 1 ns of "
+                    help="QEMU accelerator (qemu, xen, libvirt); tcg-icount: every instruction takes 1 ns of "
                          "virtual time, so times count instructions")
     ap.add_argument("--runs", type=count(), default=5, help="runs; medians are reported (default 5)")
     ap.add_argument("--json", metavar="FILE", help="write the results as JSON")

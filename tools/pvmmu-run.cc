@@ -66,11 +66,12 @@ void usage(FILE* f)
 {
     std::fprintf(f,
         "usage: pvmmu-run [--platform sim|qemu|xen|bochs|libvirt[=URI]] [--accel kvm|tcg|tcg-icount]\n"
-        "                 [--cpus N] [--timeout SECONDS] [--quiet] NAME...\n"
+        "                 [--cpus N] [--timeout SECONDS] [--hv-args WORDS] [--quiet] NAME...\n"
         "       pvmmu-run [--platform qemu|xen|bochs|libvirt[=URI]] [--accel kvm|tcg|tcg-icount]\n"
         "                 [--timeout SECONDS] [--quiet] --config FILE...\n"
         "       pvmmu-run --list\n"
         "       pvmmu-run [--cpus N] --boot-args NAME\n"
+        "       pvmmu-run [--accel kvm|tcg|tcg-icount] [--cpus N] [--hv-args WORDS] --print-xml NAME\n"
         "       pvmmu-run --fuzz [--seed N] [--ops N] [--time S] [--check N] [--trace N] [--no-edges]\n"
         "                 [--with NAME|none] [--accel kvm|tcg|tcg-icount] [--timeout SECONDS] [--quiet]\n"
         "\n"
@@ -99,16 +100,19 @@ void usage(FILE* f)
         "                          hypervisor's last line (Bochs ignores isa-debug-exit);\n"
         "                          default --timeout 300; SKIP without Bochs\n"
         "                   libvirt[=URI]  the qemu platform's machine as a transient libvirt\n"
-        "                          domain (generated XML: pvmmu-hv as <kernel>, the modules\n"
-        "                          as <initrd>, isa-debug-exit by <qemu:commandline>), started\n"
+        "                          domain (generated XML, --print-xml: pvmmu-hv as <kernel>,\n"
+        "                          the modules as <initrd>, pvpanic, no isa-debug-exit), started\n"
         "                          paused with its console opened, then resumed, through\n"
         "                          libvirt's C API; destroyed at the timeout. URI default:\n"
         "                          qemu:///embed?root=BUILD/libvirt-embed (libvirt's embedded\n"
         "                          QEMU driver: no daemon); qemu:///system names a daemon.\n"
         "                          The kernel paths must exist where the domain runs. The run\n"
         "                          ends at the hypervisor's last line, which names the\n"
-        "                          isa-debug-exit code libvirt does not report; SKIP where\n"
-        "                          libvirt cannot connect%s\n"
+        "                          isa-debug-exit code libvirt does not report; then the\n"
+        "                          machine powers off (ACPI S5) or reports its panic\n"
+        "                          (pvpanic), and the launcher prints how libvirt saw it\n"
+        "                          end: `shut off (shutdown)` or `crashed (panicked)`; SKIP\n"
+        "                          where libvirt cannot connect%s\n"
         "                   On qemu, xen, bochs and libvirt, tests needing a TLB or walker property\n"
         "                   x86 lacks skip, with the reason\n"
         "  --accel A        qemu and libvirt: kvm, tcg, or tcg-icount: TCG with -icount shift=0, where\n"
@@ -122,6 +126,11 @@ void usage(FILE* f)
         "  --timeout S      kill a program (libvirt: destroy its domain) after S seconds\n"
         "                   (default 60; bochs 300)\n"
         "  --quiet          do not echo the guest console, only one line per program\n"
+        "  --hv-args WORDS  qemu and libvirt: pvmmu-hv's own command line (QEMU -append,\n"
+        "                   libvirt <cmdline>), e.g. selftest=trap: a panic on purpose\n"
+        "  --print-xml NAME print the libvirt domain XML --platform libvirt would start\n"
+        "                   for NAME, named pvmmu-NAME (for virsh define), and exit;\n"
+        "                   --accel: as for that platform on this machine\n"
         "  --config FILE    boot the domains described by xl.cfg files (Xen's syntax, read\n"
         "                   with libxlutil: name, vcpus, memory in MiB, kernel = a guest\n"
         "                   kernel or a guest program's name, extra = more module words)\n"
@@ -419,7 +428,7 @@ int main(int argc, char** argv)
 {
     RunOptions o;
     bool list = false;
-    std::string boot_args;
+    std::string boot_args, print_xml;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         auto value = [&](const char* what) -> std::string {
@@ -436,6 +445,10 @@ int main(int argc, char** argv)
             list = true;
         } else if (a == "--boot-args") {
             boot_args = value("--boot-args");
+        } else if (a == "--print-xml") {
+            print_xml = value("--print-xml");
+        } else if (a == "--hv-args") {
+            o.hv_args = value("--hv-args");
         } else if (a == "--quiet" || a == "-q") {
             o.quiet = true;
         } else if (a == "--platform") {
@@ -516,6 +529,17 @@ int main(int argc, char** argv)
         return 2;
     }
     if (backend && !o.timeout_set) o.timeout_s = backend->default_timeout_s;
+    if (!print_xml.empty()) {
+        const Program* p = find(print_xml);
+        if (!p) {
+            std::fprintf(stderr, "pvmmu-run: no guest program '%s' (see --list)\n", print_xml.c_str());
+            return 2;
+        }
+        const std::string accel = !o.accel.empty() ? o.accel : kvm_usable() ? "kvm" : "tcg";
+        std::fputs(libvirt_domain_xml({domain_of(*p, info_of(*p), o)}, accel, "pvmmu-" + print_xml, PVMMU_HV_IMAGE, "",
+                                      o.hv_args).c_str(), stdout);
+        return 0;
+    }
     if (!boot_args.empty()) {
         const Program* p = find(boot_args);
         if (!p) {

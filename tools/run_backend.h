@@ -33,6 +33,7 @@ struct Options {
     double timeout_s = 60;
     bool timeout_set = false;
     bool quiet = false;
+    std::string hv_args;   // pvmmu-hv's command line (qemu: -append; libvirt: <cmdline>), e.g. selftest=trap
 };
 
 // A domain to boot: a guest kernel, its size and vCPUs, and what only pvmmu
@@ -78,6 +79,9 @@ struct Session {
     // Starts the machine; owns `console_fd` from then on. 0, or kSkipped or
     // kCrashed with `why`.
     virtual int start(int console_fd, std::string& why) = 0;
+    // The console's ending line was seen: waits a while for the machine to
+    // end by itself, so its host can say how (libvirt: shut off or crashed).
+    virtual void settle() {}
     // Ends the machine if it still runs, and waits until it no longer writes.
     virtual void stop() = 0;
     // How it ended, for a run that ended without an ending line.

@@ -207,6 +207,7 @@ int run_child(const Launch& l, const Options& o, int expect_status, bool need_re
         if (line.rfind("Test result: ", 0) == 0 && code_of(line) > worst) worst = code_of(line);
     }
     if (l.session) {
+        if (ended) l.session->settle();
         l.session->stop();   // a machine that ran on, or one that timed out, is destroyed
     } else if (timed_out || ended) {
         kill(-pid, SIGKILL);

@@ -2,13 +2,17 @@
 // transient domain through libvirt's C API on any URI; by default the
 // embedded QEMU driver rooted in the build tree, so no daemon runs (issue 16).
 // The domain starts paused with its console opened, so no line is lost, then
-// resumes. libvirt reports isa-debug-exit's every code as a stopped domain,
-// so the run ends at pvmmu-hv's own last line, which names the code
-// (kPvmmuEndings), as under Bochs.
+// resumes. The run ends at pvmmu-hv's own last line, which names the code
+// isa-debug-exit would have given (kPvmmuEndings), as under Bochs; then the
+// machine ends itself (ACPI soft-off, or pvpanic after a panic: the domain's
+// XML has no isa-debug-exit) and the launcher says how libvirt saw it end:
+// "shut off (shutdown)" or "crashed (panicked)", virsh's words.
 #include "run_libvirt.h"
 
 #include <atomic>
 #include <cerrno>
+#include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -69,8 +73,9 @@ bool prepare_embed_root(const std::string& uri, std::string& why)
 // launcher's descriptor by libvirt's event loop, which a thread of ours runs.
 class LibvirtSession final : public Session {
 public:
-    LibvirtSession(std::string uri, std::string xml, std::string name, std::string serial_log)
-        : uri_(std::move(uri)), xml_(std::move(xml)), name_(std::move(name)), serial_log_(std::move(serial_log))
+    LibvirtSession(std::string uri, std::string xml, std::string name, std::string serial_log, bool quiet)
+        : uri_(std::move(uri)), xml_(std::move(xml)), name_(std::move(name)), serial_log_(std::move(serial_log)),
+          quiet_(quiet)
     {
     }
     ~LibvirtSession() override { stop(); }
@@ -135,6 +140,34 @@ public:
         return 0;
     }
 
+    // pvmmu-hv's last line is out: the machine powers off or reports its
+    // panic right after (TCG included, well within the wait). A domain kept
+    // crashed (<on_crash>preserve) stays: its state says it.
+    void settle() override
+    {
+        settling_ = true;   // the console's reader is gone: what follows is dropped, not waited on
+        std::string how;
+        {
+            std::unique_lock<std::mutex> g(mu_);
+            ended_cv_.wait_for(g, std::chrono::seconds(kSettleSeconds), [this] { return !state_.empty(); });
+            how = state_;
+        }
+        if (how.empty() && dom_) how = state_of(dom_);
+        if (how.empty()) how = "still running " + std::to_string(kSettleSeconds) + " s after pvmmu's last line; destroyed";
+        if (!quiet_) std::printf("pvmmu-run: libvirt: domain %s ended %s\n", name_.c_str(), how.c_str());
+        std::fflush(stdout);
+        std::lock_guard<std::mutex> g(mu_);
+        state_ = how;
+    }
+
+    // The state libvirt keeps for the domain, "" while it runs.
+    static std::string state_of(virDomainPtr dom)
+    {
+        int state = 0, reason = 0;
+        if (virDomainGetState(dom, &state, &reason, 0) < 0) return "gone (no lifecycle event seen)";
+        return libvirt_state_words(state, reason);
+    }
+
     void stop() override
     {
         stopping_ = true;
@@ -164,6 +197,7 @@ public:
             virConnectClose(conn_);
             conn_ = nullptr;
         }
+        if (crash_timer_ >= 0) virEventRemoveTimeout(crash_timer_);   // gone already, or it must not fire
         if (loop_.joinable()) {
             quit_ = true;
             // One more turn of the loop, so it sees quit_.
@@ -175,7 +209,7 @@ public:
     std::string gone() override
     {
         std::lock_guard<std::mutex> g(mu_);
-        return how_.empty() ? "its console closed" : how_;
+        return state_.empty() ? "its console closed" : "libvirt: the domain ended " + state_;
     }
 
 private:
@@ -189,7 +223,7 @@ private:
     // Everything reaches the launcher, unless it stopped reading. With mu_ held.
     void write_console(const char* p, size_t n)
     {
-        while (n && !stopping_) {
+        while (n && !stopping_ && !settling_) {
             const ssize_t w = write(fd_, p, n);
             if (w > 0) {
                 p += w, n -= size_t(w);
@@ -227,7 +261,7 @@ private:
         }
     }
 
-    // A QEMU that exits right after its last line (isa-debug-exit) closes
+    // A QEMU that exits right after its last line (the power-off) closes
     // the pty before libvirt has read it all; the hang-up drops what was
     // left. The serial log QEMU wrote has every byte: send what the stream
     // did not. With mu_ held.
@@ -247,38 +281,90 @@ private:
     {
         auto* s = static_cast<LibvirtSession*>(opaque);
         if (s->name_ != virDomainGetName(dom)) return 0;
-        static const char* const kStopped[] = {"shut down", "destroyed", "crashed", "migrated", "saved", "failed",
-                                               "from snapshot"};
-        std::string how;
-        if (event == VIR_DOMAIN_EVENT_STOPPED)
-            how = std::string("libvirt: the domain stopped, ") +
-                  (detail >= 0 && size_t(detail) < std::size(kStopped) ? kStopped[detail] : "for another reason");
-        else if (event == VIR_DOMAIN_EVENT_CRASHED)
-            how = "libvirt: the domain crashed";
+        const std::string how = libvirt_event_words(event, detail);
         if (!how.empty()) {
             std::lock_guard<std::mutex> g(s->mu_);
-            s->how_ = how;
+            if (s->state_.empty() || !s->stopping_) s->state_ = how;
+            s->ended_cv_.notify_all();
         }
+        // A crashed domain is kept (<on_crash>preserve), and so is its
+        // console: end the console a moment later (the lines before the
+        // panic may still be on their way), so a run whose last line was not
+        // one of pvmmu's endings ends now, not at its timeout.
+        // The timer is removed in stop(): libvirt's loop outlives the session.
+        if (event == VIR_DOMAIN_EVENT_CRASHED && s->crash_timer_ < 0)
+            s->crash_timer_ = virEventAddTimeout(kCrashedConsoleMs, [](int timer, void* session) {
+                auto* self = static_cast<LibvirtSession*>(session);
+                virEventRemoveTimeout(timer);
+                self->end_console();
+            }, s, nullptr);
         return 0;
     }
 
+    // Runs on the loop's thread, like on_console.
+    void end_console()
+    {
+        std::lock_guard<std::mutex> g(mu_);
+        if (stream_done_ || !stream_) return;
+        virStreamEventRemoveCallback(stream_);
+        virStreamAbort(stream_);
+        stream_done_ = true;
+        send_rest_of_log();
+        close_console();
+    }
+
+    static constexpr int kCrashedConsoleMs = 1000;
+
+    static constexpr int kSettleSeconds = 10;
+
     const std::string uri_, xml_, name_, serial_log_;
+    const bool quiet_;
     virConnectPtr conn_ = nullptr;
     virDomainPtr dom_ = nullptr;
     virStreamPtr stream_ = nullptr;
     int lifecycle_ = -1;
+    std::atomic<int> crash_timer_{-1};   // on_lifecycle's one-shot after a crash
     std::thread loop_;
-    std::atomic<bool> quit_{false}, stopping_{false};
-    std::mutex mu_;   // stream_ and fd_ in use, stream_done_, sent_, how_: the loop's thread and the launcher's
+    std::atomic<bool> quit_{false}, stopping_{false}, settling_{false};
+    std::mutex mu_;   // stream_ and fd_ in use, stream_done_, sent_, state_: the loop's thread and the launcher's
+    std::condition_variable ended_cv_;   // state_ set
     int fd_ = -1;
     bool stream_done_ = false;
     size_t sent_ = 0;   // bytes of the console sent
-    std::string how_;
+    std::string state_;   // how libvirt saw the domain end: "shut off (shutdown)", "crashed (panicked)"
 };
 
 bool local(const std::string& uri) { return uri.rfind("qemu:///", 0) == 0; }
 
 } // namespace
+
+// virsh's words (virsh domstate --reason), in the order of libvirt-domain.h's
+// enums, which are part of its stable ABI.
+std::string libvirt_event_words(int event, int detail)
+{
+    static const char* const kStopped[] = {"shutdown", "destroyed", "crashed", "migrated", "saved", "failed",
+                                           "from snapshot"};
+    static const char* const kCrashedWhy[] = {"panicked", "crashloaded"};
+    auto word = [detail](const auto& words) {
+        return detail >= 0 && size_t(detail) < std::size(words) ? words[detail] : "unknown";
+    };
+    if (event == VIR_DOMAIN_EVENT_STOPPED) return std::string("shut off (") + word(kStopped) + ")";
+    if (event == VIR_DOMAIN_EVENT_CRASHED) return std::string("crashed (") + word(kCrashedWhy) + ")";
+    return "";
+}
+
+std::string libvirt_state_words(int state, int reason)
+{
+    if (state == VIR_DOMAIN_CRASHED) return reason == VIR_DOMAIN_CRASHED_PANICKED ? "crashed (panicked)" : "crashed";
+    if (state == VIR_DOMAIN_SHUTOFF) {
+        static const char* const kShutoff[] = {"unknown", "shutdown", "destroyed", "crashed", "migrated", "saved",
+                                               "failed", "from snapshot", "daemon"};
+        return std::string("shut off (") +
+               (reason >= 0 && size_t(reason) < std::size(kShutoff) ? kShutoff[reason] : "unknown") + ")";
+    }
+    if (state == VIR_DOMAIN_PAUSED && reason == VIR_DOMAIN_PAUSED_CRASHED) return "paused (crashed)";
+    return "";
+}
 
 int libvirt_prepare(const std::vector<Domain>& doms, const Options& o, Launch& l, std::string&)
 {
@@ -295,7 +381,7 @@ int libvirt_prepare(const std::vector<Domain>& doms, const Options& o, Launch& l
                                              name + "-serial0.log"
                                        : "";
     l.session = std::make_unique<LibvirtSession>(
-        uri, libvirt_domain_xml(doms, accel, name, PVMMU_HV_IMAGE, serial_log), name, serial_log);
+        uri, libvirt_domain_xml(doms, accel, name, PVMMU_HV_IMAGE, serial_log, o.hv_args), name, serial_log, o.quiet);
     l.endings = kPvmmuEndings;
     return 0;
 }

@@ -13,11 +13,13 @@ namespace pvmmu::run {
 
 // The domain XML for libvirt's QEMU driver: pvmmu-hv as <kernel>, the
 // modules as <initrd> (',,'-escaped, as -initrd takes them), one CPU per
-// vCPU, COM1 a pty console, isa-debug-exit by <qemu:commandline>. accel:
-// kvm (type='kvm'), tcg or tcg-icount (type='qemu'). serial_log: a file
-// QEMU copies COM1 into as well ("": none).
+// vCPU, COM1 a pty console, pvpanic, ACPI (the MADT, and soft-off); no
+// isa-debug-exit. accel: kvm (type='kvm'), tcg or tcg-icount (type='qemu',
+// -icount by <qemu:commandline>). serial_log: a file QEMU copies COM1 into
+// as well ("": none). hv_args: pvmmu-hv's command line (<cmdline>; "": none).
 std::string libvirt_domain_xml(const std::vector<Domain>& doms, const std::string& accel, const std::string& name,
-                               const std::string& hv_image, const std::string& serial_log = "");
+                               const std::string& hv_image, const std::string& serial_log = "",
+                               const std::string& hv_args = "");
 
 // A domain name unique to this run (pvmmu-NAME-PID-N): libvirt refuses a
 // second running domain of the same name.
@@ -36,5 +38,11 @@ namespace pvmmu::run {
 int libvirt_prepare(const std::vector<Domain>& doms, const Options& o, Launch& l, std::string& why);
 // Whether pvmmu-run was built with libvirt (for --help).
 extern const bool kLibvirtBuilt;
+
+// How a domain ended, in virsh's words ("shut off (shutdown)", "crashed
+// (panicked)"): from a lifecycle event (VIR_DOMAIN_EVENT_*, its detail), or
+// from virDomainGetState's state and reason. "": not an end (running).
+std::string libvirt_event_words(int event, int detail);
+std::string libvirt_state_words(int state, int reason);
 
 } // namespace pvmmu::run

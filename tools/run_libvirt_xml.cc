@@ -3,8 +3,12 @@
 // libvirt 9.0 (issue 16): without <acpi/> libvirt adds -no-acpi and pvmmu
 // finds one CPU (the MADT is an ACPI table); without seclabel none the DAC
 // security driver takes the whole module string of <initrd> for one file
-// and the start fails; libvirt has no element for isa-debug-exit, and
-// without it the machine halts for ever after the last domain.
+// and the start fails. No isa-debug-exit: libvirt reads its every code as a
+// crash, so pvmmu-hv ends such a machine as libvirt understands (issue 16
+// part 2, arch/exit.h): ACPI soft-off after the last domain (shut off,
+// reason shutdown: <on_poweroff>destroy), a panic or failed boot through
+// the <panic model='isa'/> device (crashed, reason panicked: kept by
+// <on_crash>preserve, so virsh shows it, until the launcher destroys it).
 #include "run_libvirt.h"
 
 #include <atomic>
@@ -36,7 +40,7 @@ std::string qemu_arg(const std::string& v) { return "    <qemu:arg value='" + es
 } // namespace
 
 std::string libvirt_domain_xml(const std::vector<Domain>& doms, const std::string& accel, const std::string& name,
-                               const std::string& hv_image, const std::string& serial_log)
+                               const std::string& hv_image, const std::string& serial_log, const std::string& hv_args)
 {
     const Machine m = pvmmu_machine(doms);
     std::string x = "<domain type='" + std::string(accel == "kvm" ? "kvm" : "qemu") +
@@ -46,10 +50,12 @@ std::string libvirt_domain_xml(const std::vector<Domain>& doms, const std::strin
     x += "  <vcpu>" + std::to_string(m.cpus) + "</vcpu>\n";
     x += "  <os>\n    <type arch='x86_64' machine='pc'>hvm</type>\n";
     x += "    <kernel>" + escaped(hv_image) + "</kernel>\n";
-    x += "    <initrd>" + escaped(pvmmu_modules(doms)) + "</initrd>\n  </os>\n";
+    x += "    <initrd>" + escaped(pvmmu_modules(doms)) + "</initrd>\n";
+    if (!hv_args.empty()) x += "    <cmdline>" + escaped(hv_args) + "</cmdline>\n";
+    x += "  </os>\n";
     x += "  <features>\n    <acpi/>\n  </features>\n";
     // The machine ends once; a reset (a triple fault) must not boot it again.
-    x += "  <on_poweroff>destroy</on_poweroff>\n  <on_reboot>destroy</on_reboot>\n  <on_crash>destroy</on_crash>\n";
+    x += "  <on_poweroff>destroy</on_poweroff>\n  <on_reboot>destroy</on_reboot>\n  <on_crash>preserve</on_crash>\n";
     x += "  <devices>\n";
     x += "    <serial type='pty'>\n";
     if (!serial_log.empty()) x += "      <log file='" + escaped(serial_log) + "' append='off'/>\n";
@@ -57,11 +63,12 @@ std::string libvirt_domain_xml(const std::vector<Domain>& doms, const std::strin
     x += "    <console type='pty'>\n      <target type='serial' port='0'/>\n    </console>\n";
     x += "    <video>\n      <model type='none'/>\n    </video>\n";
     x += "    <memballoon model='none'/>\n";
+    x += "    <panic model='isa'>\n      <address type='isa' iobase='0x505'/>\n    </panic>\n";
     x += "  </devices>\n";
     x += "  <seclabel type='none' model='dac'/>\n";
-    x += "  <qemu:commandline>\n" + qemu_arg("-device") + qemu_arg(kIsaDebugExit);
-    if (accel == "tcg-icount") x += qemu_arg("-icount") + qemu_arg(kIcountOption);
-    x += "  </qemu:commandline>\n</domain>\n";
+    if (accel == "tcg-icount")
+        x += "  <qemu:commandline>\n" + qemu_arg("-icount") + qemu_arg(kIcountOption) + "  </qemu:commandline>\n";
+    x += "</domain>\n";
     return x;
 }
 

@@ -2,7 +2,7 @@
 # Boots pvmmu-hv under QEMU (TCG) and checks what its console says.
 #
 #   boot_test.sh --image PATH [--iso [--as-disk]] [--cpus N] [--mem MIB] [--timeout S]
-#                [--selftest trap|overflow|badmap|badreturn]
+#                [--selftest trap|overflow|badmap|badreturn] [--ends acpi [--pvpanic-port P]] [--machine pc|q35]
 #                [--guest KERNEL [--domains N] [--words W]
 #                 --expect poweroff|crash|crash-pf|bad-iret|bad-stack|isolation|stop|vcpu-down|edge|
 #                          refused-return|passed:WHO]
@@ -47,6 +47,15 @@
 # --words W goes on the module's string (a single domain). --expect
 # vcpu-down boots the kernel as "role=down" with 2 vCPUs: vCPU 1 goes down,
 # then vCPU 0, the last one up, and the domain must shut down with poweroff.
+# --ends acpi: QEMU without isa-debug-exit, as under libvirt, with a pvpanic
+# device and -action panic=exit-failure: the machine must end by ACPI
+# soft-off (QEMU exit 0, the console's "powering off (ACPI S5" line) or, after
+# a panic or a failed boot check, by pvpanic (exit 1, "reporting the panic"
+# line). The exit status then stands for the code the console's ending line
+# names, so every check below is the same. --machine q35: QEMU's other PC
+# (its ACPI tables and PM ports differ from pc's). --pvpanic-port P: the
+# device at port P, which the hypervisor must take from ACPI (the DSDT's
+# QEMU0001 device), not assume.
 # Every guest run checks that each domain's frames were all given back when
 # it ended, and that the core's invariants held after that.
 # --expect passed:WHO: the guest prints "WHO: all checks passed" and its
@@ -64,7 +73,7 @@
 # grub-mkrescue, GRUB's BIOS modules or xorriso.
 set -uo pipefail
 
-image='' iso=0 disk=0 cpus=4 mem=256 limit=60 selftest='' guest='' expect='' domains=1 words=
+image='' iso=0 disk=0 cpus=4 mem=256 limit=60 selftest='' guest='' expect='' domains=1 words= ends=debug-exit machine=pc pvpanic_port=
 while (($#)); do
   case $1 in
     --image) image=$2; shift ;;
@@ -78,6 +87,9 @@ while (($#)); do
     --expect) expect=$2; shift ;;
     --domains) domains=$2; shift ;;
     --words) words=$2; shift ;;
+    --ends) ends=$2; shift ;;
+    --machine) machine=$2; shift ;;
+    --pvpanic-port) pvpanic_port=$2; shift ;;
     *) echo "boot_test.sh: unknown option '$1'" >&2; exit 2 ;;
   esac
   shift
@@ -143,9 +155,13 @@ else
 fi
 
 # -no-reboot: a triple fault ends QEMU instead of looping through resets.
-cmd=("$QEMU" -accel tcg -machine pc -smp "$cpus" -m "$mem" "${boot[@]}"
-     -display none -serial stdio -monitor none -no-reboot
-     -device isa-debug-exit,iobase=0xf4,iosize=0x04)
+cmd=("$QEMU" -accel tcg -machine "$machine" -smp "$cpus" -m "$mem" "${boot[@]}"
+     -display none -serial stdio -monitor none -no-reboot)
+if [[ $ends == acpi ]]; then
+  cmd+=(-device "pvpanic${pvpanic_port:+,ioport=$((pvpanic_port))}" -action panic=exit-failure)
+else
+  cmd+=(-device isa-debug-exit,iobase=0xf4,iosize=0x04)
+fi
 echo "running: ${cmd[*]}"
 start=$SECONDS
 timeout --kill-after=5 "$limit" "${cmd[@]}" </dev/null >"$log" 2>&1
@@ -159,6 +175,25 @@ fails=0
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 expect() { grep -Eq -- "$1" "$log" || fail "no line matching /$1/ ($2)"; }
 refuse() { ! grep -Eq -- "$1" "$log" || fail "a line matches /$1/ ($2)"; }
+
+# --ends acpi: how the machine ended, then the status isa-debug-exit would have given.
+if [[ $ends == acpi ]]; then
+  if ((rc == 0)); then
+    expect '^pvmmu: powering off \(ACPI S5: SLP_TYP [0-7] into port 0x[0-9a-f]+\)$' "the soft-off"
+    code=$(sed -nE 's/.*ending \(isa-debug-exit code (0x[0-9a-f]+)\)$/\1/p' "$log" | tail -1)
+    [[ -n $code ]] || code=0x10   # "boot complete; no domain to run yet"
+    echo "QEMU exit 0 (ACPI soft-off) stands for isa-debug-exit code $code"
+    rc=$(((code << 1) | 1))
+  elif ((rc == 1)); then
+    expect '^pvmmu: reporting the panic to the host \(pvpanic at port 0x[0-9a-f]+\)$' "the pvpanic write"
+    if grep -q '^PANIC: ' "$log"; then rc=37; else rc=35; fi   # a panic, else a failed boot check
+    echo "QEMU exit 1 (pvpanic, -action panic=exit-failure) stands for status $rc"
+  fi
+  refuse 'no pvpanic device|cannot power off' "the machine ended as its host understands"
+  if [[ -n $pvpanic_port ]]; then
+    expect "^acpi: .*; pvpanic at $(printf '0x%x' $((pvpanic_port))) \\(ACPI QEMU0001\\)\$" "pvpanic's port from ACPI"
+  fi
+fi
 # Domains 1..N each gave all their frames back when they ended (none kept),
 # and the core's invariants then held over the machine with no table left.
 given_back() {

@@ -128,6 +128,18 @@ pvmmu_qemu_test(qemu_guest_canonical_edge --cpus 2 --guest $<TARGET_FILE:edge-gu
 pvmmu_qemu_test(qemu_guest_refused_iret --cpus 2 --guest $<TARGET_FILE:gdt-guest> --domains 2 --selftest badreturn
   --expect refused-return)
 
+# Without isa-debug-exit (issue 16 part 2, as under libvirt): the hypervisor
+# powers the machine off by ACPI S5 after its last domain (pc and q35), and
+# reports a panic through pvpanic (QEMU -device pvpanic -action
+# panic=exit-failure), a failed boot check too.
+pvmmu_qemu_test(qemu_acpi_poweroff --ends acpi --cpus 2 --guest $<TARGET_FILE:hello-guest> --expect poweroff)
+pvmmu_qemu_test(qemu_acpi_poweroff_q35 --ends acpi --machine q35 --cpus 2 --guest $<TARGET_FILE:hello-guest>
+  --expect poweroff)
+pvmmu_qemu_test(qemu_pvpanic_exception --ends acpi --cpus 2 --selftest trap)
+pvmmu_qemu_test(qemu_pvpanic_failed_check --ends acpi --cpus 2 --selftest badmap)
+# pvpanic elsewhere than 0x505 (0x530: 0x510 is QEMU's fw_cfg): the port is the one ACPI names.
+pvmmu_qemu_test(qemu_pvpanic_acpi_port --ends acpi --pvpanic-port 0x530 --cpus 1 --selftest trap)
+
 # The same from the GRUB ISO: guests as module2 lines, each domain's words
 # (vcpus=1) on its own module string.
 pvmmu_qemu_test(qemu_iso_guest_hello --iso --cpus 2 --guest $<TARGET_FILE:hello-guest> --expect poweroff)
@@ -152,6 +164,29 @@ add_test(NAME libvirt_guest_flag_range_basic
   COMMAND pvmmu-run --platform libvirt --accel tcg --timeout 50 flag-range-basic)
 set_tests_properties(libvirt_guest_flag_range_basic PROPERTIES LABELS "libvirt;qemu" TIMEOUT 60
   SKIP_RETURN_CODE 3)
+# Where the QEMU driver is missing, the run is a SKIP that names the package:
+# libvirt looks for its drivers in LIBVIRT_DRIVER_DIR, here a folder that
+# does not exist (or the SKIP of a pvmmu-run built without libvirt-dev).
+add_test(NAME libvirt_missing_driver_skips COMMAND pvmmu-run --platform libvirt --accel tcg flag-range-basic)
+set_tests_properties(libvirt_missing_driver_skips PROPERTIES LABELS libvirt TIMEOUT 30
+  ENVIRONMENT LIBVIRT_DRIVER_DIR=/nonexistent/pvmmu-no-drivers
+  PASS_REGULAR_EXPRESSION "SKIP \\(exit 3\\).*(no connection driver.*libvirt-daemon-driver-qemu|built without libvirt)")
+# How the machine ends as libvirt sees it (issue 16 part 2): shut off
+# (shutdown) after a passing run, crashed (panicked) after a panic on purpose,
+# in pvmmu-run's output (tests/tools/libvirt_states_test.sh; about 10 s).
+set(_tools_tests ${PROJECT_SOURCE_DIR}/tests/tools)
+add_test(NAME libvirt_states COMMAND ${_tools_tests}/libvirt_states_test.sh $<TARGET_FILE:pvmmu-run>)
+# The same on a daemon host, as `virsh list --all` shows it (persistent
+# domains from --print-xml); SKIP (77) unless a daemon answers at qemu:///system.
+add_test(NAME libvirt_virsh_states COMMAND ${_tools_tests}/libvirt_virsh_states.sh $<TARGET_FILE:pvmmu-run>)
+# ./pvmmu bench mprotect --platform libvirt: one small cell (labels libvirt, bench).
+add_test(NAME libvirt_bench_mprotect
+  COMMAND ${_tools_tests}/libvirt_bench_test.sh ${PROJECT_SOURCE_DIR} ${CMAKE_BINARY_DIR})
+set_tests_properties(libvirt_states PROPERTIES LABELS "libvirt;qemu" TIMEOUT 150 SKIP_RETURN_CODE 77)
+set_tests_properties(libvirt_virsh_states PROPERTIES LABELS libvirt TIMEOUT 600 SKIP_RETURN_CODE 77)
+set_tests_properties(libvirt_bench_mprotect PROPERTIES LABELS "libvirt;bench" TIMEOUT 300 SKIP_RETURN_CODE 77)
+set_tests_properties(libvirt_guest_flag_range_basic libvirt_states libvirt_bench_mprotect PROPERTIES
+  RESOURCE_LOCK libvirt-embed)
 
 # The same guest kernel on Xen 4.17 (label xen, issue 13): Debian's hypervisor
 # image, fetched into build/xen by tools/fetch-xen.sh (never installed),

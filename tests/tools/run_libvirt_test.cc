@@ -1,8 +1,10 @@
 // The libvirt back end (tools/run_libvirt*.cc): the domain XML it generates,
 // checked element by element and against libvirt's schema (virt-xml-validate),
-// and its session against libvirt's test driver (test:///default), which
-// starts domains without running anything: a driver without consoles, an
-// unreachable URI, and no domain left behind.
+// and against libvirt's test driver (test:///default), which starts domains
+// without running anything: the XML defined, looked up, started, destroyed
+// and read back as libvirt understood it; the session on a driver without
+// consoles, an unreachable URI, and no domain left behind; how an end is
+// said (virsh's words).
 #include "run_libvirt.h"
 
 #include <cstdio>
@@ -48,9 +50,20 @@ TEST(LibvirtXml, DescribesTheQemuBackEndsMachine)
     EXPECT_TRUE(has(x, "<acpi/>")) << x;
     EXPECT_TRUE(has(x, "<seclabel type='none' model='dac'/>")) << x;
     EXPECT_TRUE(has(x, "<console type='pty'>")) << x;
-    EXPECT_TRUE(has(x, "<qemu:arg value='isa-debug-exit,iobase=0xf4,iosize=0x04'/>")) << x;
+    // The machine ends as libvirt understands (issue 16 part 2): soft-off,
+    // or a panic through pvpanic, kept crashed so virsh shows it.
+    EXPECT_FALSE(has(x, "isa-debug-exit")) << "libvirt reads its every code as a crash: " << x;
+    EXPECT_TRUE(has(x, "<panic model='isa'>\n      <address type='isa' iobase='0x505'/>\n    </panic>")) << x;
+    EXPECT_TRUE(has(x, "<on_poweroff>destroy</on_poweroff>")) << x;
+    EXPECT_TRUE(has(x, "<on_crash>preserve</on_crash>")) << x;
     EXPECT_FALSE(has(x, "<cmdline>")) << "pvmmu-hv takes no command line: " << x;
-    EXPECT_FALSE(has(x, "-icount")) << x;
+    EXPECT_FALSE(has(x, "qemu:commandline")) << "nothing QEMU-specific without -icount: " << x;
+}
+
+TEST(LibvirtXml, HvArgsAreItsCommandLine)
+{
+    const std::string x = libvirt_domain_xml(two_domains(), "tcg", "n", "/hv", "", "selftest=trap a<b");
+    EXPECT_TRUE(has(x, "</initrd>\n    <cmdline>selftest=trap a&lt;b</cmdline>\n  </os>")) << x;
 }
 
 TEST(LibvirtXml, AccelChoosesTheDomainType)
@@ -85,7 +98,8 @@ TEST(LibvirtXml, PassesLibvirtsSchema)
     for (const char* accel : {"kvm", "tcg", "tcg-icount"}) {
         FILE* f = std::fopen(path.c_str(), "w");
         ASSERT_NE(f, nullptr);
-        std::fputs(libvirt_domain_xml(two_domains(), accel, "pvmmu-x-1-1", "/build/pvmmu-hv", "/log/s.log").c_str(), f);
+        std::fputs(libvirt_domain_xml(two_domains(), accel, "pvmmu-x-1-1", "/build/pvmmu-hv", "/log/s.log",
+                                      "selftest=trap").c_str(), f);
         std::fclose(f);
         const std::string cmd = "virt-xml-validate '" + path.string() + "' domain >/dev/null";
         EXPECT_EQ(std::system(cmd.c_str()), 0) << accel << ": " << cmd;
@@ -149,6 +163,60 @@ TEST_F(LibvirtSession, ADriverWithoutConsolesCrashesTheRunAndLeavesNoDomain)
     EXPECT_EQ(run(two_domains()), kCrashed) << why;
     EXPECT_TRUE(has(why, "cannot open the domain's console")) << why;
     EXPECT_EQ(pvmmu_domains(), before) << "the launcher destroys the domain it started";
+}
+
+// The domain as libvirt's parser reads it (test:///default keeps what it
+// understood; virDomainGetXMLDesc gives it back), through the calls the
+// launcher and virsh make: define, look up by name, start, state, destroy.
+TEST_F(LibvirtSession, TheXmlIsDefinedStartedAndDestroyedAsWritten)
+{
+    ASSERT_NE(conn, nullptr);
+    const std::string name = libvirt_domain_name(two_domains());
+    const std::string xml = libvirt_domain_xml(two_domains(), "tcg", name, "/build/pvmmu-hv", "", "selftest=trap");
+    virDomainPtr d = virDomainDefineXML(conn, xml.c_str());
+    ASSERT_NE(d, nullptr) << xml;
+    virDomainFree(d);
+    d = virDomainLookupByName(conn, name.c_str());
+    ASSERT_NE(d, nullptr);
+    char* back = virDomainGetXMLDesc(d, 0);
+    ASSERT_NE(back, nullptr);
+    const std::string x = back;
+    free(back);
+    EXPECT_TRUE(has(x, "<kernel>/build/pvmmu-hv</kernel>")) << x;
+    EXPECT_TRUE(has(x, "<initrd>/guests/a,,b/kernel vcpus=2 frames=4096,/guests/b&amp;c")) << x;
+    EXPECT_TRUE(has(x, "<cmdline>selftest=trap</cmdline>")) << x;
+    EXPECT_TRUE(has(x, "<on_poweroff>destroy</on_poweroff>")) << x;
+    EXPECT_TRUE(has(x, "<on_crash>preserve</on_crash>")) << x;
+    EXPECT_TRUE(has(x, "<panic model='isa'>")) << x;
+    EXPECT_TRUE(has(x, "iobase='0x505'")) << x;
+    EXPECT_TRUE(has(x, "<vcpu placement='static'>" + std::to_string(pvmmu_machine(two_domains()).cpus))) << x;
+    int state = -1, reason = -1;
+    ASSERT_EQ(virDomainGetState(d, &state, &reason, 0), 0);
+    EXPECT_EQ(libvirt_state_words(state, reason), "shut off (unknown)") << "defined, never started";
+    ASSERT_EQ(virDomainCreate(d), 0);
+    ASSERT_EQ(virDomainGetState(d, &state, &reason, 0), 0);
+    EXPECT_EQ(libvirt_state_words(state, reason), "") << "running: not an end";
+    ASSERT_EQ(virDomainDestroy(d), 0);
+    ASSERT_EQ(virDomainGetState(d, &state, &reason, 0), 0);
+    EXPECT_EQ(libvirt_state_words(state, reason), "shut off (destroyed)");
+    EXPECT_EQ(virDomainUndefine(d), 0);
+    virDomainFree(d);
+    EXPECT_EQ(pvmmu_domains().count(name), 0u);
+}
+
+TEST(LibvirtWords, EventsAndStatesInVirshsWords)
+{
+    EXPECT_EQ(libvirt_event_words(VIR_DOMAIN_EVENT_STOPPED, VIR_DOMAIN_EVENT_STOPPED_SHUTDOWN), "shut off (shutdown)");
+    EXPECT_EQ(libvirt_event_words(VIR_DOMAIN_EVENT_STOPPED, VIR_DOMAIN_EVENT_STOPPED_DESTROYED),
+              "shut off (destroyed)");
+    EXPECT_EQ(libvirt_event_words(VIR_DOMAIN_EVENT_CRASHED, VIR_DOMAIN_EVENT_CRASHED_PANICKED), "crashed (panicked)");
+    EXPECT_EQ(libvirt_event_words(VIR_DOMAIN_EVENT_STOPPED, 99), "shut off (unknown)");
+    EXPECT_EQ(libvirt_event_words(VIR_DOMAIN_EVENT_STOPPED, -1), "shut off (unknown)");
+    EXPECT_EQ(libvirt_event_words(VIR_DOMAIN_EVENT_RESUMED, 0), "") << "not an end";
+    EXPECT_EQ(libvirt_state_words(VIR_DOMAIN_CRASHED, VIR_DOMAIN_CRASHED_PANICKED), "crashed (panicked)");
+    EXPECT_EQ(libvirt_state_words(VIR_DOMAIN_SHUTOFF, VIR_DOMAIN_SHUTOFF_SHUTDOWN), "shut off (shutdown)");
+    EXPECT_EQ(libvirt_state_words(VIR_DOMAIN_PAUSED, VIR_DOMAIN_PAUSED_CRASHED), "paused (crashed)");
+    EXPECT_EQ(libvirt_state_words(VIR_DOMAIN_PAUSED, VIR_DOMAIN_PAUSED_USER), "");
 }
 
 #endif

@@ -1,9 +1,10 @@
-// RSDP → RSDT/XSDT → MADT; see arch/acpi.h. Every table's checksum is checked
+// RSDP → RSDT/XSDT → MADT, FADT → DSDT; see arch/acpi.h. Every table's checksum is checked
 // before it is believed (a table's bytes sum to 0, ACPI §5.2).
 #include "arch/acpi.h"
 
 #include <string.h>
 
+#include "arch/aml.h"
 #include "arch/direct_map.h"
 
 namespace pvmmu::x86 {
@@ -74,7 +75,9 @@ const SdtHeader* table(uint64_t phys)
     return h->length >= sizeof(SdtHeader) && sum_ok(h, h->length) ? h : nullptr;
 }
 
-const Madt* find_madt(const Rsdp& r)
+// The n-th table (from 0) of the RSDT or XSDT with this signature whose
+// checksum holds, or nullptr.
+const SdtHeader* find_table(const Rsdp& r, const char* signature, unsigned n = 0)
 {
     const bool x = r.revision >= 2 && r.xsdt && sum_ok(&r, r.length);
     const SdtHeader* root = table(x ? r.xsdt : r.rsdt);
@@ -85,11 +88,44 @@ const Madt* find_madt(const Rsdp& r)
         uint64_t a = 0;
         memcpy(&a, p + off, entry);
         const SdtHeader* t = table(a);
-        if (t && memcmp(t->signature, "APIC", 4) == 0 && t->length >= sizeof(Madt))
-            return reinterpret_cast<const Madt*>(t);
+        if (t && memcmp(t->signature, signature, 4) == 0 && n-- == 0) return t;
     }
     return nullptr;
 }
+
+const Madt* find_madt(const Rsdp& r)
+{
+    const SdtHeader* t = find_table(r, "APIC");
+    return t && t->length >= sizeof(Madt) ? reinterpret_cast<const Madt*>(t) : nullptr;
+}
+
+// The FADT's fields pvmmu reads (§5.2.9, table "FADT Format"): byte offsets,
+// since the table grew over the revisions and `length` says how much of it
+// a firmware wrote.
+constexpr uint32_t kFadtDsdt = 40, kFadtSmiCmd = 48, kFadtAcpiEnable = 52, kFadtPm1aCnt = 64, kFadtPm1bCnt = 68,
+                   kFadtXDsdt = 140, kFadtXPm1aCnt = 172, kFadtXPm1bCnt = 184;
+constexpr uint8_t kSystemIo = 1;   // a Generic Address Structure's address space (§5.2.3.2)
+
+template <typename T>
+T field(const SdtHeader* t, uint32_t off)
+{
+    T v{};
+    if (off + sizeof(T) <= t->length) memcpy(&v, reinterpret_cast<const uint8_t*>(t) + off, sizeof(T));
+    return v;
+}
+
+// A PM1x_CNT port: the 64-bit GAS where it is there and in I/O space, else the 32-bit field.
+uint16_t pm1_cnt(const SdtHeader* fadt, uint32_t legacy, uint32_t gas)
+{
+    if (gas + 12 <= fadt->length && field<uint8_t>(fadt, gas) == kSystemIo) {
+        const uint64_t a = field<uint64_t>(fadt, gas + 4);
+        if (a && a <= 0xffff) return uint16_t(a);
+    }
+    const uint32_t a = field<uint32_t>(fadt, legacy);
+    return a <= 0xffff ? uint16_t(a) : 0;
+}
+
+const uint8_t* aml_of(const SdtHeader* t) { return reinterpret_cast<const uint8_t*>(t) + sizeof(SdtHeader); }
 
 } // namespace
 
@@ -121,6 +157,31 @@ int acpi_find_cpus(CpuList& out)
         p += len;
     }
     return out.count ? 0 : -1;
+}
+
+void acpi_find_power(uint64_t rsdp, PowerInfo& out)
+{
+    if (!rsdp) return;
+    const Rsdp& r = *dmap<const Rsdp>(Maddr{rsdp});
+    if (const SdtHeader* fadt = find_table(r, "FACP")) {
+        out.pm1a_cnt = pm1_cnt(fadt, kFadtPm1aCnt, kFadtXPm1aCnt);
+        out.pm1b_cnt = pm1_cnt(fadt, kFadtPm1bCnt, kFadtXPm1bCnt);
+        const uint32_t smi = field<uint32_t>(fadt, kFadtSmiCmd);
+        out.smi_cmd = smi <= 0xffff ? uint16_t(smi) : 0;
+        out.acpi_enable = field<uint8_t>(fadt, kFadtAcpiEnable);
+        const uint64_t x = field<uint64_t>(fadt, kFadtXDsdt), a = x ? x : field<uint32_t>(fadt, kFadtDsdt);
+        const SdtHeader* dsdt = a ? table(a) : nullptr;
+        if (dsdt && memcmp(dsdt->signature, "DSDT", 4) != 0) dsdt = nullptr;
+        // \_S5 and pvpanic in the DSDT, or in an SSDT where a firmware put
+        // them: the DSDT first (n = 0, when there is one), then each SSDT.
+        for (unsigned n = dsdt ? 0 : 1;; ++n) {
+            const SdtHeader* t = n == 0 ? dsdt : find_table(r, "SSDT", n - 1);
+            if (!t) break;
+            const size_t len = t->length - sizeof(SdtHeader);
+            if (!out.s5) out.s5 = aml_find_s5(aml_of(t), len, out.slp_typa, out.slp_typb);
+            if (!out.pvpanic_from_acpi) out.pvpanic_from_acpi = aml_find_pvpanic(aml_of(t), len, out.pvpanic_port);
+        }
+    }
 }
 
 } // namespace pvmmu::x86

@@ -41,7 +41,9 @@ constinit GuestDomain g_guests[BootInfo::kMaxModules];
 // whose APIC ID is `bsp_apic`, is CPU 0 whatever its place in the table.
 void find_cpus(uint32_t bsp_apic)
 {
-    if (acpi_find_cpus(g_found) != 0) {
+    const int found = acpi_find_cpus(g_found);
+    exit_find_power(g_found.rsdp);   // also the ends of the machine (arch/exit.h)
+    if (found != 0) {
         printk("acpi: no MADT found; running on the boot CPU only\n");
         g_nr_cpus = 1;
         return;
@@ -240,13 +242,15 @@ void apply_module_words(const char* cmdline, unsigned& nr, CpuId& next_cpu, unsi
            shootdown_ipis_sent());
 
     report_invariants();
-    if (g_boot.nr_modules) run_guests(online);
-    report_core();
-
+    // Before any domain runs, so a panic on purpose also ends a machine with
+    // guests (a libvirt domain that must end crashed: tests/tools/libvirt_*).
     if (cmdline_has(g_boot, "selftest=trap")) {
         printk("selftest: raising #UD\n");
         raise_test_exception();
     }
+    if (g_boot.nr_modules) run_guests(online);
+    report_core();
+
     if (cmdline_has(g_boot, "selftest=overflow")) {
         printk("selftest: overflowing the stack into its guard page\n");
         overflow_stack();

@@ -15,6 +15,13 @@ inline uint8_t inb(uint16_t port)
     return v;
 }
 inline void outb(uint16_t port, uint8_t v) { asm volatile("outb %0, %1" : : "a"(v), "Nd"(port)); }
+inline uint16_t inw(uint16_t port)
+{
+    uint16_t v;
+    asm volatile("inw %1, %0" : "=a"(v) : "Nd"(port));
+    return v;
+}
+inline void outw(uint16_t port, uint16_t v) { asm volatile("outw %0, %1" : : "a"(v), "Nd"(port)); }
 inline void outl(uint16_t port, uint32_t v) { asm volatile("outl %0, %1" : : "a"(v), "Nd"(port)); }
 
 inline uint64_t rdmsr(uint32_t msr)
