@@ -70,6 +70,7 @@ void usage(FILE* f)
         "       pvmmu-run [--platform qemu|xen|bochs|libvirt[=URI]] [--accel kvm|tcg|tcg-icount]\n"
         "                 [--timeout SECONDS] [--quiet] --config FILE...\n"
         "       pvmmu-run --list\n"
+        "       pvmmu-run --platform libvirt[=URI] --describe-host\n"
         "       pvmmu-run [--cpus N] --boot-args NAME\n"
         "       pvmmu-run --fuzz [--seed N] [--ops N] [--time S] [--check N] [--trace N] [--no-edges]\n"
         "                 [--with NAME|none] [--accel kvm|tcg|tcg-icount] [--timeout SECONDS] [--quiet]\n"
@@ -105,7 +106,11 @@ void usage(FILE* f)
         "                          libvirt's C API; destroyed at the timeout. URI default:\n"
         "                          qemu:///embed?root=BUILD/libvirt-embed (libvirt's embedded\n"
         "                          QEMU driver: no daemon); qemu:///system names a daemon.\n"
-        "                          The kernel paths must exist where the domain runs. The run\n"
+        "                          A URI naming another host (qemu+ssh://HOST/system,\n"
+        "                          qemu+tcp://HOST/system) gets pvmmu-hv and the guest kernels\n"
+        "                          uploaded to its storage pool (--pool) for the run, through\n"
+        "                          libvirt's storage API; the XML names the volumes' paths;\n"
+        "                          a local URI reads the images where they are. The run\n"
         "                          ends at the hypervisor's last line, which names the\n"
         "                          isa-debug-exit code libvirt does not report; SKIP where\n"
         "                          libvirt cannot connect%s\n"
@@ -129,6 +134,12 @@ void usage(FILE* f)
         "                   also for --platform sim; bochs; libvirt), or one as Xen's dom0 (xen);\n"
         "                   exit 0 when the last domain powers off (or by the last\n"
         "                   `Test result:` line, if one is printed), else 6\n"
+        "  --pool NAME      libvirt, a remote URI: the storage pool the images are uploaded\n"
+        "                   to, as volumes deleted after the run (default: default)\n"
+        "  --describe-host  libvirt: print the URI's host as one line of JSON (hostname,\n"
+        "                   CPU model, arch, CPUs, sockets/cores/threads, MHz, memory,\n"
+        "                   kernel where local, driver and its version: QEMU's, libvirt's\n"
+        "                   version) and exit; for benchmark sweeps (perf/sweep.py)\n"
         "  --list           list the programs with their titles\n"
         "  --boot-args NAME print the guest kernel of NAME for the bare-metal hypervisor\n"
         "                   and, on a second line, the words its module string carries\n"
@@ -418,7 +429,7 @@ const char* word_of(int code)
 int main(int argc, char** argv)
 {
     RunOptions o;
-    bool list = false;
+    bool list = false, describe_host = false;
     std::string boot_args;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
@@ -434,6 +445,10 @@ int main(int argc, char** argv)
             return 0;
         } else if (a == "--list") {
             list = true;
+        } else if (a == "--describe-host") {
+            describe_host = true;
+        } else if (a == "--pool") {
+            o.pool = value("--pool");
         } else if (a == "--boot-args") {
             boot_args = value("--boot-args");
         } else if (a == "--quiet" || a == "-q") {
@@ -516,6 +531,16 @@ int main(int argc, char** argv)
         return 2;
     }
     if (backend && !o.timeout_set) o.timeout_s = backend->default_timeout_s;
+    if (describe_host) {
+        if (backend != &kLibvirt || !o.names.empty() || !o.configs.empty()) {
+            std::fprintf(stderr, "pvmmu-run: --describe-host goes with --platform libvirt[=URI] alone\n");
+            return 2;
+        }
+        std::string why;
+        const int code = libvirt_describe_host(o, why);
+        if (code) std::fprintf(stderr, "pvmmu-run: --describe-host: %s\n", why.c_str());
+        return code;
+    }
     if (!boot_args.empty()) {
         const Program* p = find(boot_args);
         if (!p) {

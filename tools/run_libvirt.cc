@@ -6,6 +6,7 @@
 // so the run ends at pvmmu-hv's own last line, which names the code
 // (kPvmmuEndings), as under Bochs.
 #include "run_libvirt.h"
+#include "run_libvirt_host.h"
 
 #include <atomic>
 #include <cerrno>
@@ -69,8 +70,10 @@ bool prepare_embed_root(const std::string& uri, std::string& why)
 // launcher's descriptor by libvirt's event loop, which a thread of ours runs.
 class LibvirtSession final : public Session {
 public:
-    LibvirtSession(std::string uri, std::string xml, std::string name, std::string serial_log)
-        : uri_(std::move(uri)), xml_(std::move(xml)), name_(std::move(name)), serial_log_(std::move(serial_log))
+    LibvirtSession(std::string uri, std::string xml, std::string name, std::string serial_log,
+                   std::vector<Domain> doms, std::string accel, std::string pool)
+        : uri_(std::move(uri)), xml_(std::move(xml)), name_(std::move(name)), serial_log_(std::move(serial_log)),
+          doms_(std::move(doms)), accel_(std::move(accel)), pool_(std::move(pool))
     {
     }
     ~LibvirtSession() override { stop(); }
@@ -102,6 +105,7 @@ public:
                                                        : " (is libvirtd running there?)");
             return kSkipped;
         }
+        if (libvirt_uri_remote(uri_) && !upload_images(why)) return kCrashed;
         lifecycle_ = virConnectDomainEventRegisterAny(conn_, nullptr, VIR_DOMAIN_EVENT_ID_LIFECYCLE,
                                                       VIR_DOMAIN_EVENT_CALLBACK(on_lifecycle), this, nullptr);
         // Paused, so the console is open before the first line; destroyed
@@ -159,6 +163,7 @@ public:
             close_console();
         }
         if (!serial_log_.empty()) std::remove(serial_log_.c_str());
+        uploads_.remove();
         if (conn_) {
             if (lifecycle_ >= 0) virConnectDomainEventDeregisterAny(conn_, lifecycle_);
             virConnectClose(conn_);
@@ -179,6 +184,22 @@ public:
     }
 
 private:
+    // A remote host cannot read our files: pvmmu-hv and each domain's kernel
+    // become volumes of its storage pool for this run, and the XML names
+    // their paths there.
+    bool upload_images(std::string& why)
+    {
+        std::string hv;
+        if (!uploads_.upload(conn_, pool_, PVMMU_HV_IMAGE, name_ + "-pvmmu-hv", hv, why)) return false;
+        std::vector<Domain> there = doms_;
+        for (size_t i = 0; i < there.size(); ++i) {
+            const std::string vol = name_ + "-domain" + std::to_string(i);
+            if (!uploads_.upload(conn_, pool_, doms_[i].kernel, vol, there[i].kernel, why)) return false;
+        }
+        xml_ = libvirt_domain_xml(there, accel_, name_, hv, serial_log_);
+        return true;
+    }
+
     // With mu_ held.
     void close_console()
     {
@@ -262,7 +283,12 @@ private:
         return 0;
     }
 
-    const std::string uri_, xml_, name_, serial_log_;
+    const std::string uri_;
+    std::string xml_;
+    const std::string name_, serial_log_;
+    const std::vector<Domain> doms_;   // for the XML of a remote host (upload_images)
+    const std::string accel_, pool_;
+    PoolUploads uploads_;
     virConnectPtr conn_ = nullptr;
     virDomainPtr dom_ = nullptr;
     virStreamPtr stream_ = nullptr;
@@ -295,7 +321,7 @@ int libvirt_prepare(const std::vector<Domain>& doms, const Options& o, Launch& l
                                              name + "-serial0.log"
                                        : "";
     l.session = std::make_unique<LibvirtSession>(
-        uri, libvirt_domain_xml(doms, accel, name, PVMMU_HV_IMAGE, serial_log), name, serial_log);
+        uri, libvirt_domain_xml(doms, accel, name, PVMMU_HV_IMAGE, serial_log), name, serial_log, doms, accel, o.pool);
     l.endings = kPvmmuEndings;
     return 0;
 }
