@@ -54,19 +54,6 @@ std::string element(const std::string& xml, const std::string& tag, size_t from,
     return end == std::string::npos || end > to ? "" : xml.substr(start, end - start);
 }
 
-// The host CPU's model and vendor in the capabilities XML: the <cpu> of
-// <host>, not a guest's.
-std::string capabilities_cpu(const std::string& caps)
-{
-    const size_t host = caps.find("<host>");
-    const size_t host_end = caps.find("</host>");
-    if (host == std::string::npos || host_end == std::string::npos) return "";
-    const size_t cpu = caps.find("<cpu>", host);
-    const size_t cpu_end = caps.find("</cpu>", host);
-    if (cpu == std::string::npos || cpu_end == std::string::npos || cpu_end > host_end) return "";
-    const std::string vendor = element(caps, "vendor", cpu, cpu_end), model = element(caps, "model", cpu, cpu_end);
-    return vendor.empty() ? model : model.empty() ? vendor : vendor + " " + model;
-}
 
 // For virStreamSendAll: the next bytes of the file.
 int read_file(virStreamPtr, char* data, size_t n, void* opaque)
@@ -86,6 +73,18 @@ bool libvirt_uri_remote(const std::string& uri)
     return sep != std::string::npos && sep + 3 < uri.size() && uri[sep + 3] != '/';
 }
 
+std::string libvirt_capabilities_cpu(const std::string& caps)
+{
+    const size_t host = caps.find("<host>");
+    const size_t host_end = caps.find("</host>");
+    if (host == std::string::npos || host_end == std::string::npos) return "";
+    const size_t cpu = caps.find("<cpu>", host);
+    const size_t cpu_end = caps.find("</cpu>", host);
+    if (cpu == std::string::npos || cpu_end == std::string::npos || cpu_end > host_end) return "";
+    const std::string vendor = element(caps, "vendor", cpu, cpu_end), model = element(caps, "model", cpu, cpu_end);
+    return vendor.empty() ? model : model.empty() ? vendor : vendor + " " + model;
+}
+
 std::string libvirt_version_string(unsigned long v)
 {
     return std::to_string(v / 1000000) + "." + std::to_string(v / 1000 % 1000) + "." + std::to_string(v % 1000);
@@ -101,7 +100,7 @@ bool libvirt_host_json(virConnectPtr conn, const std::string& uri, std::string& 
     // The rest is description: a driver that lacks one call gives null there.
     std::string cpu, hostname, type;
     if (char* caps = virConnectGetCapabilities(conn)) {
-        cpu = capabilities_cpu(caps);
+        cpu = libvirt_capabilities_cpu(caps);
         free(caps);
     }
     if (char* h = virConnectGetHostname(conn)) {

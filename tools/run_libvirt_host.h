@@ -24,6 +24,10 @@ bool libvirt_uri_remote(const std::string& uri);
 // release (libvirt's API has none for a remote one: null there).
 bool libvirt_host_json(virConnectPtr conn, const std::string& uri, std::string& json, std::string& why);
 
+// The host CPU's vendor and model in a capabilities XML (the <cpu> of
+// <host>, not a guest's), "" where it names none (the test driver).
+std::string libvirt_capabilities_cpu(const std::string& caps);
+
 // A version number as libvirt encodes it (major * 1000000 + minor * 1000 + micro).
 std::string libvirt_version_string(unsigned long v);
 
