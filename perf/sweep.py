@@ -330,13 +330,20 @@ def run_sweep(opts, cells, cell_args, summarise, log=sys.stderr):
     summarise(rows, workload, vcpus, plat) its results (bench_mprotect's)."""
     t0 = time.monotonic()
     say = lambda line: (print(f"[sweep {time.monotonic() - t0:6.1f} s] {line}", file=log), log.flush())
-    described = []
-    for uri in opts.hosts:
+    # All hosts at once: a fresh embedded root probes QEMU first (10 s or more).
+    described = [(uri, None, "not described") for uri in opts.hosts]
+
+    def describe(i, uri):
         try:
-            d = describe_host(opts.build_dir, uri)
-            described.append((uri, d, None))
+            described[i] = (uri, describe_host(opts.build_dir, uri), None)
         except (RuntimeError, OSError, ValueError, subprocess.TimeoutExpired) as e:
-            described.append((uri, None, str(e)))
+            described[i] = (uri, None, str(e))
+
+    threads = [threading.Thread(target=describe, args=(i, u), daemon=True) for i, u in enumerate(opts.hosts)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
     labels = host_labels([(u, d) for u, d, _ in described])
     hosts = [{"label": lab, "uri": u, "description": d, "error": e} for lab, (u, d, e) in zip(labels, described)]
     for h in hosts:

@@ -3,8 +3,10 @@
 // uploaded to a remote host's storage pool.
 #include "run_libvirt_host.h"
 
+#include <atomic>
 #include <cstdio>
 #include <memory>
+#include <thread>
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -144,8 +146,11 @@ bool PoolUploads::upload(virConnectPtr conn, const std::string& pool_name, const
               "; name one with --pool, or define it: virsh pool-define-as NAME dir --target DIR)";
         return false;
     }
+    // Readable by all: the host's QEMU may run as another user (libvirt-qemu),
+    // and seclabel none (run_libvirt_xml.cc) means libvirt chowns nothing.
     const std::string xml = "<volume><name>" + name + "</name><capacity unit='bytes'>" +
-                            std::to_string(st.st_size) + "</capacity><target><format type='raw'/></target></volume>";
+                            std::to_string(st.st_size) + "</capacity><target><format type='raw'/>"
+                            "<permissions><mode>0644</mode></permissions></target></volume>";
     virStorageVolPtr vol = virStorageVolCreateXML(pool, xml.c_str(), 0);
     virStoragePoolFree(pool);
     if (!vol) {
@@ -186,14 +191,26 @@ int libvirt_describe_host(const Options& o, std::string& why)
     const std::string uri = o.platform_arg.empty() ? libvirt_default_uri() : o.platform_arg;
     virInitialize();
     virSetErrorFunc(nullptr, quiet_errors);
-    virConnectPtr conn = virConnectOpen(uri.c_str());
-    if (!conn) {
-        why = "cannot connect to " + uri + ": " + last_error();
-        return kSkipped;
-    }
+    // The embedded driver needs an event loop that runs (it talks to QEMU
+    // when it probes its capabilities); a thread of ours, as in a run.
+    virEventRegisterDefaultImpl();
+    std::atomic<bool> quit{false};
+    std::thread loop([&quit] {
+        while (!quit) virEventRunDefaultImpl();
+    });
     std::string json;
-    const bool ok = libvirt_host_json(conn, uri, json, why);
-    virConnectClose(conn);
+    bool ok = false;
+    virConnectPtr conn = virConnectOpen(uri.c_str());
+    if (conn) {
+        ok = libvirt_host_json(conn, uri, json, why);
+        virConnectClose(conn);
+    } else {
+        why = "cannot connect to " + uri + ": " + last_error();
+    }
+    quit = true;
+    virEventAddTimeout(0, [](int timer, void*) { virEventRemoveTimeout(timer); }, nullptr, nullptr);
+    loop.join();
+    if (!conn) return kSkipped;
     if (!ok) return kCrashed;
     std::printf("%s\n", json.c_str());
     return 0;

@@ -2,7 +2,7 @@
 """A benchmark sweep over two libvirt hosts for real (issue 16 part 3): two
 connections to this machine, the embedded QEMU driver in two roots under the
 build tree, so the scheduler, the host descriptions and the merge run with
-real guest runs. Two cells (1 and 2 vCPUs, flag-range, few pages), one on
+real guest runs. Two cells (1 and 2 vCPUs, flag-range, one L1 of pages), one on
 each host at once; then the JSON and CSV must hold both hosts' results with a
 host column, each host described (CPUs, driver version), no failed cell, and
 --check's exact targets met. Exit 77 (CTest's SKIP) where the embedded
@@ -32,7 +32,7 @@ def main():
         if os.path.exists(f):
             os.remove(f)
     cmd = [sys.executable, os.path.join(perf, "bench_mprotect.py"), "--build-dir", build, "--hosts", ",".join(uris),
-           "--accel", "tcg", "--vcpus", "1,2", "--workload", "private", "--modes", "flag-range", "--pages", "64",
+           "--accel", "tcg", "--vcpus", "1,2", "--workload", "private", "--modes", "flag-range", "--pages", "512",
            "--runs", "1", "--epochs", "1", "--cycles", "1", "--json", js, "--csv", cs, "--check"]
     print(" ".join(cmd), flush=True)
     r = subprocess.run(cmd)
