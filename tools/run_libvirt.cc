@@ -105,7 +105,7 @@ public:
                                                        : " (is libvirtd running there?)");
             return kSkipped;
         }
-        if (libvirt_uri_remote(uri_) && !upload_images(why)) return kCrashed;
+        if ((libvirt_uri_remote(uri_) || !pool_.empty()) && !upload_images(why)) return kCrashed;
         lifecycle_ = virConnectDomainEventRegisterAny(conn_, nullptr, VIR_DOMAIN_EVENT_ID_LIFECYCLE,
                                                       VIR_DOMAIN_EVENT_CALLBACK(on_lifecycle), this, nullptr);
         // Paused, so the console is open before the first line; destroyed
@@ -185,16 +185,18 @@ public:
 
 private:
     // A remote host cannot read our files: pvmmu-hv and each domain's kernel
-    // become volumes of its storage pool for this run, and the XML names
-    // their paths there.
+    // become volumes of its storage pool for this run (--pool, else
+    // "default"), and the XML names their paths there. A local URI does
+    // the same where --pool names a pool.
     bool upload_images(std::string& why)
     {
+        const std::string pool = pool_.empty() ? "default" : pool_;
         std::string hv;
-        if (!uploads_.upload(conn_, pool_, PVMMU_HV_IMAGE, name_ + "-pvmmu-hv", hv, why)) return false;
+        if (!uploads_.upload(conn_, pool, PVMMU_HV_IMAGE, name_ + "-pvmmu-hv", hv, why)) return false;
         std::vector<Domain> there = doms_;
         for (size_t i = 0; i < there.size(); ++i) {
             const std::string vol = name_ + "-domain" + std::to_string(i);
-            if (!uploads_.upload(conn_, pool_, doms_[i].kernel, vol, there[i].kernel, why)) return false;
+            if (!uploads_.upload(conn_, pool, doms_[i].kernel, vol, there[i].kernel, why)) return false;
         }
         xml_ = libvirt_domain_xml(there, accel_, name_, hv, serial_log_);
         return true;
