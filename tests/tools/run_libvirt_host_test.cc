@@ -47,7 +47,7 @@ TEST(LibvirtHost, VersionsAsLibvirtWritesThem)
     EXPECT_EQ(libvirt_version_string(7002011), "7.2.11");
 }
 
-class TestDriver : public ::testing::Test {
+class LibvirtHostOnTestDriver : public ::testing::Test {
 protected:
     void SetUp() override
     {
@@ -62,7 +62,7 @@ protected:
     virConnectPtr conn_ = nullptr;
 };
 
-TEST_F(TestDriver, DescribesTheHost)
+TEST_F(LibvirtHostOnTestDriver, DescribesTheHost)
 {
     std::string json, why;
     ASSERT_TRUE(libvirt_host_json(conn_, "test:///default", json, why)) << why;
@@ -79,7 +79,7 @@ TEST_F(TestDriver, DescribesTheHost)
     EXPECT_EQ(json.back(), '}');
 }
 
-TEST_F(TestDriver, AnUploadTheDriverRefusesLeavesNoVolume)
+TEST_F(LibvirtHostOnTestDriver, AnUploadTheDriverRefusesLeavesNoVolume)
 {
     virStoragePoolPtr pool = virStoragePoolLookupByName(conn_, "default-pool");
     ASSERT_NE(pool, nullptr);
@@ -94,7 +94,7 @@ TEST_F(TestDriver, AnUploadTheDriverRefusesLeavesNoVolume)
     virStoragePoolFree(pool);
 }
 
-TEST_F(TestDriver, AMissingPoolSaysHowToMakeOne)
+TEST_F(LibvirtHostOnTestDriver, AMissingPoolSaysHowToMakeOne)
 {
     PoolUploads up;
     std::string path, why;
@@ -103,7 +103,7 @@ TEST_F(TestDriver, AMissingPoolSaysHowToMakeOne)
     EXPECT_TRUE(has(why, "--pool")) << why;
 }
 
-TEST_F(TestDriver, AMissingFileIsNoVolume)
+TEST_F(LibvirtHostOnTestDriver, AMissingFileIsNoVolume)
 {
     PoolUploads up;
     std::string path, why;
