@@ -122,11 +122,18 @@ def describe_host(build, uri):
     return json.loads(r.stdout)
 
 
+def uri_host(uri):
+    """The host a URI names ("" after "scheme://": "host")."""
+    _, sep, rest = uri.partition("://")
+    return (rest.split("/", 1)[0] if sep else "") or "host"
+
+
 def host_labels(descriptions):
     """Short names for the host column: each host's hostname, with #N where
-    several share one (two roots on one machine). descriptions: (uri, dict or
-    None) in --hosts order."""
-    names = [(d or {}).get("hostname") or "host" for _, d in descriptions]
+    several share one (two roots on one machine); a host that could not be
+    described goes by its URI's host. descriptions: (uri, dict or None) in
+    --hosts order."""
+    names = [(d or {}).get("hostname") or uri_host(u) for u, d in descriptions]
     seen, labels = {}, []
     for n in names:
         seen[n] = seen.get(n, 0) + 1

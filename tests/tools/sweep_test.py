@@ -88,8 +88,9 @@ class ScheduleTest(unittest.TestCase):
 class HostsTest(unittest.TestCase):
     def test_labels_tell_one_machine_apart(self):
         self.assertEqual(sweep.host_labels([("u1", {"hostname": "vm"}), ("u2", {"hostname": "vm"}),
-                                            ("u3", {"hostname": "big"}), ("u4", None)]),
-                         ["vm#1", "vm#2", "big", "host"])
+                                            ("u3", {"hostname": "big"}), ("u4", None),
+                                            ("qemu+ssh://bench1/system", None)]),
+                         ["vm#1", "vm#2", "big", "host", "bench1"])
 
     def test_embed_slots_get_roots_of_their_own(self):
         self.assertEqual(sweep.slot_uri("qemu:///embed?root=/r", 0), "qemu:///embed?root=/r")
