@@ -18,7 +18,6 @@ The scheduler (schedule) and the merge (merge, write_csv) take plain data,
 so tests/tools/sweep_test.py runs them without a machine.
 """
 import csv
-import itertools
 import json
 import os
 import subprocess
@@ -159,36 +158,29 @@ def remote(uri):
     return bool(sep) and bool(rest) and not rest.startswith("/")
 
 
-class HostPlatform(QemuPlatform):
+class HostPlatform:
     """The qemu platform's guest run as a libvirt domain on one URI
-    (pvmmu-run --platform libvirt=URI): the same xl.cfg domain and launcher
-    as QemuPlatform, so the cell's console and judgement are the bench's."""
+    (pvmmu-run --platform libvirt=URI): QemuPlatform's xl.cfg domain and
+    launcher, so a cell's console and judgement are the single-host bench's.
+    One per slot of a host: each has its own folder of xl.cfg files, so cells
+    side by side (--per-host) do not share one."""
+
+    name, hypervisor = "libvirt", "pvmmu"
 
     def __init__(self, build, accel, uri):
-        super().__init__(build, accel)
-        self.uri = uri
-        self.launcher_platform = f"libvirt={uri}"
-        self.name = "libvirt"
-        self.lock = threading.Lock()
-        self.seq = itertools.count()
+        self.uri, self.accel = uri, accel
+        # QemuPlatform checks /dev/kvm on this machine: a remote host's KVM is its own.
+        self.qemu = QemuPlatform(build, "tcg" if remote(uri) else accel)
+        self.native_args, self.lacks_modes = self.qemu.native_args, self.qemu.lacks_modes
 
-    def command(self, program, vcpus, args, uri=None):
-        # QemuPlatform writes PROGRAM-VCPUS.cfg: cells running side by side
-        # (--per-host) each get a copy of their own. Its /dev/kvm check is
-        # about this machine, which a remote host's KVM is not.
-        with self.lock:
-            accel, self.accel = self.accel, "tcg" if remote(self.uri) else self.accel
-            try:
-                cmd = super().command(program, vcpus, args)
-            finally:
-                self.accel = accel
-            cfg = cmd[-1]
-            own = f"{cfg[:-4]}-{next(self.seq)}.cfg"
-            os.replace(cfg, own)
-        cmd[-1] = own
+    def command(self, program, vcpus, args):
+        cmd = self.qemu.command(program, vcpus, args)
+        cmd[cmd.index("--platform") + 1] = f"libvirt={self.uri}"
         cmd[cmd.index("--accel") + 1] = self.accel
-        cmd[cmd.index("--platform") + 1] = f"libvirt={uri or self.uri}"
         return cmd
+
+    def succeeded(self, returncode, lines):
+        return self.qemu.succeeded(returncode, lines)
 
 
 class _Quiet:
@@ -357,7 +349,9 @@ def run_sweep(opts, cells, cell_args, summarise, log=sys.stderr):
         say(f"host {h['label']}: {h['uri']}: " + (host_summary(h["description"]) if h["description"]
                                                   else f"cannot be described, it takes no cell: {h['error']}"))
     usable = [h["label"] for h in hosts if h["description"]]
-    plats = {h["label"]: HostPlatform(opts.build_dir, opts.accel, h["uri"]) for h in hosts}
+    # Each slot of a host connects to its own URI (slot_uri).
+    plats = {(h["label"], slot): HostPlatform(opts.build_dir, opts.accel, slot_uri(h["uri"], slot))
+             for h in hosts for slot in range(opts.per_host)}
     jobs = make_jobs(cells, [h["label"] for h in hosts] if opts.every_host else usable, opts.every_host)
     done = [0]
 
@@ -369,15 +363,12 @@ def run_sweep(opts, cells, cell_args, summarise, log=sys.stderr):
         what = "done" if outcome[3] is None else "FAILED: " + reason(outcome[3])
         say(f"[{done[0]}/{len(jobs)}] {outcome[0] or '-'}: {cell_name(job.cell)}: {what}")
 
-    # Each slot connects to its own URI (slot_uri).
     def run_in_slot(label, slot, cell):
-        return run_cell(_SlotView(plats[label], slot_uri(plats[label].uri, slot)), label, cell)
-
-    def run_cell(plat, label, cell):
         if label not in usable:
             raise RuntimeError(f"host {label} could not be described: "
                                + next(h["error"] for h in hosts if h["label"] == label))
-        wl, v, mode = cell
+        plat = plats[(label, slot)]
+        wl, v, _ = cell
         rows = run_program(plat, "mprotect", v, cell_args(cell, plat), _Quiet(), cell_name(cell))
         return summarise(rows, wl, v, plat)
 
@@ -386,19 +377,3 @@ def run_sweep(opts, cells, cell_args, summarise, log=sys.stderr):
     say(f"{len(results)} results, {len(failed)} failed cell(s)")
     return {"sweep": True, "date": utc_now(), "accel": opts.accel, "hosts": hosts, "results": results,
             "failed": failed}
-
-
-class _SlotView:
-    """A host's platform as one slot sees it: its commands connect to the
-    slot's URI."""
-
-    def __init__(self, plat, uri):
-        self.plat, self.uri = plat, uri
-        self.hypervisor, self.name, self.accel = plat.hypervisor, plat.name, plat.accel
-        self.native_args = plat.native_args
-
-    def command(self, program, vcpus, args):
-        return self.plat.command(program, vcpus, args, uri=self.uri)
-
-    def succeeded(self, returncode, lines):
-        return self.plat.succeeded(returncode, lines)
