@@ -357,11 +357,11 @@ def run_sweep(opts, cells, cell_args, summarise, log=sys.stderr):
 
     def report(event, label, job, index, outcome):
         if event == "start":
-            say(f"[{done[0] + 1}/{len(jobs)}] {label}: {cell_name(job.cell)}: started")
+            say(f"[{done[0]}/{len(jobs)} done] {label}: {cell_name(job.cell)}: started")
             return
         done[0] += 1
         what = "done" if outcome[3] is None else "FAILED: " + reason(outcome[3])
-        say(f"[{done[0]}/{len(jobs)}] {outcome[0] or '-'}: {cell_name(job.cell)}: {what}")
+        say(f"[{done[0]}/{len(jobs)} done] {outcome[0] or '-'}: {cell_name(job.cell)}: {what}")
 
     def run_in_slot(label, slot, cell):
         if label not in usable:
