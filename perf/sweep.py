@@ -312,7 +312,9 @@ def write_plot(doc, path):
                         f.write(f"{r['vcpus']} {r['pte_updates_per_s']} {r['pte_updates_per_s_min']} "
                                 f"{r['pte_updates_per_s_max']}\n")
                 plots.append(f"'{data}' using 1:2:3:4 with yerrorlines title '{host} {mode}'")
-            script += [f"set title '{wl}'", "plot " + ", ".join(plots)]
+            vcpus = sorted({r["vcpus"] for r in doc["results"]})
+            script += ["set xtics (" + ", ".join(str(v) for v in vcpus) + ")", f"set title '{wl}'",
+                       "plot " + ", ".join(plots)]
         script.append("unset multiplot")
         r = subprocess.run(["gnuplot"], input="\n".join(script) + "\n", capture_output=True, text=True)
         if r.returncode != 0:
