@@ -26,6 +26,7 @@ import tempfile
 
 from guest_bench import (Progress, Unavailable, command_line, common_args, count, make_platform, run_program,
                          report_check, utc_now, vcpu_list, write_json)
+import sweep
 
 MODES = ["native", "per-pte", "linux-xen", "atomic-array", "flag-range", "unsafe"]
 WORKLOADS = ["private", "shared"]
@@ -277,6 +278,50 @@ def mode_list(s):
     return [m for m in MODES if m in v]
 
 
+def host_list(s):
+    """An argparse type: comma-separated libvirt URIs, each once."""
+    v = [x for x in s.split(",") if x]
+    if not v or len(set(v)) != len(v):
+        raise argparse.ArgumentTypeError("one or more libvirt URIs, comma-separated, each once")
+    return v
+
+
+def run_hosts(opts, workloads):
+    """--hosts: the sweep (perf/sweep.py), one guest run per (workload, vCPUs,
+    mode) cell, each with the words a single-host run gives its modes."""
+    cells = [(wl, v, m) for wl in workloads for v in opts.vcpus for m in opts.modes]
+
+    def cell_args(cell, plat):
+        wl, _, mode = cell
+        args = [f"workload={wl}", f"pages={opts.pages}", f"runs={opts.runs}", f"epochs={opts.epochs}",
+                f"cycles={opts.cycles}", f"modes={mode}"]
+        if mode == "native":
+            args += plat.native_args
+        return args + ([f"batch={opts.batch}"] if opts.batch else [])
+
+    try:
+        doc = sweep.run_sweep(opts, cells, cell_args, summarise)
+        doc["command"] = command_line("mprotect")
+        doc["params"] = {"pages": opts.pages, "runs": opts.runs, "epochs": opts.epochs, "cycles": opts.cycles,
+                         "batch": opts.batch, "per_host": opts.per_host, "every_host": opts.every_host}
+        if opts.json:
+            write_json(opts.json, doc)
+        if opts.csv:
+            sweep.write_csv(doc, opts.csv)
+        if opts.plot:
+            sweep.write_plot(doc, opts.plot)
+    except (Unavailable, RuntimeError, OSError) as e:
+        print(f"pvmmu bench mprotect: {e}", file=sys.stderr)
+        return 2
+    sweep.print_table(doc, sys.stdout, fmt_rate)
+    if opts.check:
+        bad = check(doc) + [f"{r['host']}: {r['workload']} {r['vcpus']} vCPUs {r['mode']}: the cell failed"
+                            for r in doc["failed"]]
+        return report_check(bad, len(doc["results"]))
+    # A failed cell is a failed run (exit 2), after the table that names it.
+    return 2 if doc["failed"] or not doc["results"] else 0
+
+
 def main():
     ap = argparse.ArgumentParser(
         prog="pvmmu bench mprotect",
@@ -304,8 +349,23 @@ def main():
     ap.add_argument("--plot", metavar="FILE", help="draw updates/s against vCPUs per mode (gnuplot; .svg or .png)")
     ap.add_argument("--check", action="store_true",
                     help="check the exact targets (hypercall and flush counts, A/D accounting); exit 1 if one fails")
+    ap.add_argument("--hosts", type=host_list, metavar="URI[,URI...]",
+                    help="a sweep over libvirt hosts (perf/sweep.py): every (workload, vCPUs, mode) cell as its own "
+                         "guest run through pvmmu-run --platform libvirt=URI on one of the hosts, the results merged "
+                         "with a host column (--csv: one row per cell and host, failed cells included)")
+    ap.add_argument("--per-host", type=count(), default=1, metavar="N",
+                    help="--hosts: at most N machines on a host at a time (default 1)")
+    ap.add_argument("--every-host", action="store_true",
+                    help="--hosts: every cell on every host, to compare them (default: each cell once, on the "
+                         "first host with a free slot)")
     opts = ap.parse_args()
     workloads = WORKLOADS if opts.workload == "both" else [opts.workload]
+    if opts.hosts:
+        if opts.platform != ["sim"] or opts.interleave:
+            ap.error("--hosts runs on libvirt hosts: no --platform, no --interleave")
+        return run_hosts(opts, workloads)
+    if opts.per_host != 1 or opts.every_host:
+        ap.error("--per-host and --every-host go with --hosts")
 
     plats = [make_platform(p, opts.build_dir, opts.accel, ["--interleave"] if opts.interleave else [])
              for p in opts.platform]

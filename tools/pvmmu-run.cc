@@ -70,6 +70,7 @@ void usage(FILE* f)
         "       pvmmu-run [--platform qemu|xen|bochs|libvirt[=URI]] [--accel kvm|tcg|tcg-icount]\n"
         "                 [--timeout SECONDS] [--quiet] --config FILE...\n"
         "       pvmmu-run --list\n"
+        "       pvmmu-run --platform libvirt[=URI] --describe-host\n"
         "       pvmmu-run [--cpus N] --boot-args NAME\n"
         "       pvmmu-run [--accel kvm|tcg|tcg-icount] [--cpus N] [--hv-args WORDS] --print-xml NAME\n"
         "       pvmmu-run --fuzz [--seed N] [--ops N] [--time S] [--check N] [--trace N] [--no-edges]\n"
@@ -106,7 +107,11 @@ void usage(FILE* f)
         "                          libvirt's C API; destroyed at the timeout. URI default:\n"
         "                          qemu:///embed?root=BUILD/libvirt-embed (libvirt's embedded\n"
         "                          QEMU driver: no daemon); qemu:///system names a daemon.\n"
-        "                          The kernel paths must exist where the domain runs. The run\n"
+        "                          A URI naming another host (qemu+ssh://HOST/system,\n"
+        "                          qemu+tcp://HOST/system) gets pvmmu-hv and the guest kernels\n"
+        "                          uploaded to its storage pool (--pool) for the run, through\n"
+        "                          libvirt's storage API; the XML names the volumes' paths;\n"
+        "                          a local URI reads the images where they are. The run\n"
         "                          ends at the hypervisor's last line, which names the\n"
         "                          isa-debug-exit code libvirt does not report; then the\n"
         "                          machine powers off (ACPI S5) or reports its panic\n"
@@ -138,6 +143,13 @@ void usage(FILE* f)
         "                   also for --platform sim; bochs; libvirt), or one as Xen's dom0 (xen);\n"
         "                   exit 0 when the last domain powers off (or by the last\n"
         "                   `Test result:` line, if one is printed), else 6\n"
+        "  --pool NAME      libvirt: upload the images to this storage pool, as volumes\n"
+        "                   deleted after the run (a remote URI: always, default pool\n"
+        "                   `default`; a local one: only with --pool)\n"
+        "  --describe-host  libvirt: print the URI's host as one line of JSON (hostname,\n"
+        "                   CPU model, arch, CPUs, sockets/cores/threads, MHz, memory,\n"
+        "                   kernel where local, driver and its version: QEMU's, libvirt's\n"
+        "                   version) and exit; for benchmark sweeps (perf/sweep.py)\n"
         "  --list           list the programs with their titles\n"
         "  --boot-args NAME print the guest kernel of NAME for the bare-metal hypervisor\n"
         "                   and, on a second line, the words its module string carries\n"
@@ -427,7 +439,7 @@ const char* word_of(int code)
 int main(int argc, char** argv)
 {
     RunOptions o;
-    bool list = false;
+    bool list = false, describe_host = false;
     std::string boot_args, print_xml;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
@@ -443,6 +455,10 @@ int main(int argc, char** argv)
             return 0;
         } else if (a == "--list") {
             list = true;
+        } else if (a == "--describe-host") {
+            describe_host = true;
+        } else if (a == "--pool") {
+            o.pool = value("--pool");
         } else if (a == "--boot-args") {
             boot_args = value("--boot-args");
         } else if (a == "--print-xml") {
@@ -539,6 +555,16 @@ int main(int argc, char** argv)
         std::fputs(libvirt_domain_xml({domain_of(*p, info_of(*p), o)}, accel, "pvmmu-" + print_xml, PVMMU_HV_IMAGE, "",
                                       o.hv_args).c_str(), stdout);
         return 0;
+    }
+    if (describe_host) {
+        if (backend != &kLibvirt || !o.names.empty() || !o.configs.empty()) {
+            std::fprintf(stderr, "pvmmu-run: --describe-host goes with --platform libvirt[=URI] alone\n");
+            return 2;
+        }
+        std::string why;
+        const int code = libvirt_describe_host(o, why);
+        if (code) std::fprintf(stderr, "pvmmu-run: --describe-host: %s\n", why.c_str());
+        return code;
     }
     if (!boot_args.empty()) {
         const Program* p = find(boot_args);

@@ -17,7 +17,7 @@ add_executable(pvmmu-run pvmmu-run.cc run_child.cc run_qemu.cc run_xen.cc run_bo
 # the top CMakeLists.txt). Without it pvmmu-run still builds, and that
 # platform is a SKIP saying why.
 if(LIBVIRT_FOUND)
-  target_sources(pvmmu-run PRIVATE run_libvirt.cc)
+  target_sources(pvmmu-run PRIVATE run_libvirt.cc run_libvirt_host.cc)
   target_link_libraries(pvmmu-run PRIVATE PkgConfig::LIBVIRT)
 else()
   target_sources(pvmmu-run PRIVATE run_libvirt_missing.cc)

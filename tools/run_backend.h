@@ -28,6 +28,7 @@ constexpr int kCrashStatus = exit_status(0x20 + 3);      // SHUTDOWN_crash
 struct Options {
     std::string platform = "sim";
     std::string platform_arg;   // what follows '=' in --platform NAME=ARG (libvirt: the URI)
+    std::string pool;   // libvirt: the storage pool the images are uploaded to ("": none here, "default" remote)
     std::string accel;   // kvm, tcg or tcg-icount, as the back end takes; empty: its default
     std::string cpus;    // empty: the program's default
     double timeout_s = 60;

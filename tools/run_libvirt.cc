@@ -8,6 +8,7 @@
 // XML has no isa-debug-exit) and the launcher says how libvirt saw it end:
 // "shut off (shutdown)" or "crashed (panicked)", virsh's words.
 #include "run_libvirt.h"
+#include "run_libvirt_host.h"
 
 #include <atomic>
 #include <cerrno>
@@ -73,9 +74,13 @@ bool prepare_embed_root(const std::string& uri, std::string& why)
 // launcher's descriptor by libvirt's event loop, which a thread of ours runs.
 class LibvirtSession final : public Session {
 public:
-    LibvirtSession(std::string uri, std::string xml, std::string name, std::string serial_log, bool quiet)
-        : uri_(std::move(uri)), xml_(std::move(xml)), name_(std::move(name)), serial_log_(std::move(serial_log)),
-          quiet_(quiet)
+    // The domain's XML names pvmmu-hv and the kernels as this machine has
+    // them; a remote host's are uploaded first (upload_images).
+    LibvirtSession(std::string uri, std::string name, std::string serial_log, std::vector<Domain> doms,
+                   std::string accel, const Options& o)
+        : uri_(std::move(uri)), name_(std::move(name)), serial_log_(std::move(serial_log)), doms_(std::move(doms)),
+          accel_(std::move(accel)), hv_args_(o.hv_args), pool_(o.pool), quiet_(o.quiet),
+          xml_(libvirt_domain_xml(doms_, accel_, name_, PVMMU_HV_IMAGE, serial_log_, hv_args_))
     {
     }
     ~LibvirtSession() override { stop(); }
@@ -107,6 +112,7 @@ public:
                                                        : " (is libvirtd running there?)");
             return kSkipped;
         }
+        if ((libvirt_uri_remote(uri_) || !pool_.empty()) && !upload_images(why)) return kCrashed;
         lifecycle_ = virConnectDomainEventRegisterAny(conn_, nullptr, VIR_DOMAIN_EVENT_ID_LIFECYCLE,
                                                       VIR_DOMAIN_EVENT_CALLBACK(on_lifecycle), this, nullptr);
         // Paused, so the console is open before the first line; destroyed
@@ -192,6 +198,7 @@ public:
             close_console();
         }
         if (!serial_log_.empty()) std::remove(serial_log_.c_str());
+        uploads_.remove();
         if (conn_) {
             if (lifecycle_ >= 0) virConnectDomainEventDeregisterAny(conn_, lifecycle_);
             virConnectClose(conn_);
@@ -213,6 +220,24 @@ public:
     }
 
 private:
+    // A remote host cannot read our files: pvmmu-hv and each domain's kernel
+    // become volumes of its storage pool for this run (--pool, else
+    // "default"), and the XML names their paths there. A local URI does
+    // the same where --pool names a pool.
+    bool upload_images(std::string& why)
+    {
+        const std::string pool = pool_.empty() ? "default" : pool_;
+        std::string hv;
+        if (!uploads_.upload(conn_, pool, PVMMU_HV_IMAGE, name_ + "-pvmmu-hv", hv, why)) return false;
+        std::vector<Domain> there = doms_;
+        for (size_t i = 0; i < there.size(); ++i) {
+            const std::string vol = name_ + "-domain" + std::to_string(i);
+            if (!uploads_.upload(conn_, pool, doms_[i].kernel, vol, there[i].kernel, why)) return false;
+        }
+        xml_ = libvirt_domain_xml(there, accel_, name_, hv, serial_log_, hv_args_);
+        return true;
+    }
+
     // With mu_ held.
     void close_console()
     {
@@ -317,8 +342,12 @@ private:
 
     static constexpr int kSettleSeconds = 10;
 
-    const std::string uri_, xml_, name_, serial_log_;
+    const std::string uri_, name_, serial_log_;
+    const std::vector<Domain> doms_;
+    const std::string accel_, hv_args_, pool_;
     const bool quiet_;
+    std::string xml_;
+    PoolUploads uploads_;
     virConnectPtr conn_ = nullptr;
     virDomainPtr dom_ = nullptr;
     virStreamPtr stream_ = nullptr;
@@ -380,8 +409,7 @@ int libvirt_prepare(const std::vector<Domain>& doms, const Options& o, Launch& l
                                        ? std::filesystem::absolute(uri.substr(embed.size())).string() + "/log/" +
                                              name + "-serial0.log"
                                        : "";
-    l.session = std::make_unique<LibvirtSession>(
-        uri, libvirt_domain_xml(doms, accel, name, PVMMU_HV_IMAGE, serial_log, o.hv_args), name, serial_log, o.quiet);
+    l.session = std::make_unique<LibvirtSession>(uri, name, serial_log, doms, accel, o);
     l.endings = kPvmmuEndings;
     return 0;
 }

@@ -36,6 +36,10 @@ namespace pvmmu::run {
 // The back end's prepare (run_libvirt.cc; run_libvirt_missing.cc, a SKIP,
 // where pvmmu-run was built without libvirt).
 int libvirt_prepare(const std::vector<Domain>& doms, const Options& o, Launch& l, std::string& why);
+// --describe-host: the host behind --platform libvirt[=URI] as one line of
+// JSON on stdout (run_libvirt_host.h), for benchmark sweeps over several
+// hosts (perf/sweep.py). 0, or kSkipped (no connection) or kCrashed with `why`.
+int libvirt_describe_host(const Options& o, std::string& why);
 // Whether pvmmu-run was built with libvirt (for --help).
 extern const bool kLibvirtBuilt;
 

@@ -13,4 +13,11 @@ int libvirt_prepare(const std::vector<Domain>&, const Options&, Launch&, std::st
     return kSkipped;
 }
 
+int libvirt_describe_host(const Options&, std::string& why)
+{
+    why = "pvmmu-run was built without libvirt (libvirt-dev was missing when CMake ran: ./pvmmu deps, then "
+          "rebuild)";
+    return kSkipped;
+}
+
 } // namespace pvmmu::run
