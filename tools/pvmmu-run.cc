@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "kvm_probe.h"
 #include "run_backend.h"
 #include "run_libvirt.h"
 #include "xl_config.h"
@@ -70,6 +71,7 @@ void usage(FILE* f)
         "       pvmmu-run [--platform qemu|xen|bochs|libvirt[=URI]] [--accel kvm|tcg|tcg-icount]\n"
         "                 [--timeout SECONDS] [--quiet] --config FILE...\n"
         "       pvmmu-run --list\n"
+        "       pvmmu-run --kvm-self-test\n"
         "       pvmmu-run [--cpus N] --boot-args NAME\n"
         "       pvmmu-run --fuzz [--seed N] [--ops N] [--time S] [--check N] [--trace N] [--no-edges]\n"
         "                 [--with NAME|none] [--accel kvm|tcg|tcg-icount] [--timeout SECONDS] [--quiet]\n"
@@ -114,8 +116,14 @@ void usage(FILE* f)
         "  --accel A        qemu and libvirt: kvm, tcg, or tcg-icount: TCG with -icount shift=0, where\n"
         "                   every guest instruction takes 1 ns of virtual time, so the\n"
         "                   guest's clock counts instructions (deterministic; the vCPUs\n"
-        "                   take turns on one host thread). Default: kvm when /dev/kvm\n"
-        "                   is usable (libvirt: and the URI is qemu:///...), else tcg.\n"
+        "                   take turns on one host thread). qemu's default: kvm when\n"
+        "                   /dev/kvm is usable and passes the self-test (--kvm-self-test),\n"
+        "                   else tcg, with a line saying why where /dev/kvm is there;\n"
+        "                   kvm runs KVM even where the self-test fails (with a warning);\n"
+        "                   kvm-qualified is KVM where it passes, else SKIP (label kvm).\n"
+        "                   TCG's CPU is qemu64 with SMEP, SMAP and UMIP; KVM's -cpu host.\n"
+        "                   libvirt's default: kvm when /dev/kvm is usable and the URI\n"
+        "                   is qemu:///..., else tcg.\n"
         "                   xen: tcg (default) or tcg-icount.\n"
         "                   bochs: none\n"
         "  --cpus N         vCPUs of the guest's domain (default: the test's own)\n"
@@ -130,6 +138,10 @@ void usage(FILE* f)
         "                   exit 0 when the last domain powers off (or by the last\n"
         "                   `Test result:` line, if one is printed), else 6\n"
         "  --list           list the programs with their titles\n"
+        "  --kvm-self-test  boot the accelerator qualification (tests/kvm/syscall_probe.S) under\n"
+        "                   KVM and say whether KVM runs pvmmu here: exit 0 if it passes,\n"
+        "                   3 if not (or no usable /dev/kvm); the verdict is kept in the\n"
+        "                   build tree until the host reboots\n"
         "  --boot-args NAME print the guest kernel of NAME for the bare-metal hypervisor\n"
         "                   and, on a second line, the words its module string carries\n"
         "                   after the path when --platform qemu boots it (vcpus=N\n"
@@ -413,6 +425,20 @@ const char* word_of(int code)
     }
 }
 
+// --kvm-self-test: the verdict the qemu platform's default accelerator
+// follows (kvm_probe.h), as a line and an exit status.
+int kvm_self_test_command()
+{
+    if (!kvm_usable()) {
+        std::printf("pvmmu-run: /dev/kvm is not usable here: KVM cannot run pvmmu\n");
+        return kSkipped;
+    }
+    const KvmVerdict v = kvm_self_test(PVMMU_KVM_PROBE_IMAGE, PVMMU_KVM_VERDICT);
+    std::printf("pvmmu-run: /dev/kvm %s: %s\n", describe(v).c_str(),
+                v.result == KvmProbe::Passed ? "KVM runs pvmmu here" : "the qemu platform uses TCG by default");
+    return v.result == KvmProbe::Passed ? 0 : kSkipped;
+}
+
 } // namespace
 
 int main(int argc, char** argv)
@@ -434,6 +460,8 @@ int main(int argc, char** argv)
             return 0;
         } else if (a == "--list") {
             list = true;
+        } else if (a == "--kvm-self-test") {
+            return kvm_self_test_command();
         } else if (a == "--boot-args") {
             boot_args = value("--boot-args");
         } else if (a == "--quiet" || a == "-q") {

@@ -8,6 +8,8 @@
 
 #include <unistd.h>
 
+#include "kvm_probe.h"
+
 namespace pvmmu::run {
 
 std::string module_words(const Domain& d)
@@ -49,7 +51,7 @@ std::vector<std::string> qemu_command(const std::string& accel, unsigned long cp
 {
     const bool icount = accel == "tcg-icount";
     std::vector<std::string> args = {"/usr/bin/env", "qemu-system-x86_64", "-accel", icount ? "tcg" : accel,
-            "-machine", "pc", "-smp", std::to_string(cpus), "-m", std::to_string(mib), "-kernel", kernel,
+            "-cpu", accel == "kvm" ? kKvmCpu : kTcgCpu, "-machine", "pc", "-smp", std::to_string(cpus), "-m", std::to_string(mib), "-kernel", kernel,
             "-initrd", modules, "-display", "none", "-serial", "stdio", "-monitor", "none", "-no-reboot"};
     // Every instruction takes 1 ns of virtual time (the TSC and the PIT follow
     // it), so the guest's clock counts instructions; idle time is skipped.
@@ -83,7 +85,18 @@ int prepare(const std::vector<Domain>& doms, const Options& o, Launch& l, std::s
         why = "qemu-system-x86_64 is not installed (./pvmmu deps)";
         return kSkipped;
     }
-    const std::string accel = o.accel.empty() ? (kvm_usable() ? "kvm" : "tcg") : o.accel;
+    const AccelChoice a = choose_accel(o.accel, kvm_usable(), [] {
+        return kvm_self_test(PVMMU_KVM_PROBE_IMAGE, PVMMU_KVM_VERDICT);
+    });
+    if (a.accel.empty()) {
+        why = a.note;   // --accel kvm-qualified where KVM does not qualify
+        return kSkipped;
+    }
+    // Once per launcher run, not once per program.
+    static bool said = false;
+    if (!a.note.empty() && !said) std::fprintf(stderr, "pvmmu-run: %s\n", a.note.c_str());
+    said = true;
+    const std::string& accel = a.accel;
     const Machine m = pvmmu_machine(doms);
     l.args = qemu_command(accel, m.cpus, m.mib, PVMMU_HV_IMAGE, pvmmu_modules(doms));
     l.args.insert(l.args.end(), {"-device", kIsaDebugExit});
@@ -92,6 +105,6 @@ int prepare(const std::vector<Domain>& doms, const Options& o, Launch& l, std::s
 
 } // namespace
 
-const Backend kQemu = {"qemu", 60, 0, "kvm|tcg|tcg-icount", "", nullptr, prepare};
+const Backend kQemu = {"qemu", 60, 0, "kvm|tcg|tcg-icount|kvm-qualified", "", nullptr, prepare};
 
 } // namespace pvmmu::run
