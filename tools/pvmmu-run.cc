@@ -97,7 +97,7 @@ void usage(FILE* f)
         "                          `Hardware Dom0 halted` (powered off), `crashed`, `shutdown`\n"
         "                          or panic line\n"
         "                   bochs  pvmmu's GRUB ISO (./pvmmu iso) under Bochs 2.7, CPU model\n"
-        "                          corei7_skylake_x, one CPU per vCPU; the run ends at the\n"
+        "                          corei7_icelake_u, one CPU per vCPU; the run ends at the\n"
         "                          hypervisor's last line (Bochs ignores isa-debug-exit);\n"
         "                          default --timeout 300; SKIP without Bochs\n"
         "                   libvirt[=URI]  the qemu platform's machine as a transient libvirt\n"
