@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "run_backend.h"
 
@@ -104,7 +105,12 @@ KvmVerdict kvm_self_test(const std::string& probe_image, const std::string& cach
                                     " </dev/null 2>&1",
                                 console);
     v = judge_probe(status, console);
-    if (!key.empty()) std::ofstream(cache) << key << " " << word_of(v.result) << " " << v.detail << "\n";
+    if (!key.empty()) {
+        // Whole or not at all: tests run in parallel may probe at once.
+        const std::string tmp = cache + ".tmp." + std::to_string(getpid());
+        std::ofstream(tmp) << key << " " << word_of(v.result) << " " << v.detail << "\n";
+        if (std::rename(tmp.c_str(), cache.c_str()) != 0) std::remove(tmp.c_str());
+    }
     return v;
 }
 
