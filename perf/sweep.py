@@ -26,7 +26,7 @@ import tempfile
 import threading
 import time
 
-from guest_bench import QemuPlatform, Unavailable, run_program, utc_now
+from guest_bench import QemuPlatform, Unavailable, auto_accel, run_program, utc_now
 
 # --- the scheduler -------------------------------------------------------------
 
@@ -168,6 +168,8 @@ class HostPlatform:
     name, hypervisor = "libvirt", "pvmmu"
 
     def __init__(self, build, accel, uri):
+        if accel == "auto":   # another host's KVM is not known here
+            accel = "tcg" if remote(uri) else auto_accel(build, "pvmmu")
         self.uri, self.accel = uri, accel
         # QemuPlatform checks /dev/kvm on this machine: a remote host's KVM is its own.
         self.qemu = QemuPlatform(build, "tcg" if remote(uri) else accel)

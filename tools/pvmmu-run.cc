@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "kvm_probe.h"
 #include "run_backend.h"
 #include "run_libvirt.h"
 #include "xl_config.h"
@@ -71,6 +72,7 @@ void usage(FILE* f)
         "                 [--timeout SECONDS] [--quiet] --config FILE...\n"
         "       pvmmu-run --list\n"
         "       pvmmu-run --platform libvirt[=URI] --describe-host\n"
+        "       pvmmu-run --kvm-self-test\n"
         "       pvmmu-run [--cpus N] --boot-args NAME\n"
         "       pvmmu-run [--accel kvm|tcg|tcg-icount] [--cpus N] [--hv-args WORDS] --print-xml NAME\n"
         "       pvmmu-run --fuzz [--seed N] [--ops N] [--time S] [--check N] [--trace N] [--no-edges]\n"
@@ -97,7 +99,7 @@ void usage(FILE* f)
         "                          `Hardware Dom0 halted` (powered off), `crashed`, `shutdown`\n"
         "                          or panic line\n"
         "                   bochs  pvmmu's GRUB ISO (./pvmmu iso) under Bochs 2.7, CPU model\n"
-        "                          corei7_skylake_x, one CPU per vCPU; the run ends at the\n"
+        "                          corei7_icelake_u, one CPU per vCPU; the run ends at the\n"
         "                          hypervisor's last line (Bochs ignores isa-debug-exit);\n"
         "                          default --timeout 300; SKIP without Bochs\n"
         "                   libvirt[=URI]  the qemu platform's machine as a transient libvirt\n"
@@ -123,8 +125,14 @@ void usage(FILE* f)
         "  --accel A        qemu and libvirt: kvm, tcg, or tcg-icount: TCG with -icount shift=0, where\n"
         "                   every guest instruction takes 1 ns of virtual time, so the\n"
         "                   guest's clock counts instructions (deterministic; the vCPUs\n"
-        "                   take turns on one host thread). Default: kvm when /dev/kvm\n"
-        "                   is usable (libvirt: and the URI is qemu:///...), else tcg.\n"
+        "                   take turns on one host thread). qemu's default: kvm when\n"
+        "                   /dev/kvm is usable and passes the self-test (--kvm-self-test),\n"
+        "                   else tcg, with a line saying why where /dev/kvm is there;\n"
+        "                   kvm runs KVM even where the self-test fails (with a warning);\n"
+        "                   kvm-qualified is KVM where it passes, else SKIP (label kvm).\n"
+        "                   TCG's CPU is qemu64 with SMEP, SMAP and UMIP; KVM's -cpu host.\n"
+        "                   libvirt's default: kvm when /dev/kvm is usable and the URI\n"
+        "                   is qemu:///..., else tcg.\n"
         "                   xen: tcg (default) or tcg-icount.\n"
         "                   bochs: none\n"
         "  --cpus N         vCPUs of the guest's domain (default: the test's own)\n"
@@ -151,6 +159,10 @@ void usage(FILE* f)
         "                   kernel where local, driver and its version: QEMU's, libvirt's\n"
         "                   version) and exit; for benchmark sweeps (perf/sweep.py)\n"
         "  --list           list the programs with their titles\n"
+        "  --kvm-self-test  boot the accelerator qualification (tests/kvm/syscall_probe.S) under\n"
+        "                   KVM and say whether KVM runs pvmmu here: exit 0 if it passes,\n"
+        "                   3 if not (or no usable /dev/kvm); the verdict is kept in the\n"
+        "                   build tree until the host reboots\n"
         "  --boot-args NAME print the guest kernel of NAME for the bare-metal hypervisor\n"
         "                   and, on a second line, the words its module string carries\n"
         "                   after the path when --platform qemu boots it (vcpus=N\n"
@@ -434,6 +446,20 @@ const char* word_of(int code)
     }
 }
 
+// --kvm-self-test: the verdict the qemu platform's default accelerator
+// follows (kvm_probe.h), as a line and an exit status.
+int kvm_self_test_command()
+{
+    if (!kvm_usable()) {
+        std::printf("pvmmu-run: /dev/kvm is not usable here: KVM cannot run pvmmu\n");
+        return kSkipped;
+    }
+    const KvmVerdict v = kvm_self_test(PVMMU_KVM_PROBE_IMAGE, PVMMU_KVM_VERDICT);
+    std::printf("pvmmu-run: /dev/kvm %s: %s\n", describe(v).c_str(),
+                v.result == KvmProbe::Passed ? "KVM runs pvmmu here" : "the qemu platform uses TCG by default");
+    return v.result == KvmProbe::Passed ? 0 : kSkipped;
+}
+
 } // namespace
 
 int main(int argc, char** argv)
@@ -459,6 +485,8 @@ int main(int argc, char** argv)
             describe_host = true;
         } else if (a == "--pool") {
             o.pool = value("--pool");
+        } else if (a == "--kvm-self-test") {
+            return kvm_self_test_command();
         } else if (a == "--boot-args") {
             boot_args = value("--boot-args");
         } else if (a == "--print-xml") {
@@ -551,8 +579,8 @@ int main(int argc, char** argv)
             std::fprintf(stderr, "pvmmu-run: no guest program '%s' (see --list)\n", print_xml.c_str());
             return 2;
         }
-        const std::string accel = !o.accel.empty() ? o.accel : kvm_usable() ? "kvm" : "tcg";
-        std::fputs(libvirt_domain_xml({domain_of(*p, info_of(*p), o)}, accel, "pvmmu-" + print_xml, PVMMU_HV_IMAGE, "",
+        const std::string accel = pick_accel(o.accel).accel;
+        std::fputs(libvirt_domain_xml({domain_of(*p, info_of(*p), o)}, accel.empty() ? "tcg" : accel, "pvmmu-" + print_xml, PVMMU_HV_IMAGE, "",
                                       o.hv_args).c_str(), stdout);
         return 0;
     }

@@ -12,7 +12,7 @@ file(GENERATE OUTPUT ${CMAKE_CURRENT_BINARY_DIR}/pvmmu-run-programs.inc CONTENT 
 # run_xen.cc, run_bochs.cc and run_libvirt*.cc, sharing the child and its
 # judgement (run_child.cc).
 add_executable(pvmmu-run pvmmu-run.cc run_child.cc run_qemu.cc run_xen.cc run_bochs.cc run_libvirt_xml.cc
-  xl_config.cc)
+  xl_config.cc kvm_probe.cc)
 # --platform libvirt talks to libvirt through its C API (libvirt-dev, found in
 # the top CMakeLists.txt). Without it pvmmu-run still builds, and that
 # platform is a SKIP saying why.
@@ -34,9 +34,14 @@ target_compile_definitions(pvmmu-run PRIVATE PVMMU_HV_IMAGE="$<TARGET_FILE:pvmmu
   PVMMU_HOSTILE_GUEST="$<TARGET_FILE:hostile-guest>"
   PVMMU_MAKE_ISO="${PROJECT_SOURCE_DIR}/tools/make-iso.sh"
   PVMMU_FETCH_XEN="${PROJECT_SOURCE_DIR}/tools/fetch-xen.sh" PVMMU_XEN_DIR="${CMAKE_BINARY_DIR}/xen"
-  PVMMU_LIBVIRT_ROOT="${PVMMU_LIBVIRT_ROOT}")
-# --fuzz boots the hostile guest (tests/qemu/tests.cmake).
-add_dependencies(pvmmu-run pvmmu-hv hostile-guest)
+  PVMMU_LIBVIRT_ROOT="${PVMMU_LIBVIRT_ROOT}"
+  PVMMU_KVM_PROBE_IMAGE="${CMAKE_BINARY_DIR}/hypervisor/arch/x86_64/syscall-probe"
+  PVMMU_KVM_VERDICT="${CMAKE_BINARY_DIR}/kvm-self-test.verdict")
+# --fuzz boots the hostile guest (tests/qemu/tests.cmake); the default
+# accelerator is KVM only where syscall-probe (tests/kvm/tests.cmake) passes
+# under it (tools/kvm_probe.h); its verdict is kept per boot of the host in
+# the build tree.
+add_dependencies(pvmmu-run pvmmu-hv hostile-guest syscall-probe)
 foreach(_t ${_guest_tests})
   add_dependencies(pvmmu-run guest-${_t} xenpv-${_t})
 endforeach()

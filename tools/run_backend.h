@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "kvm_probe.h"
+
 namespace pvmmu::run {
 
 constexpr int kSkipped = 3;
@@ -148,8 +150,18 @@ std::string initrd_escaped(const std::string& s);
 std::string pvmmu_modules(const std::vector<Domain>& doms);
 // The device whose port pvmmu-hv writes its exit code to (docs/boot.md "Exit codes").
 constexpr const char* kIsaDebugExit = "isa-debug-exit,iobase=0xf4,iosize=0x04";
+// QEMU's CPU models. TCG: its default model with the protection features a
+// modern CPU has and pvmmu-hv turns on (SMEP, SMAP, UMIP: arch/cpu_features.h),
+// all of which TCG implements, so every TCG run exercises them. KVM: the
+// host's own CPU (issue 15).
+constexpr const char* kTcgCpu = "qemu64,+smep,+smap,+umip";
+constexpr const char* kKvmCpu = "host";
 // QEMU's options for TCG where every instruction takes 1 ns (--accel tcg-icount).
 constexpr const char* kIcountOption = "shift=0,sleep=off";
 bool kvm_usable();
+// The accelerator for --accel `asked` ("" for the default): KVM only where
+// /dev/kvm is usable and passes the self-test (kvm_probe.h); the reason for
+// TCG printed once per launcher run.
+AccelChoice pick_accel(const std::string& asked);
 
 } // namespace pvmmu::run

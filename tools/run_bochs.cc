@@ -1,6 +1,8 @@
 // The bochs back end: pvmmu's GRUB ISO (tools/make-iso.sh, as `./pvmmu iso`
-// makes it) booted by Bochs 2.7 with its Skylake-X CPU model (issue 15): an
-// x86 written independently of QEMU's, with one CPU per vCPU as on QEMU.
+// makes it) booted by Bochs 2.7 with its Ice Lake (client) CPU model (issue
+// 15): an x86 written independently of QEMU's, with one CPU per vCPU as on
+// QEMU. Ice Lake, not Skylake-X: it has UMIP besides SMEP, SMAP, NX, PCID and
+// 1 GiB pages, so every protection feature pvmmu-hv turns on is on here.
 // Bochs does not exit when the hypervisor writes isa-debug-exit, so COM1 is a
 // file the launcher follows, and the run ends at the hypervisor's own last
 // line: the end of the last domain, a panic or a failed boot check.
@@ -53,7 +55,7 @@ int prepare(const std::vector<Domain>& doms, const Options&, Launch& l, std::str
     const Machine m = pvmmu_machine(doms);
     const std::string bochsrc =
         "megs: " + std::to_string(m.mib) + "\n"
-        "cpu: model=corei7_skylake_x, count=" + std::to_string(m.cpus) + ", ips=100000000\n"
+        "cpu: model=corei7_icelake_u, count=" + std::to_string(m.cpus) + ", ips=100000000\n"
         "romimage: file=" + kBios + "\n"
         "vgaromimage: file=" + kVgaBios + "\n"
         "ata0-master: type=cdrom, path=\"" + iso + "\", status=inserted\n"

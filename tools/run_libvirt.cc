@@ -395,11 +395,21 @@ std::string libvirt_state_words(int state, int reason)
     return "";
 }
 
-int libvirt_prepare(const std::vector<Domain>& doms, const Options& o, Launch& l, std::string&)
+int libvirt_prepare(const std::vector<Domain>& doms, const Options& o, Launch& l, std::string& why)
 {
     const std::string uri = o.platform_arg.empty() ? libvirt_default_uri() : o.platform_arg;
-    // KVM where this machine has it and the domain runs here, as for --platform qemu.
-    const std::string accel = !o.accel.empty() ? o.accel : local(uri) && kvm_usable() ? "kvm" : "tcg";
+    // Where the domain runs here, the accelerator --platform qemu would take
+    // (KVM only where it passes the self-test); another host's KVM is not
+    // known here, so TCG unless asked.
+    std::string accel = o.accel.empty() ? "tcg" : o.accel;
+    if (local(uri)) {
+        const AccelChoice a = pick_accel(o.accel);
+        if (a.accel.empty()) {
+            why = a.note;
+            return kSkipped;
+        }
+        accel = a.accel;
+    }
     const std::string name = libvirt_domain_name(doms);
     if (!o.quiet) std::printf("pvmmu-run: libvirt: domain %s on %s (%s)\n", name.c_str(), uri.c_str(), accel.c_str());
     std::fflush(stdout);

@@ -8,6 +8,8 @@
 
 #include <unistd.h>
 
+#include "kvm_probe.h"
+
 namespace pvmmu::run {
 
 std::string module_words(const Domain& d)
@@ -49,7 +51,7 @@ std::vector<std::string> qemu_command(const std::string& accel, unsigned long cp
 {
     const bool icount = accel == "tcg-icount";
     std::vector<std::string> args = {"/usr/bin/env", "qemu-system-x86_64", "-accel", icount ? "tcg" : accel,
-            "-machine", "pc", "-smp", std::to_string(cpus), "-m", std::to_string(mib), "-kernel", kernel,
+            "-cpu", accel == "kvm" ? kKvmCpu : kTcgCpu, "-machine", "pc", "-smp", std::to_string(cpus), "-m", std::to_string(mib), "-kernel", kernel,
             "-initrd", modules, "-display", "none", "-serial", "stdio", "-monitor", "none", "-no-reboot"};
     // Every instruction takes 1 ns of virtual time (the TSC and the PIT follow
     // it), so the guest's clock counts instructions; idle time is skipped.
@@ -69,6 +71,18 @@ std::string pvmmu_modules(const std::vector<Domain>& doms)
 
 bool kvm_usable() { return access("/dev/kvm", R_OK | W_OK) == 0; }
 
+AccelChoice pick_accel(const std::string& asked)
+{
+    const AccelChoice a = choose_accel(asked, kvm_usable(), [] {
+        return kvm_self_test(PVMMU_KVM_PROBE_IMAGE, PVMMU_KVM_VERDICT);
+    });
+    // Once per launcher run, not once per program.
+    static bool said = false;
+    if (!a.note.empty() && !said) std::fprintf(stderr, "pvmmu-run: %s\n", a.note.c_str());
+    said = true;
+    return a;
+}
+
 const std::vector<Ending> kPvmmuEndings = {
     {"pvmmu: no domain left running; ending", -1, 0},   // names its isa-debug-exit code
     {"PANIC: cpu ", kPanicStatus, 0},
@@ -83,7 +97,12 @@ int prepare(const std::vector<Domain>& doms, const Options& o, Launch& l, std::s
         why = "qemu-system-x86_64 is not installed (./pvmmu deps)";
         return kSkipped;
     }
-    const std::string accel = o.accel.empty() ? (kvm_usable() ? "kvm" : "tcg") : o.accel;
+    const AccelChoice a = pick_accel(o.accel);
+    if (a.accel.empty()) {
+        why = a.note;   // --accel kvm-qualified where KVM does not qualify
+        return kSkipped;
+    }
+    const std::string& accel = a.accel;
     const Machine m = pvmmu_machine(doms);
     l.args = qemu_command(accel, m.cpus, m.mib, PVMMU_HV_IMAGE, pvmmu_modules(doms));
     l.args.insert(l.args.end(), {"-device", kIsaDebugExit});
@@ -93,6 +112,6 @@ int prepare(const std::vector<Domain>& doms, const Options& o, Launch& l, std::s
 
 } // namespace
 
-const Backend kQemu = {"qemu", 60, 0, "kvm|tcg|tcg-icount", "", nullptr, prepare};
+const Backend kQemu = {"qemu", 60, 0, "kvm|tcg|tcg-icount|kvm-qualified", "", nullptr, prepare};
 
 } // namespace pvmmu::run

@@ -25,3 +25,12 @@ add_test(NAME kvm_syscall_probe
   COMMAND ${_kvm_dir}/probe_test.sh --image ${CMAKE_CURRENT_BINARY_DIR}/syscall-probe --accel kvm)
 set_tests_properties(qemu_syscall_probe PROPERTIES LABELS qemu TIMEOUT 90 SKIP_RETURN_CODE 77)
 set_tests_properties(kvm_syscall_probe PROPERTIES LABELS kvm TIMEOUT 90 SKIP_RETURN_CODE 77)
+
+# The boot test under KVM with -cpu host at 2 CPUs (label kvm), only where
+# `pvmmu-run --kvm-self-test` passes (the same probe, its verdict cached per
+# host boot); skipped (77) with the verdict's line otherwise. The guest tests
+# under KVM are kvm2.* (guest/tests/CMakeLists.txt).
+add_test(NAME kvm_boot_smp2
+  COMMAND ${PROJECT_SOURCE_DIR}/tests/qemu/boot_test.sh --image $<TARGET_FILE:pvmmu-hv> --cpus 2 --accel kvm
+          --kvm-check $<TARGET_FILE:pvmmu-run>)
+set_tests_properties(kvm_boot_smp2 PROPERTIES LABELS kvm TIMEOUT 90 SKIP_RETURN_CODE 77)

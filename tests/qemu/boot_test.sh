@@ -2,7 +2,8 @@
 # Boots pvmmu-hv under QEMU (TCG) and checks what its console says.
 #
 #   boot_test.sh --image PATH [--iso [--as-disk]] [--cpus N] [--mem MIB] [--timeout S]
-#                [--selftest trap|overflow|badmap|badreturn] [--ends acpi [--pvpanic-port P]] [--machine pc|q35]
+#                [--selftest trap|overflow|badmap|badreturn|smap] [--no-smap] [--accel tcg|kvm --kvm-check PVMMU_RUN]
+#                [--ends acpi [--pvpanic-port P]] [--machine pc|q35]
 #                [--guest KERNEL [--domains N] [--words W]
 #                 --expect poweroff|crash|crash-pf|bad-iret|bad-stack|isolation|stop|vcpu-down|edge|
 #                          refused-return|passed:WHO]
@@ -67,13 +68,30 @@
 # stack selector (RPL 3) in the last domain's first entry; the IRETQ's #GP,
 # taken in ring 0 on the guest's %gs on the last CPU, must crash that domain,
 # not the hypervisor: the other domains pass their checks and power off.
+# --selftest smap (with a guest): before the guest starts, the hypervisor
+# reads its entry point without STAC, which SMAP must fault, then with STAC;
+# the line saying so must be there, and the guest must run as usual.
+#
+# The CPU is QEMU's default model with SMEP, SMAP and UMIP (TCG implements
+# all three), as pvmmu-run's (tools/run_backend.h kTcgCpu), so every boot
+# checks that pvmmu-hv turns them on ("cpu features: smep=on smap=on
+# umip=on nx=on wp=on", and the invariants on every CPU); QEMU_CPU overrides
+# the model (then a feature may be "absent", never "off"). --no-smap: the
+# model without SMAP, for the guests that far-return or IRET in ring 3:
+# QEMU 7.2's TCG pops those with a supervisor access, which SMAP refuses on
+# the guest's user pages (#PF, error code 0x1), where a CPU reads the stack at
+# CPL 3 (docs/boot.md "CPU features"). Every boot prints
+# its boot time (TSC) at the first guest entry or at the end of boot.
+# --accel kvm (label kvm): KVM with -cpu host, only where `PVMMU_RUN
+# --kvm-self-test` passes (tools/kvm_probe.h); else a SKIP saying why.
 #
 # Exit: 0 pass, 1 fail (also when QEMU hangs: it runs under `timeout`),
 # 77 skip — only when qemu-system-x86_64 is not installed, or, with --iso,
 # grub-mkrescue, GRUB's BIOS modules or xorriso.
 set -uo pipefail
 
-image='' iso=0 disk=0 cpus=4 mem=256 limit=60 selftest='' guest='' expect='' domains=1 words= ends=debug-exit machine=pc pvpanic_port=
+image='' iso=0 disk=0 cpus=4 mem=256 limit=60 selftest='' guest='' expect='' domains=1 words= accel=tcg kvm_check= no_smap=0
+ends=debug-exit machine=pc pvpanic_port=
 while (($#)); do
   case $1 in
     --image) image=$2; shift ;;
@@ -90,6 +108,9 @@ while (($#)); do
     --ends) ends=$2; shift ;;
     --machine) machine=$2; shift ;;
     --pvpanic-port) pvpanic_port=$2; shift ;;
+    --accel) accel=$2; shift ;;
+    --kvm-check) kvm_check=$2; shift ;;
+    --no-smap) no_smap=1 ;;
     *) echo "boot_test.sh: unknown option '$1'" >&2; exit 2 ;;
   esac
   shift
@@ -103,6 +124,18 @@ if ! command -v "$QEMU" >/dev/null 2>&1; then
   echo "      Install it with ./pvmmu deps (Debian package qemu-system-x86)."
   echo "############################################################################"
   exit 77
+fi
+
+default_cpu='qemu64,+smep,+smap,+umip'
+((no_smap)) && default_cpu='qemu64,+smep,+umip'
+[[ $accel == kvm ]] && default_cpu=host
+cpu=${QEMU_CPU:-$default_cpu}
+if [[ $accel == kvm ]]; then
+  verdict=$("$kvm_check" --kvm-self-test 2>&1)
+  if (($? != 0)); then
+    echo "SKIP: KVM does not run pvmmu here: ${verdict#pvmmu-run: }"
+    exit 77
+  fi
 fi
 
 log=$(mktemp)
@@ -155,7 +188,7 @@ else
 fi
 
 # -no-reboot: a triple fault ends QEMU instead of looping through resets.
-cmd=("$QEMU" -accel tcg -machine "$machine" -smp "$cpus" -m "$mem" "${boot[@]}"
+cmd=("$QEMU" -accel "$accel" -cpu "$cpu" -machine "$machine" -smp "$cpus" -m "$mem" "${boot[@]}"
      -display none -serial stdio -monitor none -no-reboot)
 if [[ $ends == acpi ]]; then
   cmd+=(-device "pvpanic${pvpanic_port:+,ioport=$((pvpanic_port))}" -action panic=exit-failure)
@@ -222,6 +255,24 @@ fi
 expect "^pvmmu-hv: x86-64 paravirtual-MMU hypervisor $banner" "the protocol that booted, and the loader"
 # GRUB passes the words after the image's path, exactly.
 ((iso)) && expect "^boot: cmdline \"$cmdline\"\$" "the command line from grub.cfg"
+# The protection features: on wherever the CPU has them, all of them on the
+# default model (arch/cpu_features.h).
+if [[ $cpu == "$default_cpu" && $accel == tcg ]]; then
+  smap=on
+  ((no_smap)) && smap=absent
+  expect "^cpu features: smep=on smap=$smap umip=on nx=on wp=on\$" "SMEP, SMAP, UMIP, NX and WP on"
+else
+  expect '^cpu features: smep=(on|absent) smap=(on|absent) umip=(on|absent) nx=on wp=on$' \
+    "every protection feature of the CPU on"
+fi
+if [[ $selftest != trap && $selftest != overflow && $selftest != badmap ]]; then
+  expect '^boot time: (first guest entry|boot complete) [0-9]+ us after reset, [0-9]+ us after the hypervisor.s entry \(TSC, [0-9]+ kHz\)$' \
+    "the boot time"
+fi
+if [[ $selftest == smap ]]; then
+  expect '^selftest: smap: guest address 0x[0-9a-f]+: without STAC the read faulted \(#PF, cr2 0x[0-9a-f]+\); with STAC it read$' \
+    "SMAP kept the hypervisor out of the guest's page outside guest_copy"
+fi
 # Each module's string arrives whole (its domain's vcpus= and frames=).
 for ((i = 0; i < ${#strings[@]}; i++)); do
   grep -Fq "domain $((i + 1)): loading module $i (\"${strings[i]}\", " "$log" ||

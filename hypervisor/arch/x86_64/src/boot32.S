@@ -48,6 +48,10 @@ _start32:
 	cmp $MB2_BOOT_MAGIC, %eax
 	jne .Lno_multiboot
 1:	mov %ebx, %edi                  /* info address, for bsp_main */
+	/* The TSC as the hypervisor starts, for the boot-time line (time.cc). */
+	rdtsc
+	mov %eax, PHYS(hv_entry_tsc)
+	mov %edx, PHYS(hv_entry_tsc) + 4
 
 	/* Long mode and NX (CPUID 8000_0001H EDX bits 29, 20); the hypervisor's
 	 * W^X rule needs NX, so no NX is no boot. */
@@ -184,5 +188,10 @@ boot_l2:	.skip 4096
 	.balign 16
 boot_stack:	.skip HV_BOOT_STACK_SIZE
 boot_stack_top:
+
+	.data
+	.balign 8
+	.globl hv_entry_tsc
+hv_entry_tsc:	.quad 0
 
 	.section .note.GNU-stack, "", @progbits

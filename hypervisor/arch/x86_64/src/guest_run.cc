@@ -26,7 +26,6 @@ namespace {
 
 constexpr uint32_t kMsrStar = 0xC0000081, kMsrLstar = 0xC0000082, kMsrCstar = 0xC0000083, kMsrFmask = 0xC0000084;
 constexpr uint32_t kMsrSysenterCs = 0x174;
-constexpr uint32_t kCpuid7EbxSmep = 1u << 7;
 
 std::atomic<unsigned> g_running{0};           // domains built and not shut down
 std::atomic<unsigned> g_built{0}, g_gone{0};   // domains built; their memory given back
@@ -108,9 +107,6 @@ void syscall_init()
     // with a null SYSENTER_CS raises #GP. Set explicitly, not left to reset.
     wrmsr(kMsrCstar, 0);
     wrmsr(kMsrSysenterCs, 0);
-    // SMEP where the CPU has it: the hypervisor never executes a user page,
-    // so a jump into guest memory from ring 0 faults instead of running it.
-    if (cpuid(7).ebx & kCpuid7EbxSmep) write_cr4(read_cr4() | CR4_SMEP);
     wrmsr(MSR_EFER, rdmsr(MSR_EFER) | EFER_SCE);
     // While a guest runs, its %gs base is live and the PerCpu waits here.
     wrmsr(MSR_KERNEL_GS_BASE, 0);
@@ -138,6 +134,7 @@ void guest_run(Vcpu& v)
     guest_fpu_reset(v);
     guest_debug_load(v);
     time_publish(guest_domain(v).shared->vcpu_info[v.id].time);   // on the CPU it runs on
+    boot_time_report("first guest entry");   // once, the first vCPU of all
     write_cr3(maddr_of(v.guest_table).v);
     guest_enter(&static_cast<VcpuArch*>(v.platform_data)->start);
 }

@@ -9,6 +9,7 @@
 #include "arch/console.h"
 #include "arch/core_glue.h"
 #include "arch/cpu_bits.h"
+#include "arch/cpu_features.h"
 #include "arch/direct_map.h"
 #include "arch/layout.h"
 #include "arch/paging.h"
@@ -81,8 +82,7 @@ void check_cpu(HvMapStats& s, const PerCpu& c)
     ++s.cpus;
     const char* bad = nullptr;
     if (!(c.cr0 & CR0_PG)) bad = "paging off";
-    else if (!(c.cr0 & CR0_WP)) bad = "CR0.WP clear: ring 0 could write read-only pages";
-    else if (!(c.efer & EFER_NXE)) bad = "EFER.NXE clear: NX not honoured";
+    else if (const char* off = cpu_features_missing(c.cr0, c.cr4, c.efer)) bad = off;
     else if (!(c.efer & EFER_LMA)) bad = "not in long mode";
     else if ((c.cr3 & pte_bit::ADDR) != hv_root().v) bad = "CR3 is not the hypervisor's root";
     if (bad) {

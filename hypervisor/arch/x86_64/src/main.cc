@@ -7,6 +7,7 @@
 #include "arch/boot_alloc.h"
 #include "arch/console.h"
 #include "arch/core_glue.h"
+#include "arch/cpu_features.h"
 #include "arch/direct_map.h"
 #include "arch/exit.h"
 #include "arch/guest.h"
@@ -77,7 +78,8 @@ void report_invariants()
         hv_exit(HV_EXIT_FAILURE);
     }
     printk("invariants: ok (%lu tables; %lu 4K pages: %lu RX, %lu R, %lu RW; %lu 2M pages; "
-           "no user page, no W+X page, nothing outside slots %u/%u/%u; WP, NXE on %lu CPUs)\n",
+           "no user page, no W+X page, nothing outside slots %u/%u/%u; WP, NXE and the CPU's SMEP, SMAP, "
+           "UMIP on %lu CPUs)\n",
            s.tables, s.pages_4k, s.exec, s.read_only, s.writable, s.pages_2m, HV_SLOT_PERCPU,
            HV_SLOT_IMAGE, HV_SLOT_DIRECTMAP, s.cpus);
 }
@@ -205,6 +207,14 @@ void apply_module_words(const char* cmdline, unsigned& nr, CpuId& next_cpu, unsi
         printk("selftest: domain %u starts with a ring-0 stack selector\n", nr);
         arch(g_guests[nr - 1].dom.vcpus[0]).start.ss = HV_SEL_DS | 3;
     }
+    // Self-test (cmdline "selftest=smap"): the hypervisor reads domain 1's
+    // entry point, a present user page, under its page tables: outside
+    // guest_copy's window the read must fault.
+    if (nr && cmdline_has(g_boot, "selftest=smap")) {
+        Vcpu& v = g_guests[0].dom.vcpus[0];
+        if (!smap_selftest(maddr_of(v.guest_table).v, arch(v).start.rip))
+            boot_failed(1, "selftest: SMAP did not keep the hypervisor out of a user page; CR4", read_cr4());
+    }
     for (unsigned d = nr; d-- > 0;) {
         if (!runs[d]) continue;
         Vcpu& v = g_guests[d].dom.vcpus[0];
@@ -227,6 +237,7 @@ void apply_module_words(const char* cmdline, unsigned& nr, CpuId& next_cpu, unsi
     printk("frames: %lu machine frames: %lu hypervisor, %lu free, %lu I/O or firmware\n", f.total,
            f.xen, f.free, f.io);
     cpu_online(g_cpus[0], ", boot CPU");
+    cpu_features_print();
     time_init();   // before the APs: the PIT is the boot CPU's alone
 
     const unsigned online = smp_boot();
@@ -259,6 +270,7 @@ void apply_module_words(const char* cmdline, unsigned& nr, CpuId& next_cpu, unsi
         printk("pvmmu: FAILED: not every CPU came online\n");
         hv_exit(HV_EXIT_FAILURE);
     }
+    boot_time_report("boot complete");
     printk("pvmmu: boot complete; no domain to run yet, ending (isa-debug-exit)\n");
     hv_exit(HV_EXIT_SUCCESS);
 }

@@ -3,6 +3,7 @@
 
 #include "arch/boot_alloc.h"
 #include "arch/cpu_bits.h"
+#include "arch/cpu_features.h"
 #include "arch/direct_map.h"
 #include "arch/guest.h"
 #include "arch/paging.h"
@@ -72,6 +73,7 @@ void percpu_load(PerCpu& c)
     asm volatile("ltr %w0" : : "r"(uint16_t(HV_SEL_TSS)));
     idt_load();
     wrmsr(MSR_GS_BASE, reinterpret_cast<uint64_t>(&c));
+    cpu_features_enable();
     syscall_init();
 }
 

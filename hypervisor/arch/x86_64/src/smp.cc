@@ -11,7 +11,7 @@
 #include "arch/lapic.h"
 #include "arch/layout.h"
 #include "arch/paging.h"
-#include "arch/pit.h"
+#include "arch/time.h"
 #include "arch/x86.h"
 
 extern "C" const char tramp_start[], tramp_end[], tramp_cr3[], tramp_started[];
@@ -22,9 +22,12 @@ namespace pvmmu::x86 {
 
 namespace {
 
-constexpr uint32_t kInitDelayUs = 10000;     // after INIT, before the first SIPI
-constexpr uint32_t kSipiDelayUs = 200;       // between the two SIPIs
-constexpr uint32_t kOnlineTimeoutMs = 2000;  // generous: TCG on a loaded host
+// The waits of the INIT-SIPI-SIPI protocol ("MP Initialization Protocol
+// Algorithm", SDM Vol. 3A), on the TSC (time.h): time_init has calibrated it
+// against the PIT before the first AP starts.
+constexpr uint32_t kInitDelayUs = 10000;      // after INIT, before the first SIPI
+constexpr uint32_t kSipiDelayUs = 200;        // between the two SIPIs
+constexpr uint64_t kOnlineTimeoutUs = 2000000;  // generous: TCG on a loaded host
 
 template <class T>
 T* tramp_field(const char* sym)
@@ -32,11 +35,13 @@ T* tramp_field(const char* sym)
     return dmap<T>(Maddr{HV_TRAMPOLINE_PHYS + uint64_t(sym - tramp_start)});
 }
 
+// Polled without a delay between reads: the AP is seen the moment it is up.
 bool wait_online(const PerCpu& c)
 {
-    for (uint32_t ms = 0; ms < kOnlineTimeoutMs; ++ms) {
+    const uint64_t start = rdtsc(), limit = kOnlineTimeoutUs * tsc_hz() / 1000000;
+    while (rdtsc() - start < limit) {
         if (c.state.load(std::memory_order_acquire) == CpuState::Online) return true;
-        pit_delay_us(1000);
+        pause();
     }
     return c.state.load(std::memory_order_acquire) == CpuState::Online;
 }
@@ -49,10 +54,10 @@ bool start(PerCpu& c)
     c.state.store(CpuState::Starting, std::memory_order_release);
 
     lapic_send_init(c.apic_id);
-    pit_delay_us(kInitDelayUs);
+    tsc_delay_us(kInitDelayUs);
     const uint8_t page = HV_TRAMPOLINE_PHYS >> 12;
     lapic_send_startup(c.apic_id, page);
-    pit_delay_us(kSipiDelayUs);
+    tsc_delay_us(kSipiDelayUs);
     // The second SIPI of the protocol, only if the first was lost: a CPU that
     // already runs the trampoline ignores it anyway, but no need to ask.
     if (*started == 0) lapic_send_startup(c.apic_id, page);

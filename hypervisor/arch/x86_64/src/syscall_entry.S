@@ -13,6 +13,7 @@
  * ring 0 on the guest's stack. */
 #include "arch/entry_defs.h"
 #include "arch/selectors.h"
+#include "arch/smap_asm.h"
 
 	.text
 
@@ -52,9 +53,13 @@ guest_enter:
  * A fault on the copy (not present, or a write to a read-only page under
  * CR0.WP) resumes at its instruction's fixup through guest_copy_extable
  * (traps.cc), with RCX the words or bytes left ("REP/REPE/..." in SDM Vol. 2B)
- * and RDX still n. */
+ * and RDX still n. The guest's pages are user pages (its kernel runs in ring
+ * 3): under SMAP this is the one window that opens them (STAC), closed on
+ * every way out (CLAC; the fault's entry closed it too, and its IRETQ to the
+ * fixup restored the AC it found set). */
 	.globl guest_copy
 guest_copy:
+	SMAP_OPEN
 	mov %rdx, %rcx
 	shr $3, %rcx
 1:	rep movsq
@@ -62,11 +67,28 @@ guest_copy:
 	and $7, %ecx
 2:	rep movsb
 	xor %eax, %eax
-	ret
+	jmp 5f
 3:	and $7, %edx			/* words left, and the tail not started */
 	lea (%rdx,%rcx,8), %rax
-	ret
+	jmp 5f
 4:	mov %rcx, %rax
+5:	SMAP_CLOSE
+	ret
+
+/* int guest_probe_read(const void* va, bool open): reads the byte at va, a
+ * guest address, with the SMAP window open (STAC) or closed; 0 if it read, 1
+ * if it faulted. Only for the boot self-test "selftest=smap"
+ * (cpu_features.cc), which shows that a read outside guest_copy faults. */
+	.globl guest_probe_read
+guest_probe_read:
+	test %esi, %esi
+	jz 6f
+	SMAP_OPEN
+6:	xor %eax, %eax
+7:	movb (%rdi), %cl
+	jmp 9f
+8:	mov $1, %eax
+9:	SMAP_CLOSE
 	ret
 
 	.section .rodata
@@ -75,6 +97,7 @@ guest_copy:
 guest_copy_extable:			/* (faulting instruction, its fixup) */
 	.quad 1b, 3b
 	.quad 2b, 4b
+	.quad 7b, 8b
 guest_copy_extable_end:
 
 	.section .note.GNU-stack, "", @progbits

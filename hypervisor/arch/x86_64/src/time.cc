@@ -12,6 +12,9 @@
 #include "arch/pit.h"
 #include "arch/x86.h"
 
+// boot32.S: the TSC at the hypervisor's first instructions.
+extern "C" uint64_t hv_entry_tsc;
+
 namespace pvmmu::x86 {
 
 namespace {
@@ -46,6 +49,30 @@ void time_init()
 }
 
 uint64_t tsc_hz() { return g_tsc_hz; }
+
+void tsc_delay_us(uint64_t us)
+{
+    const uint64_t start = rdtsc();
+    const uint64_t ticks = us * g_tsc_hz / 1000000;   // no overflow below 1.8e19: us up to seconds
+    while (rdtsc() - start < ticks) pause();
+}
+
+// In two parts, as the image has no 128-bit division (no libgcc): whole
+// seconds, then the rest, whose product with 10^6 fits 64 bits.
+uint64_t tsc_to_us(uint64_t ticks)
+{
+    return ticks / g_tsc_hz * 1000000 + ticks % g_tsc_hz * 1000000 / g_tsc_hz;
+}
+
+void boot_time_report(const char* event)
+{
+    static std::atomic<bool> reported{false};
+    if (reported.exchange(true, std::memory_order_relaxed)) return;
+    const uint64_t now = rdtsc();
+    printk("boot time: %s %lu us after reset, %lu us after the hypervisor's entry (TSC, %lu kHz)\n", event,
+           (unsigned long)tsc_to_us(now), (unsigned long)tsc_to_us(now - hv_entry_tsc),
+           (unsigned long)(g_tsc_hz / 1000));
+}
 
 void time_publish(vcpu_time_info& t)
 {

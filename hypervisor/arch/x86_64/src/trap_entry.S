@@ -8,6 +8,7 @@
 #include "arch/cpu_bits.h"
 #include "arch/entry_defs.h"
 #include "arch/layout.h"
+#include "arch/smap_asm.h"
 
 	.text
 
@@ -130,6 +131,11 @@ trap_save:
 	pushq %r15
 	mov %rsp, %rdi
 	cld
+	/* EFLAGS.AC as the interrupted code left it: a guest may set it in ring
+	 * 3, and an interrupt or exception keeps it, which would open every user
+	 * page to the hypervisor under SMAP. The IRETQ restores it (guest_copy's
+	 * window, a guest's own AC). SYSCALL's entry has it clear (IA32_FMASK). */
+	SMAP_CLOSE
 	call trap_dispatch
 /* The one way back: from traps, from syscall_entry, and the first entry of a
  * vCPU (guest_enter), each with %rsp at a TrapFrame. */

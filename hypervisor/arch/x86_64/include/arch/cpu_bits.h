@@ -15,7 +15,14 @@
 #define CR4_OSFXSR     (1 << 9)
 #define CR4_OSXMMEXCPT (1 << 10)
 #define CR4_PGE  (1 << 7)
+#define CR4_UMIP (1 << 11)   /* SGDT, SIDT, SLDT, SMSW, STR: #GP outside ring 0 */
 #define CR4_SMEP (1 << 20)   /* supervisor may not execute user pages */
+#define CR4_SMAP (1 << 21)   /* supervisor may not read or write user pages unless EFLAGS.AC */
+
+/* CPUID leaf 07H, sub-leaf 0 ("Structured Extended Feature Flags"). */
+#define CPUID_7_EBX_SMEP (1 << 7)
+#define CPUID_7_EBX_SMAP (1 << 20)
+#define CPUID_7_ECX_UMIP (1 << 2)
 
 /* IA32_EFER (MSR C000_0080H, "IA32_EFER MSR Information"). */
 #define MSR_EFER       0xC0000080

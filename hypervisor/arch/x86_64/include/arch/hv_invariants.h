@@ -8,7 +8,8 @@
 //  - every page-table frame is the hypervisor's in the core's frame table, so
 //    no guest can ever be given or map it;
 //  - on every online CPU: paging on, CR0.WP (read-only applies to ring 0),
-//    EFER.NXE and long mode active, CR3 = the hypervisor's root.
+//    EFER.NXE, and CR4.SMEP, SMAP and UMIP wherever CPUID has them
+//    (cpu_features.h), long mode active, CR3 = the hypervisor's root.
 #pragma once
 
 #include <stdint.h>

@@ -39,10 +39,13 @@ extern "C" const char trap_return_iretq[];
 // syscall_entry.S: where SYSCALL lands (IA32_LSTAR).
 extern "C" [[gnu::visibility("hidden")]] void syscall_entry();
 
-// syscall_entry.S: guest_copy's instructions that touch guest memory, each
-// followed by its fixup, up to guest_copy_extable_end.
+// syscall_entry.S: guest_copy's (and guest_probe_read's) instructions that
+// touch guest memory, each followed by its fixup, up to guest_copy_extable_end.
 extern "C" const uint64_t guest_copy_extable[], guest_copy_extable_end[];
 extern "C" size_t guest_copy(void* dst, const void* src, size_t n);
+// syscall_entry.S: reads a byte of guest memory with the SMAP window open or
+// not; 0 if it read, 1 if it faulted (the self-test of cpu_features.h).
+extern "C" int guest_probe_read(const void* va, bool open);
 
 // Called from trap_entry.S, for every vector and for hypercalls
 // (VECTOR_SYSCALL, from syscall_entry.S), which go to syscall_dispatch
