@@ -12,6 +12,7 @@
 // --fuzz boots the hostile guest (tests/qemu/hostile_guest) from a seed next
 // to a well-behaved guest program and judges the run by the console
 // (docs/security.md §7.10).
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
@@ -314,6 +315,17 @@ int run_configs(const RunOptions& o)
     return code;
 }
 
+// Whether l has one of `words` where a word starts (not "pvpanic", the
+// device the boot line names).
+template <size_t N>
+bool says(const std::string& l, const char* const (&words)[N])
+{
+    for (const char* w : words)
+        for (size_t at = l.find(w); at != std::string::npos; at = l.find(w, at + 1))
+            if (at == 0 || !std::isalpha(static_cast<unsigned char>(l[at - 1]))) return true;
+    return false;
+}
+
 // The lines of a console that say the run went wrong, whoever printed them:
 // the hypervisor's panic or exception report, a crashed domain, an invariant
 // violation, a failed check.
@@ -321,9 +333,7 @@ bool alarming(const std::string& l)
 {
     static const char* const kWords[] = {"PANIC", "panic", "EXCEPTION", "VIOLATION", "FAILED", "FAILURE",
                                          "shut down (crash)", "crashed"};
-    for (const char* w : kWords)
-        if (l.find(w) != std::string::npos) return true;
-    return false;
+    return says(l, kWords);
 }
 
 // Of those, the ones that say something crashed (a domain or the hypervisor):
@@ -331,9 +341,7 @@ bool alarming(const std::string& l)
 bool crash_line(const std::string& l)
 {
     static const char* const kWords[] = {"PANIC", "panic", "EXCEPTION", "shut down (crash)", "crashed"};
-    for (const char* w : kWords)
-        if (l.find(w) != std::string::npos) return true;
-    return false;
+    return says(l, kWords);
 }
 
 std::string fuzz_replay(const RunOptions& o, unsigned long long ops_done)
