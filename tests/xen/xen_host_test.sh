@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# `pvmmu-run --platform xen-host` where a user with a Xen host runs it: in a
+# Linux dom0 (Debian's kernel, an initramfs with Xen's toolstack; made by
+# tools/make-xen-host.sh) on Debian's Xen 4.17 (tools/fetch-xen.sh), all under
+# QEMU's TCG here (issue 13 part 6). dom0's init runs the launcher on a guest
+# test, each run creating the guest as a domU through libxenlight, then on
+# the mprotect benchmark's guest kernel with a small size (an xl.cfg domain,
+# as perf/guest_bench.py runs it), prints what they said on the serial
+# console and powers dom0 off; this script judges that console.
+#
+#   xen_host_test.sh --run PVMMU_RUN --source DIR --build DIR [--test NAME]
+#                    [--bench KERNEL] [--timeout S]
+#
+# Exit: 0 pass, 1 fail, 77 skip (no QEMU, or a Debian package that cannot be
+# fetched).
+set -uo pipefail
+
+run='' src='' build='' test=tlb-shootdown bench='' limit=600
+while (($#)); do
+  case $1 in
+    --run) run=$2; shift ;;
+    --source) src=$2; shift ;;
+    --build) build=$2; shift ;;
+    --test) test=$2; shift ;;
+    --bench) bench=$2; shift ;;
+    --timeout) limit=$2; shift ;;
+    *) echo "xen_host_test.sh: unknown option '$1'" >&2; exit 2 ;;
+  esac
+  shift
+done
+[[ -x $run && -d $src && -d $build ]] ||
+  { echo "xen_host_test.sh: --run PVMMU_RUN, --source DIR and --build DIR are needed" >&2; exit 2; }
+# Paths as dom0 will see them (the files go into its initramfs at these paths).
+run=$(realpath "$run") build=$(realpath "$build")
+[[ -z $bench ]] || bench=$(realpath "$bench")
+command -v qemu-system-x86_64 >/dev/null || { echo "SKIP: no qemu-system-x86_64"; exit 77; }
+
+xen=$("$src/tools/fetch-xen.sh" "$build/xen")
+case $? in 0) ;; 77) echo "SKIP: Xen's package cannot be fetched"; exit 77 ;; *) exit 1 ;; esac
+host=$build/xen-host
+"$src/tools/make-xen-host.sh" "$host" >/dev/null
+case $? in 0) ;; 77) echo "SKIP: a package of the dom0 cannot be fetched"; exit 77 ;; *) exit 1 ;; esac
+
+# What dom0's init runs: the launcher on the test, then on the benchmark.
+work=$(mktemp -d)
+trap '[[ -n ${KEEP_LOG:-} ]] && cp "$work/console.log" "$KEEP_LOG"; rm -rf "$work"; [[ -n ${qemu:-} ]] && kill "$qemu" 2>/dev/null' EXIT
+# The launcher reads a test's needs from its sim program (--info): both go in.
+kernel=$("$run" --boot-args "$test" | head -1)
+sim=$(find "$build/guest" -name "guest-$test" -type f -perm -u+x | head -1)
+[[ -f $kernel && -x $sim ]] || { echo "FAIL: $test's guest kernel or sim program is not built"; exit 1; }
+files=("$run" "$kernel" "$sim")
+{
+  echo "#!/bin/sh"
+  echo "$run --platform xen-host --timeout 300 $test"
+  echo "echo \"xen-host-test: $test exit \$?\""
+  if [[ -n $bench ]]; then
+    files+=("$bench")
+    cat >"$work/bench.cfg" <<EOF
+name = "mprotect"
+vcpus = 2
+memory = 64
+kernel = "$bench"
+extra = "modes=per-pte,atomic-array pages=64 runs=1 epochs=1 cycles=2"
+EOF
+    files+=("$work/bench.cfg")
+    echo "$run --platform xen-host --timeout 300 --config $work/bench.cfg"
+    echo "echo \"xen-host-test: bench exit \$?\""
+  fi
+} >"$work/run.sh"
+image=$("$src/tools/make-xen-host.sh" "$host" --image "dom0-$test.cpio" --run "$work/run.sh" "${files[@]}") || exit 1
+
+log=$work/console.log
+echo "booting: Xen 4.17, dom0 $host/vmlinuz with $image"
+start=$SECONDS
+qemu-system-x86_64 -machine pc -accel tcg -cpu max -smp 2 -m 1024 -display none -serial stdio -monitor none \
+  -no-reboot -kernel "$xen" -append "console=com1 noreboot dom0_mem=384M dom0_max_vcpus=1 smap=0" \
+  -initrd "$host/vmlinuz console=hvc0 rdinit=/init mitigations=off,$image" >"$log" 2>&1 &
+qemu=$!
+# dom0's poweroff turns the machine off through ACPI (QEMU exits); where
+# Xen gets it first it halts instead (noreboot), and its line ends the run.
+ended=timeout
+while ((SECONDS - start < limit)); do
+  if ! kill -0 "$qemu" 2>/dev/null; then ended=exit; break; fi
+  if grep -Eq '\(XEN\) (Hardware Dom0|Panic on CPU)' "$log"; then ended=xen; break; fi
+  sleep 1
+done
+kill "$qemu" 2>/dev/null
+wait "$qemu" 2>/dev/null
+qemu=''
+# dom0's console (hvc0) ends its lines with "\r\n".
+tr -d '\r' <"$log" >"$log.tmp" && mv "$log.tmp" "$log"
+echo "---- console ($((SECONDS - start)) s; Xen's own lines and Linux's kernel lines left out) ----"
+grep -Ev '^(\(XEN\)|\[ *[0-9]+\.[0-9]+\])' "$log"
+echo "----"
+
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+expect() { grep -Eq -- "$1" "$log" || fail "no line matching /$1/ ($2)"; }
+expect '^xen-host: dom0 up after .*control_d' "dom0's init ran, with xenfs"
+expect '^xen-host: xen_version +: 4\.17' "xl info answered"
+expect "^pvmmu-run: xen-host: domain pvmmu-.* is domid [1-9]" "libxenlight created a domU"
+expect "^xen-host-test: $test exit 0\$" "the launcher passed $test as a domU"
+expect '^pvmmu-run: xen-host: domain powered off' "the domU powered off"
+if [[ -n $bench ]]; then
+  expect '^bench mode=per-pte .*ad_lost=0$' "the benchmark ran per-pte, no A/D bit lost"
+  expect '^bench mode=atomic-array .*ad_lost=0$' "the benchmark ran atomic-array, no A/D bit lost"
+  expect '^xen-host-test: bench exit 0$' "the launcher passed the benchmark"
+fi
+expect '^xen-host: run exit 0$' "dom0's run script ended"
+case $ended in
+  exit) ;;
+  xen) expect '\(XEN\) Hardware Dom0 halted' "dom0 powered off" ;;
+  *) fail "the machine still ran after $limit s" ;;
+esac
+if ((fails)); then
+  echo "xen host test: FAILED ($fails checks)"
+  exit 1
+fi
+echo "xen host test: passed"
