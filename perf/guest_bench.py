@@ -80,12 +80,6 @@ class QemuPlatform:
                                 "flag-range": "MMU_FLAG_RANGE_UPDATE (pvmmu's cmd 4)"}
 
     def command(self, program, vcpus, args):
-        runner = os.path.join(self.build, "tools", "pvmmu-run")
-        kernel = os.path.join(self.build, "guest", "platform", "xenpv", "bench", program, "kernel")
-        sim = os.path.join(self.build, "guest", "bench", program, f"guest-{program}")
-        for f in (runner, kernel, sim):
-            if not os.access(f, os.R_OK):
-                raise Unavailable(f"{f} is not built (./pvmmu build)")
         if not shutil.which("qemu-system-x86_64"):
             raise Unavailable("qemu-system-x86_64 is not installed (tools/deps.txt)")
         if self.accel == "kvm" and self.hypervisor == "xen":
@@ -93,6 +87,20 @@ class QemuPlatform:
                               "use --accel tcg or tcg-icount")
         if self.accel == "kvm" and not os.access("/dev/kvm", os.R_OK | os.W_OK):
             raise Unavailable("/dev/kvm is not usable here; try --accel tcg")
+        return [self.runner(), "--platform", self.launcher_platform, "--accel", self.accel, "--timeout",
+                str(self.timeout_s), "--config", self.config(program, vcpus, args)]
+
+    def runner(self):
+        return os.path.join(self.build, "tools", "pvmmu-run")
+
+    def config(self, program, vcpus, args):
+        """The xl.cfg file of the program's domain (written once per run)."""
+        runner = self.runner()
+        kernel = os.path.join(self.build, "guest", "platform", "xenpv", "bench", program, "kernel")
+        sim = os.path.join(self.build, "guest", "bench", program, f"guest-{program}")
+        for f in (runner, kernel, sim):
+            if not os.access(f, os.R_OK):
+                raise Unavailable(f"{f} is not built (./pvmmu build)")
         info = subprocess.run([sim, "--info"], capture_output=True, text=True).stdout
         frames = next((int(x.split(":", 1)[1]) for x in info.splitlines() if x.startswith("frames:")), 16384)
         if self.tmp is None:
@@ -101,8 +109,7 @@ class QemuPlatform:
         with open(cfg, "w") as f:
             f.write(f'name = "{program}"\nvcpus = {vcpus}\nmemory = {-(-frames // 256)}\n'
                     f'kernel = "{kernel}"\nextra = "{" ".join(args)}"\n')
-        return [runner, "--platform", self.launcher_platform, "--accel", self.accel, "--timeout", str(self.timeout_s),
-                "--config", cfg]
+        return cfg
 
     def succeeded(self, returncode, lines):
         # The hypervisor and pvmmu-run print after the guest: its result is
@@ -115,12 +122,44 @@ class QemuPlatform:
         return f"{what} under qemu ({self.accel}) on {host_machine()}"
 
 
-PLATFORMS = ["sim", "qemu", "xen"]
+class XenHostPlatform(QemuPlatform):
+    """The Xen host this driver runs on, from its dom0 (issue 13 part 6): the
+    program's guest kernel as a PV domU of that host's Xen, created through
+    libxenlight by `pvmmu-run --platform xen-host --config FILE`. Xen's
+    modes only, as for --platform xen; no emulator, so no --accel (times are
+    the host CPU's)."""
+
+    timeout_s = 600
+
+    def __init__(self, build):
+        super().__init__(build, "host", "xen")
+        self.launcher_platform = self.name = "xen-host"
+
+    def command(self, program, vcpus, args):
+        caps = ""
+        try:
+            with open("/proc/xen/capabilities") as f:
+                caps = f.read()
+        except OSError:
+            pass
+        if "control_d" not in caps:
+            raise Unavailable("--platform xen-host runs in the dom0 of a Xen host (no control_d in "
+                              "/proc/xen/capabilities here)")
+        return [self.runner(), "--platform", "xen-host", "--timeout", str(self.timeout_s),
+                "--config", self.config(program, vcpus, args)]
+
+    def machine(self):
+        return f"Xen (this host's, the guest a domU) on {host_machine()}"
+
+
+PLATFORMS = ["sim", "qemu", "xen", "xen-host"]
 
 
 def make_platform(name, build, accel="kvm", flags=()):
     if name == "sim":
         return SimPlatform(build, flags)
+    if name == "xen-host":
+        return XenHostPlatform(build)
     return QemuPlatform(build, accel, "xen" if name == "xen" else "pvmmu")
 
 
@@ -244,7 +283,8 @@ def common_args(ap):
     """The options every guest benchmark driver takes."""
     ap.add_argument("--platform", type=platform_list, default=["sim"], metavar="P[,P...]",
                     help="where the guest runs: sim, qemu (pvmmu under QEMU), xen (Xen 4.17 under QEMU, the "
-                         "guest its dom0); several, comma-separated, run side by side (default sim)")
+                         "guest its dom0), xen-host (run in a Xen host's dom0: the guest a domU of that Xen); "
+                         "several, comma-separated, run side by side (default sim)")
     ap.add_argument("--accel", choices=["kvm", "tcg", "tcg-icount"], default="kvm",
                     help="QEMU accelerator (qemu, xen); tcg-icount: every instruction takes 1 ns of "
                          "virtual time, so times count instructions")

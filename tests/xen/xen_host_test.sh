@@ -3,19 +3,23 @@
 # Linux dom0 (Debian's kernel, an initramfs with Xen's toolstack; made by
 # tools/make-xen-host.sh) on Debian's Xen 4.17 (tools/fetch-xen.sh), all under
 # QEMU's TCG here (issue 13 part 6). dom0's init runs the launcher on a guest
-# test, each run creating the guest as a domU through libxenlight, then on
-# the mprotect benchmark's guest kernel with a small size (an xl.cfg domain,
-# as perf/guest_bench.py runs it), prints what they said on the serial
-# console and powers dom0 off; this script judges that console.
+# test, which creates the guest as a domU through libxenlight; with --bench,
+# then the mprotect benchmark's driver with ARGS (perf/bench_mprotect.py
+# --platform xen-host, what `./pvmmu bench mprotect --platform xen-host ARGS`
+# runs; this host's python3 and the modules the driver loads go into the
+# initramfs too); it prints what they said on the console and powers dom0 off.
+# This script judges that console.
 #
 #   xen_host_test.sh --run PVMMU_RUN --source DIR --build DIR [--test NAME]
-#                    [--bench KERNEL] [--timeout S]
+#                    [--bench ARGS] [--accel tcg|tcg-icount] [--timeout S]
 #
-# Exit: 0 pass, 1 fail, 77 skip (no QEMU, or a Debian package that cannot be
-# fetched).
+# --accel tcg-icount: QEMU with -icount shift=0,sleep=off (every instruction
+# 1 ns), so the benchmark's times count instructions. KEEP_LOG=FILE keeps the
+# console. Exit: 0 pass, 1 fail, 77 skip (no QEMU, or a Debian package that
+# cannot be fetched).
 set -uo pipefail
 
-run='' src='' build='' test=tlb-shootdown bench='' limit=600
+run='' src='' build='' test=tlb-shootdown bench='' accel=tcg limit=600
 while (($#)); do
   case $1 in
     --run) run=$2; shift ;;
@@ -23,6 +27,7 @@ while (($#)); do
     --build) build=$2; shift ;;
     --test) test=$2; shift ;;
     --bench) bench=$2; shift ;;
+    --accel) accel=$2; shift ;;
     --timeout) limit=$2; shift ;;
     *) echo "xen_host_test.sh: unknown option '$1'" >&2; exit 2 ;;
   esac
@@ -32,7 +37,6 @@ done
   { echo "xen_host_test.sh: --run PVMMU_RUN, --source DIR and --build DIR are needed" >&2; exit 2; }
 # Paths as dom0 will see them (the files go into its initramfs at these paths).
 run=$(realpath "$run") build=$(realpath "$build")
-[[ -z $bench ]] || bench=$(realpath "$bench")
 command -v qemu-system-x86_64 >/dev/null || { echo "SKIP: no qemu-system-x86_64"; exit 77; }
 
 xen=$("$src/tools/fetch-xen.sh" "$build/xen")
@@ -54,26 +58,45 @@ files=("$run" "$kernel" "$sim")
   echo "$run --platform xen-host --timeout 300 $test"
   echo "echo \"xen-host-test: $test exit \$?\""
   if [[ -n $bench ]]; then
-    files+=("$bench")
-    cat >"$work/bench.cfg" <<EOF
-name = "mprotect"
-vcpus = 2
-memory = 64
-kernel = "$bench"
-extra = "modes=per-pte,atomic-array pages=64 runs=1 epochs=1 cycles=2"
+    # The interpreter itself (python3 may be a wrapper, e.g. pyenv's shim).
+    py=$(python3 -c 'import os, sys; print(os.path.realpath(sys.executable))') ||
+      { echo "SKIP: no python3 for the benchmark's driver"; exit 77; }
+    # The interpreter and every module file the driver loads, at their own paths.
+    mapfile -t pyfiles < <("$py" - "$src/perf" <<'EOF'
+import sys
+sys.path.insert(0, sys.argv[1])
+import argparse, csv, json, platform, selectors, statistics, subprocess, tempfile  # noqa: F401
+import bench_mprotect, guest_bench  # noqa: F401
+import os, sysconfig
+print(os.path.join(sysconfig.get_paths()["stdlib"], "os.py"))   # where python finds its prefix
+for m in list(sys.modules.values()):
+    if getattr(m, "__file__", None) and os.path.isfile(m.__file__):
+        print(m.__file__)
 EOF
-    files+=("$work/bench.cfg")
-    echo "$run --platform xen-host --timeout 300 --config $work/bench.cfg"
-    echo "echo \"xen-host-test: bench exit \$?\""
+)
+    files+=("$py" "${pyfiles[@]}" "$build/guest/platform/xenpv/bench/mprotect/kernel"
+            "$build/guest/bench/mprotect/guest-mprotect")
+    # Its stderr into a file, so it draws no progress line (dom0's console
+    # is a terminal); what it says there comes after its table.
+    echo "$py $src/perf/bench_mprotect.py --build-dir $build --platform xen-host $bench 2>/tmp/driver.err"
+    echo "rc=\$?"
+    echo "cat /tmp/driver.err"
+    echo "echo \"xen-host-test: bench exit \$rc\""
   fi
 } >"$work/run.sh"
-image=$("$src/tools/make-xen-host.sh" "$host" --image "dom0-$test.cpio" --run "$work/run.sh" "${files[@]}") || exit 1
+image=$("$src/tools/make-xen-host.sh" "$host" --image "dom0-$test.cpio" --run "$work/run.sh" "${files[@]}") ||
+  { echo "FAIL: tools/make-xen-host.sh could not make dom0's initramfs"; exit 1; }
 
+# dom0 holds the initramfs in its memory (pvmmu-run's libraries, libvirt's
+# among them, and python's): 1 GiB, and the rest of QEMU's for the domUs.
 log=$work/console.log
 echo "booting: Xen 4.17, dom0 $host/vmlinuz with $image"
 start=$SECONDS
-qemu-system-x86_64 -machine pc -accel tcg -cpu max -smp 2 -m 1024 -display none -serial stdio -monitor none \
-  -no-reboot -kernel "$xen" -append "console=com1 noreboot dom0_mem=384M dom0_max_vcpus=1 smap=0" \
+icount=()
+[[ $accel == tcg-icount ]] && icount=(-icount shift=0,sleep=off)
+qemu-system-x86_64 -machine pc -accel tcg "${icount[@]}" -cpu max -smp 2 -m 1536 -display none -serial stdio \
+  -monitor none \
+  -no-reboot -kernel "$xen" -append "console=com1 noreboot dom0_mem=1024M dom0_max_vcpus=1 smap=0" \
   -initrd "$host/vmlinuz console=hvc0 rdinit=/init mitigations=off,$image" >"$log" 2>&1 &
 qemu=$!
 # dom0's poweroff turns the machine off through ACPI (QEMU exits); where
@@ -102,9 +125,9 @@ expect "^pvmmu-run: xen-host: domain pvmmu-.* is domid [1-9]" "libxenlight creat
 expect "^xen-host-test: $test exit 0\$" "the launcher passed $test as a domU"
 expect '^pvmmu-run: xen-host: domain powered off' "the domU powered off"
 if [[ -n $bench ]]; then
-  expect '^bench mode=per-pte .*ad_lost=0$' "the benchmark ran per-pte, no A/D bit lost"
-  expect '^bench mode=atomic-array .*ad_lost=0$' "the benchmark ran atomic-array, no A/D bit lost"
-  expect '^xen-host-test: bench exit 0$' "the launcher passed the benchmark"
+  expect '^mprotect scaling benchmark on Xen \(this host.s, the guest a domU\)' "the driver ran on xen-host"
+  expect '^private +[0-9]+ +per-pte ' "the driver's table has per-pte"
+  expect '^xen-host-test: bench exit 0$' "the driver succeeded"
 fi
 expect '^xen-host: run exit 0$' "dom0's run script ended"
 case $ended in
