@@ -14,8 +14,9 @@
 #                    [--bench ARGS] [--accel tcg|tcg-icount] [--timeout S]
 #
 # --accel tcg-icount: QEMU with -icount shift=0,sleep=off (every instruction
-# 1 ns), so the benchmark's times count instructions. KEEP_LOG=FILE keeps the
-# console. Exit: 0 pass, 1 fail, 77 skip (no QEMU, or a Debian package that
+# 1 ns), so the benchmark's times count instructions. ARGS with --json
+# /tmp/bench.json: the file is printed between "xen-host-test: json begin"
+# and "... end" lines. KEEP_LOG=FILE keeps the console. Exit: 0 pass, 1 fail, 77 skip (no QEMU, or a Debian package that
 # cannot be fetched).
 set -uo pipefail
 
@@ -81,6 +82,8 @@ EOF
     echo "$py $src/perf/bench_mprotect.py --build-dir $build --platform xen-host $bench 2>/tmp/driver.err"
     echo "rc=\$?"
     echo "cat /tmp/driver.err"
+    # A --json /tmp/bench.json among ARGS comes back on the console too.
+    echo "[ -f /tmp/bench.json ] && { echo 'xen-host-test: json begin'; cat /tmp/bench.json; echo 'xen-host-test: json end'; }"
     echo "echo \"xen-host-test: bench exit \$rc\""
   fi
 } >"$work/run.sh"
@@ -104,7 +107,7 @@ qemu=$!
 ended=timeout
 while ((SECONDS - start < limit)); do
   if ! kill -0 "$qemu" 2>/dev/null; then ended=exit; break; fi
-  if grep -Eq '\(XEN\) (Hardware Dom0|Panic on CPU)' "$log"; then ended=xen; break; fi
+  if grep -Eqs '\(XEN\) (Hardware Dom0|Panic on CPU)' "$log"; then ended=xen; break; fi
   sleep 1
 done
 kill "$qemu" 2>/dev/null
