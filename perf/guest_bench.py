@@ -8,7 +8,9 @@ a host process; on the bare-metal hypervisor under QEMU it is the guest kernel
 build/guest/platform/xenpv/bench/NAME/kernel, booted by pvmmu-run as an xl.cfg
 domain whose `extra` carries the KEY=VALUE words (they reach the guest as
 start_info.cmd_line, docs/abi.md §10). The same kernel runs on Xen 4.17 as
-dom0 (`--platform xen`), so one run can put both hypervisors side by side.
+dom0 (`--platform xen`), so one run can put both hypervisors side by side,
+and, run in the dom0 of a Xen host, as a domU of that host's Xen
+(`--platform xen-host`).
 """
 import argparse
 import os

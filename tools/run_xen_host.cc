@@ -211,7 +211,12 @@ int monitor(const Spec& s, int out)
             say(out, "pvmmu-run: xen-host: cannot find domain " + std::to_string(domid) + " any more");
             return 1;
         }
-        if (info.shutdown || info.dying || !open) break;
+        if (info.shutdown || info.dying) break;
+        if (!open) {
+            libxl_domain_destroy(ctx, domid, nullptr);
+            say(out, "pvmmu-run: xen-host: cannot read the domain's console any more (xenconsoled gone?)");
+            return 1;
+        }
     }
     // The guest waited for xenconsoled to take its last bytes before it shut
     // down; what is still on the way through the pty comes now.
@@ -253,8 +258,12 @@ public:
     void stop() override
     {
         if (pid_ <= 0) return;
+        // After its last line the monitor only lets go of its libraries.
         int st;
-        if (waitpid(pid_, &st, WNOHANG) == 0) {
+        pid_t r = 0;
+        for (int i = 0; i < 100 && (r = waitpid(pid_, &st, WNOHANG)) == 0; ++i)
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        if (r == 0) {
             // Still running: it timed out, or the run ended early. Its domain goes too.
             kill(-pid_, SIGKILL);
             while (waitpid(pid_, &st, 0) < 0 && errno == EINTR) {

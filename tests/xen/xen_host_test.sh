@@ -37,7 +37,7 @@ done
 [[ -x $run && -d $src && -d $build ]] ||
   { echo "xen_host_test.sh: --run PVMMU_RUN, --source DIR and --build DIR are needed" >&2; exit 2; }
 # Paths as dom0 will see them (the files go into its initramfs at these paths).
-run=$(realpath "$run") build=$(realpath "$build")
+run=$(realpath "$run") build=$(realpath "$build") src=$(realpath "$src")
 command -v qemu-system-x86_64 >/dev/null || { echo "SKIP: no qemu-system-x86_64"; exit 77; }
 
 xen=$("$src/tools/fetch-xen.sh" "$build/xen")
