@@ -11,16 +11,17 @@
 # This script judges that console.
 #
 #   xen_host_test.sh --run PVMMU_RUN --source DIR --build DIR [--test NAME]
-#                    [--bench ARGS] [--accel tcg|tcg-icount] [--timeout S]
+#                    [--bench ARGS] [--accel tcg|tcg-icount] [--smp N] [--timeout S]
 #
 # --accel tcg-icount: QEMU with -icount shift=0,sleep=off (every instruction
-# 1 ns), so the benchmark's times count instructions. ARGS with --json
+# 1 ns), so the benchmark's times count instructions. --smp: the machine's
+# CPUs, Xen's pCPUs (default 2: dom0 and a domU side by side). ARGS with --json
 # /tmp/bench.json: the file is printed between "xen-host-test: json begin"
 # and "... end" lines. KEEP_LOG=FILE keeps the console. Exit: 0 pass, 1 fail, 77 skip (no QEMU, or a Debian package that
 # cannot be fetched).
 set -uo pipefail
 
-run='' src='' build='' test=tlb-shootdown bench='' accel=tcg limit=600
+run='' src='' build='' test=tlb-shootdown bench='' accel=tcg smp=2 limit=600
 while (($#)); do
   case $1 in
     --run) run=$2; shift ;;
@@ -29,6 +30,7 @@ while (($#)); do
     --test) test=$2; shift ;;
     --bench) bench=$2; shift ;;
     --accel) accel=$2; shift ;;
+    --smp) smp=$2; shift ;;
     --timeout) limit=$2; shift ;;
     *) echo "xen_host_test.sh: unknown option '$1'" >&2; exit 2 ;;
   esac
@@ -97,7 +99,7 @@ echo "booting: Xen 4.17, dom0 $host/vmlinuz with $image"
 start=$SECONDS
 icount=()
 [[ $accel == tcg-icount ]] && icount=(-icount shift=0,sleep=off)
-qemu-system-x86_64 -machine pc -accel tcg "${icount[@]}" -cpu max -smp 2 -m 1536 -display none -serial stdio \
+qemu-system-x86_64 -machine pc -accel tcg "${icount[@]}" -cpu max -smp "$smp" -m 1536 -display none -serial stdio \
   -monitor none \
   -no-reboot -kernel "$xen" -append "console=com1 noreboot dom0_mem=1024M dom0_max_vcpus=1 smap=0" \
   -initrd "$host/vmlinuz console=hvc0 rdinit=/init mitigations=off,$image" >"$log" 2>&1 &
