@@ -4,14 +4,15 @@
 # tools/make-xen-host.sh) on Debian's Xen 4.17 (tools/fetch-xen.sh), all under
 # QEMU's TCG here (issue 13 part 6). dom0's init runs the launcher on a guest
 # test, which creates the guest as a domU through libxenlight; with --bench,
-# then the mprotect benchmark's driver with ARGS (perf/bench_mprotect.py
-# --platform xen-host, what `./pvmmu bench mprotect --platform xen-host ARGS`
+# then a benchmark's driver with ARGS (perf/bench_DRIVER.py --platform
+# xen-host, DRIVER mprotect by default: what `./pvmmu bench DRIVER --platform xen-host ARGS`
 # runs; this host's python3 and the modules the driver loads go into the
 # initramfs too); it prints what they said on the console and powers dom0 off.
 # This script judges that console.
 #
 #   xen_host_test.sh --run PVMMU_RUN --source DIR --build DIR [--test NAME]
-#                    [--bench ARGS] [--accel tcg|tcg-icount] [--smp N] [--timeout S]
+#                    [--bench ARGS [--driver mprotect|fault]] [--accel tcg|tcg-icount]
+#                    [--smp N] [--timeout S]
 #
 # --accel tcg-icount: QEMU with -icount shift=0,sleep=off (every instruction
 # 1 ns), so the benchmark's times count instructions. --smp: the machine's
@@ -21,7 +22,7 @@
 # cannot be fetched).
 set -uo pipefail
 
-run='' src='' build='' test=tlb-shootdown bench='' accel=tcg smp=2 limit=600
+run='' src='' build='' test=tlb-shootdown bench='' driver=mprotect accel=tcg smp=2 limit=600
 while (($#)); do
   case $1 in
     --run) run=$2; shift ;;
@@ -29,6 +30,7 @@ while (($#)); do
     --build) build=$2; shift ;;
     --test) test=$2; shift ;;
     --bench) bench=$2; shift ;;
+    --driver) driver=$2; shift ;;
     --accel) accel=$2; shift ;;
     --smp) smp=$2; shift ;;
     --timeout) limit=$2; shift ;;
@@ -69,7 +71,7 @@ files=("$run" "$kernel" "$sim")
 import sys
 sys.path.insert(0, sys.argv[1])
 import argparse, csv, json, platform, selectors, statistics, subprocess, tempfile  # noqa: F401
-import bench_mprotect, guest_bench  # noqa: F401
+import bench_fault, bench_mprotect, guest_bench  # noqa: F401
 import os, sysconfig
 print(os.path.join(sysconfig.get_paths()["stdlib"], "os.py"))   # where python finds its prefix
 for m in list(sys.modules.values()):
@@ -77,11 +79,11 @@ for m in list(sys.modules.values()):
         print(m.__file__)
 EOF
 )
-    files+=("$py" "${pyfiles[@]}" "$build/guest/platform/xenpv/bench/mprotect/kernel"
-            "$build/guest/bench/mprotect/guest-mprotect")
+    files+=("$py" "${pyfiles[@]}" "$build/guest/platform/xenpv/bench/$driver/kernel"
+            "$build/guest/bench/$driver/guest-$driver")
     # Its stderr into a file, so it draws no progress line (dom0's console
     # is a terminal); what it says there comes after its table.
-    echo "$py $src/perf/bench_mprotect.py --build-dir $build --platform xen-host $bench 2>/tmp/driver.err"
+    echo "$py $src/perf/bench_$driver.py --build-dir $build --platform xen-host $bench 2>/tmp/driver.err"
     echo "rc=\$?"
     echo "cat /tmp/driver.err"
     # A --json /tmp/bench.json among ARGS comes back on the console too.
@@ -130,8 +132,12 @@ expect "^pvmmu-run: xen-host: domain pvmmu-.* is domid [1-9]" "libxenlight creat
 expect "^xen-host-test: $test exit 0\$" "the launcher passed $test as a domU"
 expect '^pvmmu-run: xen-host: domain powered off' "the domU powered off"
 if [[ -n $bench ]]; then
-  expect '^mprotect scaling benchmark on Xen \(this host.s, the guest a domU\)' "the driver ran on xen-host"
-  expect '^private +[0-9]+ +per-pte ' "the driver's table has per-pte"
+  if [[ $driver == mprotect ]]; then
+    expect '^mprotect scaling benchmark on Xen \(this host.s, the guest a domU\)' "the driver ran on xen-host"
+    expect '^private +[0-9]+ +per-pte ' "the driver's table has per-pte"
+  else
+    expect "^page fault and map latency on Xen \\(this host.s, the guest a domU\\)" "the driver ran on xen-host"
+  fi
   expect '^xen-host-test: bench exit 0$' "the driver succeeded"
 fi
 expect '^xen-host: run exit 0$' "dom0's run script ended"
