@@ -89,6 +89,19 @@ EOF
     # A --json /tmp/bench.json among ARGS comes back on the console too.
     echo "[ -f /tmp/bench.json ] && { echo 'xen-host-test: json begin'; cat /tmp/bench.json; echo 'xen-host-test: json end'; }"
     echo "echo \"xen-host-test: bench exit \$rc\""
+    # The timeout: the run is a crash (6) and its domain is gone from xl list.
+    if [[ $driver == mprotect ]]; then
+      cat >"$work/slow.cfg" <<EOF
+name = "slow"
+kernel = "$build/guest/platform/xenpv/bench/mprotect/kernel"
+memory = 64
+extra = "modes=per-pte pages=1024 runs=30"
+EOF
+      files+=("$work/slow.cfg")
+      echo "$run --platform xen-host --timeout 3 --quiet --config $work/slow.cfg"
+      echo "echo \"xen-host-test: timeout exit \$?\""
+      echo "xl list | sed 's/^/xen-host-test: xl list: /'"
+    fi
   fi
 } >"$work/run.sh"
 image=$("$src/tools/make-xen-host.sh" "$host" --image "dom0-$test.cpio" --run "$work/run.sh" "${files[@]}") ||
@@ -135,6 +148,9 @@ if [[ -n $bench ]]; then
   if [[ $driver == mprotect ]]; then
     expect '^mprotect scaling benchmark on Xen \(this host.s, the guest a domU\)' "the driver ran on xen-host"
     expect '^private +[0-9]+ +per-pte ' "the driver's table has per-pte"
+    expect '^xen-host-test: timeout exit 6$' "a run past its --timeout is a crash"
+    expect '^xen-host-test: xl list: Domain-0 ' "xl list answered after the timeout"
+    if grep -q '^xen-host-test: xl list: pvmmu-' "$log"; then fail "the timed-out domain was not destroyed"; fi
   else
     expect "^page fault and map latency on Xen \\(this host.s, the guest a domU\\)" "the driver ran on xen-host"
   fi
