@@ -8,10 +8,11 @@ a host process; on the bare-metal hypervisor under QEMU it is the guest kernel
 build/guest/platform/xenpv/bench/NAME/kernel, booted by pvmmu-run as an xl.cfg
 domain whose `extra` carries the KEY=VALUE words (they reach the guest as
 start_info.cmd_line, docs/abi.md §10). The same kernel runs on Xen 4.17 as
-dom0 (`--platform xen`), so one run can put both hypervisors side by side.
-`--platform libvirt[=URI]` boots the same machine as pvmmu-run's qemu back end
-as a libvirt domain (pvmmu-run --platform libvirt[=URI]; default the embedded
-driver in the build tree, no daemon).
+dom0 (`--platform xen`), so one run can put both hypervisors side by side,
+and, run in the dom0 of a Xen host, as a domU of that host's Xen
+(`--platform xen-host`). `--platform libvirt[=URI]` boots the same machine as
+pvmmu-run's qemu back end as a libvirt domain (pvmmu-run --platform
+libvirt[=URI]; default the embedded driver in the build tree, no daemon).
 """
 import argparse
 import os
@@ -86,13 +87,6 @@ class QemuPlatform:
                                 "flag-range": "MMU_FLAG_RANGE_UPDATE (pvmmu's cmd 4)"}
 
     def command(self, program, vcpus, args):
-        runner = os.path.join(self.build, "tools", "pvmmu-run")
-        # Absolute: a libvirt domain's QEMU does not run in this folder.
-        kernel = os.path.abspath(os.path.join(self.build, "guest", "platform", "xenpv", "bench", program, "kernel"))
-        sim = os.path.join(self.build, "guest", "bench", program, f"guest-{program}")
-        for f in (runner, kernel, sim):
-            if not os.access(f, os.R_OK):
-                raise Unavailable(f"{f} is not built (./pvmmu build)")
         if not shutil.which("qemu-system-x86_64"):
             raise Unavailable("qemu-system-x86_64 is not installed (tools/deps.txt)")
         if self.accel == "kvm" and self.hypervisor == "xen":
@@ -100,6 +94,22 @@ class QemuPlatform:
                               "use --accel tcg or tcg-icount")
         if self.accel == "kvm" and not os.access("/dev/kvm", os.R_OK | os.W_OK):
             raise Unavailable("/dev/kvm is not usable here; try --accel tcg")
+        platform = self.launcher_platform + (f"={self.uri}" if self.uri else "")
+        return [self.runner(), "--platform", platform, "--accel", self.accel, "--timeout",
+                str(self.timeout_s), "--config", self.config(program, vcpus, args)]
+
+    def runner(self):
+        return os.path.join(self.build, "tools", "pvmmu-run")
+
+    def config(self, program, vcpus, args):
+        """The xl.cfg file of the program's domain (written once per run)."""
+        runner = self.runner()
+        # Absolute: a libvirt domain's QEMU does not run in this folder.
+        kernel = os.path.abspath(os.path.join(self.build, "guest", "platform", "xenpv", "bench", program, "kernel"))
+        sim = os.path.join(self.build, "guest", "bench", program, f"guest-{program}")
+        for f in (runner, kernel, sim):
+            if not os.access(f, os.R_OK):
+                raise Unavailable(f"{f} is not built (./pvmmu build)")
         info = subprocess.run([sim, "--info"], capture_output=True, text=True).stdout
         frames = next((int(x.split(":", 1)[1]) for x in info.splitlines() if x.startswith("frames:")), 16384)
         if self.tmp is None:
@@ -108,9 +118,7 @@ class QemuPlatform:
         with open(cfg, "w") as f:
             f.write(f'name = "{program}"\nvcpus = {vcpus}\nmemory = {-(-frames // 256)}\n'
                     f'kernel = "{kernel}"\nextra = "{" ".join(args)}"\n')
-        platform = self.launcher_platform + (f"={self.uri}" if self.uri else "")
-        return [runner, "--platform", platform, "--accel", self.accel, "--timeout", str(self.timeout_s),
-                "--config", cfg]
+        return cfg
 
     def succeeded(self, returncode, lines):
         # The hypervisor and pvmmu-run print after the guest: its result is
@@ -126,7 +134,37 @@ class QemuPlatform:
         return f"{what} under qemu ({self.accel}) on {host_machine()}"
 
 
-PLATFORMS = ["sim", "qemu", "xen", "libvirt[=URI]"]
+class XenHostPlatform(QemuPlatform):
+    """The Xen host this driver runs on, from its dom0 (issue 13 part 6): the
+    program's guest kernel as a PV domU of that host's Xen, created through
+    libxenlight by `pvmmu-run --platform xen-host --config FILE`. Xen's
+    modes only, as for --platform xen; no emulator, so no --accel (times are
+    the host CPU's)."""
+
+    timeout_s = 600
+
+    def __init__(self, build):
+        super().__init__(build, "host", "xen")
+        self.launcher_platform = self.name = "xen-host"
+
+    def command(self, program, vcpus, args):
+        caps = ""
+        try:
+            with open("/proc/xen/capabilities") as f:
+                caps = f.read()
+        except OSError:
+            pass
+        if "control_d" not in caps:
+            raise Unavailable("--platform xen-host runs in the dom0 of a Xen host (no control_d in "
+                              "/proc/xen/capabilities here)")
+        return [self.runner(), "--platform", "xen-host", "--timeout", str(self.timeout_s),
+                "--config", self.config(program, vcpus, args)]
+
+    def machine(self):
+        return f"Xen (this host's, the guest a domU) on {host_machine()}"
+
+
+PLATFORMS = ["sim", "qemu", "xen", "xen-host", "libvirt[=URI]"]
 
 
 _auto_accel = {}
@@ -149,19 +187,21 @@ def auto_accel(build, hypervisor):
 
 
 def make_platform(name, build, accel="auto", flags=()):
-    if accel == "auto" and name != "sim":
+    if accel == "auto" and name not in ("sim", "xen-host"):
         accel = auto_accel(build, "xen" if name == "xen" else "pvmmu")
     if name == "sim":
         return SimPlatform(build, flags)
     if name == "libvirt" or name.startswith("libvirt="):
         return QemuPlatform(build, accel, "pvmmu", libvirt=True, uri=name.partition("=")[2] or None)
+    if name == "xen-host":
+        return XenHostPlatform(build)
     return QemuPlatform(build, accel, "xen" if name == "xen" else "pvmmu")
 
 
 def platform_list(s):
     """An argparse type: comma-separated platforms, each once, in the order given."""
     v = [x for x in s.split(",") if x]
-    known = ("sim", "qemu", "xen", "libvirt")
+    known = ("sim", "qemu", "xen", "xen-host", "libvirt")
     unknown = [x for x in v if x not in known and not (x.startswith("libvirt=") and len(x) > len("libvirt="))]
     if unknown or not v or len(set(v)) != len(v):
         raise argparse.ArgumentTypeError(f"platforms are {', '.join(PLATFORMS)}, each at most once")
@@ -279,9 +319,9 @@ def common_args(ap):
     """The options every guest benchmark driver takes."""
     ap.add_argument("--platform", type=platform_list, default=["sim"], metavar="P[,P...]",
                     help="where the guest runs: sim, qemu (pvmmu under QEMU), xen (Xen 4.17 under QEMU, the "
-                         "guest its dom0), libvirt[=URI] (pvmmu under QEMU as a libvirt domain; default URI: "
-                         "the embedded driver, no daemon); several, comma-separated, run side by side "
-                         "(default sim)")
+                         "guest its dom0), xen-host (run in a Xen host's dom0: the guest a domU of that Xen), "
+                         "libvirt[=URI] (pvmmu under QEMU as a libvirt domain; default URI: the embedded "
+                         "driver, no daemon); several, comma-separated, run side by side (default sim)")
     ap.add_argument("--accel", choices=["auto", "kvm", "tcg", "tcg-icount"], default="auto",
                     help="QEMU accelerator (qemu, xen, libvirt); auto (default): KVM where /dev/kvm passes "
                          "pvmmu-run's self-test, else TCG; tcg-icount: every instruction takes 1 ns of "

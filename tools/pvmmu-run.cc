@@ -67,9 +67,9 @@ struct RunOptions : Options {
 void usage(FILE* f)
 {
     std::fprintf(f,
-        "usage: pvmmu-run [--platform sim|qemu|xen|bochs|libvirt[=URI]] [--accel kvm|tcg|tcg-icount]\n"
+        "usage: pvmmu-run [--platform sim|qemu|xen|xen-host|bochs|libvirt[=URI]] [--accel kvm|tcg|tcg-icount]\n"
         "                 [--cpus N] [--timeout SECONDS] [--hv-args WORDS] [--quiet] NAME...\n"
-        "       pvmmu-run [--platform qemu|xen|bochs|libvirt[=URI]] [--accel kvm|tcg|tcg-icount]\n"
+        "       pvmmu-run [--platform qemu|xen|xen-host|bochs|libvirt[=URI]] [--accel kvm|tcg|tcg-icount]\n"
         "                 [--timeout SECONDS] [--quiet] --config FILE...\n"
         "       pvmmu-run --list\n"
         "       pvmmu-run --platform libvirt[=URI] --describe-host\n"
@@ -99,6 +99,13 @@ void usage(FILE* f)
         "                          more than one --config, are refused. The run ends at Xen's\n"
         "                          `Hardware Dom0 halted` (powered off), `crashed`, `shutdown`\n"
         "                          or panic line\n"
+        "                   xen-host  run in the dom0 of a Xen host (as root): the guest\n"
+        "                          kernel becomes a PV domU of that host's Xen, created through\n"
+        "                          libxenlight (memory = the test's frames, its vCPUs, its\n"
+        "                          words as the command line), its console read from the pty\n"
+        "                          xenconsoled serves; the run ends when the domain shuts down\n"
+        "                          (it is destroyed then, or at the timeout; default 120 s).\n"
+        "                          SKIP outside a dom0; refuses what xen refuses\n"
         "                   bochs  pvmmu's GRUB ISO (./pvmmu iso) under Bochs 2.7, CPU model\n"
         "                          corei7_icelake_u, one CPU per vCPU; the run ends at the\n"
         "                          hypervisor's last line (Bochs ignores isa-debug-exit);\n"
@@ -251,7 +258,7 @@ const char* word_of(int code);
 // The back end of --platform; nullptr for sim.
 const Backend* backend_of(const std::string& platform)
 {
-    for (const Backend* b : {&kQemu, &kXen, &kBochs, &kLibvirt})
+    for (const Backend* b : {&kQemu, &kXen, &kXenHost, &kBochs, &kLibvirt})
         if (platform == b->name) return b;
     return nullptr;
 }
@@ -567,7 +574,7 @@ int main(int argc, char** argv)
     }
     const Backend* backend = backend_of(o.platform);
     if (o.platform != "sim" && !backend) {
-        std::fprintf(stderr, "pvmmu-run: no platform '%s'; there are sim, qemu, xen, bochs and libvirt\n", o.platform.c_str());
+        std::fprintf(stderr, "pvmmu-run: no platform '%s'; there are sim, qemu, xen, xen-host, bochs and libvirt\n", o.platform.c_str());
         return 2;
     }
     // --accel: what the platform's emulator takes (sim and --fuzz: QEMU's).

@@ -11,8 +11,8 @@ file(GENERATE OUTPUT ${CMAKE_CURRENT_BINARY_DIR}/pvmmu-run-programs.inc CONTENT 
 # The platforms are back ends of one launcher (run_backend.h): run_qemu.cc,
 # run_xen.cc, run_bochs.cc and run_libvirt*.cc, sharing the child and its
 # judgement (run_child.cc).
-add_executable(pvmmu-run pvmmu-run.cc run_child.cc run_qemu.cc run_xen.cc run_bochs.cc run_libvirt_xml.cc
-  xl_config.cc kvm_probe.cc)
+add_executable(pvmmu-run pvmmu-run.cc run_child.cc run_qemu.cc run_xen.cc run_xen_host.cc run_bochs.cc
+  run_libvirt_xml.cc xl_config.cc kvm_probe.cc)
 # --platform libvirt talks to libvirt through its C API (libvirt-dev, found in
 # the top CMakeLists.txt). Without it pvmmu-run still builds, and that
 # platform is a SKIP saying why.
@@ -26,6 +26,12 @@ endif()
 set(PVMMU_LIBVIRT_ROOT ${CMAKE_BINARY_DIR}/libvirt-embed)
 # --config: domains in xl.cfg syntax, parsed by Xen's libxlutil (libxen-dev).
 target_link_libraries(pvmmu-run PRIVATE xlutil)
+# --platform xen-host: the domain created, watched and destroyed in a Xen
+# host's dom0 through libxenlight and libxenctrl (libxen-dev, as libxlutil).
+target_link_libraries(pvmmu-run PRIVATE xenlight xenctrl xentoollog)
+# xenctrl.h needs GNU C++ (Xen's headers use anonymous unions and, under
+# __STRICT_ANSI__, leave an alignment macro undefined on purpose).
+set_source_files_properties(run_xen_host.cc PROPERTIES COMPILE_OPTIONS -std=gnu++20)
 target_include_directories(pvmmu-run PRIVATE ${CMAKE_CURRENT_BINARY_DIR})
 # --platform qemu boots the hypervisor image with the test's guest kernel,
 # --platform bochs an ISO of them (make-iso.sh), --platform xen Debian's Xen

@@ -1,4 +1,4 @@
-// The launcher's back ends (pvmmu-run --platform qemu|xen|bochs; docs/boot.md
+// The launcher's back ends (pvmmu-run --platform qemu|xen|xen-host|bochs; docs/boot.md
 // "The launcher's back ends"). A back end says how its platform boots a list
 // of domains, which domain features it cannot give (the run is a SKIP), and
 // which console lines end a run whose emulator does not exit by itself. The
@@ -120,6 +120,9 @@ struct Backend {
 
 extern const Backend kQemu;    // pvmmu under qemu-system-x86_64 (run_qemu.cc)
 extern const Backend kXen;     // Xen 4.17 under QEMU's TCG, the kernel as dom0 (run_xen.cc)
+// The guest kernel as a domU of the Xen host pvmmu-run runs in (its dom0),
+// through libxenlight and libxenctrl (run_xen_host.cc).
+extern const Backend kXenHost;
 extern const Backend kBochs;   // pvmmu's GRUB ISO under Bochs (run_bochs.cc)
 // pvmmu under QEMU as a libvirt domain (run_libvirt.cc; run_libvirt_missing.cc
 // where libvirt-dev was missing at build time: every run a SKIP).

@@ -238,6 +238,17 @@ set_tests_properties(xen_launcher_refuses_kvm PROPERTIES PASS_REGULAR_EXPRESSION
 set_tests_properties(xen_launcher_refuses_two_configs PROPERTIES PASS_REGULAR_EXPRESSION "at most 1 --config")
 set_tests_properties(xen_launcher_skips_peer xen_launcher_skips_deny xen_launcher_refuses_kvm
   xen_launcher_refuses_two_configs PROPERTIES LABELS xen TIMEOUT 30)
+# The same for --platform xen-host (tools/run_xen_host.cc), plus: outside a
+# Xen host's dom0 a run is a SKIP that says so (in a dom0 it runs: SUCCESS).
+add_test(NAME xen_host_launcher_outside_dom0 COMMAND pvmmu-run --platform xen-host tlb-shootdown)
+add_test(NAME xen_host_launcher_skips_peer COMMAND pvmmu-run --platform xen-host cross-domain-tables)
+add_test(NAME xen_host_launcher_refuses_accel COMMAND pvmmu-run --platform xen-host --accel tcg tlb-shootdown)
+set_tests_properties(xen_host_launcher_outside_dom0 PROPERTIES
+  PASS_REGULAR_EXPRESSION "SKIP \\(exit 3\\).*not in the dom0 of a Xen host|SUCCESS \\(exit 0\\)")
+set_tests_properties(xen_host_launcher_skips_peer PROPERTIES PASS_REGULAR_EXPRESSION "SKIP \\(exit 3\\).*second domain")
+set_tests_properties(xen_host_launcher_refuses_accel PROPERTIES PASS_REGULAR_EXPRESSION "xen-host takes no --accel")
+set_tests_properties(xen_host_launcher_outside_dom0 xen_host_launcher_skips_peer xen_host_launcher_refuses_accel
+  PROPERTIES LABELS "xen;xenhost" TIMEOUT 30)
 pvmmu_qemu_test(qemu_guest_conform --cpus 1 --guest $<TARGET_FILE:conform-guest> --expect "passed:conform guest")
 pvmmu_qemu_test(qemu_guest_surface --cpus 2 --guest $<TARGET_FILE:surface-guest> --words vcpus=2
   --expect "passed:surface guest")
