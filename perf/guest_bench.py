@@ -167,6 +167,14 @@ class XenHostPlatform(QemuPlatform):
 PLATFORMS = ["sim", "qemu", "xen", "xen-host", "libvirt[=URI]"]
 
 
+def remote(uri):
+    """Whether a libvirt URI names another machine (a host after "scheme://"),
+    as pvmmu-run's libvirt_uri_remote decides: it uploads the images there,
+    and that host's KVM is not known here."""
+    _, sep, rest = uri.partition("://")
+    return bool(sep) and bool(rest) and not rest.startswith("/")
+
+
 _auto_accel = {}
 
 
@@ -188,7 +196,8 @@ def auto_accel(build, hypervisor):
 
 def make_platform(name, build, accel="auto", flags=()):
     if accel == "auto" and name not in ("sim", "xen-host"):
-        accel = auto_accel(build, "xen" if name == "xen" else "pvmmu")
+        uri = name.partition("=")[2] if name.startswith("libvirt=") else ""
+        accel = "tcg" if uri and remote(uri) else auto_accel(build, "xen" if name == "xen" else "pvmmu")
     if name == "sim":
         return SimPlatform(build, flags)
     if name == "libvirt" or name.startswith("libvirt="):

@@ -26,7 +26,7 @@ import tempfile
 import threading
 import time
 
-from guest_bench import QemuPlatform, Unavailable, auto_accel, run_program, utc_now
+from guest_bench import QemuPlatform, Unavailable, auto_accel, remote, run_program, utc_now
 
 # --- the scheduler -------------------------------------------------------------
 
@@ -149,13 +149,6 @@ def host_summary(d):
             f"{d['memory_kib'] // 1024} MiB, {d.get('kernel') or 'kernel unknown (remote)'}, "
             f"{d.get('driver') or 'driver'} {d.get('driver_version') or '?'}, "
             f"libvirt {d.get('libvirt_version') or '?'}")
-
-
-def remote(uri):
-    """Whether a URI names another machine (a host after "scheme://"), as
-    pvmmu-run's libvirt_uri_remote decides: it uploads the images there."""
-    _, sep, rest = uri.partition("://")
-    return bool(sep) and bool(rest) and not rest.startswith("/")
 
 
 class HostPlatform:
@@ -295,9 +288,12 @@ def write_plot(doc, path):
     series = sorted({(r["host"], r["mode"]) for r in doc["results"]})
     if not workloads:
         raise RuntimeError("no results to plot")
+    def q(text):   # inside gnuplot's '...': a quote doubled, so no name ends the string
+        return str(text).replace("'", "''")
+
     with tempfile.TemporaryDirectory() as tmp:
         script = [f"set terminal {'svg size 1000,460 dynamic' if path.endswith('.svg') else 'pngcairo size 1000,460'}"
-                  " font 'sans,10'", f"set output '{path}'",
+                  " font 'sans,10'", f"set output '{q(path)}'",
                   f"set multiplot layout 1,{len(workloads)} title 'mprotect sweep: PTE updates/s against vCPUs "
                   f"per host ({doc['date'][:10]})'", "set logscale y", "set key below horizontal", "set grid",
                   "set xlabel 'vCPUs'", "set ylabel 'PTE updates/s (median)'"]
@@ -313,9 +309,9 @@ def write_plot(doc, path):
                     for r in rows:
                         f.write(f"{r['vcpus']} {r['pte_updates_per_s']} {r['pte_updates_per_s_min']} "
                                 f"{r['pte_updates_per_s_max']}\n")
-                plots.append(f"'{data}' using 1:2:3:4 with yerrorlines title '{host} {mode}'")
+                plots.append(f"'{q(data)}' using 1:2:3:4 with yerrorlines title '{q(host)} {q(mode)}'")
             vcpus = sorted({r["vcpus"] for r in doc["results"]})
-            script += ["set xtics (" + ", ".join(str(v) for v in vcpus) + ")", f"set title '{wl}'",
+            script += ["set xtics (" + ", ".join(str(v) for v in vcpus) + ")", f"set title '{q(wl)}'",
                        "plot " + ", ".join(plots)]
         script.append("unset multiplot")
         r = subprocess.run(["gnuplot"], input="\n".join(script) + "\n", capture_output=True, text=True)

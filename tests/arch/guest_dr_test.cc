@@ -62,9 +62,12 @@ TEST(DebugRegs, FixedBitsAreForced)
     EXPECT_EQ(r.dr6, kDr6Default & ~kDr6Rtm & ~kDr6Bld);   // active-low bits of RTM and BLD
     EXPECT_EQ(dr_write(r, 7, 0, kNoDe), 0);
     EXPECT_EQ(r.dr7, kDr7Default);
-    EXPECT_EQ(dr_write(r, 7, 0xffffffff & ~0x00aa0000u, kNoDe), 0);   // every bit but I/O RWs
-    EXPECT_EQ(r.dr7, 0xff5527ffu);   // 11, 12, 14, 15 clear (no RTM); GD kept
-    EXPECT_EQ(dr7_for_cpu(r), 0xff5507ffu);   // but never loaded
+    // General detect is refused, as Xen refuses it, and nothing changes.
+    EXPECT_EQ(dr_write(r, 7, kDr7Gd, kNoDe), -XEN_EPERM);
+    EXPECT_EQ(r.dr7, kDr7Default);
+    EXPECT_EQ(dr_write(r, 7, 0xffffffff & ~0x00aa0000u & ~kDr7Gd, kNoDe), 0);   // every bit but I/O RWs and GD
+    EXPECT_EQ(r.dr7, 0xff5507ffu);   // 11, 12, 14, 15 clear (no RTM)
+    EXPECT_EQ(dr7_for_cpu(r), 0xff5507ffu);
     EXPECT_EQ(dr_write(r, 7, 1u << 11, DrPolicy{false, true, false}), 0);
     EXPECT_EQ(r.dr7, kDr7Default | kDr7Rtm);
 }
@@ -89,7 +92,9 @@ TEST(DebugRegs, IoBreakpointsNeedDeAndAreEmulated)
     // Breakpoint 1: I/O (RW 10), 2 bytes (LEN 01), enabled (L1), at port 0x3f8.
     const uint32_t dr7 = (2u << 20) | (1u << 22) | (1u << 2);
     EXPECT_EQ(dr_write(r, 7, dr7, kNoDe), -XEN_EPERM);
-    EXPECT_EQ(dr_write(r, 7, dr7 & ~4u, kNoDe), 0);   // disabled: not looked at
+    EXPECT_EQ(dr_write(r, 7, dr7 & ~4u, kNoDe), 0);   // nothing enabled: not looked at
+    // Breakpoint 0 enabled: an I/O RW anywhere needs CR4.DE, enabled or not.
+    EXPECT_EQ(dr_write(r, 7, (dr7 & ~4u) | 1u, kNoDe), -XEN_EPERM);
     EXPECT_EQ(dr_write(r, 1, 0x3f8, kDe), 0);
     EXPECT_EQ(dr_write(r, 7, dr7, kDe), 0);
     EXPECT_EQ(r.dr7_io, 4u);

@@ -592,6 +592,17 @@ void port_io(bool pvmmu)
           v == 0 && buf[0] == 0xff && buf[4] == 0xff && buf[5] == 6, 1);
     check("rep outsb of 8: emulated", trap_of(c_rep_outsb, uint64_t(buf), 8, &v, kPort), kNoTrap);
     check("  RCX 0", long(v), 0);
+    // An element outside the guest's part of the address space is #GP(0),
+    // non-canonical or in the hypervisor's slots alike (as Xen 4.17 does),
+    // and CR2 is not touched (before, pvmmu delivered a #PF with whatever
+    // CR2 the CPU held last).
+    trap_of(c_wr_cr2, 0x5a5a000);
+    check("rep insb at a non-canonical address: #GP", trap_of(c_rep_insb, 0x8000000000000000, 1, &v, kPort), 13);
+    check("rep insb into L4 slot 257: #GP", trap_of(c_rep_insb, 0xffff808000000000, 1, &v, kPort), 13);
+    check("rep outsb from L4 slot 257: #GP", trap_of(c_rep_outsb, 0xffff808000000000, 1, &v, kPort), 13);
+    uint64_t cr2 = 0;
+    trap_of(c_rd_cr2, 0, 0, &cr2);
+    checkx("  %cr2 untouched", cr2, 0x5a5a000);
     // An I/O breakpoint (CR4.DE, RW 10): emulated port accesses meet it,
     // and the #DB comes after the instruction, Bn in DR6.
     uint64_t cr4 = 0;

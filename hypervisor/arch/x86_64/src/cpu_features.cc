@@ -28,8 +28,16 @@ CpuFeatures cpu_features()
     f.smep = r.ebx & CPUID_7_EBX_SMEP;
     f.smap = r.ebx & CPUID_7_EBX_SMAP;
     f.umip = r.ecx & CPUID_7_ECX_UMIP;
+    f.rtm = r.ebx & CPUID_7_EBX_RTM;
+    f.bld = r.ecx & CPUID_7_ECX_BUS_LOCK_DETECT;
     return f;
 }
+
+namespace {
+CpuFeatures g_boot_cpu;   // written by the boot CPU before any other CPU starts
+} // namespace
+
+const CpuFeatures& boot_cpu_features() { return g_boot_cpu; }
 
 void cpu_features_enable()
 {
@@ -40,6 +48,8 @@ void cpu_features_enable()
     if (f.umip) cr4 |= CR4_UMIP;
     write_cr4(cr4);
     // The first CPU to get here is the boot CPU; the APs find it set.
+    static bool first = true;
+    if (first) g_boot_cpu = f, first = false;
     if (f.smap) __atomic_store_n(&hv_smap, uint8_t(1), __ATOMIC_RELEASE);
 }
 

@@ -3,6 +3,7 @@
 
 #include "arch/acpi.h"
 #include "arch/console.h"
+#include "arch/cpu_bits.h"
 #include "arch/percpu.h"
 #include "arch/x86.h"
 
@@ -57,6 +58,13 @@ void power_off()
 
 void report_panic()
 {
+    // The default port only where a hypervisor is underneath (QEMU's device
+    // lives there): on hardware 0x505 may be a chipset register (ICH/PCH
+    // GPIO or PM blocks start at 0x500), so only a port ACPI names is used.
+    if (!g_power.pvpanic_from_acpi && !(cpuid(1).ecx & CPUID_1_ECX_HYPERVISOR)) {
+        panic_printk("pvmmu: no pvpanic device named by ACPI on this machine; halting\n");
+        return;
+    }
     const uint8_t events = inb(g_power.pvpanic_port);
     if (events == 0xff || !(events & kPvpanicPanicked)) {
         panic_printk("pvmmu: no pvpanic device at port 0x%x; halting\n", g_power.pvpanic_port);

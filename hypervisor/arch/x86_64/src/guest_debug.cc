@@ -19,9 +19,10 @@
 //   would raise a second #DB on the same IST stack, over the first one's
 //   frame. So the guest's DR7 is off in the CPU while its #DB is handled.
 // - Trap the hypervisor's own MOV to and from the debug registers: DR7.GD
-//   is kept in the virtual DR7 but never loaded.
+//   is refused (-EPERM, as Xen), and masked again when DR7 is loaded.
 #include <pvmmu/abi.h>
 
+#include "arch/cpu_features.h"
 #include "arch/guest.h"
 #include "arch/percpu.h"
 #include "arch/x86.h"
@@ -57,9 +58,9 @@ void dr7_off() { write_dr(7, kDr7Default); }
 DrPolicy guest_dr_policy(Vcpu& v)
 {
     // The CPU's leaves as the guest sees them (guest_emulate.cc passes leaf 7
-    // and CPUID.1:EDX.DE through).
-    const CpuidRegs l7 = cpuid(7, 0);
-    return DrPolicy{arch(v).cr4_de, ((l7.ebx >> 11) & 1) != 0, ((l7.ecx >> 24) & 1) != 0};
+    // and CPUID.1:EDX.DE through), read once at boot.
+    const CpuFeatures& c = boot_cpu_features();
+    return DrPolicy{arch(v).cr4_de, c.rtm, c.bld};
 }
 
 long guest_set_debugreg(Vcpu& v, unsigned reg, uint64_t value)
@@ -114,7 +115,7 @@ bool guest_debug_in_hypervisor(const TrapFrame& f)
     // hits (the CPU may report a disabled breakpoint's met condition next to
     // it); a single step, general detect or task switch in ring 0 is never
     // the guest's.
-    constexpr uint32_t kNotABreakpoint = kDr6Bs | (1u << 13) | (1u << 15);   // BS, BD, BT
+    constexpr uint32_t kNotABreakpoint = kDr6Bs | kDr6Bd | kDr6Bt;
     const uint32_t dr7 = arch(*v).dr.dr7;
     uint32_t data = 0;
     for (unsigned n = 0; n < 4; ++n)

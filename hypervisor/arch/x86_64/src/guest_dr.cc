@@ -26,14 +26,16 @@ uint32_t adjust_dr7(uint32_t v, DrPolicy p)
     return (v & ~zeros) | kDr7Default;
 }
 
-// The enables (Ln, Gn) of the breakpoints whose RW is 10, I/O; -1 when one
-// is enabled without CR4.DE, where RW 10 is undefined.
+// The enables (Ln, Gn) of the breakpoints whose RW is 10, I/O; -1 for any
+// RW 10, enabled or not, without CR4.DE, where it is undefined (Xen's rule).
 long io_enables(uint32_t dr7, DrPolicy p)
 {
     uint32_t io = 0;
-    for (unsigned n = 0; n < 4; ++n)
-        if (((dr7 >> (kDr7RwShift + 4 * n)) & 3) == kDr7RwIo) io |= dr7 & (3u << (2 * n));
-    if (io && !p.de) return -1;
+    for (unsigned n = 0; n < 4; ++n) {
+        if (((dr7 >> (kDr7RwShift + 4 * n)) & 3) != kDr7RwIo) continue;
+        if (!p.de) return -1;
+        io |= dr7 & (3u << (2 * n));
+    }
     return io;
 }
 
@@ -59,6 +61,9 @@ long dr_write(DebugRegs& r, unsigned reg, uint64_t value, DrPolicy p)
         if (reg == 5 && p.de) return -XEN_ENODEV;
         if (value != uint32_t(value)) return -XEN_EINVAL;
         const uint32_t v = adjust_dr7(uint32_t(value), p);
+        // General detect is the hypervisor's (it would fault its own MOV to
+        // and from the debug registers): refused, as Xen refuses it.
+        if (v & kDr7Gd) return -XEN_EPERM;
         // Xen looks for I/O breakpoints only when some breakpoint is enabled.
         const long io = v & kDr7Enables ? io_enables(v, p) : 0;
         if (io < 0) return -XEN_EPERM;

@@ -75,7 +75,6 @@ uint64_t guest_cr0(const VcpuArch& a) { return (read_cr0() & ~uint64_t(CR0_TS)) 
 // keeps DE, a virtual bit that only changes what DR4/DR5 mean
 // (guest_dr.h); writes of the others are ignored (docs/abi.md §12).
 constexpr uint64_t kCr4Visible = CR4_PAE | CR4_MCE | CR4_OSFXSR | CR4_OSXMMEXCPT;
-constexpr uint64_t kCr4De = 1u << 3;   // "Control Registers": debugging extensions
 
 // A change of the core's state from a trap (not a hypercall): inside a
 // section, with interrupts on, as syscall_dispatch runs one, so that the
@@ -106,7 +105,7 @@ bool read_cr(Vcpu& v, unsigned cr, uint64_t& val)
     case 2: val = arch(v).cr2; return true;
     // Xen's format (xen_pfn_to_cr3): the machine frame of the kernel L4.
     case 3: val = xen_pfn_to_cr3(v.guest_table.v); return true;
-    case 4: val = (read_cr4() & kCr4Visible) | (arch(v).cr4_de ? kCr4De : 0); return true;
+    case 4: val = (read_cr4() & kCr4Visible) | (arch(v).cr4_de ? uint64_t(CR4_DE) : 0); return true;
     default: return false;
     }
 }
@@ -134,7 +133,7 @@ bool write_cr(Vcpu& v, unsigned cr, uint64_t val)
         return in_core([&] { return mmuext_one(*core(), v, op); }) == 0;
     }
     case 4:   // never a #GP; DE kept where the guest's CPUID has it
-        a.cr4_de = (val & kCr4De) && (cpuid(1).edx & kCr4De);
+        a.cr4_de = (val & CR4_DE) && (cpuid(1).edx & CPUID_1_EDX_DE);
         return true;
     default:
         return false;

@@ -49,6 +49,13 @@ void port_write(GuestDomain& d, unsigned port, unsigned size, uint32_t value)
     if (port == kPciConfigAddress && size == 4) d.pci_cf8.store(value, std::memory_order_relaxed);
 }
 
+// The I/O breakpoints an access meets: none while the guest's CR4.DE is
+// clear, as Xen's check_guest_io_breakpoint.
+uint32_t io_hits(Vcpu& v, unsigned port, unsigned size)
+{
+    return arch(v).cr4_de ? io_breakpoints(arch(v).dr, port, size) : 0;
+}
+
 // The accumulator after an IN of `size` bytes: AL and AX merge, EAX
 // zero-extends into RAX, as the CPU writes them.
 void set_accumulator(TrapFrame& f, unsigned size, uint32_t value)
@@ -61,7 +68,10 @@ void set_accumulator(TrapFrame& f, unsigned size, uint32_t value)
 }
 
 // INS / OUTS: the elements, RDI or RSI stepped by DF; 0 when done, -1 when
-// RCX is left for the next run, or the #PF to deliver (f.vector set: 0).
+// RCX is left for the next run, or 1 with the exception to deliver in f.
+// An element outside the guest's part of the address space (non-canonical,
+// or the hypervisor's slots) is #GP(0), as Xen's; a #PF comes from the copy's
+// own fault, so CR2 names the faulting byte (never an older fault's address).
 int string_io(Vcpu& v, TrapFrame& f, const PrivInsn& in, unsigned port, uint32_t* hits)
 {
     GuestDomain& d = guest_domain(v);
@@ -71,6 +81,11 @@ int string_io(Vcpu& v, TrapFrame& f, const PrivInsn& in, unsigned port, uint32_t
     uint64_t count = in.rep ? f.rcx : 1;
     for (unsigned done = 0; count; ++done) {
         if (done == kRepBatch) return -1;
+        const uint64_t last = index + in.size - 1;
+        if (last < index || !guest_va_ok(index) || !guest_va_ok(last)) {
+            f.vector = 13, f.error = 0;
+            return 1;
+        }
         if (ins) {
             const uint32_t value = port_read(d, port, in.size);
             if (platform().copy_to_guest(v, Vaddr{index}, &value, in.size)) {
@@ -86,7 +101,7 @@ int string_io(Vcpu& v, TrapFrame& f, const PrivInsn& in, unsigned port, uint32_t
             port_write(d, port, in.size, value);
         }
         arch(v).counters.port_io.fetch_add(1, std::memory_order_relaxed);
-        *hits |= io_breakpoints(arch(v).dr, port, in.size);
+        *hits |= io_hits(v, port, in.size);
         index += uint64_t(step);
         if (in.rep) f.rcx = --count;
         else count = 0;
@@ -113,7 +128,7 @@ int guest_port_io(Vcpu& v, TrapFrame& f, const PrivInsn& in, uint32_t* hits)
     default: return 0;
     }
     arch(v).counters.port_io.fetch_add(1, std::memory_order_relaxed);
-    *hits |= io_breakpoints(arch(v).dr, port, in.size);
+    *hits |= io_hits(v, port, in.size);
     return in.len;
 }
 

@@ -62,6 +62,13 @@ long initialise_locked(Vcpu& self, Vcpu& t, uint64_t ctx_va)
     t.guest_table = l4;
     t.has_table = true;
 
+    // The context's debugreg[], ctrlreg[4] and IOPL are not read (docs/abi.md
+    // §12.3): the vCPU starts as a new one, whatever it had set before it
+    // went down — no breakpoint armed, IOPL 0, CR4.DE clear.
+    a.dr = DebugRegs{};
+    a.iopl = 0;
+    a.cr4_de = false;
+
     TrapFrame& f = a.start;
     f = TrapFrame{};
     f.r15 = r.r15, f.r14 = r.r14, f.r13 = r.r13, f.r12 = r.r12, f.r11 = r.r11, f.r10 = r.r10;

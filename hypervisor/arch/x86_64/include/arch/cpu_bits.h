@@ -10,6 +10,7 @@
 #define CR0_PG   (1 << 31)   /* paging */
 
 /* CR4. */
+#define CR4_DE   (1 << 3)    /* debugging extensions: DR4/DR5 #UD, I/O breakpoints */
 #define CR4_PAE  (1 << 5)    /* 64-bit page-table entries; required for IA-32e */
 #define CR4_MCE  (1 << 6)
 #define CR4_OSFXSR     (1 << 9)
@@ -22,7 +23,12 @@
 /* CPUID leaf 07H, sub-leaf 0 ("Structured Extended Feature Flags"). */
 #define CPUID_7_EBX_SMEP (1 << 7)
 #define CPUID_7_EBX_SMAP (1 << 20)
+#define CPUID_7_EBX_RTM  (1 << 11)
 #define CPUID_7_ECX_UMIP (1 << 2)
+#define CPUID_7_ECX_BUS_LOCK_DETECT (1 << 24)
+/* CPUID leaf 01H. */
+#define CPUID_1_EDX_DE   (1 << 2)
+#define CPUID_1_ECX_HYPERVISOR (1u << 31)   /* running under a hypervisor (SDM: reserved, 0 on hardware) */
 
 /* IA32_EFER (MSR C000_0080H, "IA32_EFER MSR Information"). */
 #define MSR_EFER       0xC0000080

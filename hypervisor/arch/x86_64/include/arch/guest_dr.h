@@ -14,7 +14,9 @@ namespace pvmmu::x86 {
 inline constexpr uint32_t kDr6Default = 0xffff0ff0;   // DR6 after reset: reserved bits set
 inline constexpr uint32_t kDr6Zeros = 1u << 12;       // reads as 0
 inline constexpr uint32_t kDr6Bld = 1u << 11;         // bus-lock detected: active low, with BLD only
+inline constexpr uint32_t kDr6Bd = 1u << 13;          // debug-register access detected
 inline constexpr uint32_t kDr6Bs = 1u << 14;          // single step
+inline constexpr uint32_t kDr6Bt = 1u << 15;          // task switch
 inline constexpr uint32_t kDr6Rtm = 1u << 16;         // RTM: active low, with RTM only
 inline constexpr uint32_t kDr6Hits = 0xf;             // B0-B3: breakpoint n's condition met
 inline constexpr uint32_t kDr7Default = 1u << 10;     // reads as 1
@@ -24,7 +26,7 @@ inline constexpr uint32_t kDr7Gd = 1u << 13;          // general detect
 inline constexpr uint32_t kDr7Enables = 0xff;         // L0 G0 ... L3 G3
 inline constexpr unsigned kDr7RwShift = 16;           // then RW (2 bits) and LEN (2 bits) per breakpoint
 inline constexpr uint32_t kDr7RwIo = 2;               // RW 10: an I/O breakpoint, with CR4.DE only
-static_assert(kDr6Default == 0xffff0ff0 && (kDr6Default & kDr6Zeros) == 0);
+static_assert((kDr6Default & kDr6Zeros) == 0);
 
 // A vCPU's virtual debug registers (Xen: arch.dr[], dr6, dr7, pv.dr7_emul).
 struct DebugRegs {
@@ -44,17 +46,19 @@ struct DrPolicy {
 
 // set_debugreg(reg, value), Xen's checks in Xen's order: DR0-DR3 must name a
 // guest address (both ends of an 8-byte breakpoint, -EPERM otherwise); DR6
-// and DR7 take 32 bits (-EINVAL above), their fixed bits forced; an enabled
-// I/O breakpoint needs CR4.DE (-EPERM); DR4/DR5 are DR6/DR7 while CR4.DE is
-// clear; anything else -ENODEV. 0 with r changed, or the errno, r unchanged.
+// and DR7 take 32 bits (-EINVAL above), their fixed bits forced; DR7.GD is
+// -EPERM; while a breakpoint is enabled, any I/O one (RW 10) needs CR4.DE
+// (-EPERM); DR4/DR5 are DR6/DR7 while CR4.DE is clear; anything else
+// -ENODEV. 0 with r changed, or the errno, r unchanged.
 long dr_write(DebugRegs& r, unsigned reg, uint64_t value, DrPolicy p);
 
 // get_debugreg(reg): 0 with the value in `value`, or -ENODEV (as dr_write).
 long dr_read(const DebugRegs& r, unsigned reg, DrPolicy p, uint64_t& value);
 
 // DR7 as the CPU gets it while the vCPU runs: without the emulated I/O
-// breakpoints (dr7_io, never in r.dr7) and without GD, which would make the
-// hypervisor's own MOV to and from the debug registers fault.
+// breakpoints (dr7_io, never in r.dr7) and never with GD (dr_write refuses
+// it; it would make the hypervisor's own MOV to and from the debug
+// registers fault).
 inline uint32_t dr7_for_cpu(const DebugRegs& r) { return r.dr7 & ~kDr7Gd; }
 
 // The CPU's DR6 at a #DB of the guest, folded into the virtual DR6 as Xen
