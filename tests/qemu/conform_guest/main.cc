@@ -39,6 +39,8 @@
 //   with -EINVAL, the entry unchanged: a misaligned address, a TSS or an
 //   interrupt gate, a frame beyond memory or not the guest's, a page table.
 //   A frame mapped writable takes the write (Xen's writable-type case).
+//   DPL-0 data, a call gate, 32-bit code and a not-present TSS: Xen takes
+//   them, pvmmu refuses them as set_gdt does (-EINVAL).
 #include "tiny_guest.h"
 
 #include <xen/arch-x86/cpuid.h>
@@ -690,6 +692,17 @@ void update_descriptor_checks(const start_info_t* si, bool pvmmu)
     check("update_descriptor at a misaligned address: -EINVAL", update_descriptor(entry1 + 4, kDescData3), -XEN_EINVAL);
     check("update_descriptor of a TSS: -EINVAL", update_descriptor(entry1, kDescTss3), -XEN_EINVAL);
     check("update_descriptor of an interrupt gate: -EINVAL", update_descriptor(entry1, kDescIntr3), -XEN_EINVAL);
+    // What pvmmu refuses as set_gdt does (docs/abi.md §11); Xen 4.17 takes
+    // them (xen_conform_guest): DPL-0 data (stored with DPL 3), a call gate
+    // to guest code (stored with DPL 0, so using it faults into Xen, which
+    // emulates it), 32-bit code and a not-present TSS.
+    const uint64_t xen_takes[] = {kDescData3 & ~(3ull << 45), 0x0000ec0000000000 | (uint64_t(FLAT_RING3_CS64) << 16),
+                                  0x00cffa000000ffff, kDescTss3 & ~kDescP};
+    for (uint64_t d : xen_takes) {
+        check(pvmmu ? "update_descriptor of what set_gdt refuses: -EINVAL on pvmmu" : "update_descriptor: Xen takes it",
+              update_descriptor(entry1, d), pvmmu ? -XEN_EINVAL : 0);
+    }
+    check("update_descriptor of entry 1: not present again", update_descriptor(entry1, kDescData3 & ~kDescP), 0);
     check("update_descriptor beyond memory: -EINVAL", update_descriptor(1ull << 52, kDescData3), -XEN_EINVAL);
     uint64_t other = 0;   // Xen's: below its first megabyte, no domain's
     if (pvmmu) {
