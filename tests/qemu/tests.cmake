@@ -122,6 +122,9 @@ pvmmu_qemu_test(qemu_guest_stop --cpus 3 --guest $<TARGET_FILE:stop-guest> --exp
 pvmmu_qemu_test(qemu_guest_vcpu_down --cpus 2 --guest $<TARGET_FILE:stop-guest> --words role=down
   --expect vcpu-down)
 pvmmu_qemu_test(qemu_guest_gdt --cpus 1 --guest $<TARGET_FILE:gdt-guest> --expect "passed:gdt guest" --no-smap)
+# The same guest with a second vCPU: update_descriptor reaches vCPU 1's GDT.
+pvmmu_qemu_test(qemu_guest_gdt_smp --cpus 2 --guest $<TARGET_FILE:gdt-guest> --words vcpus=2
+  --expect "passed:gdt guest" --no-smap)
 pvmmu_qemu_test(qemu_guest_isolation --cpus 2 --guest $<TARGET_FILE:isolation-guest> --domains 2 --expect isolation)
 # Returns to a non-canonical RIP (issue 12): a guest's SYSCALL at the top of
 # the lower half crashes its domain and nothing else; the IRETQ that the CPU

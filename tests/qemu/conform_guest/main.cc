@@ -33,6 +33,14 @@
 //   shared_info frame, a page of Xen's) reads INVALID_M2P_ENTRY; a store is
 //   a #PF (present, write, kernel mode) and changes nothing. memory_op's
 //   reservation sub-ops about the caller, -ESRCH, -EINVAL, -ENOSYS.
+// - update_descriptor (item 5): an entry of a frame loaded by set_gdt (the
+//   frame mapped read-only, as Xen requires) changes, in the frame and in
+//   the GDT: its selector loads, then #NP once it is not present. Refused
+//   with -EINVAL, the entry unchanged: a misaligned address, a TSS or an
+//   interrupt gate, a frame beyond memory or not the guest's, a page table.
+//   A frame mapped writable takes the write (Xen's writable-type case).
+//   DPL-0 data, a call gate, 32-bit code and a not-present TSS: Xen takes
+//   them, pvmmu refuses them as set_gdt does (-EINVAL).
 #include "tiny_guest.h"
 
 #include <xen/arch-x86/cpuid.h>
@@ -54,7 +62,8 @@ extern "C" HIDDEN char c_rd_cr0[], c_rd_cr2[], c_rd_cr3[], c_rd_cr3_r9[], c_rd_c
     c_load[], c_clts[], c_wbinvd[], c_hlt[], c_rdmsr[], c_wrmsr[], c_inb[], c_fnop[], c_int3[], c_xen_cpuid[],
     c_nop[], c_rd_dr7[], c_rd_dr0[], c_wr_dr0[], c_wr_dr7[], c_rd_dr4[], c_rd_dr8[], c_wr_cr3[], c_wr_cr4[],
     c_store[], c_store_end[], c_bp_target[], c_step[], c_step_end[], c_step_emul[], c_step_emul_end[], c_inw[],
-    c_inl[], c_inl_imm[], c_armed[], c_inb_end[], c_outb[], c_outl[], c_rep_insb[], c_rep_outsb[], c_cli[], c_sti[];
+    c_inl[], c_inl_imm[], c_armed[], c_inb_end[], c_outb[], c_outl[], c_rep_insb[], c_rep_outsb[], c_cli[], c_sti[],
+    c_load_es[];
 extern "C" HIDDEN uint64_t conform_rsp, conform_r12;
 asm(R"(
     .pushsection .text
@@ -123,6 +132,8 @@ SNIPPET c_wr_cr2
     mov %rdi, %cr2; xor %eax, %eax; ret
 SNIPPET c_load
     mov (%rdi), %rax; ret
+SNIPPET c_load_es
+    mov %di, %es; xor %eax, %eax; mov %ax, %es; ret
 SNIPPET c_clts
     clts; xor %eax, %eax; ret
 SNIPPET c_wbinvd
@@ -651,7 +662,79 @@ void hypercalls(bool pvmmu)
     if (!pvmmu) return;
     check("vm_assist enable writable_pagetables: -EINVAL on pvmmu",
           hypercall(__HYPERVISOR_vm_assist, VMASST_CMD_enable, VMASST_TYPE_writable_pagetables), -XEN_EINVAL);
-    check("update_descriptor: -ENOSYS on pvmmu", hypercall(__HYPERVISOR_update_descriptor, 0, 0), -XEN_ENOSYS);
+}
+
+// Descriptors ("Segment Descriptors", SDM Vol. 3A) both Xen and pvmmu take
+// or refuse alike.
+constexpr uint64_t kDescP = 1ull << 47;
+constexpr uint64_t kDescData3 = 0x00cff2000000ffff;   // data, read/write, DPL 3
+constexpr uint64_t kDescTss3 = 0x0000e90000000067;    // 64-bit TSS, DPL 3
+constexpr uint64_t kDescIntr3 = 0x0000ee0000000000;   // 64-bit interrupt gate, DPL 3
+constexpr uint16_t kSelEntry1 = 0x0b;                 // GDT entry 1, RPL 3
+
+alignas(4096) uint64_t g_gdt_page[512];    // the GDT frame
+alignas(4096) uint64_t g_plain_page[512];  // a frame that stays writable
+
+long update_descriptor(uint64_t maddr, uint64_t desc)
+{
+    return hypercall(__HYPERVISOR_update_descriptor, maddr, desc);
+}
+
+void update_descriptor_checks(const start_info_t* si, bool pvmmu)
+{
+    const uint64_t va = uint64_t(g_gdt_page);
+    const xen_pfn_t mfn = p2m(si)[(va - XENPV_VIRT_BASE) >> 12];
+    const uint64_t entry1 = (mfn << 12) + 8;
+    // Xen's set_gdt takes a frame no writable mapping names.
+    check("the GDT frame mapped read-only",
+          hypercall(__HYPERVISOR_update_va_mapping, va, (mfn << 12) | 0x65, UVMF_INVLPG | UVMF_LOCAL), 0);
+    const xen_pfn_t frames[1] = {mfn};
+    check("set_gdt of 4 null entries", hypercall(__HYPERVISOR_set_gdt, uint64_t(frames), 4), 0);
+    check("selector 0x0b, a null entry: #GP", trap_of(c_load_es, kSelEntry1), 13);
+    check("  error code: the selector", long(conform_w[0]), 8);
+
+    check("update_descriptor of entry 1: a DPL-3 data segment", update_descriptor(entry1, kDescData3), 0);
+    check("  in the frame", g_gdt_page[1] == kDescData3, 1);
+    check("  selector 0x0b loads", trap_of(c_load_es, kSelEntry1), kNoTrap);
+    check("update_descriptor of entry 1: not present", update_descriptor(entry1, kDescData3 & ~kDescP), 0);
+    check("  selector 0x0b: #NP", trap_of(c_load_es, kSelEntry1), 11);
+    check("  error code: the selector", long(conform_w[0]), 8);
+
+    check("update_descriptor at a misaligned address: -EINVAL", update_descriptor(entry1 + 4, kDescData3), -XEN_EINVAL);
+    check("update_descriptor of a TSS: -EINVAL", update_descriptor(entry1, kDescTss3), -XEN_EINVAL);
+    check("update_descriptor of an interrupt gate: -EINVAL", update_descriptor(entry1, kDescIntr3), -XEN_EINVAL);
+    // What pvmmu refuses as set_gdt does (docs/abi.md §11); Xen 4.17 takes
+    // them (xen_conform_guest): DPL-0 data (stored with DPL 3), a call gate
+    // to guest code (stored with DPL 0, so using it faults into Xen, which
+    // emulates it), 32-bit code and a not-present TSS.
+    const uint64_t xen_takes[] = {kDescData3 & ~(3ull << 45), 0x0000ec0000000000 | (uint64_t(FLAT_RING3_CS64) << 16),
+                                  0x00cffa000000ffff, kDescTss3 & ~kDescP};
+    for (uint64_t d : xen_takes) {
+        check(pvmmu ? "update_descriptor of what set_gdt refuses: -EINVAL on pvmmu" : "update_descriptor: Xen takes it",
+              update_descriptor(entry1, d), pvmmu ? -XEN_EINVAL : 0);
+    }
+    check("update_descriptor of entry 1: not present again", update_descriptor(entry1, kDescData3 & ~kDescP), 0);
+    check("update_descriptor beyond memory: -EINVAL", update_descriptor(1ull << 52, kDescData3), -XEN_EINVAL);
+    uint64_t other = 0;   // Xen's: below its first megabyte, no domain's
+    if (pvmmu) {
+        pvmmu_facts f{};
+        check("pvmmu_op(PVMMUOP_facts)", hypercall(__HYPERVISOR_pvmmu_op, PVMMUOP_facts, uint64_t(&f)), 0);
+        other = f.hypervisor_mfn;
+    }
+    check("update_descriptor of a frame not ours: -EINVAL", update_descriptor((other << 12) + 8, kDescData3),
+          -XEN_EINVAL);
+    const xen_pfn_t l4 = p2m(si)[(si->pt_base - XENPV_VIRT_BASE) >> 12];
+    check("update_descriptor of the L4 in use: -EINVAL", update_descriptor((l4 << 12) + 8, kDescData3), -XEN_EINVAL);
+    check("  the refusals changed nothing: entry 1 still not present",
+          g_gdt_page[1] == (kDescData3 & ~kDescP) && trap_of(c_load_es, kSelEntry1) == 11, 1);
+
+    const xen_pfn_t plain = p2m(si)[(uint64_t(g_plain_page) - XENPV_VIRT_BASE) >> 12];
+    check("update_descriptor of a frame mapped writable", update_descriptor((plain << 12) + 16, kDescData3), 0);
+    check("  in the frame", g_plain_page[2] == kDescData3, 1);
+
+    check("set_gdt of no entries", hypercall(__HYPERVISOR_set_gdt, uint64_t(frames), 0), 0);
+    check("the GDT frame writable again",
+          hypercall(__HYPERVISOR_update_va_mapping, va, (mfn << 12) | 0x67, UVMF_INVLPG | UVMF_LOCAL), 0);
 }
 
 constexpr uint64_t kInvalidM2p = ~0ull;   // Xen's INVALID_M2P_ENTRY: no domain's frame
@@ -755,6 +838,7 @@ extern "C" [[noreturn]] void xenpv_start(const start_info_t* si, uint64_t initia
     port_io(pvmmu);
     write_cr3(si, free);
     hypercalls(pvmmu);
+    update_descriptor_checks(si, pvmmu);
     m2p(si, pvmmu);
     memory_queries(si, pvmmu, ((initial_sp + 4095) & ~4095ull) + 4096);
     finish("conform guest");

@@ -11,6 +11,11 @@
 // LDT (TI = 1) is #GP too: the hypervisor loads a null LDTR on every CPU, so
 // no descriptor is ever read from the reset LDT (base 0, limit 0xffff: guest
 // memory, where a call gate to ring 0 could be put).
+//
+// With a second vCPU (`vcpus=2`, qemu_guest_gdt_smp): update_descriptor (hypercall 10) of
+// the frame's entry 1 while vCPU 1, on its own CPU, has a GDT copied from
+// the same frame and loads 0x0b in a loop: it sees the entry go not present
+// (#NP) and present again, as vCPU 0 does, without a set_gdt of its own.
 #include "tiny_guest.h"
 
 using namespace tiny;
@@ -96,6 +101,56 @@ uint16_t ds()
     return s;
 }
 
+// vCPU 1's part of the update_descriptor check: it loads GDT entry 1 again
+// and again and publishes what each load gave, until vCPU 0 says stop.
+alignas(16) uint8_t g_stack1[16384];
+const trap_info_t* g_traps;
+xen_pfn_t g_frame1[1];
+volatile long g_seen1 = -1;   // the last load_ds(0x0b) on vCPU 1; -1 before its GDT
+volatile bool g_stop1 = false;
+
+[[noreturn]] void vcpu1_loads()
+{
+    if (hypercall(__HYPERVISOR_set_trap_table, uint64_t(g_traps)) == 0 && set_gdt(g_frame1, 3) == 0)
+        while (!g_stop1) g_seen1 = load_ds(kSelData);
+    hypercall(__HYPERVISOR_vcpu_op, VCPUOP_down, 1, 0);
+    for (;;) {
+    }
+}
+
+// Waits (a bounded time) until vCPU 1 has seen `want`.
+bool vcpu1_sees(long want)
+{
+    const uint64_t t0 = __builtin_ia32_rdtsc();
+    while (g_seen1 != want)
+        if (__builtin_ia32_rdtsc() - t0 > 20000000000ull) return false;
+    return true;
+}
+
+void update_descriptor_on_two_vcpus(const start_info_t* si, uint64_t entry1)
+{
+    g_gdt[1] = kData3;
+    check("set_gdt on vCPU 0", set_gdt(g_frame1, 3), 0);
+    static vcpu_guest_context_t ctx;
+    ctx.user_regs.rip = uint64_t(&vcpu1_loads);
+    ctx.user_regs.rsp = uint64_t(g_stack1 + sizeof(g_stack1) - 8);
+    ctx.ctrlreg[3] = xen_pfn_to_cr3(reinterpret_cast<const uint64_t*>(si->mfn_list)[0]);
+    check("initialise vCPU 1", hypercall(__HYPERVISOR_vcpu_op, VCPUOP_initialise, 1, uint64_t(&ctx)), 0);
+    check("up vCPU 1", hypercall(__HYPERVISOR_vcpu_op, VCPUOP_up, 1, 0), 0);
+    check("vCPU 1 loads 0x0b from its own copy of the frame", vcpu1_sees(0), 1);
+    check("update_descriptor: entry 1 not present", hypercall(__HYPERVISOR_update_descriptor, entry1, kData3 & ~kP), 0);
+    check("  vCPU 0: #NP", load_ds(kSelData), kNp | 0x08);
+    check("  vCPU 1: #NP", vcpu1_sees(kNp | 0x08), 1);
+    check("update_descriptor: entry 1 present again", hypercall(__HYPERVISOR_update_descriptor, entry1, kData3), 0);
+    check("  vCPU 0: loads", load_ds(kSelData), 0);
+    check("  vCPU 1: loads", vcpu1_sees(0), 1);
+    g_stop1 = true;
+    const uint64_t t0 = __builtin_ia32_rdtsc();
+    while (hypercall(__HYPERVISOR_vcpu_op, VCPUOP_is_up, 1, 0) != 0 && __builtin_ia32_rdtsc() - t0 < 20000000000ull)
+        hypercall(__HYPERVISOR_sched_op, SCHEDOP_yield, 0);
+    check("vCPU 1 went down", hypercall(__HYPERVISOR_vcpu_op, VCPUOP_is_up, 1, 0), 0);
+}
+
 } // namespace
 
 extern "C" [[noreturn]] void xenpv_start(const start_info_t* si)
@@ -160,5 +215,11 @@ extern "C" [[noreturn]] void xenpv_start(const start_info_t* si)
     check("%ds still holds 0x0b", ds(), kSelData);
     check("0x0b is gone: #GP", load_ds(kSelData), kGp | 0x08);
     check("back to FLAT_RING3_DS32", load_ds(FLAT_RING3_DS32), 0);
+    if (hypercall(__HYPERVISOR_vcpu_op, VCPUOP_is_up, 1, 0) == 0) {   // a second vCPU, down
+        write("gdt guest: update_descriptor with vCPU 1 running\n");
+        g_traps = traps;
+        g_frame1[0] = mfn;
+        update_descriptor_on_two_vcpus(si, (mfn << 12) + 8);
+    }
     finish("gdt guest");
 }

@@ -180,6 +180,20 @@ uint64_t pick_mfn(Use u)
     }
 }
 
+uint64_t pick_descriptor_maddr()
+{
+    uint64_t mfn;
+    switch (rng.below(8)) {
+    case 0: case 1: case 2: mfn = g.mfn(pool_a(unsigned(rng.below(kRegionA - 1)))); break;
+    case 3: mfn = g.mfn(g.pool_b + rng.below(kPoolB)); break;
+    case 4: mfn = g.mfn(rng.below(g.nr_pt)); break;   // a live table: refused, or the hash check says so
+    case 5: mfn = g.mfn(rng.of({g.l3, g.l2, g.code_l1})); break;
+    case 6: mfn = foreign_mfn(); break;
+    default: return rng.next();
+    }
+    return (mfn << 12) | (rng.one_in(8) ? rng.below(kPage) : rng.below(kPage / 8) * 8);
+}
+
 // An entry the hypervisor is likely to accept, so that tables validate, pins
 // and links succeed and the entries after them are reached: a pool A page (a
 // data frame) at level 1, a pool B frame or the scratch L1 above.

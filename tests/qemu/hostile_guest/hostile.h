@@ -142,6 +142,10 @@ void zero_after(uint64_t va);
 enum class Use { PteVal, Entry, Pin, Unpin, Baseptr, UserBaseptr, Gdt };
 uint64_t pick_mfn(Use u);
 uint64_t pick_pte(unsigned level);
+// A machine address for update_descriptor: in a frame the guest may lose
+// (pool A or B), a live table (refused), a foreign frame, or anything;
+// mostly 8-byte aligned.
+uint64_t pick_descriptor_maddr();
 // The machine address of an entry a request may change, and the level of
 // the table it is most likely in (for a fitting value).
 uint64_t pick_entry(unsigned& level);

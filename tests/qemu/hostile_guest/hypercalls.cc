@@ -204,7 +204,7 @@ void make_multicall(Made& m, unsigned depth)
 
 void make_unknown(Made& m)
 {
-    static constexpr uint64_t kUnknown[] = {6, 7, 10, 11, 15, 16, 19, 20, 22, 25, 27, 28, 31,
+    static constexpr uint64_t kUnknown[] = {6, 7, 11, 15, 16, 19, 20, 22, 25, 27, 28, 31,
                                             34, 35, 36, 37, 38, 39, 40, 41, 48, 49, 50, 51, 52, 53, 54, 56, 63};
     uint64_t nr;
     switch (rng.below(6)) {
@@ -373,6 +373,14 @@ void make_set_gdt(Made& m)
     m.c.name = "set_gdt";
 }
 
+// update_descriptor (docs/abi.md §10): one of set_gdt's descriptors at a
+// machine address that may be refused for its alignment, owner or type.
+void make_update_descriptor(Made& m)
+{
+    m.c = Call{__HYPERVISOR_update_descriptor, {pick_descriptor_maddr(), pick_descriptor()}};
+    m.c.name = "update_descriptor";
+}
+
 uint64_t pick_code_va()
 {
     return rng.below(3) ? stub(unsigned(rng.below(32))) : rng.below(2) ? pick_bad_va() : pick_any_va();
@@ -483,7 +491,8 @@ Made make(unsigned depth, bool traps_follow)
     else if (r < 46) make_multicall(m, depth);
     else if (r < 49) make_xen_version(m);
     else if (r < 54) make_set_trap_table(m);
-    else if (r < 59) make_set_gdt(m);
+    else if (r < 57) make_set_gdt(m);
+    else if (r < 59) make_update_descriptor(m);
     else if (r < 61) {
         m.c = Call{__HYPERVISOR_stack_switch, {rng.of({0xe02bull, 0xe028ull, 0xe02aull, 0xe010ull, 0ull, rng.next()}), pick_any_va()}};
         m.c.name = "stack_switch";
@@ -521,7 +530,7 @@ Call make_core_call(unsigned depth)
     else if (r < 82) make_multicall(m, depth);
     else if (r < 88) make_xen_version(m);
     else if (r < 94) make_unknown(m);
-    else m.c = Call{rng.of({0ull, 2ull, 5ull, 8ull, 9ull, 12ull, 18ull, 21ull, 23ull, 24ull, 29ull, 33ull, 55ull}), {pick_bad_va(), pick_bad_va(), pick_bad_va()}};   // not the core's: -ENOSYS
+    else m.c = Call{rng.of({0ull, 2ull, 5ull, 8ull, 9ull, 10ull, 12ull, 18ull, 21ull, 23ull, 24ull, 29ull, 33ull, 55ull}), {pick_bad_va(), pick_bad_va(), pick_bad_va()}};   // not the core's: -ENOSYS
     return m.c;
 }
 

@@ -7,6 +7,12 @@
 // copied into a per-CPU buffer of hypervisor frames (percpu.h), so later
 // guest writes to its frames change nothing. A vCPU keeps its CPU, so the
 // CPU's buffers are the vCPU's.
+//
+// update_descriptor (hypercall 10) writes one descriptor into a frame of the
+// domain, as Xen does, and also into every copy of that entry: each CPU's
+// window in use remembers which frames its entries came from. One lock
+// orders set_gdt's copy, the reset and update_descriptor's writes, so an
+// update is never lost to a set_gdt copying the frame at the same time.
 #include <atomic>
 
 #include <pvmmu/abi.h>
@@ -16,6 +22,7 @@
 #include "arch/guest.h"
 #include "arch/percpu.h"
 #include "core/refs.h"
+#include "core/spinlock.h"
 
 namespace pvmmu::x86 {
 
@@ -47,6 +54,19 @@ static_assert(!guest_desc_ok(tss_desc(0x1000, 103).lo | (3ull << kDplShift)));  
 static_assert(!guest_desc_ok(0x0000ec0000000000ull));                    // a 64-bit call gate, DPL 3
 static_assert(!guest_desc_ok(seg_desc(Seg::Data, 3) | kL));
 
+// Where the entries of each CPU's buffers came from (set_gdt's frames and
+// the domain that named them); only read or written under g_gdt_lock.
+struct GdtSource {
+    DomId dom = 0;
+    uint64_t mfn[FIRST_RESERVED_GDT_PAGE] = {};
+};
+GdtSource g_gdt_source[kMaxCpus][2];
+SpinLock g_gdt_lock;
+
+// What a buffer holds for descriptor e: the accessed bit preset, as the CPU
+// would write it into the read-only buffer.
+constexpr uint64_t buffered(uint64_t e) { return e ? e | kAccessed : 0; }
+
 void load_window(PerCpu& c, unsigned w)
 {
     const DescriptorPointer p{HV_GDT_LIMIT, c.area + area::kGdtWindow[w]};
@@ -68,8 +88,11 @@ long fill(PerCpu& c, unsigned w, const Domain& d, const xen_pfn_t* frames, uint3
 {
     uint64_t* buf = dmap<uint64_t>(Maddr{c.gdt_buf[w]});
     Hypervisor& hv = *core();
+    GdtSource& src_of = g_gdt_source[c.id][w];
+    src_of.dom = d.id;
     for (uint32_t page = 0; page * kEntriesPerPage < entries; ++page) {
         const Mfn m{frames[page]};
+        src_of.mfn[page] = m.v;
         // A general reference for the copy: the frame stays the domain's.
         if (int rc = get_page(hv, m, d.id)) return rc;
         // A page table cannot be a GDT, as in Xen (its descriptor type and a
@@ -88,13 +111,29 @@ long fill(PerCpu& c, unsigned w, const Domain& d, const xen_pfn_t* frames, uint3
             // Read once: another vCPU may write the frame meanwhile.
             const uint64_t e = std::atomic_ref<const uint64_t>(src[i]).load(std::memory_order_relaxed);
             if (!guest_desc_ok(e)) rc = -XEN_EINVAL;
-            // The accessed bit preset: the CPU would write it into the read-only buffer.
-            buf[page * kEntriesPerPage + i] = e ? e | kAccessed : 0;
+            buf[page * kEntriesPerPage + i] = buffered(e);
         }
         put_page(hv, m);
         if (rc) return rc;
     }
     return 0;
+}
+
+// Entry `index` of frame m, now e, into every window in use that took its
+// entries from m for domain d. The store is one aligned 8-byte write: a CPU
+// loading that selector meanwhile reads the old descriptor or the new one.
+void update_copies(DomId d, Mfn m, unsigned index, uint64_t e)
+{
+    for (unsigned cpu = 0; cpu < g_nr_cpus; ++cpu) {
+        const PerCpu& c = g_cpus[cpu];
+        const unsigned w = c.gdt_active;
+        const GdtSource& s = g_gdt_source[cpu][w];
+        if (s.dom != d) continue;
+        uint64_t* buf = dmap<uint64_t>(Maddr{c.gdt_buf[w]});
+        for (uint32_t page = 0; page * kEntriesPerPage + index < c.gdt_ents[w]; ++page)
+            if (s.mfn[page] == m.v)
+                std::atomic_ref<uint64_t>(buf[page * kEntriesPerPage + index]).store(buffered(e), std::memory_order_relaxed);
+    }
 }
 
 } // namespace
@@ -111,6 +150,7 @@ long do_set_gdt(Vcpu& v, TrapFrame& f)
     const uint32_t nr = (entries + kEntriesPerPage - 1) / kEntriesPerPage;
     if (core()->platform().copy_from_guest(v, frames, Vaddr{f.rdi}, nr * sizeof(xen_pfn_t))) return -XEN_EFAULT;
     PerCpu& c = this_cpu();
+    const LockGuard held(g_gdt_lock, core()->platform());
     const unsigned w = c.gdt_active ^ 1;   // not in use: free to fill
     c.gdt_ents[w] = entries > c.gdt_ents[w] ? entries : c.gdt_ents[w];   // what fill may write
     if (const long rc = fill(c, w, *v.domain, frames, entries)) return rc;
@@ -119,9 +159,41 @@ long do_set_gdt(Vcpu& v, TrapFrame& f)
     return 0;
 }
 
+// update_descriptor(maddr, desc): the 8 bytes at machine address maddr (a
+// frame of the domain) become desc, and so does every GDT entry copied from
+// them. Xen's order and errnos: alignment and the descriptor first, then
+// the frame (not the caller's, or beyond memory: -EINVAL), then a type
+// reference for the write. pvmmu's GDT frames have no descriptor type
+// (they are copied), so that is always Xen's other case, a writable one:
+// a page table in use is -EINVAL, and while the reference is held the frame
+// cannot become one. Nothing changes on error.
+long do_update_descriptor(Vcpu& v, TrapFrame& f)
+{
+    const uint64_t maddr = f.rdi, desc = f.rsi;
+    if ((maddr & 7) || !guest_desc_ok(desc)) return -XEN_EINVAL;
+    Hypervisor& hv = *core();
+    const Mfn m{maddr >> kPageShift};
+    const DomId d = v.domain->id;
+    if (get_page(hv, m, d)) return -XEN_EINVAL;
+    if (get_writable_type(hv, m)) {
+        put_page(hv, m);
+        return -XEN_EINVAL;
+    }
+    const unsigned index = unsigned(maddr & (kPageSize - 1)) / 8;
+    {
+        const LockGuard held(g_gdt_lock, hv.platform());
+        uint64_t* dst = static_cast<uint64_t*>(hv.mem().frame(m)) + index;
+        std::atomic_ref<uint64_t>(*dst).store(desc, std::memory_order_relaxed);
+        update_copies(d, m, index, desc);
+    }
+    put_page_and_type(hv, m);
+    return 0;
+}
+
 void guest_gdt_reset()
 {
     PerCpu& c = this_cpu();
+    const LockGuard held(g_gdt_lock, core()->platform());
     trim(c, 0, 0);
     trim(c, 1, 0);
     load_window(c, 0);

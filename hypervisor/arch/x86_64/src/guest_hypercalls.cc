@@ -49,6 +49,7 @@ using ArchHandler = long (*)(Vcpu&, TrapFrame&);
 constexpr HypercallTable<ArchHandler>::Entry kArchEntries[] = {
     {__HYPERVISOR_set_trap_table, do_set_trap_table},
     {__HYPERVISOR_set_gdt, do_set_gdt},
+    {__HYPERVISOR_update_descriptor, do_update_descriptor},
     {__HYPERVISOR_stack_switch, do_stack_switch},
     {__HYPERVISOR_fpu_taskswitch, do_fpu_taskswitch},
     {__HYPERVISOR_vm_assist, do_vm_assist},

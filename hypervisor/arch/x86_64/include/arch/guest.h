@@ -138,6 +138,7 @@ long do_callback_op(Vcpu& v, TrapFrame& f);
 long do_stack_switch(Vcpu& v, TrapFrame& f);
 long do_vcpu_op(Vcpu& v, TrapFrame& f);   // guest_vcpu.cc
 long do_set_gdt(Vcpu& v, TrapFrame& f);            // guest_gdt.cc
+long do_update_descriptor(Vcpu& v, TrapFrame& f);  // guest_gdt.cc
 long do_console_io(Vcpu& v, TrapFrame& f);         // guest_console.cc
 long do_event_channel_op(Vcpu& v, TrapFrame& f);   // guest_console.cc
 long do_pvmmu_op(Vcpu& v, TrapFrame& f);           // pvmmu_op.cc

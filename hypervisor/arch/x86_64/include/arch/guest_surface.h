@@ -16,7 +16,8 @@ namespace pvmmu::x86 {
 
 // The numbers of guest_hypercalls.cc's table, in its order.
 inline constexpr unsigned kArchHypercalls[] = {
-    __HYPERVISOR_set_trap_table, __HYPERVISOR_set_gdt,      __HYPERVISOR_stack_switch,
+    __HYPERVISOR_set_trap_table, __HYPERVISOR_set_gdt,      __HYPERVISOR_update_descriptor,
+    __HYPERVISOR_stack_switch,
     __HYPERVISOR_fpu_taskswitch, __HYPERVISOR_vm_assist,    __HYPERVISOR_set_callbacks,
     __HYPERVISOR_console_io,     __HYPERVISOR_iret,         __HYPERVISOR_sched_op,
     __HYPERVISOR_callback_op,    __HYPERVISOR_vcpu_op,      __HYPERVISOR_event_channel_op,
