@@ -470,16 +470,22 @@ void segment_bases(bool pvmmu)
     check("  the base as it was", base_msr(kMsrGs) == fs, 1);
     check("wrmsr IA32_KERNEL_GS_BASE, non-canonical: #GP", trap_of(c_wrmsr, kMsrShadowGs, kNonCanonical), 13);
     check("  the base as it was", base_msr(kMsrShadowGs) == kUserGs + 0x1000, 1);
-    if (pvmmu) {
-        // docs/abi.md §12: a base in the hypervisor's L4 slots (256-271),
-        // which Xen takes although no guest can map there, is refused.
-        constexpr uint64_t kHv = 0xffff808000000000;
+    // docs/abi.md §12.1: a base in the hypervisor's L4 slots (256-271),
+    // which Xen takes although no guest can map there, is refused on pvmmu;
+    // SEGBASE_GS_USER_SEL, 0 on Xen, is -ENOSYS (no guest user mode).
+    constexpr uint64_t kHv = 0xffff808000000000;
+    if (!pvmmu) {
+        check("set_segment_base(SEGBASE_GS_KERNEL, Xen's slots): 0 on Xen", set_base(SEGBASE_GS_KERNEL, kHv), 0);
+        check("  rdmsr IA32_GS_BASE: it", base_msr(kMsrGs) == kHv, 1);
+        check("  and back", set_base(SEGBASE_GS_KERNEL, fs), 0);
+        check("set_segment_base(SEGBASE_GS_USER_SEL, 0): 0 on Xen", set_base(SEGBASE_GS_USER_SEL, 0), 0);
+    } else {
         check("set_segment_base(SEGBASE_GS_KERNEL, hypervisor slot): -EINVAL on pvmmu",
               set_base(SEGBASE_GS_KERNEL, kHv), -XEN_EINVAL);
         check("wrmsr IA32_GS_BASE, hypervisor slot: #GP on pvmmu", trap_of(c_wrmsr, kMsrGs, kHv), 13);
         check("  the base as it was", base_msr(kMsrGs) == fs, 1);
-        check("set_segment_base(SEGBASE_GS_USER_SEL): -ENOSYS on pvmmu (no guest user mode)",
-              set_base(SEGBASE_GS_USER_SEL, 0), -XEN_ENOSYS);
+        check("set_segment_base(SEGBASE_GS_USER_SEL): -ENOSYS on pvmmu", set_base(SEGBASE_GS_USER_SEL, 0),
+              -XEN_ENOSYS);
     }
     check("set_segment_base(SEGBASE_FS, 0)", set_base(SEGBASE_FS, 0), 0);
     check("set_segment_base(SEGBASE_GS_KERNEL, 0)", set_base(SEGBASE_GS_KERNEL, 0), 0);
