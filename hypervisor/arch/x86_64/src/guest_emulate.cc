@@ -16,9 +16,10 @@
 //   -ENODEV, #GP(0) for any other refusal); clts; wbinvd (a no-op, as for
 //   any domain without cache-flush rights); rdmsr of the MSRs below; wrmsr
 //   of the %fs/%gs bases and of Xen's hypercall-page MSR; port I/O, cli
-//   and sti when the virtual IOPL allows (guest_io.cc). Everything else (other wrmsr, hlt, which
-//   Xen's PV emulator does not take either) keeps the #GP(0) the CPU
-//   raised, which is what Xen delivers too when it does not emulate.
+//   and sti when the virtual IOPL allows (guest_io.cc). Everything else
+//   (other wrmsr, hlt, which Xen's PV emulator does not take either) keeps
+//   the #GP(0) the CPU raised, which is what Xen delivers too when it does
+//   not emulate.
 // - `ud2; .ascii "xen"; cpuid` (bytes 0f 0b 78 65 6e 0f a2): CPUID as a PV
 //   guest sees it, Xen's leaves 0x40000000-0x40000002 included.
 //
