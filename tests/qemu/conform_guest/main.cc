@@ -16,6 +16,8 @@
 //   other than TS and for an MSR no one knows.
 // - fpu_taskswitch: TS set, the next x87 instruction raises #NM, after
 //   which TS is clear.
+// - set_segment_base, rdmsr and wrmsr of the %fs/%gs bases: the bases the
+//   guest's %fs:/%gs: loads use, -EINVAL / #GP(0) for a non-canonical one.
 // - Xen's forced-emulation prefix before CPUID: Xen's leaves; Xen's
 //   hypercall-page MSR writes the hypercall page into a frame.
 // - Debug registers: set_debugreg / get_debugreg's checks and errnos, mov
@@ -63,7 +65,7 @@ extern "C" HIDDEN char c_rd_cr0[], c_rd_cr2[], c_rd_cr3[], c_rd_cr3_r9[], c_rd_c
     c_nop[], c_rd_dr7[], c_rd_dr0[], c_wr_dr0[], c_wr_dr7[], c_rd_dr4[], c_rd_dr8[], c_wr_cr3[], c_wr_cr4[],
     c_store[], c_store_end[], c_bp_target[], c_step[], c_step_end[], c_step_emul[], c_step_emul_end[], c_inw[],
     c_inl[], c_inl_imm[], c_armed[], c_inb_end[], c_outb[], c_outl[], c_rep_insb[], c_rep_outsb[], c_cli[], c_sti[],
-    c_load_es[];
+    c_load_es[], c_rd_fs[], c_rd_gs[];
 extern "C" HIDDEN uint64_t conform_rsp, conform_r12;
 asm(R"(
     .pushsection .text
@@ -142,6 +144,10 @@ SNIPPET c_hlt
     hlt; xor %eax, %eax; ret
 SNIPPET c_rdmsr
     mov %edi, %ecx; rdmsr; shl $32, %rdx; or %rdx, %rax; ret
+SNIPPET c_rd_fs
+    mov %fs:0, %rax; ret
+SNIPPET c_rd_gs
+    mov %gs:0, %rax; ret
 SNIPPET c_wrmsr
     mov %edi, %ecx; mov %esi, %eax; mov %rsi, %rdx; shr $32, %rdx; wrmsr; xor %eax, %eax; ret
 SNIPPET c_inb
@@ -409,6 +415,93 @@ void emulation(const start_info_t* si, bool pvmmu)
     check("hlt: #GP", trap_of(c_hlt), 13);
     check("  error code 0", long(conform_w[0]), 0);
     (void)pvmmu;
+}
+
+// set_segment_base and the MSRs of the segment bases (issue 14 item 4): a
+// base the guest sets is the one its %fs: or %gs: loads use and rdmsr reads
+// back, after a hypercall and a bounced trap too; the user mode's %gs base
+// is kept for rdmsr of IA32_KERNEL_GS_BASE. A non-canonical base: -EINVAL,
+// or #GP(0) for wrmsr, and the base as it was.
+uint64_t g_fs_word = 0x1111222233334444, g_gs_word = 0x5555666677778888;
+constexpr uint32_t kMsrFs = 0xc0000100, kMsrGs = 0xc0000101, kMsrShadowGs = 0xc0000102;
+constexpr uint64_t kNonCanonical = 0x0000800000000000, kUserGs = 0x00007f0000123000;
+
+long set_base(unsigned which, uint64_t base) { return hypercall(__HYPERVISOR_set_segment_base, which, base); }
+
+// The MSR's value, or ~0 when rdmsr traps.
+uint64_t base_msr(uint32_t msr)
+{
+    uint64_t v;
+    return trap_of(c_rdmsr, msr, 0, &v) == kNoTrap ? v : ~0ull;
+}
+
+// What a load through the segment (c_rd_fs, c_rd_gs) reads, or ~0 when it traps.
+uint64_t through(const char* snippet)
+{
+    uint64_t v;
+    return trap_of(snippet, 0, 0, &v) == kNoTrap ? v : ~0ull;
+}
+
+void segment_bases(bool pvmmu)
+{
+    const uint64_t fs = uint64_t(&g_fs_word), gs = uint64_t(&g_gs_word);
+    check("set_segment_base(SEGBASE_FS)", set_base(SEGBASE_FS, fs), 0);
+    check("  %fs:0 reads through it", through(c_rd_fs) == g_fs_word, 1);
+    check("  rdmsr IA32_FS_BASE: it", base_msr(kMsrFs) == fs, 1);
+    check("set_segment_base(SEGBASE_GS_KERNEL)", set_base(SEGBASE_GS_KERNEL, gs), 0);
+    check("  %gs:0 reads through it", through(c_rd_gs) == g_gs_word, 1);
+    check("  rdmsr IA32_GS_BASE: it", base_msr(kMsrGs) == gs, 1);
+    check("  after a bounced #GP (hlt)", trap_of(c_hlt) == 13 && through(c_rd_gs) == g_gs_word, 1);
+    check("  %fs:0 still reads through its own", through(c_rd_fs) == g_fs_word, 1);
+    check("set_segment_base(SEGBASE_GS_USER)", set_base(SEGBASE_GS_USER, kUserGs), 0);
+    check("  rdmsr IA32_KERNEL_GS_BASE: it", base_msr(kMsrShadowGs) == kUserGs, 1);
+    check("  the kernel's %gs base kept", base_msr(kMsrGs) == gs && through(c_rd_gs) == g_gs_word, 1);
+    check("set_segment_base(SEGBASE_FS, non-canonical): -EINVAL", set_base(SEGBASE_FS, kNonCanonical), -XEN_EINVAL);
+    check("  the base as it was", base_msr(kMsrFs) == fs, 1);
+    check("set_segment_base(SEGBASE_GS_KERNEL, non-canonical): -EINVAL", set_base(SEGBASE_GS_KERNEL, ~kNonCanonical),
+          -XEN_EINVAL);
+    check("  the base as it was", base_msr(kMsrGs) == gs, 1);
+    check("set_segment_base(SEGBASE_GS_USER, non-canonical): -EINVAL", set_base(SEGBASE_GS_USER, kNonCanonical),
+          -XEN_EINVAL);
+    check("  the base as it was", base_msr(kMsrShadowGs) == kUserGs, 1);
+    check("set_segment_base(4): -EINVAL", set_base(4, 0), -XEN_EINVAL);
+
+    check("wrmsr IA32_FS_BASE: emulated", trap_of(c_wrmsr, kMsrFs, gs), kNoTrap);
+    check("  %fs:0 reads through it", through(c_rd_fs) == g_gs_word, 1);
+    check("wrmsr IA32_GS_BASE: emulated", trap_of(c_wrmsr, kMsrGs, fs), kNoTrap);
+    check("  %gs:0 reads through it", through(c_rd_gs) == g_fs_word, 1);
+    check("  rdmsr IA32_GS_BASE: it", base_msr(kMsrGs) == fs, 1);
+    check("wrmsr IA32_KERNEL_GS_BASE: emulated", trap_of(c_wrmsr, kMsrShadowGs, kUserGs + 0x1000), kNoTrap);
+    check("  rdmsr IA32_KERNEL_GS_BASE: it", base_msr(kMsrShadowGs) == kUserGs + 0x1000, 1);
+    check("  the kernel's %gs base kept", through(c_rd_gs) == g_fs_word, 1);
+    check("wrmsr IA32_FS_BASE, non-canonical: #GP", trap_of(c_wrmsr, kMsrFs, kNonCanonical), 13);
+    check("  error code 0", long(conform_w[0]), 0);
+    check("  the base as it was", base_msr(kMsrFs) == gs, 1);
+    check("wrmsr IA32_GS_BASE, non-canonical: #GP", trap_of(c_wrmsr, kMsrGs, kNonCanonical), 13);
+    check("  the base as it was", base_msr(kMsrGs) == fs, 1);
+    check("wrmsr IA32_KERNEL_GS_BASE, non-canonical: #GP", trap_of(c_wrmsr, kMsrShadowGs, kNonCanonical), 13);
+    check("  the base as it was", base_msr(kMsrShadowGs) == kUserGs + 0x1000, 1);
+    // docs/abi.md §12.1: a base in the hypervisor's L4 slots (256-271),
+    // which Xen takes although no guest can map there, is refused on pvmmu;
+    // SEGBASE_GS_USER_SEL, 0 on Xen, is -ENOSYS (no guest user mode).
+    constexpr uint64_t kHv = 0xffff808000000000;
+    if (!pvmmu) {
+        check("set_segment_base(SEGBASE_GS_KERNEL, Xen's slots): 0 on Xen", set_base(SEGBASE_GS_KERNEL, kHv), 0);
+        check("  rdmsr IA32_GS_BASE: it", base_msr(kMsrGs) == kHv, 1);
+        check("  and back", set_base(SEGBASE_GS_KERNEL, fs), 0);
+        check("set_segment_base(SEGBASE_GS_USER_SEL, 0): 0 on Xen", set_base(SEGBASE_GS_USER_SEL, 0), 0);
+    } else {
+        check("set_segment_base(SEGBASE_GS_KERNEL, hypervisor slot): -EINVAL on pvmmu",
+              set_base(SEGBASE_GS_KERNEL, kHv), -XEN_EINVAL);
+        check("wrmsr IA32_GS_BASE, hypervisor slot: #GP on pvmmu", trap_of(c_wrmsr, kMsrGs, kHv), 13);
+        check("  the base as it was", base_msr(kMsrGs) == fs, 1);
+        check("set_segment_base(SEGBASE_GS_USER_SEL): -ENOSYS on pvmmu", set_base(SEGBASE_GS_USER_SEL, 0),
+              -XEN_ENOSYS);
+    }
+    check("set_segment_base(SEGBASE_FS, 0)", set_base(SEGBASE_FS, 0), 0);
+    check("set_segment_base(SEGBASE_GS_KERNEL, 0)", set_base(SEGBASE_GS_KERNEL, 0), 0);
+    check("set_segment_base(SEGBASE_GS_USER, 0)", set_base(SEGBASE_GS_USER, 0), 0);
+    check("  rdmsr of the three: 0", long(base_msr(kMsrFs) | base_msr(kMsrGs) | base_msr(kMsrShadowGs)), 0);
 }
 
 // Like check, with what came when it is not what Xen gives.
@@ -833,6 +926,7 @@ extern "C" [[noreturn]] void xenpv_start(const start_info_t* si, uint64_t initia
     emulation(si, pvmmu);
     const uint64_t free = (initial_sp - XENPV_VIRT_BASE + 4095) >> 12;
     hypercall_msr(si, free);
+    segment_bases(pvmmu);
     debug_registers();
     watched_bounce_frame();
     port_io(pvmmu);

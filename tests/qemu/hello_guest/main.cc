@@ -183,6 +183,17 @@ extern "C" [[noreturn]] void xenpv_start(const start_info_t* si)
     ctx.ctrlreg[3] = xen_pfn_to_cr3(reinterpret_cast<const uint64_t*>(si->mfn_list)[1]);   // the L3
     check("initialise with an L3 as cr3", hypercall(__HYPERVISOR_vcpu_op, VCPUOP_initialise, 1, uint64_t(&ctx)),
           -XEN_EINVAL);
+    // The context's segment bases: set_segment_base's checks (docs/abi.md §10).
+    ctx.ctrlreg[3] = xen_pfn_to_cr3(reinterpret_cast<const uint64_t*>(si->mfn_list)[0]);
+    ctx.fs_base = 0x0000800000000000;
+    check("initialise with a non-canonical fs_base",
+          hypercall(__HYPERVISOR_vcpu_op, VCPUOP_initialise, 1, uint64_t(&ctx)), -XEN_EINVAL);
+    ctx.fs_base = 0, ctx.gs_base_kernel = 0xffff828000000000;
+    check("initialise with gs_base_kernel in the hypervisor's slots",
+          hypercall(__HYPERVISOR_vcpu_op, VCPUOP_initialise, 1, uint64_t(&ctx)), -XEN_EINVAL);
+    ctx.gs_base_kernel = 0, ctx.gs_base_user = 0x8000000000000000;
+    check("initialise with a non-canonical gs_base_user",
+          hypercall(__HYPERVISOR_vcpu_op, VCPUOP_initialise, 1, uint64_t(&ctx)), -XEN_EINVAL);
     check("vcpu 1 still down", hypercall(__HYPERVISOR_vcpu_op, VCPUOP_is_up, 1, 0), 0);
     check("vcpu_op unknown command", hypercall(__HYPERVISOR_vcpu_op, 77, 0, 0), -XEN_ENOSYS);
 

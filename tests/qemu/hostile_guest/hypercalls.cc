@@ -204,7 +204,7 @@ void make_multicall(Made& m, unsigned depth)
 
 void make_unknown(Made& m)
 {
-    static constexpr uint64_t kUnknown[] = {6, 7, 11, 15, 16, 19, 20, 22, 25, 27, 28, 31,
+    static constexpr uint64_t kUnknown[] = {6, 7, 11, 15, 16, 19, 20, 22, 27, 28, 31,
                                             34, 35, 36, 37, 38, 39, 40, 41, 48, 49, 50, 51, 52, 53, 54, 56, 63};
     uint64_t nr;
     switch (rng.below(6)) {
@@ -269,14 +269,15 @@ void make_fpu_or_assist(Made& m)
 }
 
 // set_debugreg / get_debugreg (guest_dr.h's rules, exact results) without
-// ever enabling a breakpoint, and physdev_op, whose only sub-op,
+// ever enabling a breakpoint, set_segment_base (any base, exact results),
+// and physdev_op, whose only sub-op,
 // set_iopl, is given an argument it cannot read: the virtual IOPL stays 0,
 // so port I/O stays #GP for the instruction oracles.
 void make_debug_or_physdev(Made& m)
 {
     m.c.exact = true;
     const uint64_t value = rng.below(2) ? pick_any_va() : rng.next();
-    switch (rng.below(4)) {
+    switch (rng.below(5)) {
     case 0: {
         const uint64_t reg = rng.below(4) ? rng.of({0ull, 1ull, 2ull, 3ull, 6ull, 7ull, 8ull, 9ull}) : rng.next();
         const uint32_t r = uint32_t(reg);
@@ -296,6 +297,16 @@ void make_debug_or_physdev(Made& m)
         m.c.exact = !m.c.positive;
         m.c.want = -XEN_ENODEV;
         m.c.name = "get_debugreg";
+        return;
+    }
+    case 2: {   // set_segment_base: the vCPU's own %fs/%gs bases, which the guest never uses
+        const uint64_t which = rng.below(4) ? rng.below(5) : rng.next(), base = rng.below(2) ? pick_any_va() : rng.next();
+        m.c = Call{__HYPERVISOR_set_segment_base, {which, base}};
+        m.c.exact = true;
+        const bool ok = base < 0x0000800000000000 || base >= 0xffff880000000000;
+        if (uint32_t(which) == SEGBASE_GS_USER_SEL) m.c.want = -XEN_ENOSYS;   // no guest user mode
+        else m.c.want = uint32_t(which) <= SEGBASE_GS_KERNEL && ok ? 0 : -XEN_EINVAL;
+        m.c.name = "set_segment_base";
         return;
     }
     default: {
@@ -402,6 +413,10 @@ void make_vcpu_op(Made& m)
             c.user_regs.rsp = safe ? g.va(g.text) : rng.below(2) ? g.va(g.text) : pick_bad_va();
             const uint64_t l4 = safe || rng.below(2) ? g.mfn(0) : pick_mfn(Use::UserBaseptr);
             c.ctrlreg[3] = xen_pfn_to_cr3(l4) | (rng.one_in(10) ? rng.below(4096) : 0);
+            // The segment bases (-EINVAL for one set_segment_base refuses).
+            c.fs_base = safe || rng.below(2) ? 0 : pick_any_va();
+            c.gs_base_kernel = safe || rng.below(2) ? 0 : pick_any_va();
+            c.gs_base_user = safe || rng.below(2) ? 0 : rng.next();
             m.vcpu1_safe = safe && c.ctrlreg[3] == xen_pfn_to_cr3(g.mfn(0));
             m.after = id == 1 ? After::Vcpu1Init : After::Nothing;
         }
@@ -560,7 +575,7 @@ struct Tally {
     const char* name;
     uint64_t calls, ok;
 };
-Tally g_tally[24];
+Tally g_tally[32];   // more than the generators name (24 now)
 
 void count(const char* name, int64_t rc)
 {

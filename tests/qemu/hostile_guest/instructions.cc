@@ -59,7 +59,7 @@ const Insn kInsns[] = {
     // CR0/2/3/4, mov to CR0 (only TS may change), CR3 (an L4 of the
     // domain's), CR4 (DE kept, the rest ignored), mov to and from the debug
     // registers (set_debugreg's checks: run_insn), rdmsr of FS/GS bases and
-    // EFER; port I/O, cli, sti stay #GP at the virtual IOPL 0, which the
+    // EFER, wrmsr of the FS/GS bases (set_segment_base's checks); port I/O, cli, sti stay #GP at the virtual IOPL 0, which the
     // guest never raises (docs/abi.md §10 "Emulation", §12).
     I(hs_cli, kGP, None, 0), I(hs_sti, kGP, None, 0), I(hs_hlt, kGP, None, 0), I(hs_clts, kNone, None, 0),
     I(hs_wbinvd, kNone, None, 0), I(hs_invd, kGP, None, 0), I(hs_swapgs, kGP | kUD, None, 0),
@@ -237,9 +237,17 @@ void run_insn(const Insn& in)
     case Arg::Value:   // an address or a value: privileged before anything else
         a[0] = rng.below(2) ? pick_any_va() : rng.next();
         if (in.fn == hs_rdmsr || in.fn == hs_wrmsr)
-            a[0] = rng.of({0xc0000080ull, 0xc0000081ull, 0xc0000082ull, 0xc0000084ull, 0xc0000102ull, 0x1bull, 0x10ull, 0x174ull, rng.next()});
+            a[0] = rng.of({0xc0000080ull, 0xc0000081ull, 0xc0000082ull, 0xc0000084ull, 0xc0000100ull, 0xc0000101ull, 0xc0000102ull, 0x1bull, 0x10ull, 0x174ull, rng.next()});
         // Never Xen's hypercall-page MSR: it would write a page over a frame of the guest's own.
         if (in.fn == hs_wrmsr && uint32_t(a[0]) == 0x40000000) a[0] ^= 1;
+        // The %fs/%gs bases (set_segment_base's rules): an address the guest
+        // may name is taken, anything else (non-canonical, the hypervisor's
+        // slots) is #GP. EDX:EAX is a[2]:a[1].
+        if (in.fn == hs_wrmsr && uint32_t(a[0]) >= 0xc0000100 && uint32_t(a[0]) <= 0xc0000102) {
+            if (rng.below(2)) a[1] = pick_any_va(), a[2] = a[1] >> 32;
+            const uint64_t base = uint64_t(uint32_t(a[2])) << 32 | uint32_t(a[1]);
+            expect = base < 0x0000800000000000 || base >= 0xffff880000000000 ? kNone : kGP;
+        }
         if (in.fn == hs_lgdt || in.fn == hs_lidt) a[0] = pick_pointer(10);
         if (in.fn == hs_monitor) a[0] = pool_a_addr(1).va;
         // Debug registers (set_debugreg's rules, guest_dr.h): DR0 takes a

@@ -7,7 +7,9 @@
 // shutdown: its vCPU 1 must have stopped (at most one line in flight).
 // With "role=down" (2 vCPUs, one domain) vCPU 1 is started and goes down
 // itself, which leaves the domain running on vCPU 0; then vCPU 0, the last
-// vCPU up, goes down: the domain must shut down (poweroff), not hang.
+// vCPU up, goes down: the domain must shut down (poweroff), not hang. vCPU 1
+// starts with the %fs and %gs bases of its context (VCPUOP_initialise's
+// fs_base, gs_base_kernel) and reads through them before it goes down.
 #include "tiny_guest.h"
 
 using namespace tiny;
@@ -16,9 +18,15 @@ namespace {
 
 alignas(16) uint8_t g_stack[16384];
 volatile bool g_spinning = false;
+uint64_t g_fs_word = 0x0123456789abcdef, g_gs_word = 0xfedcba9876543210;
+volatile uint64_t g_seen_fs = 0, g_seen_gs = 0;   // what vCPU 1 read through %fs:0 and %gs:0
 
 [[noreturn]] void down()
 {
+    uint64_t fs, gs;
+    asm volatile("mov %%fs:0, %0; mov %%gs:0, %1" : "=r"(fs), "=r"(gs));
+    g_seen_fs = fs;
+    g_seen_gs = gs;
     g_spinning = true;
     hypercall(__HYPERVISOR_vcpu_op, VCPUOP_down, 1, 0);
     write("stop guest: FAILED: vCPU 1 came back from VCPUOP_down\n");
@@ -44,12 +52,15 @@ extern "C" [[noreturn]] void xenpv_start(const start_info_t* si)
         ctx.user_regs.rip = uint64_t(role_down ? &down : &spin);
         ctx.user_regs.rsp = uint64_t(g_stack + sizeof(g_stack) - 8);
         ctx.ctrlreg[3] = xen_pfn_to_cr3(reinterpret_cast<const uint64_t*>(si->mfn_list)[0]);
+        if (role_down) ctx.fs_base = uint64_t(&g_fs_word), ctx.gs_base_kernel = uint64_t(&g_gs_word);
         check("initialise vCPU 1", hypercall(__HYPERVISOR_vcpu_op, VCPUOP_initialise, 1, uint64_t(&ctx)), 0);
         check("up vCPU 1", hypercall(__HYPERVISOR_vcpu_op, VCPUOP_up, 1, 0), 0);
         while (!g_spinning) hypercall(__HYPERVISOR_sched_op, SCHEDOP_yield, 0);
         if (!role_down) finish("stop guest (spinner's domain)");
         while (hypercall(__HYPERVISOR_vcpu_op, VCPUOP_is_up, 1, 0) != 0)
             hypercall(__HYPERVISOR_sched_op, SCHEDOP_yield, 0);
+        check("vCPU 1 started with its context's %fs base", g_seen_fs == g_fs_word, 1);
+        check("vCPU 1 started with its context's %gs base", g_seen_gs == g_gs_word, 1);
         write("stop guest: vCPU 1 went down, vCPU 0 goes down last\n");
         hypercall(__HYPERVISOR_vcpu_op, VCPUOP_down, 0, 0);
         write("stop guest: FAILED: vCPU 0 came back from VCPUOP_down\n");

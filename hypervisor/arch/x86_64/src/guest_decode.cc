@@ -98,7 +98,8 @@ bool emulated(const PrivInsn& in, uint32_t msr)
     case PrivOp::WriteCr: return in.cr == 0 || in.cr == 2 || in.cr == 3 || in.cr == 4;   // CR3: NEW_BASEPTR's path
     case PrivOp::Rdmsr:
         return msr == MSR_FS_BASE || msr == MSR_GS_BASE || msr == MSR_KERNEL_GS_BASE || msr == MSR_EFER;
-    case PrivOp::Wrmsr: return msr == XEN_CPUID_FIRST_LEAF;   // the hypercall page's (CPUID 0x40000002 EBX)
+    case PrivOp::Wrmsr:   // the segment bases (set_segment_base's), the hypercall page's (CPUID 0x40000002 EBX)
+        return msr == MSR_FS_BASE || msr == MSR_GS_BASE || msr == MSR_KERNEL_GS_BASE || msr == XEN_CPUID_FIRST_LEAF;
     }
     return false;
 }

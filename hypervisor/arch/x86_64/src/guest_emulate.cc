@@ -15,10 +15,11 @@
 //   %dr0-%dr7 (set_debugreg / get_debugreg, guest_debug.cc: #UD for
 //   -ENODEV, #GP(0) for any other refusal); clts; wbinvd (a no-op, as for
 //   any domain without cache-flush rights); rdmsr of the MSRs below; wrmsr
-//   of Xen's hypercall-page MSR; port I/O, cli and sti when the virtual
-//   IOPL allows (guest_io.cc). Everything else (other wrmsr, hlt, which
-//   Xen's PV emulator does not take either) keeps the #GP(0) the CPU
-//   raised, which is what Xen delivers too when it does not emulate.
+//   of the %fs/%gs bases and of Xen's hypercall-page MSR; port I/O, cli
+//   and sti when the virtual IOPL allows (guest_io.cc). Everything else
+//   (other wrmsr, hlt, which Xen's PV emulator does not take either) keeps
+//   the #GP(0) the CPU raised, which is what Xen delivers too when it does
+//   not emulate.
 // - `ud2; .ascii "xen"; cpuid` (bytes 0f 0b 78 65 6e 0f a2): CPUID as a PV
 //   guest sees it, Xen's leaves 0x40000000-0x40000002 included.
 //
@@ -140,20 +141,43 @@ bool write_cr(Vcpu& v, unsigned cr, uint64_t val)
     }
 }
 
+// A segment base as Xen's set_segment_base and its MSR writes take it:
+// canonical (Xen: -EINVAL, #GP(0)), and here also outside the hypervisor's
+// L4 slots, which Xen would take although no guest can map them (guest.h
+// guest_va_ok; docs/security.md "Segment bases"): a guest %gs base is then
+// never one of the PerCpu areas trap_entry.S compares IA32_GS_BASE with.
+// SEGBASE_FS and SEGBASE_GS_KERNEL go to the CPU, which holds them while the
+// vCPU runs: the hypervisor never reads through %fs, and its %gs is swapped in
+// at every entry, so the kernel's %gs base waits in IA32_KERNEL_GS_BASE until
+// trap_return's SWAPGS. The user %gs base is only kept (no guest user mode).
+bool set_segment_base(Vcpu& v, unsigned which, uint64_t base)
+{
+    if (!guest_va_ok(base)) return false;
+    switch (which) {
+    case SEGBASE_FS: wrmsr(MSR_FS_BASE, base); return true;
+    case SEGBASE_GS_KERNEL: wrmsr(MSR_KERNEL_GS_BASE, base); return true;
+    case SEGBASE_GS_USER: arch(v).gs_base_user = base; return true;
+    default: return false;
+    }
+}
+
 // RDMSR of the MSRs Xen's PV emulator answers that pvmmu can answer the
-// same: the segment bases and EFER (its known bits). #GP for the rest.
-bool read_msr(uint32_t msr, uint64_t& val)
+// same: the segment bases (the kernel's %gs one swapped out since entry,
+// IA32_KERNEL_GS_BASE the user mode's, as set_segment_base keeps them) and
+// EFER (its known bits). #GP for the rest.
+bool read_msr(Vcpu& v, uint32_t msr, uint64_t& val)
 {
     switch (msr) {
     case MSR_FS_BASE: val = rdmsr(MSR_FS_BASE); return true;
-    case MSR_GS_BASE: val = rdmsr(MSR_KERNEL_GS_BASE); return true;   // the guest's, swapped out since entry
-    case MSR_KERNEL_GS_BASE: val = 0; return true;   // Xen: the guest user mode's %gs base; pvmmu has none
+    case MSR_GS_BASE: val = rdmsr(MSR_KERNEL_GS_BASE); return true;
+    case MSR_KERNEL_GS_BASE: val = arch(v).gs_base_user; return true;
     case MSR_EFER: val = rdmsr(MSR_EFER) & (EFER_SCE | EFER_LME | EFER_LMA | EFER_NXE); return true;
     default: return false;
     }
 }
 
-// WRMSR: only Xen's hypercall-page MSR (CPUID 0x40000002 EBX), whose value
+// WRMSR: the segment bases, as set_segment_base (#GP(0) where it would say
+// -EINVAL), and Xen's hypercall-page MSR (CPUID 0x40000002 EBX), whose value
 // is a machine address (a PV guest's frame number is the machine's) with the
 // page's index, which must be 0 (one page), in bits 11:0: the hypercall page
 // is written into that frame of the domain's, which must be able to be
@@ -161,6 +185,12 @@ bool read_msr(uint32_t msr, uint64_t& val)
 // as Xen's wrmsr_hypervisor_regs does. #GP(0) for anything else.
 bool write_msr(Vcpu& v, uint32_t msr, uint64_t val)
 {
+    switch (msr) {
+    case MSR_FS_BASE: return set_segment_base(v, SEGBASE_FS, val);
+    case MSR_GS_BASE: return set_segment_base(v, SEGBASE_GS_KERNEL, val);
+    case MSR_KERNEL_GS_BASE: return set_segment_base(v, SEGBASE_GS_USER, val);
+    default: break;
+    }
     if (msr != XEN_CPUID_FIRST_LEAF || (val & (kPageSize - 1))) return false;
     Hypervisor& hv = *core();
     const Mfn m{val >> 12};
@@ -267,7 +297,7 @@ int privileged(Vcpu& v, TrapFrame& f, uint32_t* hits)
         if (!write_cr(v, in.cr, gpr(f, in.reg))) return 0;
         break;
     case PrivOp::Rdmsr:
-        if (!read_msr(uint32_t(f.rcx), val)) return 0;
+        if (!read_msr(v, uint32_t(f.rcx), val)) return 0;
         f.rax = uint32_t(val);
         f.rdx = val >> 32;
         break;
@@ -329,6 +359,18 @@ long do_fpu_taskswitch(Vcpu& v, TrapFrame& f)
 {
     set_fpu_ts(arch(v), uint32_t(f.rdi) != 0);
     return 0;
+}
+
+// set_segment_base(which, base), Xen's: SEGBASE_FS, SEGBASE_GS_KERNEL and
+// SEGBASE_GS_USER set that base (-EINVAL for one set_segment_base refuses);
+// SEGBASE_GS_USER_SEL, which loads a selector into the user mode's %gs, is
+// -ENOSYS: pvmmu has no guest user mode (docs/abi.md §12.1). Any other
+// `which` is -EINVAL, as on Xen.
+long do_set_segment_base(Vcpu& v, TrapFrame& f)
+{
+    const unsigned which = unsigned(f.rdi);
+    if (which == SEGBASE_GS_USER_SEL) return -XEN_ENOSYS;
+    return set_segment_base(v, which, f.rsi) ? 0 : -XEN_EINVAL;
 }
 
 // vm_assist(cmd, type): guest_decode.h's answer, recorded per domain.

@@ -65,6 +65,7 @@ constexpr HypercallTable<ArchHandler>::Entry kArchEntries[] = {
     {__HYPERVISOR_set_debugreg, do_set_debugreg},
     {__HYPERVISOR_get_debugreg, do_get_debugreg},
     {__HYPERVISOR_physdev_op, do_physdev_op},
+    {__HYPERVISOR_set_segment_base, do_set_segment_base},
 };
 constexpr HypercallTable<ArchHandler> kArch(kArchEntries);
 

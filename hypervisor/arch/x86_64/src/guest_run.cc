@@ -62,6 +62,17 @@ void leave(GuestDomain& g)
     hv_exit(HV_EXIT_SHUTDOWN + reason);
 }
 
+// The %fs and kernel %gs bases a vCPU starts with, never the last vCPU's on
+// this CPU: the kernel's %gs base where syscall_init leaves the guest's, in
+// IA32_KERNEL_GS_BASE, which trap_return's SWAPGS makes the live one. Nothing
+// is saved when a vCPU leaves its CPU: it never resumes (VCPUOP_down drops
+// its state, docs/abi.md §10), and while it runs the MSRs are its bases.
+void load_segment_bases(const VcpuArch& a)
+{
+    wrmsr(MSR_FS_BASE, a.fs_base);
+    wrmsr(MSR_KERNEL_GS_BASE, a.gs_base_kernel);
+}
+
 } // namespace
 
 void cpu_leave_vcpu()
@@ -135,6 +146,7 @@ void guest_run(Vcpu& v)
     guest_debug_load(v);
     time_publish(guest_domain(v).shared->vcpu_info[v.id].time);   // on the CPU it runs on
     boot_time_report("first guest entry");   // once, the first vCPU of all
+    load_segment_bases(arch(v));
     write_cr3(maddr_of(v.guest_table).v);
     guest_enter(&static_cast<VcpuArch*>(v.platform_data)->start);
 }

@@ -23,9 +23,11 @@ namespace {
 
 constexpr uint64_t kRflagsIf = 0x200, kRflagsFixed = 0x2;
 
-// VCPUOP_initialise: the registers (user_regs) and the L4 (ctrlreg[3]) of a
-// vCPU that is not up. The rest of vcpu_guest_context is not used: the vCPU
-// sets its own trap table and callbacks once running.
+// VCPUOP_initialise: the registers (user_regs), the L4 (ctrlreg[3]) and the
+// segment bases (fs_base, gs_base_kernel, gs_base_user: -EINVAL where
+// set_segment_base would refuse one) of a vCPU that is not up. The rest of
+// vcpu_guest_context is not used: the vCPU sets its own trap table and
+// callbacks once running.
 long initialise_locked(Vcpu& self, Vcpu& t, uint64_t ctx_va);
 
 // The vCPU is Busy while it changes: a second initialise meanwhile gets
@@ -49,11 +51,14 @@ long initialise_locked(Vcpu& self, Vcpu& t, uint64_t ctx_va)
     VcpuArch& a = arch(t);
     Platform& p = core()->platform();
     cpu_user_regs_t r;
-    uint64_t cr3;
+    uint64_t cr3, base[3];   // fs_base, gs_base_kernel, gs_base_user: adjacent in the context
+    static_assert(offsetof(vcpu_guest_context_t, gs_base_user) == offsetof(vcpu_guest_context_t, fs_base) + 16);
     if (p.copy_from_guest(self, &r, Vaddr{ctx_va + offsetof(vcpu_guest_context_t, user_regs)}, sizeof(r)) ||
-        p.copy_from_guest(self, &cr3, Vaddr{ctx_va + offsetof(vcpu_guest_context_t, ctrlreg[3])}, sizeof(cr3)))
+        p.copy_from_guest(self, &cr3, Vaddr{ctx_va + offsetof(vcpu_guest_context_t, ctrlreg[3])}, sizeof(cr3)) ||
+        p.copy_from_guest(self, base, Vaddr{ctx_va + offsetof(vcpu_guest_context_t, fs_base)}, sizeof(base)))
         return -XEN_EFAULT;
     if (!guest_va_ok(r.rip) || !guest_va_ok(r.rsp)) return -XEN_EINVAL;
+    if (!guest_va_ok(base[0]) || !guest_va_ok(base[1]) || !guest_va_ok(base[2])) return -XEN_EINVAL;
     const Mfn l4{xen_cr3_to_pfn(cr3)};
     if ((cr3 & (kPageSize - 1)) || !core()->mem().valid(l4)) return -XEN_EINVAL;
     // The vCPU holds a type reference to its L4, as NEW_BASEPTR takes one.
@@ -79,6 +84,7 @@ long initialise_locked(Vcpu& self, Vcpu& t, uint64_t ctx_va)
     f.rflags = kRflagsIf | kRflagsFixed;
     f.rsp = r.rsp;
     f.ss = HV_SEL_GUEST_DS;
+    a.fs_base = base[0], a.gs_base_kernel = base[1], a.gs_base_user = base[2];
     return 0;
 }
 

@@ -58,6 +58,11 @@ struct VcpuArch {
     DebugRegs dr;               // set_debugreg, mov to %drN (guest_debug.cc); in the CPU while it runs
     uint64_t callback[8] = {};  // set_callbacks / callback_op, by CALLBACKTYPE_*
     uint64_t kernel_ss = 0, kernel_sp = 0;   // stack_switch
+    // The %fs and kernel %gs bases the vCPU enters with (VCPUOP_initialise;
+    // 0 at boot), loaded by guest_run; from then on the CPU's MSRs hold them
+    // (set_segment_base and wrmsr write those). The user %gs base is only
+    // kept: pvmmu has no guest user mode to load it for (guest_emulate.cc).
+    uint64_t fs_base = 0, gs_base_kernel = 0, gs_base_user = 0;
     ConsoleLine line;
     VcpuCounters counters;
 };
@@ -145,6 +150,7 @@ long do_pvmmu_op(Vcpu& v, TrapFrame& f);           // pvmmu_op.cc
 long do_memory_op(Vcpu& v, TrapFrame& f);          // guest_memory.cc
 long do_fpu_taskswitch(Vcpu& v, TrapFrame& f);     // guest_emulate.cc
 long do_vm_assist(Vcpu& v, TrapFrame& f);          // guest_emulate.cc
+long do_set_segment_base(Vcpu& v, TrapFrame& f);   // guest_emulate.cc
 long do_set_debugreg(Vcpu& v, TrapFrame& f);       // guest_debug.cc
 long do_get_debugreg(Vcpu& v, TrapFrame& f);       // guest_debug.cc
 long do_physdev_op(Vcpu& v, TrapFrame& f);         // guest_io.cc

@@ -23,6 +23,7 @@ inline constexpr unsigned kArchHypercalls[] = {
     __HYPERVISOR_callback_op,    __HYPERVISOR_vcpu_op,      __HYPERVISOR_event_channel_op,
     __HYPERVISOR_memory_op,      __HYPERVISOR_pvmmu_op,     __HYPERVISOR_set_debugreg,
     __HYPERVISOR_get_debugreg,   __HYPERVISOR_physdev_op,
+    __HYPERVISOR_set_segment_base,
 };
 
 // memory_op's command word: the sub-op in the low 6 bits, above them the
