@@ -22,7 +22,7 @@ HcResult do_xen_version(Hypervisor& hv, Vcpu& v, HypercallFrame& f)
 {
     const Vaddr arg{f.arg[1]};
     auto put = [&](const auto& value) { return done(hv.platform().copy_to_guest(v, arg, &value, sizeof(value))); };
-    switch (f.arg[0]) {
+    switch (uint32_t(f.arg[0])) {   // an int cmd in Xen's prototype
     case XENVER_version:
         return done(kXenVersion);
     case XENVER_pagesize:

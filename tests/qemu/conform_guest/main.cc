@@ -752,6 +752,15 @@ void hypercalls(bool pvmmu)
           hypercall(__HYPERVISOR_vm_assist, VMASST_CMD_enable, VMASST_TYPE_pae_extended_cr3), 0);
     check("vm_assist disable pae_extended_cr3",
           hypercall(__HYPERVISOR_vm_assist, VMASST_CMD_disable, VMASST_TYPE_pae_extended_cr3), 0);
+    // Commands Xen's prototypes declare int (and vCPU ids unsigned int): the
+    // registers' high halves are not looked at.
+    constexpr uint64_t kHigh = 1ull << 32;
+    check("sched_op(SCHEDOP_yield + 2^32): yields", hypercall(__HYPERVISOR_sched_op, SCHEDOP_yield | kHigh, 0), 0);
+    check("vcpu_op(VCPUOP_is_up + 2^32, vCPU 0 + 2^32): up",
+          hypercall(__HYPERVISOR_vcpu_op, VCPUOP_is_up | kHigh, kHigh, 0), 1);
+    check("xen_version(XENVER_version + 2^32): 4.17", hypercall(__HYPERVISOR_xen_version, XENVER_version | kHigh, 0),
+          hypercall(__HYPERVISOR_xen_version, XENVER_version, 0));
+    check("callback_op(3 + 2^32): -ENOSYS", hypercall(__HYPERVISOR_callback_op, 3 | kHigh, 0), -XEN_ENOSYS);
     if (!pvmmu) return;
     check("vm_assist enable writable_pagetables: -EINVAL on pvmmu",
           hypercall(__HYPERVISOR_vm_assist, VMASST_CMD_enable, VMASST_TYPE_writable_pagetables), -XEN_EINVAL);

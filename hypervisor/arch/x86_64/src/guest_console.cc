@@ -56,7 +56,8 @@ void guest_console_flush(Vcpu& v)
 // continues (the guest re-executes its SYSCALL), returning 0 at the end.
 long do_console_io(Vcpu& v, TrapFrame& f)
 {
-    if (!arch_subop_known(__HYPERVISOR_console_io, f.rdi)) return -XEN_ENOSYS;   // CONSOLEIO_write only
+    // cmd is an int in Xen's prototype: the register's high half is not looked at.
+    if (!arch_subop_known(__HYPERVISOR_console_io, uint32_t(f.rdi))) return -XEN_ENOSYS;   // CONSOLEIO_write only
     const int64_t count = int64_t(int32_t(f.rsi));   // an int in Xen's prototype
     if (count < 0) return -XEN_EINVAL;
     char chunk[128];
@@ -80,7 +81,7 @@ long do_console_io(Vcpu& v, TrapFrame& f)
 // copied out before they are printed, and out_cons then says they were read.
 long do_event_channel_op(Vcpu& v, TrapFrame& f)
 {
-    if (!arch_subop_known(__HYPERVISOR_event_channel_op, f.rdi)) return -XEN_ENOSYS;   // EVTCHNOP_send only
+    if (!arch_subop_known(__HYPERVISOR_event_channel_op, uint32_t(f.rdi))) return -XEN_ENOSYS;   // EVTCHNOP_send only (an int cmd)
     evtchn_send_t s;
     if (core()->platform().copy_from_guest(v, &s, Vaddr{f.rsi}, sizeof(s))) return -XEN_EFAULT;
     if (s.port != kConsolePort) return -XEN_EINVAL;

@@ -29,8 +29,9 @@ struct Args {
 long do_sched_op(Vcpu& v, TrapFrame& f)
 {
     const Args a(f);
-    if (!arch_subop_known(__HYPERVISOR_sched_op, a.a[0])) return -XEN_ENOSYS;
-    switch (a.a[0]) {
+    const uint32_t cmd = uint32_t(a.a[0]);   // an int in Xen's prototype
+    if (!arch_subop_known(__HYPERVISOR_sched_op, cmd)) return -XEN_ENOSYS;
+    switch (cmd) {
     case SCHEDOP_yield:
         return 0;
     case SCHEDOP_shutdown: {

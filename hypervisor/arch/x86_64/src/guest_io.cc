@@ -137,7 +137,7 @@ int guest_port_io(Vcpu& v, TrapFrame& f, const PrivInsn& in, uint32_t* hits)
 // so every other sub-op is -ENOSYS.
 long do_physdev_op(Vcpu& v, TrapFrame& f)
 {
-    if (!arch_subop_known(__HYPERVISOR_physdev_op, f.rdi)) return -XEN_ENOSYS;
+    if (!arch_subop_known(__HYPERVISOR_physdev_op, uint32_t(f.rdi))) return -XEN_ENOSYS;   // an int cmd
     physdev_set_iopl s;
     if (platform().copy_from_guest(v, &s, Vaddr{f.rsi}, sizeof(s))) return -XEN_EFAULT;
     if (s.iopl > 3) return -XEN_EINVAL;

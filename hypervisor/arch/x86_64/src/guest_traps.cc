@@ -164,13 +164,14 @@ long do_set_callbacks(Vcpu& v, TrapFrame& f)
 // callback_op(CALLBACKOP_register | CALLBACKOP_unregister, arg).
 long do_callback_op(Vcpu& v, TrapFrame& f)
 {
-    if (!arch_subop_known(__HYPERVISOR_callback_op, f.rdi)) return -XEN_ENOSYS;
-    if (f.rdi == CALLBACKOP_register) {
+    const uint32_t cmd = uint32_t(f.rdi);   // an int in Xen's prototype
+    if (!arch_subop_known(__HYPERVISOR_callback_op, cmd)) return -XEN_ENOSYS;
+    if (cmd == CALLBACKOP_register) {
         callback_register_t r;
         if (platform().copy_from_guest(v, &r, Vaddr{f.rsi}, sizeof(r))) return -XEN_EFAULT;
         return r.address ? register_callback(v, r.type, r.address) : -XEN_EINVAL;
     }
-    if (f.rdi == CALLBACKOP_unregister) {
+    if (cmd == CALLBACKOP_unregister) {
         callback_unregister_t u;
         if (platform().copy_from_guest(v, &u, Vaddr{f.rsi}, sizeof(u))) return -XEN_EFAULT;
         return register_callback(v, u.type, 0);

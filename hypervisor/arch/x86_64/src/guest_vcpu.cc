@@ -106,10 +106,13 @@ long vcpu_up(Vcpu& t)
 long do_vcpu_op(Vcpu& v, TrapFrame& f)
 {
     Domain& d = *v.domain;
-    if (f.rsi >= d.nr_vcpus) return -XEN_ENOENT;   // Xen checks the vCPU first
-    if (!arch_subop_known(__HYPERVISOR_vcpu_op, f.rdi)) return -XEN_ENOSYS;
-    Vcpu& t = d.vcpus[f.rsi];
-    switch (f.rdi) {
+    // An int cmd and an unsigned int vCPU in Xen's prototype: the registers'
+    // high halves are not looked at.
+    const uint32_t cmd = uint32_t(f.rdi), id = uint32_t(f.rsi);
+    if (id >= d.nr_vcpus) return -XEN_ENOENT;   // Xen checks the vCPU first
+    if (!arch_subop_known(__HYPERVISOR_vcpu_op, cmd)) return -XEN_ENOSYS;
+    Vcpu& t = d.vcpus[id];
+    switch (cmd) {
     case VCPUOP_initialise:
         return initialise(v, t, f.rdx);
     case VCPUOP_up:
