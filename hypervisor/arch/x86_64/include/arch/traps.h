@@ -34,6 +34,10 @@ extern "C" const uint64_t trap_stubs[kNrExceptions + 3];
 
 const char* exception_name(uint64_t vector);
 
+// selftest=dbentry (main.cc, traps.cc): the domain whose first #DB from ring 3
+// is turned into a #DB held over its INT1; 0: none.
+extern unsigned g_debug_entry_selftest;
+
 // trap_entry.S: the IRETQ that returns to every TrapFrame.
 extern "C" const char trap_return_iretq[];
 // syscall_entry.S: where SYSCALL lands (IA32_LSTAR).
