@@ -97,7 +97,9 @@ extern "C" char debug_entry_selftest_int1[];
 // for SYSCALL, on the guest's stack (the XSA-260 / CVE-2018-8897 class). #DB
 // has its own IST stack, so the CPU never writes on the guest's; the trap is
 // the guest's, not the hypervisor's: DR6 is cleared and the entry resumes on
-// the guest's %gs. Any other #DB in ring 0 is the hypervisor's bug.
+// the guest's %gs; but on the #DB stub itself, which shares #DB's IST stack,
+// the entry's frame is gone (debug_over_debug_entry). Any other #DB in ring
+// 0 is the hypervisor's bug.
 bool held_over_debug_trap(const TrapFrame& f)
 {
     if ((f.vector & ~uint64_t(VECTOR_GUEST_GS)) != 1) return false;
