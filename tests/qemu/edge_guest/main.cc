@@ -8,6 +8,12 @@
 // would give, and the domain powers off. The QEMU test checks that both
 // domains ended so and the hypervisor ran on.
 //
+// The same page runs the MOV SS cases of the XSA-260 class (a #DB held over
+// an entry into the hypervisor, docs/security.md §7.1 item 4): role=handled
+// goes on with them, role=icebp-tf and role=icebp-db run MOV SS then INT1
+// alone (the domain may be crashed there). qemu_guest_debug_entry and the
+// bochs.* edge tests (tests/qemu/tests.cmake) boot those roles too.
+//
 // The page at 0x7ffffffff000 is mapped through three new tables the guest
 // takes from its first free frames; its bytes are written through the
 // physmap. With role=handled it runs on Xen 4.17 as dom0 too (xen_edge_guest),
