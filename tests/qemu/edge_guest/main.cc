@@ -207,6 +207,9 @@ void mov_ss_checks(uint8_t* page, Source s)
     check("MOV SS, INT $5: #GP", run_mov_ss(page, s, "\xcd\x05", 2), 13);
     check("  at the int $5, RAX intact", edge_rip == g_after - 2 && edge_rax == kMagic, 1);
     check("  error code: a gate of the IDT", long(edge_error & 7), 2);
+    // INT $1 too (#DB's gate, DPL 0, unlike INT1): #GP, not the #DB stub.
+    check("MOV SS, INT $1: #GP", run_mov_ss(page, s, "\xcd\x01", 2), 13);
+    check("  at the int $1, RAX intact", edge_rip == g_after - 2 && edge_rax == kMagic, 1);
     // INTO is invalid in 64-bit mode: #UD (the hypervisor's #UD stub).
     check("MOV SS, INTO: #UD", run_mov_ss(page, s, "\xce", 1), 6);
     check("  at the into, RAX intact", edge_rip == g_after - 1 && edge_rax == kMagic, 1);
