@@ -146,8 +146,11 @@ uint64_t run(uint8_t* page, uint64_t at, const char* code, unsigned len, uint64_
 enum class Source { Tf, Breakpoint };
 constexpr char kSetTf[] = "\x9c\x48\x81\x0c\x24\x00\x01\x00\x00\x9d";   // pushf; orq $TF, (%rsp); popf
 constexpr uint64_t kMagic = 0x5a5a1234, kAt = 0x200;
-// DR7: L0, RW0 11 (data reads or writes), LEN0 01 (2 bytes: the selector).
-constexpr uint64_t kDr7WatchSs = 0x70001, kDr6Default = 0xffff0ff0;
+// "Debug Registers" (SDM Vol. 3B): DR7 L0 (bit 0), RW0 11 (bits 17:16, data
+// reads or writes), LEN0 01 (bits 19:18, 2 bytes: the selector); DR6's reset
+// value, B0 (bit 0, breakpoint 0 hit) and BS (bit 14, single step).
+constexpr uint64_t kDr7WatchSs = 1 | 3 << 16 | 1 << 18, kDr6Default = 0xffff0ff0;
+constexpr long kDr6B0 = 1, kDr6Bs = 1 << 14;
 uint64_t g_after;   // the address after `next`
 
 long set_dr(unsigned reg, uint64_t v) { return hypercall(__HYPERVISOR_set_debugreg, reg, v); }
@@ -219,7 +222,8 @@ void mov_ss_checks(uint8_t* page, Source s)
     check("  DR6 reset", set_dr(6, kDr6Default), 0);
     check("MOV SS, NOP, INT3: #BP", run_mov_ss(page, s, "\x90", 1), 3);
     check("  the source's #DB, RAX intact", edge_steps >= 1 && edge_db_rax == kMagic, 1);
-    check("  DR6 names it", get_dr(6) & (s == Source::Tf ? 0x4000 : 1), s == Source::Tf ? 0x4000 : 1);
+    const long named = s == Source::Tf ? kDr6Bs : kDr6B0;
+    check("  DR6 names it", get_dr(6) & named, named);
     set_dr(6, kDr6Default);
 }
 
