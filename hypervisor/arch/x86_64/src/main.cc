@@ -212,7 +212,7 @@ void apply_module_words(const char* cmdline, unsigned& nr, CpuId& next_cpu, unsi
     // the #DB IST stack (traps.cc); that domain must crash, not the hypervisor.
     if (nr && cmdline_has(g_boot, "selftest=dbentry")) {
         printk("selftest: domain %u's first #DB lands on the #DB stub\n", nr);
-        g_debug_entry_selftest = nr;
+        g_debug_entry_selftest.store(nr, std::memory_order_relaxed);   // before any vCPU starts
     }
     // Self-test (cmdline "selftest=smap"): the hypervisor reads domain 1's
     // entry point, a present user page, under its page tables: outside

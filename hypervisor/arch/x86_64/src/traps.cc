@@ -12,7 +12,7 @@
 
 namespace pvmmu::x86 {
 
-unsigned g_debug_entry_selftest;
+std::atomic<unsigned> g_debug_entry_selftest;
 
 namespace {
 
@@ -55,7 +55,7 @@ extern "C" char debug_entry_selftest_int1[];
 
 [[noreturn]] void debug_entry_selftest()
 {
-    g_debug_entry_selftest = 0;   // once
+    g_debug_entry_selftest.store(0, std::memory_order_relaxed);   // once
     const uint64_t below_frame = this_cpu().tss.ist[kIstDebug - 1] - 5 * 8;
     if (reinterpret_cast<uint64_t>(debug_entry_selftest_int1) + 2 != trap_stubs[1])
         panic("selftest: dbentry: the INT $1 does not end at the #DB stub");
@@ -194,8 +194,8 @@ static void dispatch(TrapFrame* f)
         return;
     default:
         if ((f->cs & 3) == 3) {
-            if (f->vector == 1 && g_debug_entry_selftest && this_cpu().vcpu &&
-                this_cpu().vcpu->domain->id == g_debug_entry_selftest)
+            const unsigned selftest = g_debug_entry_selftest.load(std::memory_order_relaxed);
+            if (f->vector == 1 && selftest && this_cpu().vcpu && this_cpu().vcpu->domain->id == selftest)
                 debug_entry_selftest();
             // What Xen emulates for a PV kernel first (guest_emulate.cc), then its handler.
             if (!guest_emulate(*f) && !guest_bounce(*f)) guest_crash(*f, "exception in the guest");
