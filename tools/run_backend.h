@@ -36,7 +36,7 @@ struct Options {
     double timeout_s = 60;
     bool timeout_set = false;
     bool quiet = false;
-    std::string hv_args;   // pvmmu-hv's command line (qemu: -append; libvirt: <cmdline>), e.g. selftest=trap
+    std::string hv_args;   // pvmmu-hv's command line (qemu: -append; libvirt: <cmdline>; bochs: GRUB's), e.g. selftest=trap
 };
 
 // A domain to boot: a guest kernel, its size and vCPUs, and what only pvmmu

@@ -27,7 +27,7 @@ bool write_file(const std::string& path, const std::string& text)
     return std::fclose(f) == 0 && ok;
 }
 
-int prepare(const std::vector<Domain>& doms, const Options&, Launch& l, std::string& why)
+int prepare(const std::vector<Domain>& doms, const Options& o, Launch& l, std::string& why)
 {
     if (!on_path("bochs") || access(kBios, R_OK) != 0 || access(kVgaBios, R_OK) != 0) {
         why = "Bochs is not installed (bochs, bochsbios, vgabios: ./pvmmu deps)";
@@ -40,6 +40,7 @@ int prepare(const std::vector<Domain>& doms, const Options&, Launch& l, std::str
     }
     const std::string iso = l.scratch + "/pvmmu.iso";
     std::string cmd = quoted(PVMMU_MAKE_ISO) + " --image " + quoted(PVMMU_HV_IMAGE) + " --out " + quoted(iso);
+    if (!o.hv_args.empty()) cmd += " --append " + quoted(o.hv_args);   // GRUB's multiboot2 line
     for (const Domain& d : doms) {
         const std::string name = d.name.empty() ? d.kernel.substr(d.kernel.rfind('/') + 1) : d.name;
         cmd += " " + quoted(d.kernel + "=" + name + " " + module_words(d));

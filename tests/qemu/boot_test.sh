@@ -5,7 +5,7 @@
 #                [--selftest trap|overflow|badmap|badreturn|smap] [--no-smap] [--accel tcg|kvm --kvm-check PVMMU_RUN]
 #                [--ends acpi [--pvpanic-port P]] [--machine pc|q35]
 #                [--guest KERNEL [--domains N] [--words W]
-#                 --expect poweroff|crash|crash-pf|bad-iret|bad-stack|isolation|stop|vcpu-down|edge|
+#                 --expect poweroff|crash|crash-pf|bad-iret|bad-stack|isolation|stop|vcpu-down|edge|debug-entry|
 #                          refused-return|passed:WHO]
 #
 # The image boots by Multiboot 1 (QEMU -kernel; the banner must say
@@ -61,9 +61,14 @@
 # it ended, and that the core's invariants held after that.
 # --expect passed:WHO: the guest prints "WHO: all checks passed" and its
 # domain powers off (65).
-# --expect edge boots the kernel (tests/qemu/edge_guest) as "role=crash" and
-# "role=handled": a SYSCALL whose next RIP is not canonical crashes the first
-# domain, the second sees its traps and powers off, the hypervisor runs on.
+# --expect edge boots the kernel (tests/qemu/edge_guest) as "role=crash",
+# "role=handled", "role=icebp-tf" and "role=icebp-db": a SYSCALL whose next
+# RIP is not canonical crashes the first domain, the second sees its traps
+# and powers off, the last two run MOV SS then INT1 and either see their #DB
+# and power off or are crashed; the hypervisor runs on.
+# --selftest dbentry --expect debug-entry boots the edge guest twice as
+# "role=handled": the second domain's first #DB is made into a #DB held over
+# an INT1 (traps.cc); that domain must be crashed, alone.
 # --selftest badreturn --expect refused-return: the hypervisor plants its own
 # stack selector (RPL 3) in the last domain's first entry; the IRETQ's #GP,
 # taken in ring 0 on the guest's %gs on the last CPU, must crash that domain,
@@ -148,8 +153,11 @@ cmdline='' mods=()
 if [[ -n $guest ]]; then
   if [[ $expect == stop ]]; then
     mods=("$guest role=spin vcpus=2" "$guest role=wait vcpus=1")
+  elif [[ $expect == debug-entry ]]; then
+    mods=("$guest role=handled vcpus=1" "$guest role=handled vcpus=1")
   elif [[ $expect == edge ]]; then
-    mods=("$guest role=crash vcpus=1" "$guest role=handled vcpus=1")
+    mods=("$guest role=crash vcpus=1" "$guest role=handled vcpus=1" "$guest role=icebp-tf vcpus=1 frames=4096"
+          "$guest role=icebp-db vcpus=1 frames=4096")
   elif ((domains == 1)); then
     cmdline="${cmdline:+$cmdline }vcpus=$cpus" mods=("$guest${words:+ $words}")
   else
@@ -312,6 +320,27 @@ elif [[ $expect == edge ]]; then
   expect '^pvmmu: domain 1 shut down \(crash\) by vCPU 0$' "the crash ended domain 1"
   expect '^pvmmu: domain 2 shut down \(poweroff\) by vCPU 0$' "domain 2 ran on and powered off"
   expect '^edge guest: all checks passed$' "domain 2 saw each trap as the CPU raises it"
+  # Domains 3 and 4: MOV SS (TF, a data breakpoint), then INT1. TCG does not
+  # hold the #DB over: the guest sees its INT1's #DB and powers off; a CPU
+  # (Bochs) does, over the INT1's frame: the domain is crashed (traps.cc).
+  for d in 3 4; do
+    grep -Eq "^pvmmu: domain $d shut down \(poweroff\) by vCPU 0\$" "$log" ||
+      expect "^pvmmu: domain $d vCPU 0 crashed: a #DB on the #DB entry overwrote its frame" \
+        "domain $d saw its INT1's #DB or was crashed"
+  done
+  given_back 4
+  refuse 'FAILED|PANIC|EXCEPTION' "the hypervisor itself did not fail"
+elif [[ $expect == debug-entry ]]; then
+  # selftest=dbentry: domain 2's first #DB (a single step) becomes a
+  # #DB held over an INT1, whose frame overwrote the guest's on the #DB IST
+  # stack (traps.cc): domain 2 is crashed, domain 1 passes its checks.
+  ((rc == 65 || rc == 71)) || fail "QEMU exit status $rc, expected 65 or 71 (the last domain's shutdown)"
+  expect '^selftest: dbentry: the #DB stub.s frame over the guest.s$' "the selftest ran"
+  expect '^pvmmu: domain 2 vCPU 0 crashed: a #DB on the #DB entry overwrote its frame' \
+    "the domain whose frame was lost was crashed"
+  expect '^pvmmu: domain 2 shut down \(crash\) by vCPU 0$' "the crash ended domain 2"
+  expect '^pvmmu: domain 1 shut down \(poweroff\) by vCPU 0$' "domain 1 ran on and powered off"
+  expect '^edge guest: all checks passed$' "domain 1 saw each trap as the CPU raises it"
   given_back 2
   refuse 'FAILED|PANIC|EXCEPTION' "the hypervisor itself did not fail"
 elif [[ $expect == refused-return ]]; then

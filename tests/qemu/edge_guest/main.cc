@@ -8,6 +8,12 @@
 // would give, and the domain powers off. The QEMU test checks that both
 // domains ended so and the hypervisor ran on.
 //
+// The same page runs the MOV SS cases of the XSA-260 class (a #DB held over
+// an entry into the hypervisor, docs/security.md §7.1 item 4): role=handled
+// goes on with them, role=icebp-tf and role=icebp-db run MOV SS then INT1
+// alone (the domain may be crashed there). qemu_guest_debug_entry and the
+// bochs.* edge tests (tests/qemu/tests.cmake) boot those roles too.
+//
 // The page at 0x7ffffffff000 is mapped through three new tables the guest
 // takes from its first free frames; its bytes are written through the
 // physmap. With role=handled it runs on Xen 4.17 as dom0 too (xen_edge_guest),
@@ -22,12 +28,12 @@ using namespace tiny;
 // the bounce frame says). The frame, from the handler's RSP: RCX, R11, the
 // error code for #GP, then RIP (guest_traps.cc).
 extern "C" HIDDEN uint64_t edge_jump(uint64_t target, uint64_t rax, uint64_t rdi);
-extern "C" HIDDEN void edge_gp(), edge_bp(), edge_of(), edge_db();
-extern "C" HIDDEN uint64_t edge_rax, edge_error, edge_rip, edge_steps;
+extern "C" HIDDEN void edge_gp(), edge_bp(), edge_of(), edge_ud(), edge_db();
+extern "C" HIDDEN uint64_t edge_rax, edge_error, edge_rip, edge_steps, edge_db_rip, edge_db_rax, edge_ss;
 asm(R"(
     .pushsection .text
-    .hidden edge_jump, edge_gp, edge_bp, edge_of, edge_db
-    .globl edge_jump, edge_gp, edge_bp, edge_of, edge_db
+    .hidden edge_jump, edge_gp, edge_bp, edge_of, edge_ud, edge_db
+    .globl edge_jump, edge_gp, edge_bp, edge_of, edge_ud, edge_db
 edge_jump:
     mov %rsp, edge_rsp(%rip)
     mov %rdi, %r11
@@ -47,6 +53,9 @@ edge_bp:
     jmp 2f
 edge_of:
     mov $4, %ecx
+    jmp 2f
+edge_ud:
+    mov $6, %ecx
 2:  mov %rax, edge_rax(%rip)
     mov 16(%rsp), %rax
     mov %rax, edge_rip(%rip)
@@ -54,9 +63,14 @@ edge_of:
     mov %ecx, %eax
 1:  mov edge_rsp(%rip), %rsp
     ret
-/* #DB: counts the single-step and resumes by the iret hypercall, TF still
- * set in the frame: RCX and R11 off, flags 0 on, into the iret stub. */
+/* #DB: counts the single-step, keeps its RIP and the RAX it found, and
+ * resumes by the iret hypercall, TF still set in the frame: RCX and R11
+ * off, flags 0 on, into the iret stub. */
 edge_db:
+    mov %rax, edge_db_rax(%rip)
+    mov 16(%rsp), %rax
+    mov %rax, edge_db_rip(%rip)
+    mov edge_db_rax(%rip), %rax
     pop %rcx
     pop %r11
     incq edge_steps(%rip)
@@ -65,9 +79,14 @@ edge_db:
     .popsection
     .pushsection .bss
     .balign 8
-    .hidden edge_rax, edge_error, edge_rip, edge_steps
-    .globl edge_rax, edge_error, edge_rip, edge_steps
+    .hidden edge_rax, edge_error, edge_rip, edge_steps, edge_db_rip, edge_db_rax, edge_ss
+    .globl edge_rax, edge_error, edge_rip, edge_steps, edge_db_rip, edge_db_rax, edge_ss
 edge_steps: .quad 0
+edge_db_rip: .quad 0
+edge_db_rax: .quad 0
+/* The SS selector that MOV SS loads from memory, alone in its 8 bytes: the
+ * data breakpoint of the MOV SS checks watches it. */
+edge_ss: .quad 0
 edge_rsp: .quad 0
 edge_rax: .quad 0
 edge_error: .quad 0
@@ -118,12 +137,105 @@ uint64_t run(uint8_t* page, uint64_t at, const char* code, unsigned len, uint64_
     return edge_jump(kPage + at, rax, rdi);
 }
 
+
+// The MOV SS checks (the XSA-260 class, docs/security.md §7.1 item 4): a
+// source of #DB, then MOV SS from edge_ss (RDI), then `next`, then INT3.
+// The MOV SS holds its #DB over `next` ("MOV SS and POP SS", SDM Vol. 3A);
+// when `next` enters ring 0, a CPU (and Bochs, not TCG) delivers it at the
+// first instruction of the hypervisor's entry. RAX is kMagic unless given.
+enum class Source { Tf, Breakpoint };
+constexpr char kSetTf[] = "\x9c\x48\x81\x0c\x24\x00\x01\x00\x00\x9d";   // pushf; orq $TF, (%rsp); popf
+constexpr uint64_t kMagic = 0x5a5a1234, kAt = 0x200;
+// "Debug Registers" (SDM Vol. 3B): DR7 L0 (bit 0), RW0 11 (bits 17:16, data
+// reads or writes), LEN0 01 (bits 19:18, 2 bytes: the selector); DR6's reset
+// value, B0 (bit 0, breakpoint 0 hit) and BS (bit 14, single step).
+constexpr uint64_t kDr7WatchSs = 1 | 3 << 16 | 1 << 18, kDr6Default = 0xffff0ff0;
+constexpr long kDr6B0 = 1, kDr6Bs = 1 << 14;
+uint64_t g_after;   // the address after `next`
+
+long set_dr(unsigned reg, uint64_t v) { return hypercall(__HYPERVISOR_set_debugreg, reg, v); }
+long get_dr(unsigned reg) { return hypercall(__HYPERVISOR_get_debugreg, reg); }
+
+uint64_t run_mov_ss(uint8_t* page, Source s, const char* next, unsigned next_len, uint64_t rax = kMagic)
+{
+    char code[32];
+    unsigned n = 0;
+    if (s == Source::Tf)
+        for (unsigned i = 0; i < sizeof(kSetTf) - 1; ++i) code[n++] = kSetTf[i];
+    code[n++] = '\x8e', code[n++] = '\x17';   // mov (%rdi), %ss
+    for (unsigned i = 0; i < next_len; ++i) code[n++] = next[i];
+    g_after = kPage + kAt + n;
+    code[n++] = '\xcc';
+    edge_steps = edge_db_rip = edge_db_rax = 0;
+    if (s == Source::Breakpoint) {
+        check("set_debugreg(6)", set_dr(6, kDr6Default), 0);
+        check("set_debugreg(0): the selector's address", set_dr(0, uint64_t(&edge_ss)), 0);
+        check("set_debugreg(7): watch it", set_dr(7, kDr7WatchSs), 0);
+    }
+    const uint64_t vector = run(page, kAt, code, n, rax, uint64_t(&edge_ss));
+    if (s == Source::Breakpoint) check("set_debugreg(7): off", set_dr(7, 0), 0);
+    return vector;
+}
+
+void set_traps()
+{
+    trap_info_t traps[] = {{1, 0, FLAT_RING3_CS64, uint64_t(&edge_db)},
+                           {3, 3, FLAT_RING3_CS64, uint64_t(&edge_bp)},
+                           {4, 3, FLAT_RING3_CS64, uint64_t(&edge_of)},
+                           {6, 0, FLAT_RING3_CS64, uint64_t(&edge_ud)},
+                           {13, 0, FLAT_RING3_CS64, uint64_t(&edge_gp)},
+                           {0, 0, 0, 0}};
+    check("#DB, #BP, #OF, #UD and #GP handlers", hypercall(__HYPERVISOR_set_trap_table, uint64_t(traps)), 0);
+}
+
+// Each instruction from ring 3 that enters ring 0 through the IDT or SYSCALL
+// right after a MOV SS with a pending #DB: the hypervisor drops the held-over
+// #DB (traps.cc held_over_debug_trap, as Xen 4.17 does with a #DB in its own
+// context) and the guest sees what that instruction raises, its registers
+// intact. INT1 (ICEBP) is apart: role=icebp-tf and role=icebp-db.
+void mov_ss_checks(uint8_t* page, Source s)
+{
+    write(s == Source::Tf ? "edge guest: MOV SS checks, #DB source TF\n"
+                          : "edge guest: MOV SS checks, #DB source a data breakpoint on the selector\n");
+    check("MOV SS, SYSCALL, INT3: #BP", run_mov_ss(page, s, "\x0f\x05", 2, 63), 3);
+    check("  the hypercall ran", long(edge_rax), -XEN_ENOSYS);
+    check("  at the int3 after it", edge_rip == g_after + 1, 1);
+    check("MOV SS, INT3: #BP", run_mov_ss(page, s, "\xcc", 1), 3);
+    check("  after the int3, RAX intact", edge_rip == g_after && edge_rax == kMagic, 1);
+    check("MOV SS, INT $3: #BP", run_mov_ss(page, s, "\xcd\x03", 2), 3);
+    check("  after the int $3, RAX intact", edge_rip == g_after && edge_rax == kMagic, 1);
+    check("MOV SS, INT $4: #OF", run_mov_ss(page, s, "\xcd\x04", 2), 4);
+    check("  after the int $4, RAX intact", edge_rip == g_after && edge_rax == kMagic, 1);
+    // A DPL-0 gate: #GP naming it (the hypervisor's #GP stub).
+    check("MOV SS, INT $5: #GP", run_mov_ss(page, s, "\xcd\x05", 2), 13);
+    check("  at the int $5, RAX intact", edge_rip == g_after - 2 && edge_rax == kMagic, 1);
+    check("  error code: a gate of the IDT", long(edge_error & 7), 2);
+    // INT $1 too (#DB's gate, DPL 0, unlike INT1): #GP, not the #DB stub.
+    check("MOV SS, INT $1: #GP", run_mov_ss(page, s, "\xcd\x01", 2), 13);
+    check("  at the int $1, RAX intact", edge_rip == g_after - 2 && edge_rax == kMagic, 1);
+    // INTO is invalid in 64-bit mode: #UD (the hypervisor's #UD stub).
+    check("MOV SS, INTO: #UD", run_mov_ss(page, s, "\xce", 1), 6);
+    check("  at the into, RAX intact", edge_rip == g_after - 1 && edge_rax == kMagic, 1);
+    // The same source held over an instruction that stays in ring 3 reaches
+    // the guest: its #DB (after the NOP; after the MOV SS too under TCG),
+    // DR6.BS for TF, DR6.B0 for the breakpoint.
+    check("  DR6 reset", set_dr(6, kDr6Default), 0);
+    check("MOV SS, NOP, INT3: #BP", run_mov_ss(page, s, "\x90", 1), 3);
+    check("  the source's #DB, RAX intact", edge_steps >= 1 && edge_db_rax == kMagic, 1);
+    const long named = s == Source::Tf ? kDr6Bs : kDr6B0;
+    check("  DR6 names it", get_dr(6) & named, named);
+    set_dr(6, kDr6Default);
+}
+
 } // namespace
 
 extern "C" [[noreturn]] void xenpv_start(const start_info_t* si, uint64_t initial_sp)
 {
     uint8_t* page = map_edge_page(si, (initial_sp - XENPV_VIRT_BASE + 4095) >> 12);
     static constexpr char kSyscall[] = "\x0f\x05";
+    uint64_t ss;
+    asm volatile("mov %%ss, %0" : "=r"(ss));
+    edge_ss = ss;   // what the MOV SS checks load
     if (has_word(si, "role=crash")) {
         write("edge guest: syscall at 0x7ffffffffffe with no trap table\n");
         run(page, 0xffe, kSyscall, 2, 63);
@@ -133,12 +245,25 @@ extern "C" [[noreturn]] void xenpv_start(const start_info_t* si, uint64_t initia
         }
     }
 
-    trap_info_t traps[] = {{1, 0, FLAT_RING3_CS64, uint64_t(&edge_db)},
-                           {3, 3, FLAT_RING3_CS64, uint64_t(&edge_bp)},
-                           {4, 3, FLAT_RING3_CS64, uint64_t(&edge_of)},
-                           {13, 0, FLAT_RING3_CS64, uint64_t(&edge_gp)},
-                           {0, 0, 0, 0}};
-    check("#BP, #OF and #GP handlers", hypercall(__HYPERVISOR_set_trap_table, uint64_t(traps)), 0);
+    set_traps();
+    // MOV SS, then INT1 (ICEBP, F1), which enters through vector 1 whatever
+    // the gate's DPL. Where the CPU holds the #DB over the INT1, it lands on
+    // the hypervisor's #DB stub, on the IST stack the INT1's frame is on, and
+    // overwrites that frame: the domain is crashed (traps.cc). Bochs 2.7
+    // drops the held-over #DB (the guest sees its INT1's #DB), QEMU 7.2's TCG
+    // raises #UD for INT1 in 64-bit mode; selftest=dbentry makes the CPU's
+    // case (qemu_guest_debug_entry).
+    const bool icebp_tf = has_word(si, "role=icebp-tf");
+    if (icebp_tf || has_word(si, "role=icebp-db")) {
+        write(icebp_tf ? "edge guest: TF, MOV SS, INT1\n" : "edge guest: data breakpoint, MOV SS, INT1\n");
+        const uint64_t v = run_mov_ss(page, icebp_tf ? Source::Tf : Source::Breakpoint, "\xf1", 1);
+        check("MOV SS, INT1, INT3: #BP (TCG: #UD)", v == 3 || v == 6, 1);
+        if (v == 3)
+            check("  #DB after the INT1, RAX intact", edge_db_rip == g_after && edge_db_rax == kMagic, 1);
+        else
+            check("  #UD at the INT1", edge_rip == g_after - 1 && edge_rax == kMagic, 1);
+        finish("edge guest");
+    }
 
     // Finding 1: the hypercall runs, then the guest gets #GP(0) at the RIP
     // after the SYSCALL, as a CPU fetching there would raise it.
@@ -182,5 +307,21 @@ extern "C" [[noreturn]] void xenpv_start(const start_info_t* si, uint64_t initia
     edge_steps = 0;
     check("TF, MOV SS, INT3: #BP", run(page, 0x200, kStepInt3, sizeof(kStepInt3) - 1), 3);
     check("  after the int3", edge_rip == kPage + 0x200 + sizeof(kStepInt3) - 1, 1);
+
+    // INT1 alone: the guest's #DB at the RIP after it, then the INT3.
+    edge_steps = 0;
+    // QEMU 7.2's TCG has no INT1 in 64-bit mode: #UD at it.
+    const uint64_t int1 = run(page, 0x100, "\xf1\xcc", 2, kMagic);
+    check("INT1, INT3: #BP (TCG: #UD)", int1 == 3 || int1 == 6, 1);
+    if (int1 == 3)
+        check("  one #DB after the INT1, RAX intact",
+              edge_steps == 1 && edge_db_rip == kPage + 0x101 && edge_db_rax == kMagic, 1);
+    else
+        check("  #UD at the INT1", edge_rip == kPage + 0x100 && edge_rax == kMagic, 1);
+    // POP SS is invalid in 64-bit mode: #UD, no MOV SS window.
+    check("POP SS: #UD", run(page, 0x100, "\x17", 1), 6);
+    check("  at the pop", edge_rip == kPage + 0x100, 1);
+    mov_ss_checks(page, Source::Tf);
+    mov_ss_checks(page, Source::Breakpoint);
     finish("edge guest");
 }

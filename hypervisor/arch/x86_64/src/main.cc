@@ -207,6 +207,13 @@ void apply_module_words(const char* cmdline, unsigned& nr, CpuId& next_cpu, unsi
         printk("selftest: domain %u starts with a ring-0 stack selector\n", nr);
         arch(g_guests[nr - 1].dom.vcpus[0]).start.ss = HV_SEL_DS | 3;
     }
+    // Self-test (cmdline "selftest=dbentry"): the last domain's first #DB
+    // from ring 3 becomes a #DB held over an INT1, over the INT1's frame on
+    // the #DB IST stack (traps.cc); that domain must crash, not the hypervisor.
+    if (nr && cmdline_has(g_boot, "selftest=dbentry")) {
+        printk("selftest: domain %u's first #DB lands on the #DB stub\n", nr);
+        g_debug_entry_selftest.store(nr, std::memory_order_relaxed);   // before any vCPU starts
+    }
     // Self-test (cmdline "selftest=smap"): the hypervisor reads domain 1's
     // entry point, a present user page, under its page tables: outside
     // guest_copy's window the read must fault.

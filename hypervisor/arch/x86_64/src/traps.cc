@@ -2,6 +2,7 @@
 #include "arch/traps.h"
 
 #include "arch/console.h"
+#include "arch/descriptors.h"
 #include "arch/exit.h"
 #include "arch/guest.h"
 #include "arch/lapic.h"
@@ -10,6 +11,8 @@
 #include "arch/x86.h"
 
 namespace pvmmu::x86 {
+
+std::atomic<unsigned> g_debug_entry_selftest;
 
 namespace {
 
@@ -42,6 +45,50 @@ constexpr const char* kNames[kNrExceptions] = {
     panic("unhandled exception %lu at rip 0x%lx", f.vector, f.rip);
 }
 
+// selftest=dbentry (main.cc): the first #DB from ring 3 of domain
+// g_debug_entry_selftest is turned into the state a #DB held over an INT1
+// leaves on a CPU (debug_over_debug_entry), which neither TCG nor Bochs
+// produces: the guest's %gs back, RSP where the stub would start, and an
+// INT $1 that ends at the stub, whose frame overwrites the guest's at the
+// top of the #DB IST stack as the held-over #DB's does.
+extern "C" char debug_entry_selftest_int1[];
+
+[[noreturn]] void debug_entry_selftest()
+{
+    g_debug_entry_selftest.store(0, std::memory_order_relaxed);   // once
+    const uint64_t below_frame = this_cpu().tss.ist[kIstDebug - 1] - 5 * 8;
+    if (reinterpret_cast<uint64_t>(debug_entry_selftest_int1) + 2 != trap_stubs[1])
+        panic("selftest: dbentry: the INT $1 does not end at the #DB stub");
+    printk("selftest: dbentry: the #DB stub's frame over the guest's\n");
+    asm volatile("swapgs\n\t"
+                 "mov %0, %%rsp\n\t"
+                 "jmp debug_entry_selftest_int1"
+                 :
+                 : "r"(below_frame)
+                 : "memory");
+    __builtin_unreachable();
+}
+
+// A held-over #DB (below) that landed on the #DB stub itself: the guest's
+// INT1 (ICEBP, F1), which enters through vector 1 whatever the gate's DPL,
+// came right after its MOV SS. The INT1's entry put the guest's RIP, CS,
+// RFLAGS, RSP and SS at the top of the #DB IST stack, and the held-over #DB,
+// delivered before the stub's first instruction on the same IST stack,
+// wrote its own frame (the stub, in ring 0) over them. Resuming that entry
+// would take the stub again on its own frame, forever (the CPU hung). The
+// guest's other registers are intact in f, but where it was is lost: its
+// domain is crashed, as nothing else could resume it.
+[[noreturn]] void debug_over_debug_entry(const TrapFrame& f)
+{
+    asm volatile("mov %0, %%dr6" : : "r"(uint64_t(0xffff0ff0)));   // DR6's reset value
+    if (!this_cpu().vcpu) fatal(f);   // only a guest's INT1 enters from ring 3
+    guest_debug_unload();
+    TrapFrame g = f;
+    g.vector = 1;
+    g.rip = g.cs = g.rflags = g.rsp = g.ss = 0;   // overwritten: the stub's, not the guest's
+    guest_crash(g, "a #DB on the #DB entry overwrote its frame (MOV SS or POP SS, then INT1)");
+}
+
 // A #DB the guest's MOV SS or POP SS held over the next instruction ("MOV SS
 // and POP SS", SDM Vol. 3A 6.8.3): with TF set (or a data breakpoint, once
 // guests may set one), a MOV SS followed by SYSCALL, INT3 or any instruction
@@ -50,10 +97,13 @@ constexpr const char* kNames[kNrExceptions] = {
 // for SYSCALL, on the guest's stack (the XSA-260 / CVE-2018-8897 class). #DB
 // has its own IST stack, so the CPU never writes on the guest's; the trap is
 // the guest's, not the hypervisor's: DR6 is cleared and the entry resumes on
-// the guest's %gs. Any other #DB in ring 0 is the hypervisor's bug.
+// the guest's %gs; but on the #DB stub itself, which shares #DB's IST stack,
+// the entry's frame is gone (debug_over_debug_entry). Any other #DB in ring
+// 0 is the hypervisor's bug.
 bool held_over_debug_trap(const TrapFrame& f)
 {
     if ((f.vector & ~uint64_t(VECTOR_GUEST_GS)) != 1) return false;
+    if (f.rip == trap_stubs[1]) debug_over_debug_entry(f);
     bool entry = f.rip == reinterpret_cast<uint64_t>(&syscall_entry);
     for (uint64_t stub : trap_stubs) entry |= f.rip == stub;
     if (!entry) return false;
@@ -144,6 +194,9 @@ static void dispatch(TrapFrame* f)
         return;
     default:
         if ((f->cs & 3) == 3) {
+            const unsigned selftest = g_debug_entry_selftest.load(std::memory_order_relaxed);
+            if (f->vector == 1 && selftest && this_cpu().vcpu && this_cpu().vcpu->domain->id == selftest)
+                debug_entry_selftest();
             // What Xen emulates for a PV kernel first (guest_emulate.cc), then its handler.
             if (!guest_emulate(*f) && !guest_bounce(*f)) guest_crash(*f, "exception in the guest");
             return;

@@ -7,6 +7,8 @@
 // (guest_traps.cc) or crashes its domain.
 #pragma once
 
+#include <atomic>
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -33,6 +35,11 @@ inline constexpr uint8_t kVectorSpurious = 0xff;
 extern "C" const uint64_t trap_stubs[kNrExceptions + 3];
 
 const char* exception_name(uint64_t vector);
+
+// selftest=dbentry (main.cc, traps.cc): the domain whose first #DB from ring 3
+// is turned into a #DB held over its INT1; 0: none. Set at boot, cleared by
+// the CPU that runs it, read by every CPU's #DB from ring 3.
+extern std::atomic<unsigned> g_debug_entry_selftest;
 
 // trap_entry.S: the IRETQ that returns to every TrapFrame.
 extern "C" const char trap_return_iretq[];
