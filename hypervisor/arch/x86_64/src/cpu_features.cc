@@ -23,7 +23,8 @@ const char* state(bool has, bool on) { return !has ? "absent" : on ? "on" : "off
 CpuFeatures cpu_features()
 {
     CpuFeatures f;
-    if (cpuid(0).eax < 7) return f;   // no leaf 7: none of the three
+    f.de = cpuid(1).edx & CPUID_1_EDX_DE;
+    if (cpuid(0).eax < 7) return f;   // no leaf 7: none of the rest
     const CpuidRegs r = cpuid(7, 0);
     f.smep = r.ebx & CPUID_7_EBX_SMEP;
     f.smap = r.ebx & CPUID_7_EBX_SMAP;
@@ -46,6 +47,10 @@ void cpu_features_enable()
     if (f.smep) cr4 |= CR4_SMEP;
     if (f.smap) cr4 |= CR4_SMAP;
     if (f.umip) cr4 |= CR4_UMIP;
+    // Whatever the loader left: with FSGSBASE a guest in ring 3 could load
+    // any %gs base (a PerCpu area's, the hypervisor's slots), past
+    // set_segment_base's checks (docs/security.md "Segment bases").
+    cr4 &= ~uint64_t(CR4_FSGSBASE);
     write_cr4(cr4);
     // The first CPU to get here is the boot CPU; the APs find it set.
     static bool first = true;
@@ -70,6 +75,7 @@ const char* cpu_features_missing(uint64_t cr0, uint64_t cr4, uint64_t efer)
     if (f.smep && !(cr4 & CR4_SMEP)) return "CR4.SMEP clear on a CPU with SMEP";
     if (f.smap && !(cr4 & CR4_SMAP)) return "CR4.SMAP clear on a CPU with SMAP";
     if (f.umip && !(cr4 & CR4_UMIP)) return "CR4.UMIP clear on a CPU with UMIP";
+    if (cr4 & CR4_FSGSBASE) return "CR4.FSGSBASE set: ring 3 could choose any %gs base";
     return nullptr;
 }
 

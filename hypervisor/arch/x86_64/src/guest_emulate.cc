@@ -35,6 +35,7 @@
 
 #include "arch/core_glue.h"
 #include "arch/cpu_bits.h"
+#include "arch/cpu_features.h"
 #include "arch/guest.h"
 #include "arch/guest_decode.h"
 #include "arch/percpu.h"
@@ -134,7 +135,7 @@ bool write_cr(Vcpu& v, unsigned cr, uint64_t val)
         return in_core([&] { return mmuext_one(*core(), v, op); }) == 0;
     }
     case 4:   // never a #GP; DE kept where the guest's CPUID has it
-        a.cr4_de = (val & CR4_DE) && (cpuid(1).edx & CPUID_1_EDX_DE);
+        a.cr4_de = (val & CR4_DE) && boot_cpu_features().de;
         return true;
     default:
         return false;

@@ -86,7 +86,8 @@ void cpu_leave_vcpu()
     leave(guest_domain(v));
 }
 
-void cpu_idle()
+// cpu_idle's body, at the top of the CPU's stack (cpu_idle).
+extern "C" [[noreturn]] void cpu_idle_loop()
 {
     PerCpu& c = this_cpu();
     section_leave();   // a hypercall that ends here (shutdown, VCPUOP_down) never returns
@@ -104,6 +105,18 @@ void cpu_idle()
         }
         sti_hlt();
     }
+}
+
+void cpu_idle()
+{
+    // Nothing returns to the caller's frames: the idle loop starts again at
+    // the top of this CPU's stack, whichever stack the caller was on. A
+    // domain crashed from the #DB handler (traps.cc) would otherwise idle,
+    // tear the domain down and end the run on the 4 KiB #DB IST stack, whose
+    // overflow is a #DF.
+    const uint64_t top = this_cpu().stack_top;
+    if (top) asm volatile("lea -8(%0), %%rsp\n\tjmp cpu_idle_loop" : : "r"(top) : "memory");
+    cpu_idle_loop();
 }
 
 void syscall_init()

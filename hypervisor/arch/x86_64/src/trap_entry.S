@@ -75,6 +75,9 @@ trap_common:
 	testb $3, 24(%rsp)
 	jz trap_from_hypervisor
 	swapgs
+	/* No load through %gs may run ahead on a mispredicted branch with the
+	 * guest's base (CVE-2019-1125, "SWAPGS"): a fence on each path. */
+	lfence
 	jmp trap_save
 
 /* From ring 0 %gs is the hypervisor's, except on the short paths between a
@@ -116,7 +119,8 @@ trap_from_hypervisor:
 	jz 1f
 3:	swapgs
 	orq $VECTOR_GUEST_GS, 24(%rsp)  /* the vector, above the three pushes */
-1:	popq %rdx
+1:	lfence                          /* both ways, as above */
+	popq %rdx
 	popq %rcx
 	popq %rax
 /* syscall_entry joins here with its frame built and the hypervisor's %gs. */

@@ -80,17 +80,17 @@ extern "C" char debug_entry_selftest_int1[];
 // domain is crashed, as nothing else could resume it.
 [[noreturn]] void debug_over_debug_entry(const TrapFrame& f)
 {
-    asm volatile("mov %0, %%dr6" : : "r"(uint64_t(0xffff0ff0)));   // DR6's reset value
+    asm volatile("mov %0, %%dr6" : : "r"(uint64_t(kDr6Default)));
     if (!this_cpu().vcpu) fatal(f);   // only a guest's INT1 enters from ring 3
     guest_debug_unload();
     TrapFrame g = f;
     g.vector = 1;
     g.rip = g.cs = g.rflags = g.rsp = g.ss = 0;   // overwritten: the stub's, not the guest's
-    guest_crash(g, "a #DB on the #DB entry overwrote its frame (MOV SS or POP SS, then INT1)");
+    guest_crash(g, "a #DB on the #DB entry overwrote its frame (MOV SS, then INT1)");
 }
 
-// A #DB the guest's MOV SS or POP SS held over the next instruction ("MOV SS
-// and POP SS", SDM Vol. 3A 6.8.3): with TF set (or a data breakpoint, once
+// A #DB the guest's MOV SS held over the next instruction ("MOV SS and POP
+// SS", SDM Vol. 3A 6.8.3; POP SS is #UD in 64-bit mode, the only one a guest has): with TF set (or a data breakpoint, once
 // guests may set one), a MOV SS followed by SYSCALL, INT3 or any instruction
 // that faults delivers the #DB after that instruction, at the first
 // instruction of the hypervisor's entry, in ring 0, on the guest's %gs and,
@@ -107,7 +107,7 @@ bool held_over_debug_trap(const TrapFrame& f)
     bool entry = f.rip == reinterpret_cast<uint64_t>(&syscall_entry);
     for (uint64_t stub : trap_stubs) entry |= f.rip == stub;
     if (!entry) return false;
-    asm volatile("mov %0, %%dr6" : : "r"(uint64_t(0xffff0ff0)));   // DR6's reset value
+    asm volatile("mov %0, %%dr6" : : "r"(uint64_t(kDr6Default)));
     return true;
 }
 

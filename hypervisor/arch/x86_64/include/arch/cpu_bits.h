@@ -17,6 +17,7 @@
 #define CR4_OSXMMEXCPT (1 << 10)
 #define CR4_PGE  (1 << 7)
 #define CR4_UMIP (1 << 11)   /* SGDT, SIDT, SLDT, SMSW, STR: #GP outside ring 0 */
+#define CR4_FSGSBASE (1 << 16)   /* RDFSBASE/WRGSBASE etc. in any ring: never on */
 #define CR4_SMEP (1 << 20)   /* supervisor may not execute user pages */
 #define CR4_SMAP (1 << 21)   /* supervisor may not read or write user pages unless EFLAGS.AC */
 

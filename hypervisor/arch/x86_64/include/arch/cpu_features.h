@@ -23,14 +23,14 @@ namespace pvmmu::x86 {
 
 struct CpuFeatures {
     bool smep = false, smap = false, umip = false;
-    bool rtm = false, bld = false;   // what a guest's DR6/DR7 rules depend on (guest_dr.h)
+    bool de = false, rtm = false, bld = false;   // what a guest's CR4.DE and DR6/DR7 rules depend on (guest_dr.h)
 };
 
 // What CPUID reports on the calling CPU (leaf 7, where the CPU has it).
 CpuFeatures cpu_features();
 
 // The boot CPU's, read once by cpu_features_enable (no CPUID, which exits
-// under KVM, on a guest's every MOV to a debug register).
+// under KVM, on a guest's every MOV to a debug register or to CR4).
 const CpuFeatures& boot_cpu_features();
 
 // Sets CR4.SMEP, SMAP and UMIP on the calling CPU where CPUID has them. On
