@@ -61,7 +61,17 @@ struct GdtSource {
     uint64_t mfn[FIRST_RESERVED_GDT_PAGE] = {};
 };
 GdtSource g_gdt_source[kMaxCpus][2];
-SpinLock g_gdt_lock;
+// Every domain's set_gdt, update_descriptor and vCPU start take it, so it is
+// fair: a domain that keeps it busy delays another's CPU by at most one hold
+// per CPU, never for ever. (A lock per domain would not delay it at all.)
+TicketLock g_gdt_lock;
+
+struct GdtLockHeld {
+    GdtLockHeld() { g_gdt_lock.lock(core()->platform()); }
+    ~GdtLockHeld() { g_gdt_lock.unlock(); }
+    GdtLockHeld(const GdtLockHeld&) = delete;
+    GdtLockHeld& operator=(const GdtLockHeld&) = delete;
+};
 
 // What a buffer holds for descriptor e: the accessed bit preset, as the CPU
 // would write it into the read-only buffer.
@@ -150,7 +160,7 @@ long do_set_gdt(Vcpu& v, TrapFrame& f)
     const uint32_t nr = (entries + kEntriesPerPage - 1) / kEntriesPerPage;
     if (core()->platform().copy_from_guest(v, frames, Vaddr{f.rdi}, nr * sizeof(xen_pfn_t))) return -XEN_EFAULT;
     PerCpu& c = this_cpu();
-    const LockGuard held(g_gdt_lock, core()->platform());
+    const GdtLockHeld held;
     const unsigned w = c.gdt_active ^ 1;   // not in use: free to fill
     c.gdt_ents[w] = entries > c.gdt_ents[w] ? entries : c.gdt_ents[w];   // what fill may write
     if (const long rc = fill(c, w, *v.domain, frames, entries)) return rc;
@@ -181,7 +191,7 @@ long do_update_descriptor(Vcpu& v, TrapFrame& f)
     }
     const unsigned index = unsigned(maddr & (kPageSize - 1)) / 8;
     {
-        const LockGuard held(g_gdt_lock, hv.platform());
+        const GdtLockHeld held;
         uint64_t* dst = static_cast<uint64_t*>(hv.mem().frame(m)) + index;
         std::atomic_ref<uint64_t>(*dst).store(desc, std::memory_order_relaxed);
         update_copies(d, m, index, desc);
@@ -193,7 +203,7 @@ long do_update_descriptor(Vcpu& v, TrapFrame& f)
 void guest_gdt_reset()
 {
     PerCpu& c = this_cpu();
-    const LockGuard held(g_gdt_lock, core()->platform());
+    const GdtLockHeld held;
     trim(c, 0, 0);
     trim(c, 1, 0);
     load_window(c, 0);

@@ -27,6 +27,25 @@ private:
 };
 
 // Scoped holder; movable so a batch can keep one page locked across requests.
+// A fair (first come, first served) spin lock, for a lock that CPUs running
+// different domains share: each waiter is served within one hold of every
+// CPU ahead of it, so no domain can starve another's CPU of it, as the
+// test-and-set SpinLock could. Used where one guest's calls can keep the
+// lock busy (the bare-metal GDT copies, arch/guest_gdt.cc).
+class TicketLock {
+public:
+    void lock(Platform& p)
+    {
+        const uint32_t me = next_.fetch_add(1, std::memory_order_relaxed);
+        while (serving_.load(std::memory_order_acquire) != me)
+            p.relax();
+    }
+    void unlock() { serving_.store(serving_.load(std::memory_order_relaxed) + 1, std::memory_order_release); }
+
+private:
+    std::atomic<uint32_t> next_{0}, serving_{0};
+};
+
 class LockGuard {
 public:
     LockGuard() = default;
