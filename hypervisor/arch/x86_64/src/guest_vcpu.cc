@@ -124,6 +124,10 @@ long initialise_locked(Vcpu& self, Vcpu& t, uint64_t ctx_va)
     t.guest_table = l4;
     t.has_table = true;
 
+    // The callbacks only callback_op registers (NMI, syscall32, sysenter)
+    // are not in the context: none, as for a vCPU never initialised, which
+    // is the only kind Xen initialises.
+    for (uint64_t& c : a.callback) c = 0;
     set_callbacks(a, w.event, w.failsafe, w.syscall);
     a.kernel_ss = no_stack ? 0 : HV_SEL_GUEST_DS;
     a.kernel_sp = w.stack[1];
