@@ -247,7 +247,7 @@ add_test(NAME xen_edge_guest
 # items 4 and 5), on Xen 4.17 and on pvmmu (qemu_guest_conform).
 add_test(NAME xen_conform_guest
   COMMAND ${PROJECT_SOURCE_DIR}/tests/xen/xen_boot_test.sh --run $<TARGET_FILE:pvmmu-run>
-          --kernel $<TARGET_FILE:conform-guest> --passed "conform guest")
+          --kernel $<TARGET_FILE:conform-guest> --cpus 2 --passed "conform guest")
 # xen_low_guest, xen_legacy_guest: Xen's loader takes the loader test kernels
 # too (qemu_guest_low, qemu_guest_legacy).
 add_test(NAME xen_low_guest
@@ -283,7 +283,8 @@ set_tests_properties(xen_host_launcher_skips_peer PROPERTIES PASS_REGULAR_EXPRES
 set_tests_properties(xen_host_launcher_refuses_accel PROPERTIES PASS_REGULAR_EXPRESSION "xen-host takes no --accel")
 set_tests_properties(xen_host_launcher_outside_dom0 xen_host_launcher_skips_peer xen_host_launcher_refuses_accel
   PROPERTIES LABELS "xen;xenhost" TIMEOUT 30)
-pvmmu_qemu_test(qemu_guest_conform --cpus 1 --guest $<TARGET_FILE:conform-guest> --expect "passed:conform guest")
+pvmmu_qemu_test(qemu_guest_conform --cpus 2 --guest $<TARGET_FILE:conform-guest> --words vcpus=2
+  --expect "passed:conform guest")
 pvmmu_qemu_test(qemu_guest_surface --cpus 2 --guest $<TARGET_FILE:surface-guest> --words vcpus=2
   --expect "passed:surface guest")
 pvmmu_qemu_test(qemu_guest_smoke --cpus 1 --guest $<TARGET_FILE:smoke-guest>

@@ -299,10 +299,14 @@ bool map_shared_info(const start_info_t& si)
 }
 
 // Every vCPU's trap table: page faults go to entry.S; any other exception
-// has no handler, so the hypervisor crashes the domain and says why.
+// has no handler, so the hypervisor crashes the domain and says why. The
+// boot vCPU sets it; a secondary one starts with it (its context's
+// trap_ctxt, start_secondary), as Linux brings up its CPUs.
+trap_info_t page_fault_trap() { return {14, 0, FLAT_RING3_CS64, uint64_t(&xenpv_page_fault)}; }
+
 void set_traps()
 {
-    trap_info_t traps[] = {{14, 0, FLAT_RING3_CS64, uint64_t(&xenpv_page_fault)}, {0, 0, 0, 0}};
+    trap_info_t traps[] = {page_fault_trap(), {0, 0, 0, 0}};
     if (hypercall(__HYPERVISOR_set_trap_table, uint64_t(traps)) != 0) {
         rt::print("xenpv: set_trap_table failed");
         rt::print("Test result: ERROR");
@@ -340,6 +344,7 @@ bool start_secondary(unsigned id)
     ctx.kernel_ss = FLAT_KERNEL_SS;
     ctx.kernel_sp = ctx.user_regs.rsp;
     ctx.ctrlreg[3] = xen_pfn_to_cr3(g_boot.p2m[g_boot.l4.v]);   // the boot L4 (the library is not up yet)
+    ctx.trap_ctxt[14] = page_fault_trap();   // no set_trap_table of its own (set_traps)
     make_cpu(id);
     return hypercall(__HYPERVISOR_vcpu_op, VCPUOP_initialise, id, uint64_t(&ctx)) == 0 &&
            hypercall(__HYPERVISOR_vcpu_op, VCPUOP_up, id, 0) == 0;
@@ -347,7 +352,6 @@ bool start_secondary(unsigned id)
 
 [[noreturn]] void secondary_cpu(unsigned id)
 {
-    set_traps();
     rt::secondary_main(*g_stacks[id].cpu);
     hypercall(__HYPERVISOR_vcpu_op, VCPUOP_down, id, 0);
     for (;;) {

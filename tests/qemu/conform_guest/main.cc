@@ -29,6 +29,9 @@
 //   IOPL 1 a port without a device reads all ones, 0xcf8 reads back.
 // - mov to %cr3: the L4 in use taken, a writable or absent frame #GP.
 // - vm_assist's checks.
+// - VCPUOP_initialise takes trap_ctxt[] (vCPU 1's INT3 reaches the
+//   context's #BP handler); a bad trap handler, callback or kernel_sp is
+//   -EINVAL and the vCPU stays down.
 // - The read-only M2P (issue 14 item 3): XENMEM_machphys_mapping as Xen
 //   answers it; at MACH2PHYS_VIRT_START + mfn * 8 each of the guest's frames
 //   reads its gpfn; a frame no domain has (pvmmu: the hypervisor's; Xen: its
@@ -67,6 +70,25 @@ extern "C" HIDDEN char c_rd_cr0[], c_rd_cr2[], c_rd_cr3[], c_rd_cr3_r9[], c_rd_c
     c_inl[], c_inl_imm[], c_armed[], c_inb_end[], c_outb[], c_outl[], c_rep_insb[], c_rep_outsb[], c_cli[], c_sti[],
     c_load_es[], c_rd_fs[], c_rd_gs[];
 extern "C" HIDDEN uint64_t conform_rsp, conform_r12;
+// vCPU 1 (vcpu_context): it starts at conform_vcpu1_start, an INT3; its #BP
+// handler aligns the stack and calls conform_vcpu1_trap.
+extern "C" HIDDEN char conform_vcpu1_start[], conform_vcpu1_bp[];
+extern "C" HIDDEN volatile uint64_t conform_vcpu1_vector;
+extern "C" HIDDEN [[noreturn]] void conform_vcpu1_trap();
+volatile uint64_t conform_vcpu1_vector = 0;
+asm(R"(
+    .pushsection .text
+    .globl conform_vcpu1_start, conform_vcpu1_bp
+    .hidden conform_vcpu1_start, conform_vcpu1_bp
+conform_vcpu1_start:
+    int3
+    ud2
+conform_vcpu1_bp:
+    and $-16, %rsp
+    call conform_vcpu1_trap
+    ud2
+    .popsection
+)");
 asm(R"(
     .pushsection .text
     .hidden conform_call, conform_stubs, conform_int
@@ -925,7 +947,61 @@ void memory_queries(const start_info_t* si, bool pvmmu, uint64_t free_va)
     check("memory_op sub-op 63: -ENOSYS", hypercall(__HYPERVISOR_memory_op, 63, 0), -XEN_ENOSYS);
 }
 
+// VCPUOP_initialise takes the context's virtual IDT (trap_ctxt[]), as Xen's
+// arch_set_info_guest does and Linux's CPU bring-up relies on: vCPU 1,
+// started with a #BP handler in its context and no set_trap_table of its
+// own, reaches it with INT3 (a DPL-3 gate on both). Before that, a context
+// with a non-canonical trap handler, event callback or kernel_sp is -EINVAL
+// and leaves vCPU 1 down (VCPUOP_up -EINVAL). Booted with 2 vCPUs; with
+// one, a note.
+alignas(16) uint8_t g_vcpu1_stack[8192];
+
+void vcpu_context(const start_info_t* si)
+{
+    if (hypercall(__HYPERVISOR_vcpu_op, VCPUOP_is_up, 1, 0) != 0) {
+        write("conform guest: no vCPU 1 down: the VCPUOP_initialise checks are not run\n");
+        return;
+    }
+    static vcpu_guest_context_t ctx;
+    ctx.flags = VGCF_in_kernel;
+    ctx.user_regs.rip = uint64_t(conform_vcpu1_start);
+    ctx.user_regs.rsp = uint64_t(g_vcpu1_stack + sizeof(g_vcpu1_stack) - 8);
+    ctx.user_regs.cs = FLAT_KERNEL_CS64;
+    ctx.user_regs.ss = FLAT_KERNEL_SS;
+    ctx.kernel_ss = FLAT_KERNEL_SS;
+    ctx.kernel_sp = ctx.user_regs.rsp;
+    ctx.ctrlreg[3] = xen_pfn_to_cr3(p2m(si)[(si->pt_base - XENPV_VIRT_BASE) >> 12]);
+    auto initialise = [&] { return hypercall(__HYPERVISOR_vcpu_op, VCPUOP_initialise, 1, uint64_t(&ctx)); };
+    ctx.trap_ctxt[6] = trap_info_t{6, 0, FLAT_KERNEL_CS64, kNonCanonical};
+    check("VCPUOP_initialise with a non-canonical trap handler: -EINVAL", initialise(), -XEN_EINVAL);
+    ctx.trap_ctxt[6] = trap_info_t{};
+    ctx.event_callback_eip = kNonCanonical;
+    check("VCPUOP_initialise with a non-canonical event callback: -EINVAL", initialise(), -XEN_EINVAL);
+    ctx.event_callback_eip = 0;
+    ctx.kernel_sp = kNonCanonical;
+    check("VCPUOP_initialise with a non-canonical kernel_sp: -EINVAL", initialise(), -XEN_EINVAL);
+    ctx.kernel_sp = ctx.user_regs.rsp;
+    check("  vCPU 1 still down", hypercall(__HYPERVISOR_vcpu_op, VCPUOP_is_up, 1, 0), 0);
+    check("  VCPUOP_up of it: -EINVAL", hypercall(__HYPERVISOR_vcpu_op, VCPUOP_up, 1, 0), -XEN_EINVAL);
+    ctx.trap_ctxt[3] = trap_info_t{3, 3, FLAT_KERNEL_CS64, uint64_t(conform_vcpu1_bp)};
+    check("VCPUOP_initialise of vCPU 1 with a #BP handler in trap_ctxt", initialise(), 0);
+    check("VCPUOP_up of vCPU 1", hypercall(__HYPERVISOR_vcpu_op, VCPUOP_up, 1, 0), 0);
+    uint64_t spins = 0;
+    while (hypercall(__HYPERVISOR_vcpu_op, VCPUOP_is_up, 1, 0) != 0 && ++spins < 100000000)
+        hypercall(__HYPERVISOR_sched_op, SCHEDOP_yield, 0);
+    check("  vCPU 1's INT3 reached the context's #BP handler, then it went down", long(conform_vcpu1_vector), 3);
+}
+
 } // namespace
+
+// vCPU 1's #BP handler: records the vector and goes down (no iret).
+extern "C" [[noreturn]] void conform_vcpu1_trap()
+{
+    conform_vcpu1_vector = 3;
+    hypercall(__HYPERVISOR_vcpu_op, VCPUOP_down, 1, 0);
+    for (;;) {
+    }
+}
 
 extern "C" [[noreturn]] void xenpv_start(const start_info_t* si, uint64_t initial_sp)
 {
@@ -944,5 +1020,6 @@ extern "C" [[noreturn]] void xenpv_start(const start_info_t* si, uint64_t initia
     update_descriptor_checks(si, pvmmu);
     m2p(si, pvmmu);
     memory_queries(si, pvmmu, ((initial_sp + 4095) & ~4095ull) + 4096);
+    vcpu_context(si);
     finish("conform guest");
 }

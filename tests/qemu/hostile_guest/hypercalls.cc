@@ -417,6 +417,15 @@ void make_vcpu_op(Made& m)
             c.fs_base = safe || rng.below(2) ? 0 : pick_any_va();
             c.gs_base_kernel = safe || rng.below(2) ? 0 : pick_any_va();
             c.gs_base_user = safe || rng.below(2) ? 0 : rng.next();
+            // The trap table, callbacks and kernel stack are taken too (with
+            // set_trap_table's, set_callbacks' and stack_switch's checks): none
+            // for the safe start; else a #GP handler and an event callback
+            // from the picks above, with no draw of their own (seeds replay).
+            for (trap_info_t& t : c.trap_ctxt) t = trap_info_t{};
+            c.kernel_ss = c.kernel_sp = 0;
+            c.event_callback_eip = safe ? 0 : c.gs_base_user;
+            c.failsafe_callback_eip = c.syscall_callback_eip = 0;
+            if (!safe) c.trap_ctxt[13] = trap_info_t{13, 0, FLAT_RING3_CS64, c.user_regs.rip};
             m.vcpu1_safe = safe && c.ctrlreg[3] == xen_pfn_to_cr3(g.mfn(0));
             m.after = id == 1 ? After::Vcpu1Init : After::Nothing;
         }
@@ -631,7 +640,8 @@ void check_result(const Call& c, int64_t rc)
     switch (g_last.after) {
     case After::TrapsChanged: traps_unknown(); break;
     case After::Vcpu1Init:
-        if (rc == 0) g_vcpu1_safe = g_last.vcpu1_safe;
+        // A failed initialise leaves vCPU 1 down, needing another.
+        g_vcpu1_safe = rc == 0 && g_last.vcpu1_safe;
         break;
     case After::Vcpu1Up:
         if (rc == 0) {

@@ -53,6 +53,25 @@ bool guest_bounce(TrapFrame& f)
     return false;
 }
 
+bool trap_entry_ok(const trap_info_t& t) { return !t.address || guest_va_ok(t.address); }
+
+TrapEntry trap_entry(const trap_info_t& t) { return TrapEntry{t.address, uint8_t(t.flags & 3)}; }
+
+bool callbacks_ok(uint64_t event, uint64_t failsafe, uint64_t syscall)
+{
+    return guest_va_ok(event) && guest_va_ok(failsafe) && guest_va_ok(syscall);
+}
+
+void set_callbacks(VcpuArch& a, uint64_t event, uint64_t failsafe, uint64_t syscall)
+{
+    a.callback[CALLBACKTYPE_event] = event;
+    a.callback[CALLBACKTYPE_failsafe] = failsafe;
+    a.callback[CALLBACKTYPE_syscall] = syscall;
+}
+
+// SS with RPL 3 must be the flat ring-3 stack selector.
+bool kernel_stack_ok(uint64_t ss, uint64_t sp) { return (ss | 3) == HV_SEL_GUEST_DS && guest_va_ok(sp); }
+
 bool guest_deliver(TrapFrame& f, unsigned vector, bool error_code)
 {
     Vcpu& v = *this_cpu().vcpu;
@@ -109,8 +128,8 @@ long do_set_trap_table(Vcpu& v, TrapFrame& f)
         trap_info_t t;
         if (platform().copy_from_guest(v, &t, Vaddr{list}, sizeof(t))) return -XEN_EFAULT;
         if (t.address == 0) return 0;
-        if (!guest_va_ok(t.address)) return -XEN_EINVAL;
-        a.trap[t.vector] = TrapEntry{t.address, uint8_t(t.flags & 3)};
+        if (!trap_entry_ok(t)) return -XEN_EINVAL;
+        a.trap[t.vector] = trap_entry(t);
     }
     f.rdi = list;   // what is left
     return hypercall_continue(f);
@@ -154,10 +173,8 @@ long register_callback(Vcpu& v, unsigned type, uint64_t address)
 // no events yet, so none is ever called.
 long do_set_callbacks(Vcpu& v, TrapFrame& f)
 {
-    if (!guest_va_ok(f.rdi) || !guest_va_ok(f.rsi) || !guest_va_ok(f.rdx)) return -XEN_EINVAL;
-    arch(v).callback[CALLBACKTYPE_event] = f.rdi;
-    arch(v).callback[CALLBACKTYPE_failsafe] = f.rsi;
-    arch(v).callback[CALLBACKTYPE_syscall] = f.rdx;
+    if (!callbacks_ok(f.rdi, f.rsi, f.rdx)) return -XEN_EINVAL;
+    set_callbacks(arch(v), f.rdi, f.rsi, f.rdx);
     return 0;
 }
 
@@ -180,11 +197,10 @@ long do_callback_op(Vcpu& v, TrapFrame& f)
 }
 
 // stack_switch(ss, sp): the kernel stack for a switch from guest user mode,
-// which pvmmu does not have yet: recorded and checked (SS with RPL 3 must be
-// the flat ring-3 stack selector).
+// which pvmmu does not have yet: recorded and checked (kernel_stack_ok).
 long do_stack_switch(Vcpu& v, TrapFrame& f)
 {
-    if ((f.rdi | 3) != HV_SEL_GUEST_DS || !guest_va_ok(f.rsi)) return -XEN_EINVAL;
+    if (!kernel_stack_ok(f.rdi, f.rsi)) return -XEN_EINVAL;
     arch(v).kernel_ss = HV_SEL_GUEST_DS;
     arch(v).kernel_sp = f.rsi;
     return 0;

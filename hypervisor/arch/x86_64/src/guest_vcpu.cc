@@ -23,16 +23,23 @@ namespace {
 
 constexpr uint64_t kRflagsIf = 0x200, kRflagsFixed = 0x2;
 
-// VCPUOP_initialise: the registers (user_regs), the L4 (ctrlreg[3]) and the
-// segment bases (fs_base, gs_base_kernel, gs_base_user: -EINVAL where
-// set_segment_base would refuse one) of a vCPU that is not up. The rest of
-// vcpu_guest_context is not used: the vCPU sets its own trap table and
-// callbacks once running.
+// VCPUOP_initialise, as Xen's arch_set_info_guest for a 64-bit PV vCPU: from
+// the context the registers (user_regs), the L4 (ctrlreg[3]), the virtual CR2
+// (ctrlreg[2]), the segment bases (fs_base, gs_base_kernel, gs_base_user),
+// the whole virtual IDT (trap_ctxt[], by position: an address of 0 leaves
+// that vector without a handler), the event, failsafe and syscall callbacks
+// and the kernel stack (kernel_ss, kernel_sp), each with the check the
+// hypercall that sets it applies (set_segment_base, set_trap_table,
+// set_callbacks, stack_switch): -EINVAL for a value it refuses. So nothing
+// the vCPU set before it went down survives. kernel_ss = kernel_sp = 0 is
+// taken as no kernel stack, what a new vCPU has (stack_switch would refuse
+// it). The rest of vcpu_guest_context is not used (docs/abi.md §12.3).
 long initialise_locked(Vcpu& self, Vcpu& t, uint64_t ctx_va);
 
 // The vCPU is Busy while it changes: a second initialise meanwhile gets
-// -EBUSY, an up -EINVAL; its state afterwards is Initialised, or what it was
-// when the call fails.
+// -EBUSY, an up -EINVAL. Its state afterwards is Initialised, or Down when
+// the call fails: a failure may leave the trap table half-taken, which no
+// VCPUOP_up may run — the vCPU needs a successful initialise first.
 long initialise(Vcpu& self, Vcpu& t, uint64_t ctx_va)
 {
     std::atomic<VcpuState>& st = arch(t).state;
@@ -42,8 +49,54 @@ long initialise(Vcpu& self, Vcpu& t, uint64_t ctx_va)
         if (was == VcpuState::Busy) return -XEN_EBUSY;
     } while (!st.compare_exchange_weak(was, VcpuState::Busy, std::memory_order_acq_rel));
     const long rc = initialise_locked(self, t, ctx_va);
-    st.store(rc ? was : VcpuState::Initialised, std::memory_order_release);
+    st.store(rc ? VcpuState::Down : VcpuState::Initialised, std::memory_order_release);
     return rc;
+}
+
+// The context's trap_ctxt[] into t's virtual IDT, a few entries at a time
+// (the whole array is 4 KiB: not one stack object). t is Busy, not running.
+long take_trap_table(Vcpu& self, Vcpu& t, uint64_t ctx_va)
+{
+    constexpr unsigned kChunk = 16;
+    constexpr unsigned kEntries = sizeof(vcpu_guest_context_t::trap_ctxt) / sizeof(trap_info_t);
+    static_assert(kEntries == sizeof(VcpuArch::trap) / sizeof(TrapEntry) && kEntries % kChunk == 0);
+    Platform& p = core()->platform();
+    VcpuArch& a = arch(t);
+    for (unsigned i = 0; i < kEntries; i += kChunk) {
+        trap_info_t chunk[kChunk];
+        const uint64_t va = ctx_va + offsetof(vcpu_guest_context_t, trap_ctxt) + i * sizeof(trap_info_t);
+        if (p.copy_from_guest(self, chunk, Vaddr{va}, sizeof(chunk))) return -XEN_EFAULT;
+        for (unsigned j = 0; j < kChunk; ++j) {
+            if (!trap_entry_ok(chunk[j])) return -XEN_EINVAL;
+            a.trap[i + j] = trap_entry(chunk[j]);
+        }
+    }
+    return 0;
+}
+
+// The context's words initialise_locked takes besides user_regs and trap_ctxt.
+struct ContextWords {
+    uint64_t cr2, cr3;
+    uint64_t stack[2];  // kernel_ss, kernel_sp: adjacent in the context
+    uint64_t event, failsafe, syscall;
+    uint64_t base[3];   // fs_base, gs_base_kernel, gs_base_user: adjacent in the context
+};
+
+long read_words(Vcpu& self, uint64_t ctx_va, ContextWords& w)
+{
+    static_assert(offsetof(vcpu_guest_context_t, gs_base_user) == offsetof(vcpu_guest_context_t, fs_base) + 16);
+    static_assert(offsetof(vcpu_guest_context_t, kernel_sp) == offsetof(vcpu_guest_context_t, kernel_ss) + 8);
+    Platform& p = core()->platform();
+    auto word = [&](uint64_t* to, size_t off, size_t len) {
+        return p.copy_from_guest(self, to, Vaddr{ctx_va + off}, len) != 0;
+    };
+    using C = vcpu_guest_context_t;
+    if (word(&w.cr2, offsetof(C, ctrlreg[2]), 8) || word(&w.cr3, offsetof(C, ctrlreg[3]), 8) ||
+        word(w.stack, offsetof(C, kernel_ss), 16) || word(&w.event, offsetof(C, event_callback_eip), 8) ||
+        word(&w.failsafe, offsetof(C, failsafe_callback_eip), 8) ||
+        word(&w.syscall, offsetof(C, syscall_callback_eip), 8) || word(w.base, offsetof(C, fs_base), 24))
+        return -XEN_EFAULT;
+    return 0;
 }
 
 long initialise_locked(Vcpu& self, Vcpu& t, uint64_t ctx_va)
@@ -51,22 +104,36 @@ long initialise_locked(Vcpu& self, Vcpu& t, uint64_t ctx_va)
     VcpuArch& a = arch(t);
     Platform& p = core()->platform();
     cpu_user_regs_t r;
-    uint64_t cr3, base[3];   // fs_base, gs_base_kernel, gs_base_user: adjacent in the context
-    static_assert(offsetof(vcpu_guest_context_t, gs_base_user) == offsetof(vcpu_guest_context_t, fs_base) + 16);
+    ContextWords w;
     if (p.copy_from_guest(self, &r, Vaddr{ctx_va + offsetof(vcpu_guest_context_t, user_regs)}, sizeof(r)) ||
-        p.copy_from_guest(self, &cr3, Vaddr{ctx_va + offsetof(vcpu_guest_context_t, ctrlreg[3])}, sizeof(cr3)) ||
-        p.copy_from_guest(self, base, Vaddr{ctx_va + offsetof(vcpu_guest_context_t, fs_base)}, sizeof(base)))
+        read_words(self, ctx_va, w))
         return -XEN_EFAULT;
     if (!guest_va_ok(r.rip) || !guest_va_ok(r.rsp)) return -XEN_EINVAL;
-    if (!guest_va_ok(base[0]) || !guest_va_ok(base[1]) || !guest_va_ok(base[2])) return -XEN_EINVAL;
-    const Mfn l4{xen_cr3_to_pfn(cr3)};
-    if ((cr3 & (kPageSize - 1)) || !core()->mem().valid(l4)) return -XEN_EINVAL;
+    if (!guest_va_ok(w.base[0]) || !guest_va_ok(w.base[1]) || !guest_va_ok(w.base[2])) return -XEN_EINVAL;
+    if (!callbacks_ok(w.event, w.failsafe, w.syscall)) return -XEN_EINVAL;
+    const bool no_stack = w.stack[0] == 0 && w.stack[1] == 0;
+    if (!no_stack && !kernel_stack_ok(w.stack[0], w.stack[1])) return -XEN_EINVAL;
+    const Mfn l4{xen_cr3_to_pfn(w.cr3)};
+    if ((w.cr3 & (kPageSize - 1)) || !core()->mem().valid(l4)) return -XEN_EINVAL;
+    // Last of the checks, as it changes t: a failure from here on leaves t
+    // Down (initialise), never Initialised with part of a table.
+    if (long rc = take_trap_table(self, t, ctx_va)) return rc;
     // The vCPU holds a type reference to its L4, as NEW_BASEPTR takes one.
     if (int rc = get_page_and_type(*core(), l4, t.domain->id, PageType::L4)) return rc;
     if (t.has_table) put_page_and_type(*core(), t.guest_table);
     t.guest_table = l4;
     t.has_table = true;
 
+    // The callbacks only callback_op registers (NMI, syscall32, sysenter)
+    // are not in the context: none, as for a vCPU never initialised, which
+    // is the only kind Xen initialises.
+    for (uint64_t& c : a.callback) c = 0;
+    set_callbacks(a, w.event, w.failsafe, w.syscall);
+    a.kernel_ss = no_stack ? 0 : HV_SEL_GUEST_DS;
+    a.kernel_sp = w.stack[1];
+    // Xen's PV vCPU takes ctrlreg[2] as its CR2; the shared page's copy
+    // (vcpu_info.arch.cr2) is left as it is, as Xen leaves it.
+    a.cr2 = w.cr2;
     // The context's debugreg[], ctrlreg[4] and IOPL are not read (docs/abi.md
     // §12.3): the vCPU starts as a new one, whatever it had set before it
     // went down — no breakpoint armed, IOPL 0, CR4.DE clear.
@@ -84,7 +151,7 @@ long initialise_locked(Vcpu& self, Vcpu& t, uint64_t ctx_va)
     f.rflags = kRflagsIf | kRflagsFixed;
     f.rsp = r.rsp;
     f.ss = HV_SEL_GUEST_DS;
-    a.fs_base = base[0], a.gs_base_kernel = base[1], a.gs_base_user = base[2];
+    a.fs_base = w.base[0], a.gs_base_kernel = w.base[1], a.gs_base_user = w.base[2];
     return 0;
 }
 

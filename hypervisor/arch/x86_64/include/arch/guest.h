@@ -135,6 +135,16 @@ bool guest_emulate(TrapFrame& f);
 // A vCPU starting on this CPU: FPU instructions allowed (CR0.TS clear).
 void guest_fpu_reset(Vcpu& v);
 
+// The checks of set_trap_table (one entry; address 0 = no handler),
+// set_callbacks and stack_switch, and what they set (guest_traps.cc): one
+// piece of code for the hypercalls and for VCPUOP_initialise, which takes
+// the same state from a vcpu_guest_context (guest_vcpu.cc).
+bool trap_entry_ok(const trap_info_t& t);
+TrapEntry trap_entry(const trap_info_t& t);
+bool callbacks_ok(uint64_t event, uint64_t failsafe, uint64_t syscall);
+void set_callbacks(VcpuArch& a, uint64_t event, uint64_t failsafe, uint64_t syscall);
+bool kernel_stack_ok(uint64_t ss, uint64_t sp);
+
 // The hypercalls of guest_traps.cc, for guest_hypercalls.cc's table.
 long do_set_trap_table(Vcpu& v, TrapFrame& f);
 long do_iret(Vcpu& v, TrapFrame& f);
