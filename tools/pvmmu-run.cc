@@ -187,7 +187,8 @@ void usage(FILE* f)
         "                   console's last lines. --seed (default: from the clock, printed),\n"
         "                   --ops (default 100000, or no limit with --time), --time S\n"
         "                   (stop after S seconds), --trace N (print each operation from\n"
-        "                   the N-th on, to see the one a crash follows), --no-edges (no\n"
+        "                   the N-th on, to see the one a crash follows, and check the\n"
+        "                   guest's own page tables after each), --no-edges (no\n"
         "                   SYSCALL at the canonical boundary); --timeout defaults to the\n"
         "                   run's length and 180 s more\n"
         "  NAME may be `all` for every program.\n",

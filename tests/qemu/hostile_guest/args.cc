@@ -4,7 +4,9 @@
 //  - pointers lead into pool A (the only memory a hypercall may write), or
 //    to addresses the hypervisor must refuse or may only read (the live
 //    tables and the code pages, read-only; what they hold read as requests
-//    names no frame a request could change, setup.cc);
+//    names no frame a request could change, setup.cc); and one it writes
+//    through never into the operation's own arrays that it reads later, a
+//    multicall's next entries (in_op_arrays; hypercalls.cc keep_arrays_intact);
 //  - page-table entries name pool A and B, the scratch L1, the guest's data
 //    and frames that are not its own, at any level; never a live table or
 //    a playground table, so no table built from them, at whatever level it
@@ -27,7 +29,7 @@ Seg segment(unsigned s)
     return s == 0 ? Seg{g.region_a, g.hole_b - g.region_a} : Seg{g.hole_b + 1, g.hole_a - g.hole_b - 1};
 }
 
-uint64_t g_cur, g_end;
+uint64_t g_lo, g_cur, g_end;   // this operation's arrays lie in [g_lo, g_cur)
 
 // A frame of the guest that is neither a table nor one of its pools: its
 // image, stack, boot structures, the text and code pages — each mapped
@@ -74,6 +76,14 @@ void alloc_reset()
     const Seg s = segment(unsigned(rng.below(2)));
     g_cur = g.va(s.first) + rng.below(s.pages / 2 + 1) * kPage + rng.below(kPage / 8) * 8 / 2;
     g_end = g.va(s.first + s.pages);
+    g_lo = g_cur;
+}
+
+uint64_t op_arrays_end() { return g_end; }
+
+bool in_op_arrays(uint64_t va, uint64_t bytes)
+{
+    return va < g_end && va + bytes > g_lo && va + bytes > va;
 }
 
 uint64_t alloc_a(uint64_t bytes)

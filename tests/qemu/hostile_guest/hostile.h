@@ -132,6 +132,11 @@ uint64_t pick_refused_pointer();
 // A place for an array the guest fills now: pool A, or 0 when none is left.
 uint64_t alloc_a(uint64_t bytes);
 void alloc_reset();
+// Whether [va, va + bytes) meets the part of pool A this operation's arrays
+// were allocated from: from its first array to the end of that run of pages,
+// which a count beyond an array reads too.
+bool in_op_arrays(uint64_t va, uint64_t bytes);
+uint64_t op_arrays_end();
 // Zeroes pool A from va to the end of its run of mapped pages, so a count
 // beyond an array reads zeros (a request naming machine address 0, refused),
 // never an older array's bytes.

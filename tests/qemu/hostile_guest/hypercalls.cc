@@ -558,9 +558,59 @@ Call make_core_call(unsigned depth)
     return m.c;
 }
 
+namespace {
+
+// Where a call the hypervisor runs writes through a pointer of its
+// arguments, `bytes` long at most: mmu_update's and mmuext_op's pdone (a
+// 32-bit count, also read first when the count has
+// PVMMU_MMU_UPDATE_PREEMPTED), xen_version's buffer.
+uint64_t* written_arg(uint64_t nr, uint64_t* a, uint64_t& bytes)
+{
+    bytes = 4;
+    if (nr == __HYPERVISOR_mmu_update || nr == __HYPERVISOR_mmuext_op) return &a[2];
+    bytes = 1024;
+    if (nr == __HYPERVISOR_xen_version) return &a[1];
+    return nullptr;
+}
+
+// No hypervisor write lands in an array of the operation that is still to
+// be read: such a pointer becomes 0 (no pdone, or -EFAULT). The hypervisor
+// reads each multicall entry, and each request after a preemption, only at
+// its turn, so a write by an earlier one is what it runs: seed 20261201,
+// after some 16.9 million operations, drew a multicall whose second entry,
+// an mmu_update with count 0xffffffff (the PREEMPTED bit: *pdone is read,
+// then written back one more), had pdone at the op of the fourth, a nested
+// multicall (13, never run: refused inside a multicall); 13 + 1 made it
+// update_va_mapping (14), and its list and count, the physmap address
+// 0x8000ffa488 and 4, unmapped the guest's own pool A page there (the hash
+// check: live table gpfn 0xa entry 506 became 0x4). The hypervisor did as
+// Xen does. Without a rng draw, so every other call of a seed stays as it
+// was. Nested multicalls are refused, so only the top level's entries run:
+// all of them up to the count, past the array too (zeros, or later arrays'
+// bytes read as entries).
+void keep_arrays_intact(Call& c)
+{
+    uint64_t bytes;
+    if (uint64_t* w = written_arg(c.nr, c.a, bytes); w && c.nr != __HYPERVISOR_xen_version && in_op_arrays(*w, bytes))
+        *w = 0;   // a preempted batch reads its requests again after *pdone
+    if (c.nr != __HYPERVISOR_multicall || !in_op_arrays(c.a[0], 1)) return;
+    const uint64_t room = (op_arrays_end() - c.a[0]) / sizeof(multicall_entry_t);
+    const uint64_t n = uint32_t(c.a[1]) < room ? uint32_t(c.a[1]) : room;
+    for (uint64_t i = 0; i < n; ++i) {
+        multicall_entry_t& e = reinterpret_cast<multicall_entry_t*>(c.a[0])[i];
+        if (uint64_t* w = written_arg(e.op, reinterpret_cast<uint64_t*>(e.args), bytes); w && in_op_arrays(*w, bytes)) {
+            if (stats.ops >= opt.trace_from) say("hostile: op %u: multicall entry %u's pointer %x dropped", stats.ops, i, *w);
+            *w = 0;
+        }
+    }
+}
+
+} // namespace
+
 Call make_call(bool traps_follow)
 {
     g_last = make(0, traps_follow);
+    keep_arrays_intact(g_last.c);
     return g_last.c;
 }
 

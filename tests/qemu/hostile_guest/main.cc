@@ -4,7 +4,8 @@
 // check=N (the invariant check every N operations, default 1000),
 // progress=N (a progress line every N operations), trace=N (print each
 // operation from the N-th on, before it runs: the last one printed before a
-// hypervisor crash is the one that crashed it), edges=0 (no SYSCALL at the
+// hypervisor crash is the one that crashed it; and compare the guest's own
+// page tables after each of them), edges=0 (no SYSCALL at the
 // canonical boundary). The domain must be booted with the word
 // `invariant-check` (pvmmu_op's check, docs/abi.md §10).
 #include "hostile.h"
@@ -322,6 +323,14 @@ extern "C" [[noreturn]] void xenpv_start(const start_info_t* si, uint64_t initia
     check("after setup");
     while (stats.ops < opt.ops && !(stats.ops % 64 == 0 && time_up())) {
         one_op();
+        // From trace=N on, the guest's own tables are compared after every
+        // operation too (a hash, no hypercall), so a change is reported at
+        // the operation that made it; the module string keeps its length,
+        // and so its layout, which a replay needs.
+        if (stats.ops >= opt.trace_from && protected_hash() != g_hash) {
+            protected_diff();
+            fail("the guest's own page tables changed by operation %u (above)", stats.ops);
+        }
         ++stats.ops;
         if (stats.ops % opt.check_every == 0) check("");
     }
