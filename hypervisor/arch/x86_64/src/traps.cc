@@ -194,9 +194,10 @@ static void dispatch(TrapFrame* f)
         return;
     default:
         if ((f->cs & 3) == 3) {
-            const unsigned selftest = g_debug_entry_selftest.load(std::memory_order_relaxed);
-            if (f->vector == 1 && selftest && this_cpu().vcpu && this_cpu().vcpu->domain->id == selftest)
-                debug_entry_selftest();
+            if (f->vector == 1) {   // selftest=dbentry: looked at on a #DB only
+                const unsigned selftest = g_debug_entry_selftest.load(std::memory_order_relaxed);
+                if (selftest && this_cpu().vcpu && this_cpu().vcpu->domain->id == selftest) debug_entry_selftest();
+            }
             // What Xen emulates for a PV kernel first (guest_emulate.cc), then its handler.
             if (!guest_emulate(*f) && !guest_bounce(*f)) guest_crash(*f, "exception in the guest");
             return;
