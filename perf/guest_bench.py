@@ -92,7 +92,9 @@ class QemuPlatform:
         if self.accel == "kvm" and self.hypervisor == "xen":
             raise Unavailable("Xen 4.17 does not run under the nested KVM of these machines; "
                               "use --accel tcg or tcg-icount")
-        if self.accel == "kvm" and not os.access("/dev/kvm", os.R_OK | os.W_OK):
+        # A remote libvirt host's KVM is its own, not this machine's /dev/kvm.
+        if self.accel == "kvm" and not (self.uri and remote(self.uri)) \
+                and not os.access("/dev/kvm", os.R_OK | os.W_OK):
             raise Unavailable("/dev/kvm is not usable here; try --accel tcg")
         platform = self.launcher_platform + (f"={self.uri}" if self.uri else "")
         return [self.runner(), "--platform", platform, "--accel", self.accel, "--timeout",

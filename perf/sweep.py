@@ -26,7 +26,7 @@ import tempfile
 import threading
 import time
 
-from guest_bench import QemuPlatform, Unavailable, auto_accel, remote, run_program, utc_now
+from guest_bench import Unavailable, make_platform, run_program, utc_now
 
 # --- the scheduler -------------------------------------------------------------
 
@@ -149,33 +149,6 @@ def host_summary(d):
             f"{d['memory_kib'] // 1024} MiB, {d.get('kernel') or 'kernel unknown (remote)'}, "
             f"{d.get('driver') or 'driver'} {d.get('driver_version') or '?'}, "
             f"libvirt {d.get('libvirt_version') or '?'}")
-
-
-class HostPlatform:
-    """The qemu platform's guest run as a libvirt domain on one URI
-    (pvmmu-run --platform libvirt=URI): QemuPlatform's xl.cfg domain and
-    launcher, so a cell's console and judgement are the single-host bench's.
-    One per slot of a host: each has its own folder of xl.cfg files, so cells
-    side by side (--per-host) do not share one."""
-
-    name, hypervisor = "libvirt", "pvmmu"
-
-    def __init__(self, build, accel, uri):
-        if accel == "auto":   # another host's KVM is not known here
-            accel = "tcg" if remote(uri) else auto_accel(build, "pvmmu")
-        self.uri, self.accel = uri, accel
-        # QemuPlatform checks /dev/kvm on this machine: a remote host's KVM is its own.
-        self.qemu = QemuPlatform(build, "tcg" if remote(uri) else accel)
-        self.native_args, self.lacks_modes = self.qemu.native_args, self.qemu.lacks_modes
-
-    def command(self, program, vcpus, args):
-        cmd = self.qemu.command(program, vcpus, args)
-        cmd[cmd.index("--platform") + 1] = f"libvirt={self.uri}"
-        cmd[cmd.index("--accel") + 1] = self.accel
-        return cmd
-
-    def succeeded(self, returncode, lines):
-        return self.qemu.succeeded(returncode, lines)
 
 
 class _Quiet:
@@ -350,7 +323,7 @@ def run_sweep(opts, cells, cell_args, summarise, log=sys.stderr):
                                                   else f"cannot be described, it takes no cell: {h['error']}"))
     usable = [h["label"] for h in hosts if h["description"]]
     # Each slot of a host connects to its own URI (slot_uri).
-    plats = {(h["label"], slot): HostPlatform(opts.build_dir, opts.accel, slot_uri(h["uri"], slot))
+    plats = {(h["label"], slot): make_platform("libvirt=" + slot_uri(h["uri"], slot), opts.build_dir, opts.accel)
              for h in hosts for slot in range(opts.per_host)}
     jobs = make_jobs(cells, [h["label"] for h in hosts] if opts.every_host else usable, opts.every_host)
     done = [0]

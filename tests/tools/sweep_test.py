@@ -12,6 +12,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "perf"))
+import guest_bench  # noqa: E402
 import sweep  # noqa: E402
 
 
@@ -98,11 +99,11 @@ class HostsTest(unittest.TestCase):
         self.assertEqual(sweep.slot_uri("qemu+tcp://h/system", 2), "qemu+tcp://h/system")
 
     def test_remote(self):
-        self.assertTrue(sweep.remote("qemu+ssh://host/system"))
-        self.assertTrue(sweep.remote("qemu+tcp://127.0.0.1/system"))
-        self.assertFalse(sweep.remote("qemu:///system"))
-        self.assertFalse(sweep.remote("qemu:///embed?root=/x"))
-        self.assertFalse(sweep.remote("test:///default"))
+        self.assertTrue(guest_bench.remote("qemu+ssh://host/system"))
+        self.assertTrue(guest_bench.remote("qemu+tcp://127.0.0.1/system"))
+        self.assertFalse(guest_bench.remote("qemu:///system"))
+        self.assertFalse(guest_bench.remote("qemu:///embed?root=/x"))
+        self.assertFalse(guest_bench.remote("test:///default"))
 
 
 def row(mode, wl, v, rate):

@@ -52,9 +52,10 @@ void cpu_features_enable()
     // set_segment_base's checks (docs/security.md "Segment bases").
     cr4 &= ~uint64_t(CR4_FSGSBASE);
     write_cr4(cr4);
-    // The first CPU to get here is the boot CPU; the APs find it set.
-    static bool first = true;
-    if (first) g_boot_cpu = f, first = false;
+    // The first CPU to get here is the boot CPU: it alone wins the exchange,
+    // however the APs are started.
+    static uint8_t taken;
+    if (__atomic_exchange_n(&taken, uint8_t(1), __ATOMIC_ACQ_REL) == 0) g_boot_cpu = f;
     if (f.smap) __atomic_store_n(&hv_smap, uint8_t(1), __ATOMIC_RELEASE);
 }
 
