@@ -20,9 +20,12 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
+#include "bzimage.h"
 #include "kvm_probe.h"
 #include "run_backend.h"
 #include "run_libvirt.h"
@@ -155,7 +158,8 @@ void usage(FILE* f)
         "                   --accel: as for that platform on this machine\n"
         "  --config FILE    boot the domains described by xl.cfg files (Xen's syntax, read\n"
         "                   with libxlutil: name, vcpus, memory in MiB, kernel = a guest\n"
-        "                   kernel or a guest program's name, extra = more module words)\n"
+        "                   kernel or a guest program's name (a Linux bzImage is unpacked\n"
+        "                   to its ELF, as xl does: XZ only), extra = more module words)\n"
         "                   together on the bare-metal hypervisor, one CPU per vCPU (qemu,\n"
         "                   also for --platform sim; bochs; libvirt), or one as Xen's dom0 (xen);\n"
         "                   exit 0 when the last domain powers off (or by the last\n"
@@ -286,6 +290,53 @@ int launch(const Backend& b, const std::vector<Domain>& doms, const Options& o, 
     return run_child(l, o, kPoweroffStatus, need_result, why, console);
 }
 
+// The ELFs unpacked from bzImages for one run, removed when it ends.
+struct Unpacked {
+    std::vector<std::string> paths;
+    ~Unpacked()
+    {
+        for (const std::string& p : paths) unlink(p.c_str());
+    }
+};
+
+// A bzImage kernel (Linux's vmlinuz) is unpacked to its ELF, as xl does
+// before loading it, into a temporary file that becomes the module (QEMU
+// reads it when the machine starts); any other file goes as it is. False,
+// with the reason printed, for a bzImage that cannot be unpacked.
+bool unpack_kernel(std::string& kernel, Unpacked& made)
+{
+    std::ifstream in(kernel, std::ios::binary);
+    const std::vector<uint8_t> file((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::vector<uint8_t> elf;
+    std::string why;
+    switch (bzimage_unpack(file, elf, why)) {
+    case BzImage::NotOne: return true;
+    case BzImage::Refused:
+        std::fprintf(stderr, "pvmmu-run: kernel '%s': %s\n", kernel.c_str(), why.c_str());
+        return false;
+    case BzImage::Unpacked: break;
+    }
+    const char* dir = std::getenv("TMPDIR");
+    std::string path = std::string(dir && *dir ? dir : "/tmp") + "/pvmmu-kernel-XXXXXX";
+    const int fd = mkstemp(path.data());
+    if (fd < 0) {
+        std::fprintf(stderr, "pvmmu-run: kernel '%s': no temporary file for its ELF: %s\n", kernel.c_str(),
+                     std::strerror(errno));
+        return false;
+    }
+    made.paths.push_back(path);
+    const bool ok = write(fd, elf.data(), elf.size()) == ssize_t(elf.size());
+    close(fd);
+    if (!ok) {
+        std::fprintf(stderr, "pvmmu-run: kernel '%s': could not write its ELF to %s\n", kernel.c_str(), path.c_str());
+        return false;
+    }
+    std::printf("pvmmu-run: kernel %s: a bzImage, its ELF (%zu bytes) unpacked to %s\n", kernel.c_str(), elf.size(),
+                path.c_str());
+    kernel = path;
+    return true;
+}
+
 // --config: every file one domain, all booted together (on sim: on qemu).
 int run_configs(const RunOptions& o)
 {
@@ -296,6 +347,7 @@ int run_configs(const RunOptions& o)
         return 2;
     }
     std::vector<Domain> doms;
+    Unpacked unpacked;
     for (const std::string& path : o.configs) {
         pvmmu::run::DomainConfig c;
         std::string err;
@@ -311,6 +363,7 @@ int run_configs(const RunOptions& o)
                                  "without ',' or ' ' in its path\n", path.c_str(), c.kernel.c_str());
             return 2;
         }
+        if (!unpack_kernel(d.kernel, unpacked)) return 2;
         d.extra = c.extra;
         d.vcpus = unsigned(c.vcpus);
         d.frames = static_cast<unsigned long>(c.memory) * 256;

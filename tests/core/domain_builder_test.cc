@@ -19,13 +19,13 @@ struct Built {
     DomainLayout lay;
     int rc = 0;
 
-    explicit Built(uint64_t first_pt)
+    explicit Built(uint64_t first_pt, Vaddr physmap = Vaddr{0}, uint64_t frames = kFrames)
     {
         DomainSpec spec;
         spec.id = 1;
-        spec.first = m.arena().allocate(kFrames);
-        spec.nr_frames = kFrames;
-        spec.physmap = Vaddr{0};   // a kernel linked at 0
+        spec.first = m.arena().allocate(frames);
+        spec.nr_frames = frames;
+        spec.physmap = physmap;   // default: a kernel linked at 0
         spec.first_pt = first_pt;
         rc = build_domain(m.hv(), d, spec, lay);
     }
@@ -55,6 +55,29 @@ TEST(DomainBuilder, TablesPastTheDomainAreRefused)
     EXPECT_EQ(Built(kFrames - 5).rc, 0);
     EXPECT_EQ(Built(kFrames - 4).rc, -XEN_EINVAL);
     EXPECT_EQ(Built(~0ull - 2).rc, -XEN_EINVAL);   // no wrap
+}
+
+TEST(DomainBuilder, APhysmapAtLinuxsVirtBaseUsesItsL3Entry)
+{
+    // Linux's VIRT_BASE (__START_KERNEL_map): slot 511, L3 entry 510.
+    Built b(0, Vaddr{0xffffffff80000000});
+    ASSERT_EQ(b.rc, 0);
+    const uint64_t* l4 = b.m.table(b.lay.l4);
+    EXPECT_EQ(Pte{l4[511]}.mfn().v, b.lay.mfn(1).v);
+    const uint64_t* l3 = b.m.table(b.lay.mfn(1));
+    for (unsigned i = 0; i < kEntriesPerTable; ++i)
+        if (i != 510) {
+            ASSERT_EQ(l3[i], 0u) << i;
+        }
+    EXPECT_EQ(Pte{l3[510]}.mfn().v, b.lay.mfn(2).v);
+    EXPECT_EQ(b.l1e(kFrames - 1), Pte::make(b.lay.mfn(kFrames - 1), P | US | A | RW).v);
+    EXPECT_NE(b.m.hv().frame(b.lay.l4).type_info.load() & ti::kPinned, 0u);   // validated
+}
+
+TEST(DomainBuilder, APhysmapNotGibAlignedIsRefused)
+{
+    EXPECT_EQ(Built(0, Vaddr{0xffffffff80200000}).rc, -XEN_EINVAL);   // 2 MiB aligned only
+    EXPECT_EQ(Built(0, Vaddr{0xffffffffc0000000}).rc, 0);             // L3 entry 511
 }
 
 } // namespace

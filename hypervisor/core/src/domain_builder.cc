@@ -21,9 +21,12 @@ int build_domain(Hypervisor& hv, Domain& d, const DomainSpec& spec, DomainLayout
     const uint64_t n = spec.nr_frames;
     const uint64_t nl1 = ceil_div(n, kEntriesPerTable), nl2 = ceil_div(nl1, kEntriesPerTable);
     const uint64_t npt = builder_table_frames(n), pt = spec.first_pt;
-    const unsigned slot = table_index(spec.physmap, Level::L4);
+    // The physmap starts at an L3 entry (1 GiB aligned: a Linux kernel's
+    // VIRT_BASE, 0xffffffff80000000, is L3 entry 510 of slot 511), and its
+    // L2s must fit the one L3 that slot gets.
+    const unsigned slot = table_index(spec.physmap, Level::L4), l3i = table_index(spec.physmap, Level::L3);
     if (spec.nr_vcpus == 0 || spec.nr_vcpus > kMaxVcpus || spec.first_cpu + spec.nr_vcpus > kMaxCpus ||
-        n <= npt || pt > n - npt || nl2 > kEntriesPerTable || (spec.physmap.v & ((1ull << 39) - 1)) ||
+        n <= npt || pt > n - npt || nl2 > kEntriesPerTable - l3i || (spec.physmap.v & ((1ull << 30) - 1)) ||
         !canonical(spec.physmap) || hv.l4_slot_reserved(slot) || spec.first.v + n > hv.mem().nr_frames)
         return -XEN_EINVAL;
     for (uint64_t i = 0; i < n; ++i) {
@@ -48,7 +51,7 @@ int build_domain(Hypervisor& hv, Domain& d, const DomainSpec& spec, DomainLayout
     const uint64_t l2_base = pt + 2, l1_base = pt + 2 + nl2;
     hv.mem().table(out.mfn(pt))[slot] = Pte::make(out.mfn(pt + 1), kTableFlags).v;
     for (uint64_t j = 0; j < nl2; ++j)
-        hv.mem().table(out.mfn(pt + 1))[j] = Pte::make(out.mfn(l2_base + j), kTableFlags).v;
+        hv.mem().table(out.mfn(pt + 1))[l3i + j] = Pte::make(out.mfn(l2_base + j), kTableFlags).v;
     for (uint64_t k = 0; k < nl1; ++k)
         hv.mem().table(out.mfn(l2_base + k / kEntriesPerTable))[k % kEntriesPerTable] =
             Pte::make(out.mfn(l1_base + k), kTableFlags).v;

@@ -325,8 +325,10 @@ void traps()
     check("set_trap_table of 0x80, 0x21, 0x22", set_trap_table(more), 0);
     check("int $0x80, DPL 3: delivered", int_n(0x80), 0x80);
     check("  RIP past the int", conform_w[0] == uint64_t(conform_int + 4 * 0x80 + 2), 1);
-    // The bounce frame's CS carries Xen's saved upcall mask in bits 32-39.
-    check("  no error code: CS next", (conform_w[1] & 0xffff) | 3, FLAT_RING3_CS64);
+    // The bounce frame's CS carries Xen's saved upcall mask in bits 32-39,
+    // and RPL 0 for an event in the guest's kernel mode (Linux's entry code
+    // reads the RPL to tell kernel from user mode).
+    check("  no error code: CS next, RPL 0 (kernel context)", long(conform_w[1] & 0xffff), FLAT_RING3_CS64 & ~3);
     check("int $0x21, DPL 1: delivered to a PV kernel", delivered(0x21), 1);
     check("int $0x22, DPL 0: #GP (the earlier list's handler)", int_n(0x22), 13);
     check("  error code: an IDT gate", long(conform_w[0] & 7), 2);
@@ -431,6 +433,12 @@ void emulation(const start_info_t* si, bool pvmmu)
     check("xen cpuid 0x40000002: one hypercall page, MSR 0x40000000", r[0] == 1 && r[1] == XEN_CPUID_FIRST_LEAF, 1);
     trap_of(c_xen_cpuid, 1, uint64_t(r));
     check("xen cpuid 1: the hypervisor bit", long(r[2] >> 31), 1);
+    // Xen's PV policy (cpufeatureset.h, not 'A'): no superpages, no global
+    // pages, no PCID for a PV kernel. TCG's qemu64 and every host have PSE.
+    check("xen cpuid 1: PSE, PGE, PSE36 and PCID hidden",
+          long((r[3] & ((1u << 3) | (1u << 13) | (1u << 17))) | (r[2] & (1u << 17))), 0);
+    trap_of(c_xen_cpuid, 0x80000001, uint64_t(r));
+    check("xen cpuid 0x80000001: 1 GiB pages hidden", long(r[3] & (1u << 26)), 0);
 
     // Not emulated for a PV kernel, on Xen (dom0 included) as on pvmmu.
     check("inb from port 0x80: #GP", trap_of(c_inb, 0x80), 13);

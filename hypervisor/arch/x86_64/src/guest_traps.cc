@@ -91,7 +91,11 @@ bool guest_deliver(TrapFrame& f, unsigned vector, bool error_code)
     frame[n++] = f.r11;
     if (error_code) frame[n++] = f.error;
     frame[n++] = f.rip;
-    frame[n++] = f.cs;
+    // RPL 0 in the frame's CS says "kernel context" (Xen clears it for an
+    // event in the guest's kernel mode, which is all a pvmmu guest has):
+    // Linux's entry code tells kernel from user mode by it, and would
+    // SWAPGS on RPL 3. iret takes either and returns with RPL 3.
+    frame[n++] = f.cs & ~3ull;
     frame[n++] = f.rflags;
     frame[n++] = f.rsp;
     frame[n++] = f.ss;

@@ -17,7 +17,9 @@ struct DomainSpec {
     CpuId first_cpu = 0;         // vCPU i runs on CPU first_cpu + i
     Mfn first{0};                // the domain's frames: [first, first + nr_frames)
     uint64_t nr_frames = 0;
-    Vaddr physmap = kDefaultPhysmap;   // must be 512 GiB aligned, below the reserved slots
+    // 1 GiB aligned, outside the reserved slots, and the domain must end in
+    // the same 512 GiB slot.
+    Vaddr physmap = kDefaultPhysmap;
     // The gpfn of the first table: 0, or (a kernel linked at the physmap's
     // base, issue 14) after its image, as Xen places them.
     uint64_t first_pt = 0;

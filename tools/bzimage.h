@@ -1,0 +1,25 @@
+// A Linux bzImage's kernel, unpacked to its ELF as Xen's toolstack does before
+// loading a PV kernel (xl's bzImage loader): the x86 boot protocol's setup
+// header ("HdrS", protocol 2.08 or later for payload_offset/payload_length)
+// names the compressed payload inside the protected-mode part; pvmmu-run
+// hands the unpacked ELF to the hypervisor as the domain's module.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace pvmmu::run {
+
+enum class BzImage {
+    NotOne,     // no bzImage setup header: the file is used as it is
+    Unpacked,   // elf holds the payload's ELF
+    Refused,    // a bzImage pvmmu-run cannot unpack; why says what it is
+};
+
+// The largest ELF unpacked (a guard against a payload that never ends).
+constexpr size_t kMaxUnpackedKernel = size_t(1) << 30;
+
+BzImage bzimage_unpack(const std::vector<uint8_t>& file, std::vector<uint8_t>& elf, std::string& why);
+
+} // namespace pvmmu::run
