@@ -50,6 +50,9 @@ extern "C" [[gnu::visibility("hidden")]] void syscall_entry();
 // touch guest memory, each followed by its fixup, up to guest_copy_extable_end.
 extern "C" const uint64_t guest_copy_extable[], guest_copy_extable_end[];
 extern "C" size_t guest_copy(void* dst, const void* src, size_t n);
+// Loads sel into %gs, or null where the CPU refuses it; what %gs holds then
+// (syscall_entry.S; SEGBASE_GS_USER_SEL, guest_emulate.cc).
+extern "C" uint16_t load_gs_or_null(uint16_t sel);
 // syscall_entry.S: reads a byte of guest memory with the SMAP window open or
 // not; 0 if it read, 1 if it faulted (the self-test of cpu_features.h).
 extern "C" int guest_probe_read(const void* va, bool open);
