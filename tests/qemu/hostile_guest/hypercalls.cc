@@ -137,7 +137,15 @@ mmuext_op_t pick_ext()
         break;
     }
     case MMUEXT_TLB_FLUSH_LOCAL: case MMUEXT_TLB_FLUSH_ALL: break;
-    default:   // unknown here (SET_LDT, CLEAR_PAGE, COPY_PAGE, ...): only frames the guest may lose
+    case MMUEXT_SET_LDT:
+        // Never an LDT that loads, so LDT selectors stay #GP for the
+        // instructions' oracle: no entries (any address), or an address
+        // refused (unmapped, the hypervisor's, non-canonical, the top of
+        // memory; misaligned or not) with any count, over 8192 too.
+        o.arg1.linear_addr = pick_bad_va() + (rng.one_in(4) ? 8 * (1 + rng.below(511)) : 0);
+        o.arg2.nr_ents = uint32_t(rng.of({0ull, 0ull, 1ull, 512ull, 8192ull, 8193ull, rng.next()}));
+        break;
+    default:   // unknown here (CLEAR_PAGE, COPY_PAGE, ...): only frames the guest may lose
         o.arg1.mfn = rng.below(2) ? g.mfn(pool_a(unsigned(rng.below(kRegionA - 1)))) : pick_mfn(Use::Baseptr);
         o.arg2.src_mfn = rng.below(2) ? pick_mfn(Use::Baseptr) : rng.next();
     }
@@ -304,7 +312,8 @@ void make_debug_or_physdev(Made& m)
         m.c = Call{__HYPERVISOR_set_segment_base, {which, base}};
         m.c.exact = true;
         const bool ok = base < 0x0000800000000000 || base >= 0xffff880000000000;
-        if (uint32_t(which) == SEGBASE_GS_USER_SEL) m.c.want = -XEN_ENOSYS;   // no guest user mode
+        // GS_USER_SEL: any selector, loaded or (refused by the CPU) null: 0, as Xen.
+        if (uint32_t(which) == SEGBASE_GS_USER_SEL) m.c.want = 0;
         else m.c.want = uint32_t(which) <= SEGBASE_GS_KERNEL && ok ? 0 : -XEN_EINVAL;
         m.c.name = "set_segment_base";
         return;

@@ -58,8 +58,9 @@ public:
     // them (core/mmuext.cc): `ents` descriptors at guest virtual address
     // `base` (page-aligned; base 0 when ents is 0) become its LDT. 0 or a
     // negated errno, nothing changed then. A platform without segmentation
-    // (the sim) has no LDT to load: only an empty one is taken.
-    virtual int set_ldt(Vcpu& /*v*/, Vaddr /*base*/, uint32_t ents) { return ents ? -XEN_ENOSYS : 0; }
+    // (the sim: no guest ever loads a selector) has no LDT to load: an empty
+    // one is taken, any other is -EOPNOTSUPP (docs/abi.md §12.1).
+    virtual int set_ldt(Vcpu& /*v*/, Vaddr /*base*/, uint32_t ents) { return ents ? -XEN_EOPNOTSUPP : 0; }
 
 protected:
     ~Platform() = default;
