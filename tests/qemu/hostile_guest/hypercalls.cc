@@ -137,14 +137,23 @@ mmuext_op_t pick_ext()
         break;
     }
     case MMUEXT_TLB_FLUSH_LOCAL: case MMUEXT_TLB_FLUSH_ALL: break;
-    case MMUEXT_SET_LDT:
-        // Never an LDT that loads, so LDT selectors stay #GP for the
-        // instructions' oracle: no entries (any address), or an address
-        // refused (unmapped, the hypervisor's, non-canonical, the top of
-        // memory; misaligned or not) with any count, over 8192 too.
-        o.arg1.linear_addr = pick_bad_va() + (rng.one_in(4) ? 8 * (1 + rng.below(511)) : 0);
-        o.arg2.nr_ents = uint32_t(rng.of({0ull, 0ull, 1ull, 512ull, 8192ull, 8193ull, rng.next()}));
+    case MMUEXT_SET_LDT: {
+        // The LDT page (setup.cc: taken while it stays read-only; selectors
+        // with TI = 1 then load through it), or an LDT at a refused address
+        // (unmapped, the hypervisor's, non-canonical, the top of memory), in
+        // pool A (writable, refused, unless a random update_va_mapping made
+        // it read-only), pool B (read-only: taken where its words pass as
+        // descriptors) or the playground; sometimes misaligned; any count,
+        // over 8192 too, and 0 (none). Whatever LDT loads, the instructions'
+        // oracle holds: a selector load ends in none, #GP, #NP (or #SS), and
+        // never #PF, the copy being validated as set_gdt's entries are.
+        const uint64_t ldt = g.va(g.ldt);
+        const uint64_t base = rng.of({ldt, ldt, pick_bad_va(), g.va(pool_a(unsigned(rng.below(kRegionA - 1)))),
+                                      g.va(g.pool_b + rng.below(kPoolB)), pick_uvm_va() & ~(kPage - 1)});
+        o.arg1.linear_addr = base + (rng.one_in(8) ? 8 * (1 + rng.below(511)) : 0);
+        o.arg2.nr_ents = uint32_t(rng.of({0ull, 1ull, 2ull, 4ull, 8ull, 16ull, 512ull, 513ull, 8192ull, 8193ull, rng.next()}));
         break;
+    }
     default:   // unknown here (CLEAR_PAGE, COPY_PAGE, ...): only frames the guest may lose
         o.arg1.mfn = rng.below(2) ? g.mfn(pool_a(unsigned(rng.below(kRegionA - 1)))) : pick_mfn(Use::Baseptr);
         o.arg2.src_mfn = rng.below(2) ? pick_mfn(Use::Baseptr) : rng.next();
