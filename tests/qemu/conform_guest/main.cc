@@ -877,7 +877,8 @@ void update_descriptor_checks(const start_info_t* si, bool pvmmu)
 // base 0, and still 0. A writable LDT page: Xen takes SET_LDT and the load
 // faults (#PF, its lazy mapping); pvmmu copies at SET_LDT time and refuses it
 // there (-EINVAL, docs/abi.md §11), as it refuses a TSS in it or a page not
-// mapped (-EFAULT).
+// mapped (-EFAULT). While Xen has an LDT page mapped, a writable mapping of
+// it is -EBUSY; pvmmu, which copied it, takes one.
 alignas(4096) uint64_t g_ldt_page[512];
 constexpr uint16_t kSelLdt0 = 0x07, kSelLdt1 = 0x0f, kSelLdt2 = 0x17;   // TI = 1, RPL 3
 constexpr uint32_t kLdtDescBase = 0x12345000;
@@ -971,6 +972,12 @@ void ldt_checks(const start_info_t* si, bool pvmmu)
     }
     // Xen's LDT mapping holds the frame's descriptor type: no writable
     // mapping of it while it is the LDT in use (pvmmu: a copy, see above).
+    if (!pvmmu) {
+        check("  0x0f loads (Xen maps the LDT page)", trap_of(c_load_es, kSelLdt1), kNoTrap);
+        check("the LDT frame mapped writable while in use: -EBUSY on Xen",
+              hypercall(__HYPERVISOR_update_va_mapping, va, (mfn << 12) | 0x67, UVMF_INVLPG | UVMF_LOCAL), -XEN_EBUSY);
+        check("  a write to it: #PF", trap_of(c_store, va + 16, 0), 14);
+    }
     check("SET_LDT of 0 entries", set_ldt(0, 0), 0);
     check("the LDT frame writable", hypercall(__HYPERVISOR_update_va_mapping, va, (mfn << 12) | 0x67,
                                               UVMF_INVLPG | UVMF_LOCAL), 0);
