@@ -16,6 +16,13 @@ protected:
         make_read_only(g);
         for (unsigned i = 0; i < kEntriesPerTable; ++i) table(lay.mfn(g))[i] = table(l4())[i];
     }
+
+    static mmuext_op_t set_ldt(uint64_t va, uint32_t ents)
+    {
+        mmuext_op_t op = op_va(MMUEXT_SET_LDT, va);
+        op.arg2.nr_ents = ents;
+        return op;
+    }
 };
 
 constexpr uint64_t kVa = 0x0000'0080'0025'8000ull;   // the physmap address of gpfn 600
@@ -24,7 +31,7 @@ constexpr uint64_t kVa = 0x0000'0080'0025'8000ull;   // the physmap address of g
 
 TEST_F(MmuextTest, UnknownCommandsAreEnosysAfterTheEarlierOps)
 {
-    for (unsigned cmd : {unsigned(MMUEXT_FLUSH_CACHE), unsigned(MMUEXT_SET_LDT), unsigned(MMUEXT_CLEAR_PAGE),
+    for (unsigned cmd : {unsigned(MMUEXT_FLUSH_CACHE), unsigned(MMUEXT_CLEAR_PAGE),
                          unsigned(MMUEXT_MARK_SUPER), 99u}) {
         Snapshot before(m);
         unsigned done = 99;
@@ -36,6 +43,39 @@ TEST_F(MmuextTest, UnknownCommandsAreEnosysAfterTheEarlierOps)
         EXPECT_EQ(done, 1u);
         EXPECT_TRUE(only(Changes(before).flush(cpus({0})), m));
     }
+}
+
+// MMUEXT_SET_LDT's checks (<xen/xen.h>): linear_addr page-aligned, nr_ents at
+// most 8192, the address canonical; the address of an empty LDT not looked at.
+TEST_F(MmuextTest, SetLdtWithAMisalignedAddressTooManyEntriesOrANonCanonicalAddressIsEinval)
+{
+    for (const mmuext_op_t& op : {set_ldt(kVa + 8, 1), set_ldt(kVa, 8193), set_ldt(0x0000'8000'0000'0000ull, 1)}) {
+        Snapshot before(m);
+        unsigned done = 99;
+        EXPECT_EQ(one(op, done), -XEN_EINVAL) << op.arg1.linear_addr << " " << op.arg2.nr_ents;
+        EXPECT_EQ(done, 0u);
+        EXPECT_TRUE(unchanged(before, m));
+    }
+}
+
+TEST_F(MmuextTest, SetLdtOfNoEntriesSucceedsWhateverTheAddress)
+{
+    Snapshot before(m);
+    unsigned done = 99;
+    EXPECT_EQ(mmuext({set_ldt(kVa + 8, 0), set_ldt(0x0000'8000'0000'0000ull, 0)}, &done), 0);
+    EXPECT_EQ(done, 2u);
+    EXPECT_TRUE(unchanged(before, m));
+}
+
+// The sim has no segmentation (no guest loads a selector there): an LDT of
+// entries has nothing to be, and says so; 8192 entries pass the core's check.
+TEST_F(MmuextTest, SetLdtOfEntriesIsEopnotsuppWithoutSegmentation)
+{
+    Snapshot before(m);
+    unsigned done = 99;
+    EXPECT_EQ(one(set_ldt(kVa, 8192), done), -XEN_EOPNOTSUPP);
+    EXPECT_EQ(done, 0u);
+    EXPECT_TRUE(unchanged(before, m));
 }
 
 TEST_F(MmuextTest, BadOpArrayPointerIsEfault)

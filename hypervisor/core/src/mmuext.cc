@@ -48,6 +48,20 @@ int new_baseptr(Hypervisor& hv, Vcpu& v, Mfn m, bool user)
     return 0;
 }
 
+// SET_LDT(linear_addr, nr_ents), with Xen's checks (<xen/xen.h>: the
+// address page-aligned, at most 8192 entries, as x86 allows; Xen's
+// __addr_ok: not in the hypervisor's part of the address space, where the
+// platform decides): -EINVAL. The address of an empty LDT is not looked at
+// (Linux clears its LDT with SET_LDT(0, 0) at boot, in a multicall).
+int set_ldt(Hypervisor& hv, Vcpu& v, const mmuext_op_t& op)
+{
+    constexpr uint32_t kMaxLdtEntries = 8192;   // a 64 KiB LDT: the selector's 13-bit index
+    const uint32_t ents = op.arg2.nr_ents;
+    const uint64_t base = ents ? op.arg1.linear_addr : 0;
+    if ((base & (kPageSize - 1)) || ents > kMaxLdtEntries || !canonical(Vaddr{base})) return -XEN_EINVAL;
+    return hv.platform().set_ldt(v, Vaddr{base}, ents);
+}
+
 int flush(Hypervisor& hv, Vcpu& v, const mmuext_op_t& op, CpuMask cpus, bool page)
 {
     FlushRequest req{};
@@ -86,6 +100,8 @@ int one_op(Hypervisor& hv, Vcpu& v, const mmuext_op_t& op)
     case MMUEXT_NEW_USER_BASEPTR:
         if (!d.policy.allows(Perm::BasePtr)) return -XEN_EPERM;
         return new_baseptr(hv, v, m, op.cmd == MMUEXT_NEW_USER_BASEPTR);
+    case MMUEXT_SET_LDT:
+        return set_ldt(hv, v, op);
     case MMUEXT_TLB_FLUSH_LOCAL:
     case MMUEXT_INVLPG_LOCAL:
     case MMUEXT_TLB_FLUSH_MULTI:

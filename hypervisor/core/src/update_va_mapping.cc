@@ -18,9 +18,6 @@
 
 namespace pvmmu {
 
-namespace {
-
-// The L1 that maps va, or Mfn{~0} if the walk ends early.
 Mfn walk_to_l1(Hypervisor& hv, const Vcpu& v, Vaddr va)
 {
     constexpr Mfn kNone{~0ull};
@@ -35,6 +32,8 @@ Mfn walk_to_l1(Hypervisor& hv, const Vcpu& v, Vaddr va)
     }
     return m;
 }
+
+namespace {
 
 // Which CPUs to flush, from the flags word: 0 local, UVMF_ALL, else a pointer to
 // a vCPU bitmap (Xen's encoding).

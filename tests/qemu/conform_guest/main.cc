@@ -46,6 +46,7 @@
 //   A frame mapped writable takes the write (Xen's writable-type case).
 //   DPL-0 data, a call gate, 32-bit code and a not-present TSS: Xen takes
 //   them, pvmmu refuses them as set_gdt does (-EINVAL).
+// - MMUEXT_SET_LDT and SEGBASE_GS_USER_SEL (ldt_checks).
 #include "tiny_guest.h"
 
 #include <xen/arch-x86/cpuid.h>
@@ -68,7 +69,7 @@ extern "C" HIDDEN char c_rd_cr0[], c_rd_cr2[], c_rd_cr3[], c_rd_cr3_r9[], c_rd_c
     c_nop[], c_rd_dr7[], c_rd_dr0[], c_wr_dr0[], c_wr_dr7[], c_rd_dr4[], c_rd_dr8[], c_wr_cr3[], c_wr_cr4[],
     c_store[], c_store_end[], c_bp_target[], c_step[], c_step_end[], c_step_emul[], c_step_emul_end[], c_inw[],
     c_inl[], c_inl_imm[], c_armed[], c_inb_end[], c_outb[], c_outl[], c_rep_insb[], c_rep_outsb[], c_cli[], c_sti[],
-    c_load_es[], c_rd_fs[], c_rd_gs[];
+    c_load_es[], c_rd_fs[], c_rd_gs[], c_fs_read[], c_gs_sel[];
 extern "C" HIDDEN uint64_t conform_rsp, conform_r12;
 // vCPU 1 (vcpu_context): it starts at conform_vcpu1_start, an INT3; its #BP
 // handler aligns the stack and calls conform_vcpu1_trap.
@@ -158,6 +159,10 @@ SNIPPET c_load
     mov (%rdi), %rax; ret
 SNIPPET c_load_es
     mov %di, %es; xor %eax, %eax; mov %ax, %es; ret
+SNIPPET c_fs_read       /* c_fs_read(sel, off): %fs = sel, the word at %fs:off, %fs null again */
+    mov %di, %fs; mov %fs:(%rsi), %rax; xor %ecx, %ecx; mov %cx, %fs; ret
+SNIPPET c_gs_sel        /* the selector %gs holds */
+    xor %eax, %eax; mov %gs, %ax; ret
 SNIPPET c_clts
     clts; xor %eax, %eax; ret
 SNIPPET c_wbinvd
@@ -512,21 +517,18 @@ void segment_bases(bool pvmmu)
     check("wrmsr IA32_KERNEL_GS_BASE, non-canonical: #GP", trap_of(c_wrmsr, kMsrShadowGs, kNonCanonical), 13);
     check("  the base as it was", base_msr(kMsrShadowGs) == kUserGs + 0x1000, 1);
     // docs/abi.md §12.1: a base in the hypervisor's L4 slots (256-271),
-    // which Xen takes although no guest can map there, is refused on pvmmu;
-    // SEGBASE_GS_USER_SEL, 0 on Xen, is -ENOSYS (no guest user mode).
+    // which Xen takes although no guest can map there, is refused on pvmmu.
+    // (SEGBASE_GS_USER_SEL: ldt_checks, with an LDT to name.)
     constexpr uint64_t kHv = 0xffff808000000000;
     if (!pvmmu) {
         check("set_segment_base(SEGBASE_GS_KERNEL, Xen's slots): 0 on Xen", set_base(SEGBASE_GS_KERNEL, kHv), 0);
         check("  rdmsr IA32_GS_BASE: it", base_msr(kMsrGs) == kHv, 1);
         check("  and back", set_base(SEGBASE_GS_KERNEL, fs), 0);
-        check("set_segment_base(SEGBASE_GS_USER_SEL, 0): 0 on Xen", set_base(SEGBASE_GS_USER_SEL, 0), 0);
     } else {
         check("set_segment_base(SEGBASE_GS_KERNEL, hypervisor slot): -EINVAL on pvmmu",
               set_base(SEGBASE_GS_KERNEL, kHv), -XEN_EINVAL);
         check("wrmsr IA32_GS_BASE, hypervisor slot: #GP on pvmmu", trap_of(c_wrmsr, kMsrGs, kHv), 13);
         check("  the base as it was", base_msr(kMsrGs) == fs, 1);
-        check("set_segment_base(SEGBASE_GS_USER_SEL): -ENOSYS on pvmmu", set_base(SEGBASE_GS_USER_SEL, 0),
-              -XEN_ENOSYS);
     }
     check("set_segment_base(SEGBASE_FS, 0)", set_base(SEGBASE_FS, 0), 0);
     check("set_segment_base(SEGBASE_GS_KERNEL, 0)", set_base(SEGBASE_GS_KERNEL, 0), 0);
@@ -869,6 +871,136 @@ void update_descriptor_checks(const start_info_t* si, bool pvmmu)
           hypercall(__HYPERVISOR_update_va_mapping, va, (mfn << 12) | 0x67, UVMF_INVLPG | UVMF_LOCAL), 0);
 }
 
+// MMUEXT_SET_LDT (<xen/xen.h>: linear_addr page-aligned, nr_ents at most
+// 8192): misaligned, too many entries, an address in the hypervisor's range
+// or not canonical: -EINVAL; 0 entries clears the LDT whatever the address
+// (alone and in a multicall, as Linux does at boot), and a TI=1 selector is
+// then #GP. An LDT on a read-only page: a data descriptor of it loads into
+// %es and %fs through a TI=1 selector, %fs reads through its base; a
+// selector past nr_ents or naming its null entry 0 is #GP; update_descriptor
+// of the LDT frame reaches the LDT (#NP once not present).
+// SEGBASE_GS_USER_SEL: the selector (RPL 3) into %gs and its descriptor's
+// base into the user %gs base (rdmsr IA32_KERNEL_GS_BASE), the kernel's kept;
+// a selector the CPU refuses (past the LDT, not present) loaded as null with
+// base 0, and still 0. A writable LDT page: Xen takes SET_LDT and the load
+// faults (#PF, its lazy mapping); pvmmu copies at SET_LDT time and refuses it
+// there (-EINVAL, docs/abi.md §11), as it refuses a TSS in it or a page not
+// mapped (-EFAULT). While Xen has an LDT page mapped, a writable mapping of
+// it is -EBUSY; pvmmu, which copied it, takes one.
+alignas(4096) uint64_t g_ldt_page[512];
+constexpr uint16_t kSelLdt0 = 0x07, kSelLdt1 = 0x0f, kSelLdt2 = 0x17;   // TI = 1, RPL 3
+constexpr uint32_t kLdtDescBase = 0x12345000;
+
+// kDescData3 with base b ("Segment Descriptors": base 23:0 in bits 39:16,
+// 31:24 in 63:56).
+constexpr uint64_t data3_at(uint32_t b)
+{
+    return kDescData3 | (uint64_t(b & 0xffffff) << 16) | (uint64_t(b >> 24) << 56);
+}
+
+long set_ldt(uint64_t va, uint32_t ents)
+{
+    mmuext_op_t op{};
+    op.cmd = MMUEXT_SET_LDT;
+    op.arg1.linear_addr = va;
+    op.arg2.nr_ents = ents;
+    return hypercall(__HYPERVISOR_mmuext_op, uint64_t(&op), 1, 0, DOMID_SELF);
+}
+
+uint64_t gs_sel()
+{
+    uint64_t v = 0;
+    return trap_of(c_gs_sel, 0, 0, &v) == kNoTrap ? v : ~0ull;
+}
+
+void ldt_checks(const start_info_t* si, bool pvmmu)
+{
+    const uint64_t va = uint64_t(g_ldt_page);
+    const xen_pfn_t mfn = p2m(si)[(va - XENPV_VIRT_BASE) >> 12];
+    g_ldt_page[1] = data3_at(kLdtDescBase);
+    check("SET_LDT at a misaligned address: -EINVAL", set_ldt(va + 8, 2), -XEN_EINVAL);
+    check("SET_LDT of 8193 entries: -EINVAL", set_ldt(va, 8193), -XEN_EINVAL);
+    check("SET_LDT in the hypervisor's range: -EINVAL", set_ldt(0xffff800000000000, 2), -XEN_EINVAL);
+    check("SET_LDT at a non-canonical address: -EINVAL", set_ldt(kNonCanonical, 2), -XEN_EINVAL);
+    check("SET_LDT of 0 entries, the address misaligned: 0", set_ldt(va + 8, 0), 0);
+    static mmuext_op_t op;
+    op.cmd = MMUEXT_SET_LDT;
+    static multicall_entry_t mc;
+    mc.op = __HYPERVISOR_mmuext_op;
+    mc.args[0] = uint64_t(&op);
+    mc.args[1] = 1;
+    mc.args[3] = DOMID_SELF;
+    check("SET_LDT(0, 0) in a multicall", hypercall(__HYPERVISOR_multicall, uint64_t(&mc), 1) == 0 && mc.result == 0, 1);
+    check("  selector 0x0f, no LDT: #GP", trap_of(c_load_es, kSelLdt1), 13);
+    check("  error code: the selector", long(conform_w[0]), kSelLdt1 & ~3);
+
+    check("the LDT frame mapped read-only",
+          hypercall(__HYPERVISOR_update_va_mapping, va, (mfn << 12) | 0x65, UVMF_INVLPG | UVMF_LOCAL), 0);
+    check("SET_LDT of 2 entries", set_ldt(va, 2), 0);
+    check("  selector 0x0f loads into %es", trap_of(c_load_es, kSelLdt1), kNoTrap);
+    uint64_t v = 0;
+    check("  and into %fs", trap_of(c_fs_read, kSelLdt1, uint64_t(&g_fs_word) - kLdtDescBase, &v), kNoTrap);
+    check("  %fs reads through its base", v == g_fs_word, 1);
+    check("  selector 0x17, past 2 entries: #GP", trap_of(c_load_es, kSelLdt2), 13);
+    check("  error code: the selector", long(conform_w[0]), kSelLdt2 & ~3);
+    check("  selector 0x07, the null entry 0: #GP", trap_of(c_load_es, kSelLdt0), 13);
+    check("update_descriptor of LDT entry 1: not present",
+          update_descriptor((mfn << 12) + 8, data3_at(kLdtDescBase) & ~kDescP), 0);
+    check("  selector 0x0f: #NP", trap_of(c_load_es, kSelLdt1), 11);
+    check("  error code: the selector", long(conform_w[0]), kSelLdt1 & ~3);
+
+    check("set_segment_base(SEGBASE_GS_KERNEL)", set_base(SEGBASE_GS_KERNEL, uint64_t(&g_gs_word)), 0);
+    check("set_segment_base(SEGBASE_GS_USER_SEL, LDT entry 1 not present): 0", set_base(SEGBASE_GS_USER_SEL, kSelLdt1), 0);
+    check("  %gs null", long(gs_sel()), 0);
+    check("update_descriptor of LDT entry 1: present", update_descriptor((mfn << 12) + 8, data3_at(kLdtDescBase)), 0);
+    check("set_segment_base(SEGBASE_GS_USER_SEL, LDT entry 1, RPL 0): 0", set_base(SEGBASE_GS_USER_SEL, kSelLdt1 & ~3), 0);
+    check("  %gs holds it with RPL 3", long(gs_sel()), kSelLdt1);
+    check("  rdmsr IA32_KERNEL_GS_BASE: the descriptor's base", base_msr(kMsrShadowGs) == kLdtDescBase, 1);
+    check("  the kernel's %gs base kept", base_msr(kMsrGs) == uint64_t(&g_gs_word) && through(c_rd_gs) == g_gs_word, 1);
+    check("set_segment_base(SEGBASE_GS_USER_SEL, past the LDT): 0", set_base(SEGBASE_GS_USER_SEL, kSelLdt2), 0);
+    check("  %gs null", long(gs_sel()), 0);
+    check("  the user %gs base 0", long(base_msr(kMsrShadowGs)), 0);
+    check("  the kernel's %gs base kept", through(c_rd_gs) == g_gs_word, 1);
+    check("set_segment_base(SEGBASE_GS_USER_SEL, FLAT_RING3_DS64): 0", set_base(SEGBASE_GS_USER_SEL, FLAT_RING3_DS64), 0);
+    check("  %gs holds it", long(gs_sel()), FLAT_RING3_DS64);
+    check("set_segment_base(SEGBASE_GS_USER_SEL, 0): 0", set_base(SEGBASE_GS_USER_SEL, 0), 0);
+    check("  %gs null", long(gs_sel()), 0);
+    check("set_segment_base(SEGBASE_GS_KERNEL, 0)", set_base(SEGBASE_GS_KERNEL, 0), 0);
+
+    if (pvmmu) {
+        constexpr uint64_t kUnmapped = XENPV_VIRT_BASE + (1ull << 38);
+        check("SET_LDT of a page not mapped: -EFAULT on pvmmu", set_ldt(kUnmapped, 1), -XEN_EFAULT);
+        check("the LDT frame writable", hypercall(__HYPERVISOR_update_va_mapping, va, (mfn << 12) | 0x67,
+                                                  UVMF_INVLPG | UVMF_LOCAL), 0);
+        g_ldt_page[1] = kDescTss3;
+        check("the LDT frame read-only", hypercall(__HYPERVISOR_update_va_mapping, va, (mfn << 12) | 0x65,
+                                                   UVMF_INVLPG | UVMF_LOCAL), 0);
+        check("SET_LDT of a TSS descriptor: -EINVAL on pvmmu", set_ldt(va, 2), -XEN_EINVAL);
+        check("  the LDT in use unchanged: 0x0f loads", trap_of(c_load_es, kSelLdt1), kNoTrap);
+    }
+    // Xen's LDT mapping holds the frame's descriptor type: no writable
+    // mapping of it while it is the LDT in use (pvmmu: a copy, see above).
+    if (!pvmmu) {
+        check("  0x0f loads (Xen maps the LDT page)", trap_of(c_load_es, kSelLdt1), kNoTrap);
+        check("the LDT frame mapped writable while in use: -EBUSY on Xen",
+              hypercall(__HYPERVISOR_update_va_mapping, va, (mfn << 12) | 0x67, UVMF_INVLPG | UVMF_LOCAL), -XEN_EBUSY);
+        check("  a write to it: #PF", trap_of(c_store, va + 16, 0), 14);
+    }
+    check("SET_LDT of 0 entries", set_ldt(0, 0), 0);
+    check("the LDT frame writable", hypercall(__HYPERVISOR_update_va_mapping, va, (mfn << 12) | 0x67,
+                                              UVMF_INVLPG | UVMF_LOCAL), 0);
+    g_ldt_page[1] = data3_at(kLdtDescBase);
+    if (pvmmu) {
+        check("SET_LDT of a writable page: -EINVAL on pvmmu", set_ldt(va, 2), -XEN_EINVAL);
+        check("  no LDT still: 0x0f #GP", trap_of(c_load_es, kSelLdt1), 13);
+    } else {
+        check("SET_LDT of a writable page: 0 on Xen", set_ldt(va, 2), 0);
+        check("  selector 0x0f: #PF on Xen", trap_of(c_load_es, kSelLdt1), 14);
+    }
+    check("SET_LDT of 0 entries", set_ldt(0, 0), 0);
+    check("  selector 0x0f: #GP", trap_of(c_load_es, kSelLdt1), 13);
+}
+
 constexpr uint64_t kInvalidM2p = ~0ull;   // Xen's INVALID_M2P_ENTRY: no domain's frame
 
 uint64_t m2p_va(uint64_t mfn) { return MACH2PHYS_VIRT_START + mfn * 8; }
@@ -1026,6 +1158,7 @@ extern "C" [[noreturn]] void xenpv_start(const start_info_t* si, uint64_t initia
     write_cr3(si, free);
     hypercalls(pvmmu);
     update_descriptor_checks(si, pvmmu);
+    ldt_checks(si, pvmmu);
     m2p(si, pvmmu);
     memory_queries(si, pvmmu, ((initial_sp + 4095) & ~4095ull) + 4096);
     vcpu_context(si);

@@ -57,6 +57,7 @@ struct Layout {
     uint64_t text = 0, hole_a = 0, region_a = 0, hole_b = 0;   // pool A: region_a .. +15, but hole_b
     uint64_t pool_b = 0;       // 16 frames, read-only in the physmap
     uint64_t l3 = 0, l2 = 0, code_l1 = 0, scratch_l1 = 0, code[2] = {};
+    uint64_t ldt = 0;          // a page of descriptors, read-only in the physmap: MMUEXT_SET_LDT takes it
     pvmmu_facts facts{};
 
     uint64_t va(uint64_t gpfn) const { return physmap + gpfn * kPage; }

@@ -137,7 +137,24 @@ mmuext_op_t pick_ext()
         break;
     }
     case MMUEXT_TLB_FLUSH_LOCAL: case MMUEXT_TLB_FLUSH_ALL: break;
-    default:   // unknown here (SET_LDT, CLEAR_PAGE, COPY_PAGE, ...): only frames the guest may lose
+    case MMUEXT_SET_LDT: {
+        // The LDT page (setup.cc: taken while it stays read-only; selectors
+        // with TI = 1 then load through it), or an LDT at a refused address
+        // (unmapped, the hypervisor's, non-canonical, the top of memory), in
+        // pool A (writable, refused, unless a random update_va_mapping made
+        // it read-only), pool B (read-only: taken where its words pass as
+        // descriptors) or the playground; sometimes misaligned; any count,
+        // over 8192 too, and 0 (none). Whatever LDT loads, the instructions'
+        // oracle holds: a selector load ends in none, #GP, #NP (or #SS), and
+        // never #PF, the copy being validated as set_gdt's entries are.
+        const uint64_t ldt = g.va(g.ldt);
+        const uint64_t base = rng.of({ldt, ldt, pick_bad_va(), g.va(pool_a(unsigned(rng.below(kRegionA - 1)))),
+                                      g.va(g.pool_b + rng.below(kPoolB)), pick_uvm_va() & ~(kPage - 1)});
+        o.arg1.linear_addr = base + (rng.one_in(8) ? 8 * (1 + rng.below(511)) : 0);
+        o.arg2.nr_ents = uint32_t(rng.of({0ull, 1ull, 2ull, 4ull, 8ull, 16ull, 512ull, 513ull, 8192ull, 8193ull, rng.next()}));
+        break;
+    }
+    default:   // unknown here (CLEAR_PAGE, COPY_PAGE, ...): only frames the guest may lose
         o.arg1.mfn = rng.below(2) ? g.mfn(pool_a(unsigned(rng.below(kRegionA - 1)))) : pick_mfn(Use::Baseptr);
         o.arg2.src_mfn = rng.below(2) ? pick_mfn(Use::Baseptr) : rng.next();
     }
@@ -304,7 +321,8 @@ void make_debug_or_physdev(Made& m)
         m.c = Call{__HYPERVISOR_set_segment_base, {which, base}};
         m.c.exact = true;
         const bool ok = base < 0x0000800000000000 || base >= 0xffff880000000000;
-        if (uint32_t(which) == SEGBASE_GS_USER_SEL) m.c.want = -XEN_ENOSYS;   // no guest user mode
+        // GS_USER_SEL: any selector, loaded or (refused by the CPU) null: 0, as Xen.
+        if (uint32_t(which) == SEGBASE_GS_USER_SEL) m.c.want = 0;
         else m.c.want = uint32_t(which) <= SEGBASE_GS_KERNEL && ok ? 0 : -XEN_EINVAL;
         m.c.name = "set_segment_base";
         return;

@@ -183,7 +183,8 @@ uint64_t pick_selector()
     case 0: return rng.of({0ull, 3ull, uint64_t(FLAT_RING3_SS64), uint64_t(FLAT_RING3_CS64), 0xe023ull, 0xe010ull});
     case 1: case 2: return (1 + rng.below(16)) * 8 + rng.below(4);   // the guest's own set_gdt entries
     case 3: return (FIRST_RESERVED_GDT_ENTRY - 1 - rng.below(4)) * 8 + 3;
-    case 4: return rng.below(1ull << 16) | 4;   // the LDT, which there is none of
+    case 4:   // the LDT (none, or one SET_LDT took): its first entries (setup.cc's LDT page) or any
+        return rng.below(2) ? (rng.below(1ull << 16) | 4) : rng.below(8) * 8 + 4 + rng.below(4);
     default: return rng.below(1ull << 16);
     }
 }

@@ -19,6 +19,10 @@
 //                 pinned, linked, unpinned at random
 //   F-35 .. F-38  the playground's L3, L2, code L1 and scratch L1, read-only
 //   F-39, F-40    the code pages, mapped at kCodeVa
+//   F-41          the LDT page: null, DPL-3 data, the same not present,
+//                 DPL-3 64-bit code, then null; read-only in the physmap,
+//                 so MMUEXT_SET_LDT takes it (until a random entry maps it
+//                 writable) and selectors with TI = 1 load through it
 // The playground is L4 slot 255: its L3's entry 511 links its L2, whose
 // entry 511 links the code L1, which maps the code pages at 0x7fffffffe000
 // and 0x7ffffffff000 (read-only, executable; a SYSCALL in the last 2 bytes
@@ -86,7 +90,8 @@ void setup(const start_info_t* si, uint64_t initial_sp)
     g.pool_b = f - 34;
     g.l3 = f - 35, g.l2 = f - 36, g.code_l1 = f - 37, g.scratch_l1 = f - 38;
     g.code[0] = f - 39, g.code[1] = f - 40;
-    if (f < 64 || g.code[1] < g.first_free) must("the domain is too small (frames=)", -XEN_ENOMEM);
+    g.ldt = f - 41;
+    if (f < 64 || g.ldt < g.first_free) must("the domain is too small (frames=)", -XEN_ENOMEM);
     must("pvmmu_op facts", hypercall(__HYPERVISOR_pvmmu_op, PVMMUOP_facts, uint64_t(&g.facts)));
 
     // The text console_io prints: lines of 64 bytes.
@@ -124,6 +129,14 @@ void setup(const start_info_t* si, uint64_t initial_sp)
         for (unsigned k = 0; k < 512; ++k) words(g.pool_b + i)[k] = 0;
         must("pool B read-only", uvm(g.va(g.pool_b + i), g.maddr(g.pool_b + i) | kReadOnly));
     }
+    // The LDT page ("Segment Descriptors", SDM Vol. 3A): data read/write
+    // and 64-bit code, DPL 3, flat, the accessed bit clear.
+    constexpr uint64_t kData3 = 0x00cff2000000ffffull, kCode3 = 0x00affa000000ffffull, kPresent = 1ull << 47;
+    for (unsigned k = 0; k < 512; ++k) words(g.ldt)[k] = 0;
+    words(g.ldt)[1] = kData3;
+    words(g.ldt)[2] = kData3 & ~kPresent;
+    words(g.ldt)[3] = kCode3;
+    must("the LDT page read-only", uvm(g.va(g.ldt), g.maddr(g.ldt) | kReadOnly));
     must("hole A", uvm(g.va(g.hole_a), 0));
     must("hole B", uvm(g.va(g.hole_b), 0));
     must("hole C", uvm(uint64_t(g_code_b) + 2 * kPage, 0));

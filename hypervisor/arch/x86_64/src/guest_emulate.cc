@@ -392,15 +392,42 @@ long do_fpu_taskswitch(Vcpu& v, TrapFrame& f)
     return 0;
 }
 
+// SEGBASE_GS_USER_SEL, Xen's: the selector (RPL forced to 3 unless null)
+// into %gs, where it stays for the guest to read, and the base its
+// descriptor gives (GDT or LDT, as the CPU resolves it) into the user mode's
+// %gs base; a selector the CPU refuses is loaded as null, whose base is 0,
+// and the call still returns 0 (Xen never built an error into it; Linux
+// would BUG()). The load replaces the live IA32_GS_BASE, the PerCpu while the
+// hypervisor runs (the kernel's %gs base waits in IA32_KERNEL_GS_BASE), so
+// interrupts are off until the PerCpu is back; a fault on the load happens
+// before it and is fixed up (load_gs_or_null). An NMI or #MC in the two
+// instructions between would find the guest's base (trap_entry.S); pvmmu
+// sends no NMIs.
+void load_user_gs(Vcpu& v, uint16_t sel)
+{
+    if (sel > 3) sel |= 3;
+    PerCpu* const self = &this_cpu();
+    uint64_t flags;
+    asm volatile("pushfq\n\tpop %0\n\tcli" : "=r"(flags) : : "memory");
+    const uint16_t loaded = load_gs_or_null(sel);
+    const uint64_t base = (loaded & ~3u) ? rdmsr(MSR_GS_BASE) : 0;
+    wrmsr(MSR_GS_BASE, reinterpret_cast<uint64_t>(self));
+    constexpr uint64_t kIf = 1u << 9;   // RFLAGS.IF ("EFLAGS Register", SDM Vol. 1)
+    if (flags & kIf) sti();
+    arch(v).gs_base_user = base;
+}
+
 // set_segment_base(which, base), Xen's: SEGBASE_FS, SEGBASE_GS_KERNEL and
 // SEGBASE_GS_USER set that base (-EINVAL for one set_segment_base refuses);
-// SEGBASE_GS_USER_SEL, which loads a selector into the user mode's %gs, is
-// -ENOSYS: pvmmu has no guest user mode (docs/abi.md §12.1). Any other
-// `which` is -EINVAL, as on Xen.
+// SEGBASE_GS_USER_SEL loads a selector into %gs (load_user_gs), always 0.
+// Any other `which` is -EINVAL, as on Xen.
 long do_set_segment_base(Vcpu& v, TrapFrame& f)
 {
     const unsigned which = unsigned(f.rdi);
-    if (which == SEGBASE_GS_USER_SEL) return -XEN_ENOSYS;
+    if (which == SEGBASE_GS_USER_SEL) {
+        load_user_gs(v, uint16_t(f.rsi));
+        return 0;
+    }
     return set_segment_base(v, which, f.rsi) ? 0 : -XEN_EINVAL;
 }
 

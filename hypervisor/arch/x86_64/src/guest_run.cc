@@ -154,7 +154,7 @@ void guest_run(Vcpu& v)
 {
     cli();
     this_cpu().vcpu = &v;
-    guest_gdt_reset();
+    guest_gdt_reset(v);
     guest_fpu_reset(v);
     guest_debug_load(v);
     time_publish(guest_domain(v).shared->vcpu_info[v.id].time);   // on the CPU it runs on

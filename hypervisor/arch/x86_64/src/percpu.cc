@@ -17,6 +17,7 @@ extern "C" {
 constinit PerCpu g_cpus[kMaxCpus];   // a definition: the braces make it one
 }
 unsigned g_nr_cpus = 1;
+CpuLdt g_cpu_ldt[kMaxCpus];
 
 void percpu_early_bsp()
 {
@@ -43,6 +44,14 @@ void percpu_area_build(uint32_t id, uint32_t apic_id)
         for (uint64_t p = 0; p < area::kGdtPage; ++p)
             map_page(Vaddr{window + p * kPageSize}, Maddr{c.gdt_buf[w] + p * kPageSize}, hv_pte::kRodata);
         map_page(Vaddr{window + area::kGdtPage * kPageSize}, gdt, hv_pte::kData);
+    }
+
+    // Both LDT windows, read-only like the GDT's (the accessed bit preset).
+    for (unsigned w = 0; w < 2; ++w) {
+        const uint64_t window = c.area + area::kLdtWindow[w];
+        g_cpu_ldt[id].buf[w] = boot_alloc(area::kLdtPages * kPageSize).v;
+        for (uint64_t p = 0; p < area::kLdtPages; ++p)
+            map_page(Vaddr{window + p * kPageSize}, Maddr{g_cpu_ldt[id].buf[w] + p * kPageSize}, hv_pte::kRodata);
     }
 
     const Maddr stack = boot_alloc(area::kStackSize);

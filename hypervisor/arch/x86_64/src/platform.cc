@@ -68,6 +68,9 @@ void BareMetal::load_base(Vcpu& v)
     if (&v == this_cpu().vcpu) write_cr3(maddr_of(v.guest_table).v);
 }
 
+// MMUEXT_SET_LDT: validated copies of the guest's descriptors (guest_gdt.cc).
+int BareMetal::set_ldt(Vcpu& v, Vaddr base, uint32_t ents) { return guest_set_ldt(v, base, ents); }
+
 // The hypervisor's own L4 entries (slots 257, 261, 262; P|RW, never US), so
 // a guest's L4 can stay loaded while the hypervisor runs; in slot 256 the
 // M2P, read-only to every guest as on Xen; and in slot 271 the owner's unsafe

@@ -91,6 +91,20 @@ guest_probe_read:
 9:	SMAP_CLOSE
 	ret
 
+/* uint16_t load_gs_or_null(uint16_t sel): loads sel into %gs, or the null
+ * selector where the CPU refuses it (#GP, #NP: its fixup, as Xen's
+ * SEGBASE_GS_USER_SEL does); returns what %gs holds. The load replaces
+ * IA32_GS_BASE with the descriptor's base: the caller has interrupts off and
+ * puts its PerCpu back before anything reads through %gs. */
+	.globl load_gs_or_null
+load_gs_or_null:
+	movzwl %di, %eax
+10:	mov %ax, %gs
+	ret
+11:	xor %eax, %eax
+	mov %ax, %gs
+	ret
+
 	.section .rodata
 	.balign 8
 	.globl guest_copy_extable, guest_copy_extable_end
@@ -98,6 +112,7 @@ guest_copy_extable:			/* (faulting instruction, its fixup) */
 	.quad 1b, 3b
 	.quad 2b, 4b
 	.quad 7b, 8b
+	.quad 10b, 11b
 guest_copy_extable_end:
 
 	.section .note.GNU-stack, "", @progbits

@@ -175,8 +175,9 @@ static void dispatch(TrapFrame* f)
         return;
     }
     // A fault on guest_copy's access to guest memory resumes at its fixup,
-    // which reports the bytes not copied (the copy returns -EFAULT).
-    if ((f->vector == 14 || f->vector == 13) && (f->cs & 3) == 0)
+    // which reports the bytes not copied (the copy returns -EFAULT); so does
+    // load_gs_or_null's segment load (#GP, or #NP for a descriptor not present).
+    if ((f->vector == 14 || f->vector == 13 || f->vector == 11) && (f->cs & 3) == 0)
         for (const uint64_t* e = guest_copy_extable; e != guest_copy_extable_end; e += 2)
             if (f->rip == e[0]) {
                 f->rip = e[1];

@@ -153,4 +153,10 @@ template <bool FoldAd>
     return mod_entry_refs<FoldAd>(hv, level, slot, old, nv, ctx);
 }
 
+// The L1 that maps va in v's address space (its kernel root), or Mfn{~0}
+// when the walk ends early: lock-free, every value checked before use
+// (update_va_mapping.cc says why that is enough); the caller takes what
+// reference it needs on the result.
+Mfn walk_to_l1(Hypervisor& hv, const Vcpu& v, Vaddr va);
+
 } // namespace pvmmu

@@ -6,6 +6,8 @@
 
 #include <stddef.h>
 
+#include <pvmmu/abi.h>
+
 #include "core/types.h"
 
 namespace pvmmu {
@@ -51,6 +53,14 @@ public:
     // may not write these slots, an L4 validates only with them empty, and
     // devalidation empties them again. 0 (the default): the slot stays empty.
     virtual uint64_t reserved_l4_entry(DomId /*owner*/, unsigned /*slot*/) const { return 0; }
+
+    // MMUEXT_SET_LDT of the calling vCPU, its arguments checked as Xen checks
+    // them (core/mmuext.cc): `ents` descriptors at guest virtual address
+    // `base` (page-aligned; base 0 when ents is 0) become its LDT. 0 or a
+    // negated errno, nothing changed then. A platform without segmentation
+    // (the sim: no guest ever loads a selector) has no LDT to load: an empty
+    // one is taken, any other is -EOPNOTSUPP (docs/abi.md §12.1).
+    virtual int set_ldt(Vcpu& /*v*/, Vaddr /*base*/, uint32_t ents) { return ents ? -XEN_EOPNOTSUPP : 0; }
 
 protected:
     ~Platform() = default;

@@ -65,17 +65,22 @@ static_assert(offsetof(Tss, rsp) == 4 && offsetof(Tss, ist) == 0x24 && offsetof(
 // on a stack that may be the broken one.
 inline constexpr unsigned kIstDoubleFault = 1, kIstNmi = 2, kIstMachineCheck = 3, kIstDebug = 4;
 
-// A 16-byte system descriptor for the TSS (type 9: available 64-bit TSS).
+// A 16-byte system descriptor ("Segment Descriptor Tables" in 64-bit mode):
+// present, DPL 0, byte granular, of the given type: 9 an available 64-bit
+// TSS, 2 an LDT ("System-Segment and Gate-Descriptor Types").
 struct SysDesc {
     uint64_t lo, hi;
 };
-constexpr SysDesc tss_desc(uint64_t base, uint32_t limit)
+constexpr SysDesc sys_desc(unsigned type, uint64_t base, uint32_t limit)
 {
-    const uint64_t lo = (limit & 0xffffull) | ((base & 0xffffffull) << 16) | (0x9ull << 40) |
+    const uint64_t lo = (limit & 0xffffull) | ((base & 0xffffffull) << 16) | (uint64_t(type & 0xf) << 40) |
                         (1ull << 47) | ((uint64_t(limit) >> 16 & 0xf) << 48) |
                         ((base >> 24 & 0xff) << 56);
     return SysDesc{lo, base >> 32};
 }
+constexpr SysDesc tss_desc(uint64_t base, uint32_t limit) { return sys_desc(0x9, base, limit); }
+constexpr SysDesc ldt_desc(uint64_t base, uint32_t limit) { return sys_desc(0x2, base, limit); }
+static_assert(ldt_desc(0xffff808000030000ull, 0xffff).lo == 0x000082030000ffffull);
 static_assert(tss_desc(0xffff808000001000ull, 103).lo == 0x0000890010000067ull);
 static_assert(tss_desc(0xffff808000001000ull, 103).hi == 0xffff8080ull);
 

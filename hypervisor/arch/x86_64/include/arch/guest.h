@@ -63,6 +63,10 @@ struct VcpuArch {
     // (set_segment_base and wrmsr write those). The user %gs base is only
     // kept: pvmmu has no guest user mode to load it for (guest_emulate.cc).
     uint64_t fs_base = 0, gs_base_kernel = 0, gs_base_user = 0;
+    // MMUEXT_SET_LDT's linear address and entry count; the validated copy the
+    // CPU reads is its CPU's (g_cpu_ldt, guest_gdt.cc). Both 0 at start.
+    uint64_t ldt_base = 0;
+    uint32_t ldt_ents = 0;
     ConsoleLine line;
     VcpuCounters counters;
 };
@@ -87,6 +91,13 @@ struct GuestDomain {
     // The PCI configuration address the domain last wrote to port 0xcf8 (a
     // 32-bit OUT), which it reads back, as on Xen (guest_io.cc).
     std::atomic<uint32_t> pci_cf8{0};
+    // Orders the domain's descriptor-table changes (guest_gdt.cc): set_gdt's
+    // and MMUEXT_SET_LDT's copies into a CPU's buffers, update_descriptor's
+    // writes to a frame and to every copy of it, and a CPU taking or leaving
+    // the domain's copies, so no update is lost to a copy made meanwhile.
+    // Per domain, so no domain can delay another's; a ticket lock, so none of
+    // the domain's vCPUs waits for ever behind the others.
+    TicketLock desc_lock;
 };
 
 // The event channel of the console ring (start_info.console.domU.evtchn):
@@ -236,8 +247,12 @@ unsigned guest_domains_started();
 // domain's vCPU 0 starts at boot (the boot CPU's kick to itself included).
 long vcpu_up(Vcpu& v);
 
-// This CPU's guest GDT entries all null again (a vCPU starts with none).
-void guest_gdt_reset();
+// This CPU's guest GDT entries all null and its LDT empty again: vCPU v
+// starts with none, and this CPU's copies are its domain's from now on.
+void guest_gdt_reset(Vcpu& v);
+
+// MMUEXT_SET_LDT on bare metal (BareMetal::set_ldt, guest_gdt.cc).
+int guest_set_ldt(Vcpu& v, Vaddr base, uint32_t ents);
 
 // Sets this CPU up for guests: EFER.SCE and the SYSCALL MSRs. Every CPU.
 void syscall_init();

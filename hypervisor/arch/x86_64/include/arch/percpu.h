@@ -11,11 +11,16 @@
 //   +0x1b000  guard            +0x1c000  IST4 #DB stack
 //   +0x1d000  unmapped
 //   +0x20000  GDT window 1: as window 0, with buffer 1 (the same page 14)
-//   +0x30000  unmapped up to the next CPU's area (HV_PERCPU_STRIDE)
+//   +0x30000  LDT window 0, 16 pages (8192 entries), read-only
+//   +0x40000  LDT window 1
+//   +0x50000  unmapped up to the next CPU's area (HV_PERCPU_STRIDE)
 //
 // The guest's entries (set_gdt, guest_gdt.cc) are validated copies in
 // hypervisor frames: set_gdt fills the buffer not in use and loads GDTR with
-// its window, so a call that fails leaves the GDT in use untouched.
+// its window, so a call that fails leaves the GDT in use untouched. The
+// guest's LDT (MMUEXT_SET_LDT) is kept the same way in the LDT windows, and
+// the hypervisor's GDT page holds the LDT descriptor (HV_SEL_LDT) of the one
+// in use.
 //
 // Every stack has an unmapped page below it, so an overflow faults instead of
 // corrupting the next one; #DF runs on its own stack and reports it.
@@ -36,10 +41,14 @@ inline constexpr uint64_t kGdtPage = FIRST_RESERVED_GDT_PAGE;   // page 14 of th
 inline constexpr uint64_t kStack = 0x11000, kStackSize = 0x4000;
 inline constexpr uint64_t kIst[4] = {0x16000, 0x18000, 0x1a000, 0x1c000};   // IST1..IST4, 4 KiB each
 inline constexpr uint64_t kGdtWindow[2] = {0x00000, 0x20000};
-inline constexpr uint64_t kEnd = 0x30000;
+inline constexpr uint64_t kLdtWindow[2] = {0x30000, 0x40000};
+inline constexpr uint64_t kLdtPages = 16;   // 8192 descriptors, the most an LDT has
+inline constexpr uint64_t kEnd = 0x50000;
 static_assert(kGdtPage * kPageSize == HV_GDT_RESERVED_OFFSET);
 static_assert(kStack >= 16 * kPageSize + kPageSize);   // the GDT window, then a guard
 static_assert(kGdtWindow[1] >= kIst[3] + 2 * kPageSize);   // after IST4 and a gap
+static_assert(kLdtWindow[0] >= kGdtWindow[1] + 16 * kPageSize);
+static_assert(kLdtWindow[1] == kLdtWindow[0] + kLdtPages * kPageSize && kEnd == kLdtWindow[1] + kLdtPages * kPageSize);
 static_assert(kEnd <= HV_PERCPU_STRIDE);
 static_assert(uint64_t(kMaxCpus + 1) * HV_PERCPU_STRIDE <= (1ull << 39));   // all in slot 257
 } // namespace area
@@ -77,7 +86,18 @@ static_assert(__builtin_offsetof(PerCpu, guest_rsp) == PERCPU_GUEST_RSP);
 extern "C" constinit PerCpu g_cpus[kMaxCpus];
 static_assert(sizeof(PerCpu) == PERCPU_SIZE && kMaxCpus == PERCPU_MAX_CPUS);
 static_assert((PERCPU_SIZE & (PERCPU_SIZE - 1)) == 0);   // trap_entry.S tests alignment with a mask
-extern unsigned g_nr_cpus;   // CPUs found (ACPI MADT); ids [0, g_nr_cpus)
+extern unsigned g_nr_cpus;
+
+// The running vCPU's LDT (MMUEXT_SET_LDT, guest_gdt.cc), kept beside PerCpu,
+// which is full (PERCPU_SIZE): buffer b (machine address, kLdtPages frames)
+// backs LDT window b and holds ents[b] entries; LDTR has window `active`, or
+// is null while ents[active] is 0.
+struct CpuLdt {
+    uint64_t buf[2] = {};
+    uint32_t ents[2] = {};
+    uint32_t active = 0;
+};
+extern CpuLdt g_cpu_ldt[kMaxCpus];   // CPUs found (ACPI MADT); ids [0, g_nr_cpus)
 
 inline PerCpu& this_cpu()
 {

@@ -16,7 +16,7 @@
 #define HV_SEL_GUEST_CS64 0xe033 /* ring 3 code, 64-bit */
 #define HV_SEL_CS32     0xe038   /* ring 0 code, compatibility mode */
 #define HV_SEL_TSS      0xe040   /* 16-byte 64-bit TSS descriptor */
-#define HV_SEL_LDT      0xe050   /* 16-byte LDT descriptor (a guest's, later) */
+#define HV_SEL_LDT      0xe050   /* 16-byte LDT descriptor: the guest's (MMUEXT_SET_LDT) */
 
 #define HV_GDT_RESERVED_OFFSET 0xe000   /* FIRST_RESERVED_GDT_BYTE */
 #define HV_GDT_LIMIT           0xefff   /* the end of the hypervisor's page */
