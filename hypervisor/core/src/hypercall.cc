@@ -1,4 +1,5 @@
-// Hypercall dispatch table (STYLE 2: a table, the default is -ENOSYS).
+// Hypercall dispatch table (STYLE 2: a table). A number not in it is the
+// platform's (Platform::arch_hypercall), whose default is -ENOSYS.
 #include "core/hypercall.h"
 
 #include <pvmmu/abi.h>
@@ -19,7 +20,7 @@ constexpr HypercallTable<Handler> kHandlers(kEntries);
 HcResult hypercall(Hypervisor& hv, Vcpu& v, HypercallFrame& frame)
 {
     const Handler h = kHandlers.find(frame.op);
-    return h ? h(hv, v, frame) : done(-XEN_ENOSYS);
+    return h ? h(hv, v, frame) : hv.platform().arch_hypercall(v, frame);
 }
 
 long hypercall_to_completion(Hypervisor& hv, Vcpu& v, HypercallFrame frame, unsigned* continuations)

@@ -2,7 +2,10 @@
 // one's result in its entry. Entries do not stop the list when they fail (Xen).
 // A multicall inside a multicall is refused (-EINVAL in that entry's result).
 // When an entry is preempted, its rewritten arguments are stored back into the
-// guest's entry and the multicall itself continues from that entry.
+// guest's entry and the multicall itself continues from that entry. Every
+// hypercall reaches an entry as it reaches a direct call (core/hypercall.h:
+// the core's table, then the platform's); one that replaced the guest's
+// registers (iret) ends the list, its result the multicall's (Xen's mc_exit).
 #include <pvmmu/abi.h>
 
 #include "core/hypercall.h"
@@ -35,6 +38,7 @@ HcResult do_multicall(Hypervisor& hv, Vcpu& v, HypercallFrame& f)
         if (plat.copy_from_guest(v, &e, at, sizeof(e))) return done(-XEN_EFAULT);
 
         long result;
+        bool last = false;
         if (e.op == __HYPERVISOR_multicall) {
             result = -XEN_EINVAL;
         } else {
@@ -48,11 +52,15 @@ HcResult do_multicall(Hypervisor& hv, Vcpu& v, HypercallFrame& f)
                 return preempted();
             }
             result = r.rc;
+            last = r.ends_multicall;
         }
         e.result = uint64_t(result);
-        if (plat.copy_to_guest(v, Vaddr{at.v + offsetof(multicall_entry_t, result)}, &e.result,
-                               sizeof(e.result)))
-            return done(-XEN_EFAULT);
+        const int stored = plat.copy_to_guest(v, Vaddr{at.v + offsetof(multicall_entry_t, result)}, &e.result,
+                                              sizeof(e.result));
+        // After an iret the guest's registers are its frame's: the result
+        // goes to RAX whether or not the entry took it (as Xen, best effort).
+        if (last) return done(result);
+        if (stored) return done(-XEN_EFAULT);
     }
     return done(0);
 }

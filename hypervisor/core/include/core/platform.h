@@ -6,6 +6,9 @@
 
 #include <stddef.h>
 
+#include <pvmmu/abi.h>
+
+#include "core/hypercall_frame.h"
 #include "core/types.h"
 
 namespace pvmmu {
@@ -51,6 +54,13 @@ public:
     // may not write these slots, an L4 validates only with them empty, and
     // devalidation empties them again. 0 (the default): the slot stays empty.
     virtual uint64_t reserved_l4_entry(DomId /*owner*/, unsigned /*slot*/) const { return 0; }
+
+    // The machine's own hypercalls (bare metal: traps, descriptors, vCPUs,
+    // console, ...): the core's hypercall() comes here for every number its
+    // table lacks, so that a direct call and a multicall entry reach them the
+    // same way. Arguments in f.arg, as in Xen's ABI; a preemptible one
+    // rewrites them and returns preempted(). Default (the sim): -ENOSYS.
+    virtual HcResult arch_hypercall(Vcpu& /*v*/, HypercallFrame& /*f*/) { return done(-XEN_ENOSYS); }
 
 protected:
     ~Platform() = default;

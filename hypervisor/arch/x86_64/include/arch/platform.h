@@ -16,6 +16,8 @@ public:
     int copy_to_guest(Vcpu& v, Vaddr dst, const void* src, size_t n) override;
     void load_base(Vcpu& v) override;
     uint64_t reserved_l4_entry(DomId owner, unsigned slot) const override;
+    // The bare-metal hypercalls (guest_hypercalls.cc's table).
+    HcResult arch_hypercall(Vcpu& v, HypercallFrame& f) override;
     // tables_written: x86 page walkers are coherent with the data cache, so
     // the core's default (nothing to clean) is right here.
 };
