@@ -57,7 +57,7 @@ void guest_console_flush(Vcpu& v)
 // multicall resumes at this entry), returning 0 at the end.
 HcResult do_console_io(Vcpu& v, HypercallFrame& f)
 {
-    // cmd is an int in Xen's prototype: the register's high half is not looked at.
+    // cmd is an int in Xen's prototype: the argument's high half is not looked at.
     if (!arch_subop_known(__HYPERVISOR_console_io, uint32_t(f.arg[0]))) return done(-XEN_ENOSYS);   // CONSOLEIO_write only
     const int64_t count = int64_t(int32_t(f.arg[1]));   // an int in Xen's prototype
     if (count < 0) return done(-XEN_EINVAL);

@@ -173,7 +173,7 @@ long vcpu_up(Vcpu& t)
 long do_vcpu_op(Vcpu& v, HypercallFrame& f)
 {
     Domain& d = *v.domain;
-    // An int cmd and an unsigned int vCPU in Xen's prototype: the registers'
+    // An int cmd and an unsigned int vCPU in Xen's prototype: the arguments'
     // high halves are not looked at.
     const uint32_t cmd = uint32_t(f.arg[0]), id = uint32_t(f.arg[1]);
     if (id >= d.nr_vcpus) return -XEN_ENOENT;   // Xen checks the vCPU first

@@ -70,7 +70,7 @@ bool check_machine(DomId caller, pvmmu_invariants& out)
 
 } // namespace
 
-// pvmmu_op(cmd, a1, a2): RDI, RSI, RDX.
+// pvmmu_op(cmd, a1, a2): arg[0..2] (RDI, RSI, RDX when called directly).
 long do_pvmmu_op(Vcpu& v, HypercallFrame& f)
 {
     if (!arch_subop_known(__HYPERVISOR_pvmmu_op, f.arg[0])) return -XEN_ENOSYS;
