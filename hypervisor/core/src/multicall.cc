@@ -18,6 +18,21 @@ namespace pvmmu {
 // pins of big trees are not 64 units of work (issue 12, finding 8).
 static constexpr uint64_t kEntriesPerRound = 64;
 
+namespace {
+
+// An entry replaced the guest's registers (iret): the list ends at it, its
+// result the multicall's, which lands in the guest's RAX. Its entry gets the
+// result too, best effort (as Xen: a failed write is no -EFAULT, the
+// registers are the frame's either way).
+HcResult ended(Platform& plat, Vcpu& v, Vaddr at, long rc)
+{
+    const uint64_t result = uint64_t(rc);
+    (void)plat.copy_to_guest(v, Vaddr{at.v + offsetof(multicall_entry_t, result)}, &result, sizeof(result));
+    return done(rc);
+}
+
+} // namespace
+
 HcResult do_multicall(Hypervisor& hv, Vcpu& v, HypercallFrame& f)
 {
     if (!v.domain->policy.allows(Perm::Multicall)) return done(-XEN_EPERM);
@@ -38,13 +53,13 @@ HcResult do_multicall(Hypervisor& hv, Vcpu& v, HypercallFrame& f)
         if (plat.copy_from_guest(v, &e, at, sizeof(e))) return done(-XEN_EFAULT);
 
         long result;
-        bool last = false;
         if (e.op == __HYPERVISOR_multicall) {
             result = -XEN_EINVAL;
         } else {
             HypercallFrame inner{e.op, {e.args[0], e.args[1], e.args[2], e.args[3], e.args[4], e.args[5]}};
             const HcResult r = hypercall(hv, v, inner);
-            if (r.preempted) {
+            if (r.end != HcEnd::Done) [[unlikely]] {
+                if (r.end == HcEnd::EndsMulticall) return ended(plat, v, at, r.rc);
                 for (unsigned k = 0; k < 6; ++k) e.args[k] = inner.arg[k];
                 if (plat.copy_to_guest(v, at, &e, sizeof(e))) return done(-XEN_EFAULT);
                 f.arg[0] = at.v;
@@ -52,15 +67,11 @@ HcResult do_multicall(Hypervisor& hv, Vcpu& v, HypercallFrame& f)
                 return preempted();
             }
             result = r.rc;
-            last = r.ends_multicall;
         }
         e.result = uint64_t(result);
-        const int stored = plat.copy_to_guest(v, Vaddr{at.v + offsetof(multicall_entry_t, result)}, &e.result,
-                                              sizeof(e.result));
-        // After an iret the guest's registers are its frame's: the result
-        // goes to RAX whether or not the entry took it (as Xen, best effort).
-        if (last) return done(result);
-        if (stored) return done(-XEN_EFAULT);
+        if (plat.copy_to_guest(v, Vaddr{at.v + offsetof(multicall_entry_t, result)}, &e.result,
+                               sizeof(e.result)))
+            return done(-XEN_EFAULT);
     }
     return done(0);
 }

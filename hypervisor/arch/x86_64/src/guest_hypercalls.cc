@@ -102,7 +102,7 @@ void syscall_dispatch(TrapFrame* f)
     Vcpu& v = *this_cpu().vcpu;
     HypercallFrame hf{f->rax, {f->rdi, f->rsi, f->rdx, f->r10, f->r8, f->r9}};
     const HcResult r = hypercall(*core(), v, hf);
-    if (!r.preempted) {
+    if (!r.preempted()) {
         f->rax = uint64_t(r.rc);
         return;
     }
