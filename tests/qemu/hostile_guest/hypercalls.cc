@@ -185,7 +185,14 @@ void make_xen_version(Made& m)
     m.c.name = "xen_version";
 }
 
-void make_multicall(Made& m, unsigned depth)
+// Entries run as the same calls made directly, the hypervisor's own too (as
+// on Xen): past the n entries made here the memory reads as zeros
+// (pick_count's zero_after), and a list that is not one (a refused or
+// read-only pointer: zero page-table entries) has zero entries too, each
+// an op 0, set_trap_table(NULL), which clears the trap table. So such a
+// call changes the traps, and where traps must stay whole (traps_follow)
+// its count is n, or 0 for a list that is not one.
+void make_multicall(Made& m, unsigned depth, bool traps_follow = false)
 {
     const uint64_t n = 1 + rng.below(6);
     uint64_t list;
@@ -200,6 +207,10 @@ void make_multicall(Made& m, unsigned depth)
     // Now and then the list names itself: the hypervisor must not run it twice.
     m.c = Call{__HYPERVISOR_multicall, {p, pick_count(n, list, sizeof(multicall_entry_t))}};
     m.c.name = "multicall";
+    if (!list || uint32_t(m.c.a[1]) > n) {
+        if (traps_follow) m.c.a[1] = list ? n : 0;
+        else m.after = After::TrapsChanged;
+    }
 }
 
 void make_unknown(Made& m)
@@ -512,7 +523,7 @@ Made make(unsigned depth, bool traps_follow)
     if (r < 18) make_mmu_update(m);
     else if (r < 31) make_mmuext_op(m);
     else if (r < 41) make_update_va_mapping(m);
-    else if (r < 46) make_multicall(m, depth);
+    else if (r < 46) make_multicall(m, depth, traps_follow);
     else if (r < 49) make_xen_version(m);
     else if (r < 54) make_set_trap_table(m);
     else if (r < 57) make_set_gdt(m);
