@@ -58,14 +58,16 @@ void guest_console_flush(Vcpu& v)
 HcResult do_console_io(Vcpu& v, HypercallFrame& f)
 {
     // cmd is an int in Xen's prototype: the argument's high half is not looked at.
-    if (!arch_subop_known(__HYPERVISOR_console_io, uint32_t(f.arg[0]))) return done(-XEN_ENOSYS);   // CONSOLEIO_write only
+    if (!arch_subop_known(__HYPERVISOR_console_io, uint32_t(f.arg[0])))   // CONSOLEIO_write only
+        return done(-XEN_ENOSYS);
     const int64_t count = int64_t(int32_t(f.arg[1]));   // an int in Xen's prototype
     if (count < 0) return done(-XEN_EINVAL);
     char chunk[128];
     int64_t taken = 0;
     while (taken < count && taken < kConsoleRound) {
         const size_t n = size_t(count - taken) < sizeof(chunk) ? size_t(count - taken) : sizeof(chunk);
-        if (core()->platform().copy_from_guest(v, chunk, Vaddr{f.arg[2] + uint64_t(taken)}, n)) return done(-XEN_EFAULT);
+        if (core()->platform().copy_from_guest(v, chunk, Vaddr{f.arg[2] + uint64_t(taken)}, n))
+            return done(-XEN_EFAULT);
         put(v, chunk, n);
         taken += int64_t(n);
     }

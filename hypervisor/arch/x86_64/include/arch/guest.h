@@ -153,23 +153,23 @@ bool kernel_stack_ok(uint64_t ss, uint64_t sp);
 // ones that may be continued, or that replace the guest's registers (iret),
 // give an HcResult.
 HcResult do_set_trap_table(Vcpu& v, HypercallFrame& f);
-HcResult do_iret(Vcpu& v, HypercallFrame& f);   // reads and replaces guest_regs()
+HcResult do_iret(Vcpu& v, HypercallFrame& f);            // reads and replaces guest_regs()
 long do_set_callbacks(Vcpu& v, HypercallFrame& f);
 long do_callback_op(Vcpu& v, HypercallFrame& f);
 long do_stack_switch(Vcpu& v, HypercallFrame& f);
-long do_vcpu_op(Vcpu& v, HypercallFrame& f);   // guest_vcpu.cc
-long do_set_gdt(Vcpu& v, HypercallFrame& f);            // guest_gdt.cc
-long do_update_descriptor(Vcpu& v, HypercallFrame& f);  // guest_gdt.cc
-HcResult do_console_io(Vcpu& v, HypercallFrame& f);         // guest_console.cc
-long do_event_channel_op(Vcpu& v, HypercallFrame& f);   // guest_console.cc
-long do_pvmmu_op(Vcpu& v, HypercallFrame& f);           // pvmmu_op.cc
-long do_memory_op(Vcpu& v, HypercallFrame& f);          // guest_memory.cc
-long do_fpu_taskswitch(Vcpu& v, HypercallFrame& f);     // guest_emulate.cc
-long do_vm_assist(Vcpu& v, HypercallFrame& f);          // guest_emulate.cc
-long do_set_segment_base(Vcpu& v, HypercallFrame& f);   // guest_emulate.cc
-long do_set_debugreg(Vcpu& v, HypercallFrame& f);       // guest_debug.cc
-long do_get_debugreg(Vcpu& v, HypercallFrame& f);       // guest_debug.cc
-long do_physdev_op(Vcpu& v, HypercallFrame& f);         // guest_io.cc
+long do_vcpu_op(Vcpu& v, HypercallFrame& f);             // guest_vcpu.cc
+long do_set_gdt(Vcpu& v, HypercallFrame& f);             // guest_gdt.cc
+long do_update_descriptor(Vcpu& v, HypercallFrame& f);   // guest_gdt.cc
+HcResult do_console_io(Vcpu& v, HypercallFrame& f);      // guest_console.cc
+long do_event_channel_op(Vcpu& v, HypercallFrame& f);    // guest_console.cc
+long do_pvmmu_op(Vcpu& v, HypercallFrame& f);            // pvmmu_op.cc
+long do_memory_op(Vcpu& v, HypercallFrame& f);           // guest_memory.cc
+long do_fpu_taskswitch(Vcpu& v, HypercallFrame& f);      // guest_emulate.cc
+long do_vm_assist(Vcpu& v, HypercallFrame& f);           // guest_emulate.cc
+long do_set_segment_base(Vcpu& v, HypercallFrame& f);    // guest_emulate.cc
+long do_set_debugreg(Vcpu& v, HypercallFrame& f);        // guest_debug.cc
+long do_get_debugreg(Vcpu& v, HypercallFrame& f);        // guest_debug.cc
+long do_physdev_op(Vcpu& v, HypercallFrame& f);          // guest_io.cc
 
 // The running vCPU's debug registers (guest_debug.cc). DrPolicy of v: its
 // CPUID and virtual CR4.DE.
