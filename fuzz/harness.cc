@@ -195,12 +195,12 @@ bool Harness::call(uint8_t op, HypercallFrame f, bool single)
         const HcResult r = hypercall(hv_, v, f);
         ++out_.rounds;
         publish_roots();
-        if (opt_.inject == Inject::BumpCountAfterFirstCall && out_.calls == 1 && !r.preempted)
+        if (opt_.inject == Inject::BumpCountAfterFirstCall && out_.calls == 1 && !r.preempted())
             hv_.frame(lays_[0].l4).count.fetch_add(1);
         // Long continuations are checked on every round at first, then sparsely.
-        if ((round < 64 || round % 64 == 0 || !r.preempted) && !check(r.preempted ? "between rounds" : "after the call"))
+        if ((round < 64 || round % 64 == 0 || !r.preempted()) && !check(r.preempted() ? "between rounds" : "after the call"))
             return false;
-        if (!r.preempted) {
+        if (!r.preempted()) {
             rc = r.rc;
             break;
         }

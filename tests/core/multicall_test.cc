@@ -148,5 +148,82 @@ TEST_F(MulticallSmallBudgetTest, PreemptedEntryIsContinuedAndGetsItsFinalResult)
     EXPECT_TRUE(only(expected, m));
 }
 
+// A platform's own hypercalls (Platform::arch_hypercall) are reached for every
+// number the core's table lacks, directly and inside a multicall alike: one
+// dispatch. Here the platform's stand-in is the test's: op 40 returns its
+// first argument plus 1; op 41 is continued once (its argument counts the
+// rounds left); op 42 is an iret, which ends the list.
+class ArchHypercallTest : public MulticallTest {
+protected:
+    ArchHypercallTest()
+    {
+        m.platform().arch = [this](Vcpu&, HypercallFrame& f) -> HcResult {
+            seen.push_back(f.op);
+            if (f.op == 40) return done(long(f.arg[0] + 1));
+            if (f.op == 41) {
+                if (f.arg[0] == 0) return done(7);
+                --f.arg[0];
+                return preempted();
+            }
+            if (f.op == 42) return ends_multicall(0x2222);
+            return done(-XEN_ENOSYS);
+        };
+    }
+    std::vector<uint64_t> seen;
+};
+
+TEST_F(ArchHypercallTest, DirectCallOfANumberNotTheCoresReachesThePlatform)
+{
+    Snapshot before(m);
+    EXPECT_EQ(m.call(v0(), 40, 5), 6);
+    EXPECT_EQ(m.call(v0(), 63), -XEN_ENOSYS);
+    unsigned continuations = 0;
+    EXPECT_EQ(m.call(v0(), 41, 2, 0, 0, 0, 0, &continuations), 7);
+    EXPECT_EQ(continuations, 2u);
+    EXPECT_EQ(seen, (std::vector<uint64_t>{40, 63, 41, 41, 41}));
+    EXPECT_TRUE(unchanged(before, m));
+}
+
+TEST_F(ArchHypercallTest, CoreNumbersNeverReachThePlatform)
+{
+    std::vector<multicall_entry_t> list{entry(__HYPERVISOR_xen_version, {XENVER_version})};
+    EXPECT_EQ(multicall(list), 0);
+    EXPECT_EQ(long(list[0].result), (4l << 16) | 17);
+    EXPECT_TRUE(seen.empty());
+}
+
+TEST_F(ArchHypercallTest, MulticallEntriesReachThePlatformAndAContinuedOneFinishesFirst)
+{
+    std::vector<multicall_entry_t> list{
+        entry(40, {1}),
+        entry(__HYPERVISOR_update_va_mapping, {lay.va(600).v, map(600, kDataFlags | NX), UVMF_NONE}),
+        entry(41, {3}),
+        entry(40, {9}),
+        entry(63, {}),
+    };
+    Snapshot before(m);
+    unsigned continuations = 0;
+    EXPECT_EQ(multicall(list, &continuations), 0);
+    EXPECT_EQ(continuations, 3u);   // the multicall continued with entry 2's rewritten argument
+    EXPECT_EQ(long(list[0].result), 2);
+    EXPECT_EQ(long(list[1].result), 0);
+    EXPECT_EQ(long(list[2].result), 7);
+    EXPECT_EQ(list[2].args[0], 0u);   // what was left, as the entry was last continued
+    EXPECT_EQ(long(list[3].result), 10);
+    EXPECT_EQ(long(list[4].result), -XEN_ENOSYS);
+    EXPECT_EQ(seen, (std::vector<uint64_t>{40, 41, 41, 41, 41, 40, 63}));
+    EXPECT_TRUE(only(Changes(before).word(l1_of(600), idx(600), map(600, kDataFlags | NX)), m));
+}
+
+TEST_F(ArchHypercallTest, AnEntryThatReplacesTheRegistersEndsTheList)
+{
+    std::vector<multicall_entry_t> list{entry(40, {1}), entry(42, {}), entry(40, {2})};
+    EXPECT_EQ(multicall(list), 0x2222);   // the iret's result is the multicall's (Xen's mc_exit)
+    EXPECT_EQ(long(list[0].result), 2);
+    EXPECT_EQ(long(list[1].result), 0x2222);
+    EXPECT_EQ(list[2].result, 0xdeadbeefu);   // never ran
+    EXPECT_EQ(seen, (std::vector<uint64_t>{40, 42}));
+}
+
 } // namespace
 } // namespace pvmmu::test

@@ -82,7 +82,7 @@ TEST_F(SmallBudgetTest, PreemptedBatchRewritesItsArgumentsAndPdone)
     HypercallFrame f{__HYPERVISOR_mmu_update, {uint64_t(reqs.data()), 20, uint64_t(&done), DOMID_SELF, 0, 0}};
 
     HcResult r = issue(f);
-    EXPECT_TRUE(r.preempted);
+    EXPECT_TRUE(r.preempted());
     EXPECT_EQ(r.rc, 0);
     EXPECT_EQ(f.arg[0], uint64_t(reqs.data() + 8));
     EXPECT_EQ(f.arg[1], 12u | PVMMU_MMU_UPDATE_PREEMPTED);
@@ -91,13 +91,13 @@ TEST_F(SmallBudgetTest, PreemptedBatchRewritesItsArgumentsAndPdone)
     EXPECT_TRUE(only(nx_set(before, 600, 608), m));
 
     r = issue(f);
-    EXPECT_TRUE(r.preempted);
+    EXPECT_TRUE(r.preempted());
     EXPECT_EQ(f.arg[0], uint64_t(reqs.data() + 16));
     EXPECT_EQ(f.arg[1], 4u | PVMMU_MMU_UPDATE_PREEMPTED);
     EXPECT_EQ(done, 16u);
 
     r = issue(f);
-    EXPECT_FALSE(r.preempted);
+    EXPECT_FALSE(r.preempted());
     EXPECT_EQ(r.rc, 0);
     EXPECT_EQ(done, 20u);
     EXPECT_TRUE(only(nx_set(before, 600, 620), m));
@@ -110,11 +110,11 @@ TEST_F(SmallBudgetTest, ContinuationTakesItsStartingCountFromPdone)
     for (uint64_t g = 600; g < 612; ++g) reqs.push_back(nx(g));
     unsigned done = 0;
     HypercallFrame f{__HYPERVISOR_mmu_update, {uint64_t(reqs.data()), 12, uint64_t(&done), DOMID_SELF, 0, 0}};
-    ASSERT_TRUE(issue(f).preempted);
+    ASSERT_TRUE(issue(f).preempted());
     ASSERT_EQ(done, 8u);
     done = 100;
     const HcResult r = issue(f);
-    EXPECT_FALSE(r.preempted);
+    EXPECT_FALSE(r.preempted());
     EXPECT_EQ(r.rc, 0);
     EXPECT_EQ(done, 104u);
     EXPECT_EQ(*pte(611) & NX, NX);
@@ -145,7 +145,7 @@ TEST_F(SmallBudgetTest, FlagRangeCountsEveryEntryAgainstTheBudget)
     unsigned done = 0;
     HypercallFrame f{__HYPERVISOR_mmu_update, {uint64_t(reqs.data()), 3, uint64_t(&done), DOMID_SELF, 0, 0}};
     HcResult r = issue(f);
-    EXPECT_TRUE(r.preempted);   // 10 entries > budget 8: one request per round
+    EXPECT_TRUE(r.preempted());   // 10 entries > budget 8: one request per round
     EXPECT_EQ(f.arg[1], 2u | PVMMU_MMU_UPDATE_PREEMPTED);
     EXPECT_EQ(done, 1u);
     EXPECT_TRUE(only(nx_set(before, 600, 610), m));
@@ -182,7 +182,7 @@ TEST_F(SmallBudgetTest, BatchOfExactlyTheBudgetIsNotPreempted)
     unsigned done = 0;
     HypercallFrame f{__HYPERVISOR_mmu_update, {uint64_t(reqs.data()), 8, uint64_t(&done), DOMID_SELF, 0, 0}};
     const HcResult r = issue(f);
-    EXPECT_FALSE(r.preempted);
+    EXPECT_FALSE(r.preempted());
     EXPECT_EQ(r.rc, 0);
     EXPECT_EQ(done, 8u);
     EXPECT_TRUE(only(nx_set(before, 600, 608), m));

@@ -146,7 +146,7 @@ TEST_F(InvariantsHoldPreempted, BetweenTheRoundsOfABatch)
         const HcResult r = hypercall(hv(), v0(), f);
         ++rounds;
         EXPECT_TRUE(invariants_hold(m)) << "after round " << rounds;
-        if (!r.preempted) {
+        if (!r.preempted()) {
             EXPECT_EQ(r.rc, 0);
             break;
         }

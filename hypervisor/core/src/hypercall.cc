@@ -1,4 +1,5 @@
-// Hypercall dispatch table (STYLE 2: a table, the default is -ENOSYS).
+// Hypercall dispatch table (STYLE 2: a table). A number not in it is the
+// platform's (Platform::arch_hypercall), whose default is -ENOSYS.
 #include "core/hypercall.h"
 
 #include <pvmmu/abi.h>
@@ -16,10 +17,21 @@ constexpr HypercallTable<Handler>::Entry kEntries[] = {
 };
 constexpr HypercallTable<Handler> kHandlers(kEntries);
 
+namespace {
+
+// Out of line, so that the core's own numbers (the per-PTE path: mmu_update
+// direct or in a multicall) pay only the table's compare for the fallback.
+[[gnu::noinline]] HcResult platform_hypercall(Hypervisor& hv, Vcpu& v, HypercallFrame& frame)
+{
+    return hv.platform().arch_hypercall(v, frame);
+}
+
+} // namespace
+
 HcResult hypercall(Hypervisor& hv, Vcpu& v, HypercallFrame& frame)
 {
     const Handler h = kHandlers.find(frame.op);
-    return h ? h(hv, v, frame) : done(-XEN_ENOSYS);
+    return h ? h(hv, v, frame) : platform_hypercall(hv, v, frame);
 }
 
 long hypercall_to_completion(Hypervisor& hv, Vcpu& v, HypercallFrame frame, unsigned* continuations)
@@ -27,7 +39,7 @@ long hypercall_to_completion(Hypervisor& hv, Vcpu& v, HypercallFrame frame, unsi
     unsigned n = 0;
     for (;;) {
         const HcResult r = hypercall(hv, v, frame);
-        if (!r.preempted) {
+        if (!r.preempted()) {
             if (continuations) *continuations = n;
             return r.rc;
         }

@@ -2,7 +2,10 @@
 // one's result in its entry. Entries do not stop the list when they fail (Xen).
 // A multicall inside a multicall is refused (-EINVAL in that entry's result).
 // When an entry is preempted, its rewritten arguments are stored back into the
-// guest's entry and the multicall itself continues from that entry.
+// guest's entry and the multicall itself continues from that entry. Every
+// hypercall reaches an entry as it reaches a direct call (core/hypercall.h:
+// the core's table, then the platform's); one that replaced the guest's
+// registers (iret) ends the list, its result the multicall's (Xen's mc_exit).
 #include <pvmmu/abi.h>
 
 #include "core/hypercall.h"
@@ -14,6 +17,21 @@ namespace pvmmu {
 // worth of page-table entries during the round (Domain::table_work): 64 one-op
 // pins of big trees are not 64 units of work (issue 12, finding 8).
 static constexpr uint64_t kEntriesPerRound = 64;
+
+namespace {
+
+// An entry replaced the guest's registers (iret): the list ends at it, its
+// result the multicall's, which lands in the guest's RAX. Its entry gets the
+// result too, best effort (as Xen: a failed write is no -EFAULT, the
+// registers are the frame's either way).
+HcResult ended(Platform& plat, Vcpu& v, Vaddr at, long rc)
+{
+    const uint64_t result = uint64_t(rc);
+    (void)plat.copy_to_guest(v, Vaddr{at.v + offsetof(multicall_entry_t, result)}, &result, sizeof(result));
+    return done(rc);
+}
+
+} // namespace
 
 HcResult do_multicall(Hypervisor& hv, Vcpu& v, HypercallFrame& f)
 {
@@ -40,7 +58,8 @@ HcResult do_multicall(Hypervisor& hv, Vcpu& v, HypercallFrame& f)
         } else {
             HypercallFrame inner{e.op, {e.args[0], e.args[1], e.args[2], e.args[3], e.args[4], e.args[5]}};
             const HcResult r = hypercall(hv, v, inner);
-            if (r.preempted) {
+            if (r.end != HcEnd::Done) [[unlikely]] {
+                if (r.end == HcEnd::EndsMulticall) return ended(plat, v, at, r.rc);
                 for (unsigned k = 0; k < 6; ++k) e.args[k] = inner.arg[k];
                 if (plat.copy_to_guest(v, at, &e, sizeof(e))) return done(-XEN_EFAULT);
                 f.arg[0] = at.v;

@@ -47,6 +47,12 @@
 //   DPL-0 data, a call gate, 32-bit code and a not-present TSS: Xen takes
 //   them, pvmmu refuses them as set_gdt does (-EINVAL).
 // - MMUEXT_SET_LDT and SEGBASE_GS_USER_SEL (ldt_checks).
+// - Multicalls of update_descriptor, set_gdt, stack_switch, fpu_taskswitch,
+//   set_segment_base, sched_op with update_va_mapping, mmu_update and
+//   mmuext_op: each entry's result and effect as the call's made directly;
+//   a continued set_trap_table finishes before the next entry; a nested
+//   multicall -EINVAL; an iret entry resumes the guest at its frame and
+//   ends the list (the entries after it not run).
 #include "tiny_guest.h"
 
 #include <xen/arch-x86/cpuid.h>
@@ -71,6 +77,15 @@ extern "C" HIDDEN char c_rd_cr0[], c_rd_cr2[], c_rd_cr3[], c_rd_cr3_r9[], c_rd_c
     c_inl[], c_inl_imm[], c_armed[], c_inb_end[], c_outb[], c_outl[], c_rep_insb[], c_rep_outsb[], c_cli[], c_sti[],
     c_load_es[], c_rd_fs[], c_rd_gs[], c_fs_read[], c_gs_sel[];
 extern "C" HIDDEN uint64_t conform_rsp, conform_r12;
+// conform_mc_iret(list, nr) issues multicall(list, nr) with an iret_context
+// on its stack that resumes at conform_mc_iret_back (CS and RFLAGS from
+// conform_iret_cs/_rflags, RSP its own on entry): the multicall's stub pushes
+// RCX (0x1111: the frame's R11) and R11 (0x2222: the frame's RAX), and the
+// stub's return address is the frame's RCX. Resumed there, it records RCX
+// and R11 in conform_w[0..1] and returns RAX; if the multicall returns, -2.
+extern "C" HIDDEN char conform_mc_iret[], conform_mc_iret_ret[];
+extern "C" HIDDEN uint64_t conform_iret_cs, conform_iret_rflags;
+uint64_t conform_iret_cs, conform_iret_rflags;
 // vCPU 1 (vcpu_context): it starts at conform_vcpu1_start, an INT3; its #BP
 // handler aligns the stack and calls conform_vcpu1_trap.
 extern "C" HIDDEN char conform_vcpu1_start[], conform_vcpu1_bp[];
@@ -175,6 +190,28 @@ SNIPPET c_rd_fs
     mov %fs:0, %rax; ret
 SNIPPET c_rd_gs
     mov %gs:0, %rax; ret
+SNIPPET conform_mc_iret
+    mov %rsp, %rbx
+    mov %ss, %eax
+    push %rax                       /* ss */
+    push %rbx                       /* rsp: conform_call's return address on top */
+    pushq conform_iret_rflags(%rip)
+    pushq conform_iret_cs(%rip)
+    lea conform_mc_iret_back(%rip), %rax
+    push %rax                       /* rip */
+    pushq $0                        /* flags: not VGCF_in_syscall, so R11 and RCX come back */
+    mov $0x1111, %ecx
+    mov $0x2222, %r11d
+    lea hypercall_page + 13 * 32(%rip), %rax
+    call *%rax
+SNIPPET conform_mc_iret_ret
+    mov %rbx, %rsp
+    mov $-2, %rax
+    ret
+conform_mc_iret_back:
+    mov %rcx, conform_w(%rip)
+    mov %r11, conform_w+8(%rip)
+    ret
 SNIPPET c_wrmsr
     mov %edi, %ecx; mov %esi, %eax; mov %rsi, %rdx; shr $32, %rdx; wrmsr; xor %eax, %eax; ret
 SNIPPET c_inb
@@ -999,6 +1036,145 @@ void ldt_checks(const start_info_t* si, bool pvmmu)
     }
     check("SET_LDT of 0 entries", set_ldt(0, 0), 0);
     check("  selector 0x0f: #GP", trap_of(c_load_es, kSelLdt1), 13);
+// Multicalls of the hypercalls a PV kernel batches (Linux's xen_mc_*:
+// descriptors, the kernel stack, TS, segment bases, with MMU updates):
+// each entry runs as the same call made directly, its result in its entry,
+// a failing one does not stop the list; a multicall inside one is -EINVAL.
+// An entry that is continued (a long set_trap_table) finishes before the
+// next runs. An iret entry replaces the guest's registers and ends the
+// list there, its result the multicall's (Xen's mc_exit).
+constexpr uint64_t kUnrun = 0x5a5a5a5a;   // an entry's result before it runs
+alignas(64) multicall_entry_t g_mc[12];
+alignas(16) uint8_t g_mc_stack[4096];
+trap_info_t g_long_table[201];
+
+void mc_entry(unsigned i, unsigned op, uint64_t a0 = 0, uint64_t a1 = 0, uint64_t a2 = 0, uint64_t a3 = 0)
+{
+    g_mc[i] = multicall_entry_t{};
+    g_mc[i].op = op;
+    g_mc[i].result = kUnrun;
+    g_mc[i].args[0] = a0, g_mc[i].args[1] = a1, g_mc[i].args[2] = a2, g_mc[i].args[3] = a3;
+}
+
+long multicall(unsigned n) { return hypercall(__HYPERVISOR_multicall, uint64_t(g_mc), n); }
+
+// Each entry's result as `want` says; names the first that is not.
+void mc_results(const char* what, const long* want, unsigned n)
+{
+    for (unsigned i = 0; i < n; ++i) {
+        if (long(g_mc[i].result) == want[i]) continue;
+        write("  entry ");
+        write_hex(i);
+        write(": result ");
+        write_hex(g_mc[i].result);
+        write(", want ");
+        write_hex(uint64_t(want[i]));
+        write("\n");
+        check(what, 0, 1);
+        return;
+    }
+    check(what, 1, 1);
+}
+
+void multicalls(const start_info_t* si)
+{
+    const uint64_t va = uint64_t(g_gdt_page);
+    const xen_pfn_t mfn = p2m(si)[(va - XENPV_VIRT_BASE) >> 12];
+    const uint64_t entry1 = (mfn << 12) + 8;
+    const xen_pfn_t frames[1] = {mfn};
+    const long version = hypercall(__HYPERVISOR_xen_version, XENVER_version);
+    const uint64_t fs = uint64_t(&g_fs_word);
+    mmuext_op_t flush{};
+    flush.cmd = MMUEXT_TLB_FLUSH_LOCAL;
+    mc_entry(0, __HYPERVISOR_update_va_mapping, va, (mfn << 12) | 0x65, UVMF_INVLPG | UVMF_LOCAL);
+    mc_entry(1, __HYPERVISOR_set_gdt, uint64_t(frames), 4);
+    mc_entry(2, __HYPERVISOR_update_descriptor, entry1, kDescData3);
+    mc_entry(3, __HYPERVISOR_mmuext_op, uint64_t(&flush), 1, 0, DOMID_SELF);
+    mc_entry(4, __HYPERVISOR_stack_switch, FLAT_KERNEL_SS, uint64_t(g_mc_stack + sizeof(g_mc_stack)));
+    mc_entry(5, __HYPERVISOR_fpu_taskswitch, 1);
+    mc_entry(6, __HYPERVISOR_set_segment_base, SEGBASE_FS, fs);
+    mc_entry(7, __HYPERVISOR_set_segment_base, SEGBASE_FS, kNonCanonical);
+    mc_entry(8, __HYPERVISOR_update_descriptor, entry1 + 4, kDescData3);
+    mc_entry(9, __HYPERVISOR_sched_op, SCHEDOP_yield);
+    mc_entry(10, __HYPERVISOR_multicall, uint64_t(g_mc), 1);
+    mc_entry(11, __HYPERVISOR_xen_version, XENVER_version);
+    check("multicall: update_va_mapping, set_gdt, update_descriptor, mmuext_op, stack_switch, fpu_taskswitch, "
+          "set_segment_base, sched_op, ...", multicall(12), 0);
+    const long want1[] = {0, 0, 0, 0, 0, 0, 0, -XEN_EINVAL, -XEN_EINVAL, 0, -XEN_EINVAL, version};
+    mc_results("  each entry's result (a bad segment base and a misaligned descriptor -EINVAL, a nested multicall "
+               "-EINVAL)", want1, 12);
+    check("  update_descriptor: in the frame", g_gdt_page[1] == kDescData3, 1);
+    check("  selector 0x0b loads", trap_of(c_load_es, kSelEntry1), kNoTrap);
+    check("  set_segment_base: %fs:0 reads through it", through(c_rd_fs) == g_fs_word, 1);
+    check("  the refused base left it", base_msr(kMsrFs) == fs, 1);
+    check("  fpu_taskswitch: fnop #NM", trap_of(c_fnop), 7);
+    check("  fnop again: runs", trap_of(c_fnop), kNoTrap);
+
+    // Back, with mmu_update in the list: the GDT frame writable again.
+    const uint64_t l1e = l1_entry_of(si, va);
+    mmu_update_t req{l1e | MMU_NORMAL_PT_UPDATE, (mfn << 12) | 0x67};
+    unsigned req_done = 0;
+    mmuext_op_t invlpg{};
+    invlpg.cmd = MMUEXT_INVLPG_LOCAL;
+    invlpg.arg1.linear_addr = va;
+    const xen_pfn_t plain = p2m(si)[(uint64_t(g_plain_page) - XENPV_VIRT_BASE) >> 12];
+    mc_entry(0, __HYPERVISOR_set_segment_base, SEGBASE_FS, 0);
+    mc_entry(1, __HYPERVISOR_set_gdt, uint64_t(frames), 0);
+    mc_entry(2, __HYPERVISOR_mmu_update, uint64_t(&req), 1, uint64_t(&req_done), DOMID_SELF);
+    mc_entry(3, __HYPERVISOR_mmuext_op, uint64_t(&invlpg), 1, 0, DOMID_SELF);
+    mc_entry(4, __HYPERVISOR_update_descriptor, (plain << 12) + 24, kDescData3);
+    mc_entry(5, __HYPERVISOR_fpu_taskswitch, 0);
+    check("multicall: set_segment_base, set_gdt, mmu_update, mmuext_op, update_descriptor, fpu_taskswitch",
+          multicall(6), 0);
+    const long want2[] = {0, 0, 0, 0, 0, 0};
+    mc_results("  each entry's result", want2, 6);
+    check("  mmu_update: 1 done", long(req_done), 1);
+    check("  the GDT frame writable: a store", trap_of(c_store, uint64_t(&g_gdt_page[3]), 0), kNoTrap);
+    check("  update_descriptor of a writable frame: in it", g_plain_page[3] == kDescData3, 1);
+    check("  %fs base 0", long(base_msr(kMsrFs)), 0);
+    check("  fnop: runs", trap_of(c_fnop), kNoTrap);
+
+    // A set_trap_table entry long enough to be continued (pvmmu: every 64
+    // entries; Xen: when it has other work) finishes before the entries
+    // after it: vector 0x70 (and its twin 0xe0, see delivered()) is DPL 0
+    // early in the list and DPL 3 at its end.
+    unsigned n = 0;
+    g_long_table[n++] = entry(0x70, 0);
+    g_long_table[n++] = entry(0xe0, 0);
+    while (n < 198) {
+        const unsigned vec = n % 32;
+        g_long_table[n] = entry(vec, vec == 3 ? 3 : 0);
+        ++n;
+    }
+    g_long_table[n++] = entry(0x70, 3);
+    g_long_table[n++] = entry(0xe0, 3);
+    g_long_table[n] = trap_info_t{0, 0, 0, 0};
+    mc_entry(0, __HYPERVISOR_set_trap_table, uint64_t(g_long_table));
+    mc_entry(1, __HYPERVISOR_xen_version, XENVER_version);
+    mc_entry(2, __HYPERVISOR_fpu_taskswitch, 0);
+    check("multicall: set_trap_table of 200 entries, xen_version, fpu_taskswitch", multicall(3), 0);
+    const long want3[] = {0, version, 0};
+    mc_results("  each entry's result", want3, 3);
+    check("  int $0x70: delivered (the table's last entries taken)", delivered(0x70), 1);
+    check("  int3: #BP", trap_of(c_int3), 3);
+    const trap_info_t off[3] = {entry(0x70, 0), entry(0xe0, 0), trap_info_t{0, 0, 0, 0}};
+    check("  vector 0x70 DPL 0 again", set_trap_table(off), 0);
+
+    // iret in a multicall, with the CS and RFLAGS of a bounce frame of the
+    // kernel (the int3 above: RIP, CS, RFLAGS), as a PV kernel returns.
+    conform_iret_cs = conform_w[1];
+    conform_iret_rflags = conform_w[2];
+    mc_entry(0, __HYPERVISOR_xen_version, XENVER_version);
+    mc_entry(1, __HYPERVISOR_iret);
+    mc_entry(2, __HYPERVISOR_set_segment_base, SEGBASE_FS, fs);
+    uint64_t rax = 0;
+    check("multicall: xen_version, iret, set_segment_base: resumed at the iret frame",
+          trap_of(conform_mc_iret, uint64_t(g_mc), 3, &rax), kNoTrap);
+    check("  RAX: the frame's", long(rax), 0x2222);
+    check("  RCX, R11: the frame's", conform_w[0] == uint64_t(conform_mc_iret_ret) && conform_w[1] == 0x1111, 1);
+    const long want4[] = {version, 0x2222, long(kUnrun)};
+    mc_results("  results: the iret's is the frame's RAX, the entry after it not run", want4, 3);
+    check("  %fs base still 0", long(base_msr(kMsrFs)), 0);
 }
 
 constexpr uint64_t kInvalidM2p = ~0ull;   // Xen's INVALID_M2P_ENTRY: no domain's frame
@@ -1159,6 +1335,7 @@ extern "C" [[noreturn]] void xenpv_start(const start_info_t* si, uint64_t initia
     hypercalls(pvmmu);
     update_descriptor_checks(si, pvmmu);
     ldt_checks(si, pvmmu);
+    multicalls(si);
     m2p(si, pvmmu);
     memory_queries(si, pvmmu, ((initial_sp + 4095) & ~4095ull) + 4096);
     vcpu_context(si);

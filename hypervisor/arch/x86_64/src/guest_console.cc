@@ -53,25 +53,28 @@ void guest_console_flush(Vcpu& v)
 // read in chunks: the bytes of chunks before one that faults are already in
 // the line (the console has no state to restore); the call then fails with
 // -EFAULT. After kConsoleRound bytes the arguments are advanced and the call
-// continues (the guest re-executes its SYSCALL), returning 0 at the end.
-long do_console_io(Vcpu& v, TrapFrame& f)
+// continues (a continuation: the guest re-executes its SYSCALL, or its
+// multicall resumes at this entry), returning 0 at the end.
+HcResult do_console_io(Vcpu& v, HypercallFrame& f)
 {
-    // cmd is an int in Xen's prototype: the register's high half is not looked at.
-    if (!arch_subop_known(__HYPERVISOR_console_io, uint32_t(f.rdi))) return -XEN_ENOSYS;   // CONSOLEIO_write only
-    const int64_t count = int64_t(int32_t(f.rsi));   // an int in Xen's prototype
-    if (count < 0) return -XEN_EINVAL;
+    // cmd is an int in Xen's prototype: the argument's high half is not looked at.
+    if (!arch_subop_known(__HYPERVISOR_console_io, uint32_t(f.arg[0])))   // CONSOLEIO_write only
+        return done(-XEN_ENOSYS);
+    const int64_t count = int64_t(int32_t(f.arg[1]));   // an int in Xen's prototype
+    if (count < 0) return done(-XEN_EINVAL);
     char chunk[128];
-    int64_t done = 0;
-    while (done < count && done < kConsoleRound) {
-        const size_t n = size_t(count - done) < sizeof(chunk) ? size_t(count - done) : sizeof(chunk);
-        if (core()->platform().copy_from_guest(v, chunk, Vaddr{f.rdx + uint64_t(done)}, n)) return -XEN_EFAULT;
+    int64_t taken = 0;
+    while (taken < count && taken < kConsoleRound) {
+        const size_t n = size_t(count - taken) < sizeof(chunk) ? size_t(count - taken) : sizeof(chunk);
+        if (core()->platform().copy_from_guest(v, chunk, Vaddr{f.arg[2] + uint64_t(taken)}, n))
+            return done(-XEN_EFAULT);
         put(v, chunk, n);
-        done += int64_t(n);
+        taken += int64_t(n);
     }
-    if (done == count) return 0;
-    f.rsi = uint64_t(count - done);
-    f.rdx += uint64_t(done);
-    return hypercall_continue(f);
+    if (taken == count) return done(0);
+    f.arg[1] = uint64_t(count - taken);
+    f.arg[2] += uint64_t(taken);
+    return preempted();   // the multicall or syscall_dispatch issues it again
 }
 
 // event_channel_op(cmd, arg): only EVTCHNOP_send on the console port, which
@@ -79,11 +82,11 @@ long do_console_io(Vcpu& v, TrapFrame& f)
 // out_cons and out_prod, at most the ring's size — the indices are the
 // guest's and may be anything; they are only ever used masked. The bytes are
 // copied out before they are printed, and out_cons then says they were read.
-long do_event_channel_op(Vcpu& v, TrapFrame& f)
+long do_event_channel_op(Vcpu& v, HypercallFrame& f)
 {
-    if (!arch_subop_known(__HYPERVISOR_event_channel_op, uint32_t(f.rdi))) return -XEN_ENOSYS;   // EVTCHNOP_send only (an int cmd)
+    if (!arch_subop_known(__HYPERVISOR_event_channel_op, uint32_t(f.arg[0]))) return -XEN_ENOSYS;   // EVTCHNOP_send only (an int cmd)
     evtchn_send_t s;
-    if (core()->platform().copy_from_guest(v, &s, Vaddr{f.rsi}, sizeof(s))) return -XEN_EFAULT;
+    if (core()->platform().copy_from_guest(v, &s, Vaddr{f.arg[1]}, sizeof(s))) return -XEN_EFAULT;
     if (s.port != kConsolePort) return -XEN_EINVAL;
     xencons_interface& ring = *guest_domain(v).console;
     std::atomic_ref<XENCONS_RING_IDX> cons_ref(ring.out_cons), prod_ref(ring.out_prod);

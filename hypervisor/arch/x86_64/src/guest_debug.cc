@@ -74,14 +74,14 @@ long guest_set_debugreg(Vcpu& v, unsigned reg, uint64_t value)
 }
 
 // set_debugreg(reg, value): 0 or the errno of dr_write.
-long do_set_debugreg(Vcpu& v, TrapFrame& f) { return guest_set_debugreg(v, unsigned(f.rdi), f.rsi); }
+long do_set_debugreg(Vcpu& v, HypercallFrame& f) { return guest_set_debugreg(v, unsigned(f.arg[0]), f.arg[1]); }
 
 // get_debugreg(reg): the value, or -ENODEV; as on Xen, a value that reads as
 // a negative errno cannot be told from one.
-long do_get_debugreg(Vcpu& v, TrapFrame& f)
+long do_get_debugreg(Vcpu& v, HypercallFrame& f)
 {
     uint64_t value;
-    if (const long rc = dr_read(arch(v).dr, unsigned(f.rdi), guest_dr_policy(v), value)) return rc;
+    if (const long rc = dr_read(arch(v).dr, unsigned(f.arg[0]), guest_dr_policy(v), value)) return rc;
     return long(value);
 }
 

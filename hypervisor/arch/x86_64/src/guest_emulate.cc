@@ -386,9 +386,9 @@ void guest_fpu_reset(Vcpu& v) { set_fpu_ts(arch(v), false); }
 
 // fpu_taskswitch(set): the virtual CR0.TS, as Xen's: set, the next x87/SSE
 // instruction raises #NM, delivered to the guest (which clears it); 0.
-long do_fpu_taskswitch(Vcpu& v, TrapFrame& f)
+long do_fpu_taskswitch(Vcpu& v, HypercallFrame& f)
 {
-    set_fpu_ts(arch(v), uint32_t(f.rdi) != 0);
+    set_fpu_ts(arch(v), uint32_t(f.arg[0]) != 0);
     return 0;
 }
 
@@ -421,20 +421,20 @@ void load_user_gs(Vcpu& v, uint16_t sel)
 // SEGBASE_GS_USER set that base (-EINVAL for one set_segment_base refuses);
 // SEGBASE_GS_USER_SEL loads a selector into %gs (load_user_gs), always 0.
 // Any other `which` is -EINVAL, as on Xen.
-long do_set_segment_base(Vcpu& v, TrapFrame& f)
+long do_set_segment_base(Vcpu& v, HypercallFrame& f)
 {
-    const unsigned which = unsigned(f.rdi);
+    const unsigned which = unsigned(f.arg[0]);
     if (which == SEGBASE_GS_USER_SEL) {
-        load_user_gs(v, uint16_t(f.rsi));
+        load_user_gs(v, uint16_t(f.arg[1]));
         return 0;
     }
-    return set_segment_base(v, which, f.rsi) ? 0 : -XEN_EINVAL;
+    return set_segment_base(v, which, f.arg[1]) ? 0 : -XEN_EINVAL;
 }
 
 // vm_assist(cmd, type): guest_decode.h's answer, recorded per domain.
-long do_vm_assist(Vcpu& v, TrapFrame& f)
+long do_vm_assist(Vcpu& v, HypercallFrame& f)
 {
-    const uint32_t cmd = uint32_t(f.rdi), type = uint32_t(f.rsi);
+    const uint32_t cmd = uint32_t(f.arg[0]), type = uint32_t(f.arg[1]);
     const long rc = vm_assist_result(cmd, type);
     if (rc) return rc;
     std::atomic<uint64_t>& bits = guest_domain(v).vm_assist;

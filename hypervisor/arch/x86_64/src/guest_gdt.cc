@@ -241,13 +241,13 @@ void update_copies(const GuestDomain& g, Mfn m, unsigned index, uint64_t e)
 // frames of the domain; their first `entries` descriptors become the calling
 // vCPU's GDT entries 0 .. entries - 1, all later ones (below the reserved
 // ones) null. Nothing changes on error.
-long do_set_gdt(Vcpu& v, TrapFrame& f)
+long do_set_gdt(Vcpu& v, HypercallFrame& f)
 {
-    const uint32_t entries = uint32_t(f.rsi);   // an unsigned int in Xen's prototype
+    const uint32_t entries = uint32_t(f.arg[1]);   // an unsigned int in Xen's prototype
     if (entries > FIRST_RESERVED_GDT_ENTRY) return -XEN_EINVAL;
     xen_pfn_t frames[FIRST_RESERVED_GDT_PAGE];
     const uint32_t nr = (entries + kEntriesPerPage - 1) / kEntriesPerPage;
-    if (core()->platform().copy_from_guest(v, frames, Vaddr{f.rdi}, nr * sizeof(xen_pfn_t))) return -XEN_EFAULT;
+    if (core()->platform().copy_from_guest(v, frames, Vaddr{f.arg[0]}, nr * sizeof(xen_pfn_t))) return -XEN_EFAULT;
     PerCpu& c = this_cpu();
     const DescLockHeld held(guest_domain(v));
     const unsigned w = c.gdt_active ^ 1;   // not in use: free to fill
@@ -289,9 +289,9 @@ int guest_set_ldt(Vcpu& v, Vaddr base, uint32_t ents)
 // descriptor type (they are copied), so that is always Xen's other case, a
 // writable one: a page table in use is -EINVAL, and while the reference is
 // held the frame cannot become one. Nothing changes on error.
-long do_update_descriptor(Vcpu& v, TrapFrame& f)
+long do_update_descriptor(Vcpu& v, HypercallFrame& f)
 {
-    const uint64_t maddr = f.rdi, desc = f.rsi;
+    const uint64_t maddr = f.arg[0], desc = f.arg[1];
     if ((maddr & 7) || !guest_desc_ok(desc)) return -XEN_EINVAL;
     Hypervisor& hv = *core();
     const Mfn m{maddr >> kPageShift};

@@ -1,15 +1,18 @@
 // Hypercalls from ring 3 (SPEC §3 "Other hypercalls", docs/abi.md "Bare-metal
 // guest ABI"): syscall_entry.S hands over the guest's registers in Xen's
 // x86-64 PV order — number in RAX, arguments in RDI, RSI, RDX, R10, R8, R9,
-// result in RAX. The hypercalls only a machine with real vCPUs has are in the
-// table here; every other number goes to the core's table (core/hypercall.h),
-// whose default is -ENOSYS.
+// result in RAX. Every call goes to the core's hypercall() (core/hypercall.h),
+// as a multicall's entries do; the hypercalls only a machine with real vCPUs
+// has are in the table here, which the core reaches for every number its own
+// table lacks (BareMetal::arch_hypercall), so that they run inside a
+// multicall as on Xen. A number in neither table is -ENOSYS.
 #include <pvmmu/abi.h>
 
 #include "arch/core_glue.h"
 #include "arch/guest.h"
 #include "arch/guest_surface.h"
 #include "arch/percpu.h"
+#include "arch/platform.h"
 #include "arch/quiesce.h"
 #include "arch/x86.h"
 #include "core/hypercall.h"
@@ -18,25 +21,18 @@ namespace pvmmu::x86 {
 
 namespace {
 
-// Xen's argument registers, in order.
-struct Args {
-    uint64_t a[6];
-    explicit Args(const TrapFrame& f) : a{f.rdi, f.rsi, f.rdx, f.r10, f.r8, f.r9} {}
-};
-
 // sched_op(cmd, arg): SCHEDOP_yield (a vCPU has its CPU to itself: nothing
 // to yield to) and SCHEDOP_shutdown with a sched_shutdown_t.
-long do_sched_op(Vcpu& v, TrapFrame& f)
+long do_sched_op(Vcpu& v, HypercallFrame& f)
 {
-    const Args a(f);
-    const uint32_t cmd = uint32_t(a.a[0]);   // an int in Xen's prototype
+    const uint32_t cmd = uint32_t(f.arg[0]);   // an int in Xen's prototype
     if (!arch_subop_known(__HYPERVISOR_sched_op, cmd)) return -XEN_ENOSYS;
     switch (cmd) {
     case SCHEDOP_yield:
         return 0;
     case SCHEDOP_shutdown: {
         sched_shutdown_t s;
-        if (core()->platform().copy_from_guest(v, &s, Vaddr{a.a[1]}, sizeof(s))) return -XEN_EFAULT;
+        if (core()->platform().copy_from_guest(v, &s, Vaddr{f.arg[1]}, sizeof(s))) return -XEN_EFAULT;
         if (s.reason > SHUTDOWN_MAX) return -XEN_EINVAL;
         guest_shutdown(s.reason);
     }
@@ -45,28 +41,35 @@ long do_sched_op(Vcpu& v, TrapFrame& f)
     }
 }
 
-using ArchHandler = long (*)(Vcpu&, TrapFrame&);
+using ArchHandler = HcResult (*)(Vcpu&, HypercallFrame&);
+
+// A handler that always completes, its result the call's.
+template <long (*Handler)(Vcpu&, HypercallFrame&)>
+HcResult completes(Vcpu& v, HypercallFrame& f)
+{
+    return done(Handler(v, f));
+}
 
 constexpr HypercallTable<ArchHandler>::Entry kArchEntries[] = {
     {__HYPERVISOR_set_trap_table, do_set_trap_table},
-    {__HYPERVISOR_set_gdt, do_set_gdt},
-    {__HYPERVISOR_update_descriptor, do_update_descriptor},
-    {__HYPERVISOR_stack_switch, do_stack_switch},
-    {__HYPERVISOR_fpu_taskswitch, do_fpu_taskswitch},
-    {__HYPERVISOR_vm_assist, do_vm_assist},
-    {__HYPERVISOR_set_callbacks, do_set_callbacks},
+    {__HYPERVISOR_set_gdt, completes<do_set_gdt>},
+    {__HYPERVISOR_update_descriptor, completes<do_update_descriptor>},
+    {__HYPERVISOR_stack_switch, completes<do_stack_switch>},
+    {__HYPERVISOR_fpu_taskswitch, completes<do_fpu_taskswitch>},
+    {__HYPERVISOR_vm_assist, completes<do_vm_assist>},
+    {__HYPERVISOR_set_callbacks, completes<do_set_callbacks>},
     {__HYPERVISOR_console_io, do_console_io},
     {__HYPERVISOR_iret, do_iret},
-    {__HYPERVISOR_sched_op, do_sched_op},
-    {__HYPERVISOR_callback_op, do_callback_op},
-    {__HYPERVISOR_vcpu_op, do_vcpu_op},
-    {__HYPERVISOR_event_channel_op, do_event_channel_op},
-    {__HYPERVISOR_memory_op, do_memory_op},
-    {__HYPERVISOR_pvmmu_op, do_pvmmu_op},
-    {__HYPERVISOR_set_debugreg, do_set_debugreg},
-    {__HYPERVISOR_get_debugreg, do_get_debugreg},
-    {__HYPERVISOR_physdev_op, do_physdev_op},
-    {__HYPERVISOR_set_segment_base, do_set_segment_base},
+    {__HYPERVISOR_sched_op, completes<do_sched_op>},
+    {__HYPERVISOR_callback_op, completes<do_callback_op>},
+    {__HYPERVISOR_vcpu_op, completes<do_vcpu_op>},
+    {__HYPERVISOR_event_channel_op, completes<do_event_channel_op>},
+    {__HYPERVISOR_memory_op, completes<do_memory_op>},
+    {__HYPERVISOR_pvmmu_op, completes<do_pvmmu_op>},
+    {__HYPERVISOR_set_debugreg, completes<do_set_debugreg>},
+    {__HYPERVISOR_get_debugreg, completes<do_get_debugreg>},
+    {__HYPERVISOR_physdev_op, completes<do_physdev_op>},
+    {__HYPERVISOR_set_segment_base, completes<do_set_segment_base>},
 };
 constexpr HypercallTable<ArchHandler> kArch(kArchEntries);
 
@@ -83,34 +86,29 @@ static_assert(table_is_the_surface(), "arch/guest_surface.h's kArchHypercalls mu
 
 } // namespace
 
-// Xen's continuation: the arguments now describe what is left, and the guest
-// re-executes its SYSCALL (2 bytes) with RAX still the number, so interrupts
-// are taken between the rounds.
-long hypercall_continue(TrapFrame& f)
+HcResult BareMetal::arch_hypercall(Vcpu& v, HypercallFrame& f)
 {
-    f.rip -= 2;
-    return long(f.rax);
+    const ArchHandler h = kArch.find(f.op);
+    return h ? h(v, f) : done(-XEN_ENOSYS);
 }
 
+// Every hypercall, the core's and the platform's, direct or in a multicall,
+// goes through the core's hypercall(). Xen's continuation: the arguments now
+// describe what is left, and the guest re-executes its SYSCALL (2 bytes) with
+// RAX still the number, so interrupts are taken between the rounds.
 void syscall_dispatch(TrapFrame* f)
 {
     const Section in_core;   // kept out while the invariant check runs
     Vcpu& v = *this_cpu().vcpu;
-    const uint64_t op = f->rax;
-    if (const ArchHandler h = kArch.find(op)) {
-        f->rax = uint64_t(h(v, *f));
-        return;
-    }
-    const Args a(*f);
-    HypercallFrame hf{op, {a.a[0], a.a[1], a.a[2], a.a[3], a.a[4], a.a[5]}};
+    HypercallFrame hf{f->rax, {f->rdi, f->rsi, f->rdx, f->r10, f->r8, f->r9}};
     const HcResult r = hypercall(*core(), v, hf);
-    if (!r.preempted) {
+    if (!r.preempted()) {
         f->rax = uint64_t(r.rc);
         return;
     }
     f->rdi = hf.arg[0], f->rsi = hf.arg[1], f->rdx = hf.arg[2];
     f->r10 = hf.arg[3], f->r8 = hf.arg[4], f->r9 = hf.arg[5];
-    hypercall_continue(*f);
+    f->rip -= 2;
 }
 
 } // namespace pvmmu::x86

@@ -135,11 +135,11 @@ int guest_port_io(Vcpu& v, TrapFrame& f, const PrivInsn& in, uint32_t* hits)
 // physdev_op(cmd, arg): PHYSDEVOP_set_iopl with Xen's checks (-EFAULT for
 // the argument, -EINVAL above 3); pvmmu has no physical devices to offer,
 // so every other sub-op is -ENOSYS.
-long do_physdev_op(Vcpu& v, TrapFrame& f)
+long do_physdev_op(Vcpu& v, HypercallFrame& f)
 {
-    if (!arch_subop_known(__HYPERVISOR_physdev_op, uint32_t(f.rdi))) return -XEN_ENOSYS;   // an int cmd
+    if (!arch_subop_known(__HYPERVISOR_physdev_op, uint32_t(f.arg[0]))) return -XEN_ENOSYS;   // an int cmd
     physdev_set_iopl s;
-    if (platform().copy_from_guest(v, &s, Vaddr{f.rsi}, sizeof(s))) return -XEN_EFAULT;
+    if (platform().copy_from_guest(v, &s, Vaddr{f.arg[1]}, sizeof(s))) return -XEN_EFAULT;
     if (s.iopl > 3) return -XEN_EINVAL;
     arch(v).iopl = uint8_t(s.iopl);
     return 0;

@@ -56,9 +56,9 @@ long reservation(Vcpu& v, unsigned op, uint64_t arg)
 
 } // namespace
 
-long do_memory_op(Vcpu& v, TrapFrame& f)
+long do_memory_op(Vcpu& v, HypercallFrame& f)
 {
-    const uint64_t cmd = f.rdi, arg = f.rsi;
+    const uint64_t cmd = f.arg[0], arg = f.arg[1];
     if (!arch_subop_known(__HYPERVISOR_memory_op, cmd)) return -XEN_ENOSYS;
     // The sub-ops answered take no extent (kMemopExtentShift's bits): Xen
     // answers -EINVAL to a non-zero one.

@@ -118,34 +118,38 @@ bool guest_deliver(TrapFrame& f, unsigned vector, bool error_code)
 // entries before stay, as on Xen): a handler that is not a guest address
 // -EINVAL (Xen checks only that it is canonical), an unreadable entry
 // -EFAULT. Xen sets no bound on the list; so that no call holds the CPU
-// unboundedly, it continues (hypercall_continue) every kTrapBatch entries.
-long do_set_trap_table(Vcpu& v, TrapFrame& f)
+// unboundedly, it continues (a continuation, direct or in a multicall) every
+// kTrapBatch entries.
+HcResult do_set_trap_table(Vcpu& v, HypercallFrame& f)
 {
     constexpr unsigned kTrapBatch = 64;
     VcpuArch& a = arch(v);
-    if (!f.rdi) {
+    if (!f.arg[0]) {
         for (TrapEntry& t : a.trap) t = TrapEntry{};
-        return 0;
+        return done(0);
     }
-    uint64_t list = f.rdi;
+    uint64_t list = f.arg[0];
     for (unsigned i = 0; i < kTrapBatch; ++i, list += sizeof(trap_info_t)) {
         trap_info_t t;
-        if (platform().copy_from_guest(v, &t, Vaddr{list}, sizeof(t))) return -XEN_EFAULT;
-        if (t.address == 0) return 0;
-        if (!trap_entry_ok(t)) return -XEN_EINVAL;
+        if (platform().copy_from_guest(v, &t, Vaddr{list}, sizeof(t))) return done(-XEN_EFAULT);
+        if (t.address == 0) return done(0);
+        if (!trap_entry_ok(t)) return done(-XEN_EINVAL);
         a.trap[t.vector] = trap_entry(t);
     }
-    f.rdi = list;   // what is left
-    return hypercall_continue(f);
+    f.arg[0] = list;   // what is left
+    return preempted();   // the multicall or syscall_dispatch issues it again
 }
 
 // iret: the frame is struct iret_context at the guest's RSP. RIP and RSP
 // must be guest addresses and CS/SS the flat ring-3 selectors (pvmmu has
 // 64-bit guests only); anything else crashes the domain, as a bad frame does
 // on Xen — the guest cannot be returned to. RAX, R11 and RCX come back from
-// the frame; the other registers are as the guest left them.
-long do_iret(Vcpu& v, TrapFrame& f)
+// the frame; the other registers are as the guest left them. The frame is
+// the guest's registers, not the call's arguments (it takes none): inside a
+// multicall too, where it is the last entry run (Xen's mc_exit).
+HcResult do_iret(Vcpu& v, HypercallFrame&)
 {
+    TrapFrame& f = guest_regs();
     iret_context ctx;
     if (platform().copy_from_guest(v, &ctx, Vaddr{f.rsp}, sizeof(ctx))) guest_crash(f, "iret: unreadable frame");
     if (!guest_va_ok(ctx.rip) || !guest_va_ok(ctx.rsp) || (ctx.cs | 3) != HV_SEL_GUEST_CS64 ||
@@ -158,7 +162,7 @@ long do_iret(Vcpu& v, TrapFrame& f)
     f.rflags = (ctx.rflags & kGuestRflags) | kRflagsIf | kRflagsFixed;
     f.rsp = ctx.rsp;
     f.ss = HV_SEL_GUEST_DS;
-    return long(ctx.rax);   // syscall_dispatch puts it in RAX
+    return ends_multicall(long(ctx.rax));   // syscall_dispatch puts it in RAX
 }
 
 namespace {
@@ -175,26 +179,26 @@ long register_callback(Vcpu& v, unsigned type, uint64_t address)
 
 // set_callbacks(event, failsafe, syscall): recorded, checked; pvmmu delivers
 // no events yet, so none is ever called.
-long do_set_callbacks(Vcpu& v, TrapFrame& f)
+long do_set_callbacks(Vcpu& v, HypercallFrame& f)
 {
-    if (!callbacks_ok(f.rdi, f.rsi, f.rdx)) return -XEN_EINVAL;
-    set_callbacks(arch(v), f.rdi, f.rsi, f.rdx);
+    if (!callbacks_ok(f.arg[0], f.arg[1], f.arg[2])) return -XEN_EINVAL;
+    set_callbacks(arch(v), f.arg[0], f.arg[1], f.arg[2]);
     return 0;
 }
 
 // callback_op(CALLBACKOP_register | CALLBACKOP_unregister, arg).
-long do_callback_op(Vcpu& v, TrapFrame& f)
+long do_callback_op(Vcpu& v, HypercallFrame& f)
 {
-    const uint32_t cmd = uint32_t(f.rdi);   // an int in Xen's prototype
+    const uint32_t cmd = uint32_t(f.arg[0]);   // an int in Xen's prototype
     if (!arch_subop_known(__HYPERVISOR_callback_op, cmd)) return -XEN_ENOSYS;
     if (cmd == CALLBACKOP_register) {
         callback_register_t r;
-        if (platform().copy_from_guest(v, &r, Vaddr{f.rsi}, sizeof(r))) return -XEN_EFAULT;
+        if (platform().copy_from_guest(v, &r, Vaddr{f.arg[1]}, sizeof(r))) return -XEN_EFAULT;
         return r.address ? register_callback(v, r.type, r.address) : -XEN_EINVAL;
     }
     if (cmd == CALLBACKOP_unregister) {
         callback_unregister_t u;
-        if (platform().copy_from_guest(v, &u, Vaddr{f.rsi}, sizeof(u))) return -XEN_EFAULT;
+        if (platform().copy_from_guest(v, &u, Vaddr{f.arg[1]}, sizeof(u))) return -XEN_EFAULT;
         return register_callback(v, u.type, 0);
     }
     return -XEN_ENOSYS;
@@ -202,11 +206,11 @@ long do_callback_op(Vcpu& v, TrapFrame& f)
 
 // stack_switch(ss, sp): the kernel stack for a switch from guest user mode,
 // which pvmmu does not have yet: recorded and checked (kernel_stack_ok).
-long do_stack_switch(Vcpu& v, TrapFrame& f)
+long do_stack_switch(Vcpu& v, HypercallFrame& f)
 {
-    if (!kernel_stack_ok(f.rdi, f.rsi)) return -XEN_EINVAL;
+    if (!kernel_stack_ok(f.arg[0], f.arg[1])) return -XEN_EINVAL;
     arch(v).kernel_ss = HV_SEL_GUEST_DS;
-    arch(v).kernel_sp = f.rsi;
+    arch(v).kernel_sp = f.arg[1];
     return 0;
 }
 

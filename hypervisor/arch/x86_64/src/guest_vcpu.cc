@@ -170,18 +170,18 @@ long vcpu_up(Vcpu& t)
 }
 
 // vcpu_op(cmd, vcpuid, arg).
-long do_vcpu_op(Vcpu& v, TrapFrame& f)
+long do_vcpu_op(Vcpu& v, HypercallFrame& f)
 {
     Domain& d = *v.domain;
-    // An int cmd and an unsigned int vCPU in Xen's prototype: the registers'
+    // An int cmd and an unsigned int vCPU in Xen's prototype: the arguments'
     // high halves are not looked at.
-    const uint32_t cmd = uint32_t(f.rdi), id = uint32_t(f.rsi);
+    const uint32_t cmd = uint32_t(f.arg[0]), id = uint32_t(f.arg[1]);
     if (id >= d.nr_vcpus) return -XEN_ENOENT;   // Xen checks the vCPU first
     if (!arch_subop_known(__HYPERVISOR_vcpu_op, cmd)) return -XEN_ENOSYS;
     Vcpu& t = d.vcpus[id];
     switch (cmd) {
     case VCPUOP_initialise:
-        return initialise(v, t, f.rdx);
+        return initialise(v, t, f.arg[2]);
     case VCPUOP_up:
         return vcpu_up(t);
     case VCPUOP_down:

@@ -70,28 +70,28 @@ bool check_machine(DomId caller, pvmmu_invariants& out)
 
 } // namespace
 
-// pvmmu_op(cmd, a1, a2): RDI, RSI, RDX.
-long do_pvmmu_op(Vcpu& v, TrapFrame& f)
+// pvmmu_op(cmd, a1, a2): arg[0..2] (RDI, RSI, RDX when called directly).
+long do_pvmmu_op(Vcpu& v, HypercallFrame& f)
 {
-    if (!arch_subop_known(__HYPERVISOR_pvmmu_op, f.rdi)) return -XEN_ENOSYS;
+    if (!arch_subop_known(__HYPERVISOR_pvmmu_op, f.arg[0])) return -XEN_ENOSYS;
     GuestDomain& d = guest_domain(v);
-    switch (f.rdi) {
+    switch (f.arg[0]) {
     case PVMMUOP_deny:
-        return d.dom.policy.deny_abi(f.rsi) ? 0 : -XEN_EINVAL;
+        return d.dom.policy.deny_abi(f.arg[1]) ? 0 : -XEN_EINVAL;
     case PVMMUOP_vcpu_counters:
-        if (f.rsi >= d.dom.nr_vcpus) return -XEN_EINVAL;
-        return copy_out(v, f.rdx, snapshot(arch(d.dom.vcpus[f.rsi]).counters));
+        if (f.arg[1] >= d.dom.nr_vcpus) return -XEN_EINVAL;
+        return copy_out(v, f.arg[2], snapshot(arch(d.dom.vcpus[f.arg[1]]).counters));
     case PVMMUOP_install_retries:
         // Machine-wide: told only to a domain that has the machine to itself.
         if (guest_domains_started() != 1) return -XEN_EPERM;
-        return copy_out(v, f.rsi, core()->install_retries());
+        return copy_out(v, f.arg[1], core()->install_retries());
     case PVMMUOP_facts:
-        return copy_out(v, f.rsi, facts(d));
+        return copy_out(v, f.arg[1], facts(d));
     case PVMMUOP_check_invariants: {
         if (!d.invariant_check) return -XEN_EPERM;
         pvmmu_invariants r;
         if (!check_machine(d.dom.id, r)) return -XEN_EBUSY;
-        if (f.rsi && copy_out(v, f.rsi, r)) return -XEN_EFAULT;
+        if (f.arg[1] && copy_out(v, f.arg[1], r)) return -XEN_EFAULT;
         const uint64_t total = r.core_violations + r.hv_violations;
         return total > 0x7fffffff ? 0x7fffffff : long(total);
     }

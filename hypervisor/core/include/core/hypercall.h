@@ -4,26 +4,14 @@
 // platform lets other work run and issues the same frame again.
 #pragma once
 
+#include "core/hypercall_frame.h"
 #include "core/hypervisor.h"
 
 namespace pvmmu {
 
-struct HypercallFrame {
-    uint64_t op;
-    uint64_t arg[6];
-};
-
-struct [[nodiscard]] HcResult {
-    long rc;
-    bool preempted;   // arg[] rewritten: issue the frame again to continue
-};
-
 // The Xen release whose interface pvmmu speaks (the libxen-dev headers'),
 // as XENVER_version and CPUID leaf 0x40000001 give it: major << 16 | minor.
 inline constexpr long kXenVersion = (4 << 16) | 17;
-
-inline constexpr HcResult done(long rc) { return HcResult{rc, false}; }
-inline constexpr HcResult preempted() { return HcResult{0, true}; }
 
 // A table of handlers by hypercall number (STYLE 2), built at compile time
 // from {number, handler} pairs; find() is nullptr for a number without one.
@@ -48,7 +36,9 @@ private:
     Handler h_[kSize] = {};
 };
 
-// Dispatches frame.op through the hypercall table; unknown numbers: -ENOSYS.
+// Dispatches frame.op through the core's table; a number not in it goes to
+// the platform's own hypercalls (Platform::arch_hypercall; the sim has
+// none: -ENOSYS). A direct call and a multicall entry both come here.
 HcResult hypercall(Hypervisor& hv, Vcpu& v, HypercallFrame& frame);
 
 // Issues the frame until it completes, letting the platform run between rounds;

@@ -8,6 +8,8 @@
 
 #include <pvmmu/abi.h>
 
+
+#include "core/hypercall_frame.h"
 #include "core/types.h"
 
 namespace pvmmu {
@@ -61,6 +63,13 @@ public:
     // (the sim: no guest ever loads a selector) has no LDT to load: an empty
     // one is taken, any other is -EOPNOTSUPP (docs/abi.md §12.1).
     virtual int set_ldt(Vcpu& /*v*/, Vaddr /*base*/, uint32_t ents) { return ents ? -XEN_EOPNOTSUPP : 0; }
+
+    // The machine's own hypercalls (bare metal: traps, descriptors, vCPUs,
+    // console, ...): the core's hypercall() comes here for every number its
+    // table lacks, so that a direct call and a multicall entry reach them the
+    // same way. Arguments in f.arg, as in Xen's ABI; a preemptible one
+    // rewrites them and returns preempted(). Default (the sim): -ENOSYS.
+    virtual HcResult arch_hypercall(Vcpu& /*v*/, HypercallFrame& /*f*/) { return done(-XEN_ENOSYS); }
 
 protected:
     ~Platform() = default;

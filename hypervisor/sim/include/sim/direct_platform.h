@@ -53,6 +53,12 @@ public:
     }
     void load_base(Vcpu&) override { ++base_loads; }
     uint64_t reserved_l4_entry(DomId, unsigned slot) const override { return reserved_l4[slot % 512]; }
+    // A test's stand-in for a platform's own hypercalls; none: the default (-ENOSYS).
+    HcResult arch_hypercall(Vcpu& v, HypercallFrame& f) override
+    {
+        return arch ? arch(v, f) : Platform::arch_hypercall(v, f);
+    }
+    std::function<HcResult(Vcpu&, HypercallFrame&)> arch;
 
     std::vector<Flush> flushes;
     unsigned base_loads = 0;

@@ -7,8 +7,10 @@
 
 #include "arch/guest_decode.h"
 #include "arch/guest_dr.h"
+#include "arch/percpu.h"
 #include "arch/traps.h"
 #include "core/domain_builder.h"
+#include "core/hypercall_frame.h"
 
 #include <atomic>
 
@@ -156,25 +158,29 @@ bool callbacks_ok(uint64_t event, uint64_t failsafe, uint64_t syscall);
 void set_callbacks(VcpuArch& a, uint64_t event, uint64_t failsafe, uint64_t syscall);
 bool kernel_stack_ok(uint64_t ss, uint64_t sp);
 
-// The hypercalls of guest_traps.cc, for guest_hypercalls.cc's table.
-long do_set_trap_table(Vcpu& v, TrapFrame& f);
-long do_iret(Vcpu& v, TrapFrame& f);
-long do_set_callbacks(Vcpu& v, TrapFrame& f);
-long do_callback_op(Vcpu& v, TrapFrame& f);
-long do_stack_switch(Vcpu& v, TrapFrame& f);
-long do_vcpu_op(Vcpu& v, TrapFrame& f);   // guest_vcpu.cc
-long do_set_gdt(Vcpu& v, TrapFrame& f);            // guest_gdt.cc
-long do_update_descriptor(Vcpu& v, TrapFrame& f);  // guest_gdt.cc
-long do_console_io(Vcpu& v, TrapFrame& f);         // guest_console.cc
-long do_event_channel_op(Vcpu& v, TrapFrame& f);   // guest_console.cc
-long do_pvmmu_op(Vcpu& v, TrapFrame& f);           // pvmmu_op.cc
-long do_memory_op(Vcpu& v, TrapFrame& f);          // guest_memory.cc
-long do_fpu_taskswitch(Vcpu& v, TrapFrame& f);     // guest_emulate.cc
-long do_vm_assist(Vcpu& v, TrapFrame& f);          // guest_emulate.cc
-long do_set_segment_base(Vcpu& v, TrapFrame& f);   // guest_emulate.cc
-long do_set_debugreg(Vcpu& v, TrapFrame& f);       // guest_debug.cc
-long do_get_debugreg(Vcpu& v, TrapFrame& f);       // guest_debug.cc
-long do_physdev_op(Vcpu& v, TrapFrame& f);         // guest_io.cc
+// The hypercalls of guest_traps.cc and the files named, for
+// guest_hypercalls.cc's table (BareMetal::arch_hypercall): the arguments are
+// the call's (a direct call's registers or a multicall entry's words); the
+// ones that may be continued, or that replace the guest's registers (iret),
+// give an HcResult.
+HcResult do_set_trap_table(Vcpu& v, HypercallFrame& f);
+HcResult do_iret(Vcpu& v, HypercallFrame& f);            // reads and replaces guest_regs()
+long do_set_callbacks(Vcpu& v, HypercallFrame& f);
+long do_callback_op(Vcpu& v, HypercallFrame& f);
+long do_stack_switch(Vcpu& v, HypercallFrame& f);
+long do_vcpu_op(Vcpu& v, HypercallFrame& f);             // guest_vcpu.cc
+long do_set_gdt(Vcpu& v, HypercallFrame& f);             // guest_gdt.cc
+long do_update_descriptor(Vcpu& v, HypercallFrame& f);   // guest_gdt.cc
+HcResult do_console_io(Vcpu& v, HypercallFrame& f);      // guest_console.cc
+long do_event_channel_op(Vcpu& v, HypercallFrame& f);    // guest_console.cc
+long do_pvmmu_op(Vcpu& v, HypercallFrame& f);            // pvmmu_op.cc
+long do_memory_op(Vcpu& v, HypercallFrame& f);           // guest_memory.cc
+long do_fpu_taskswitch(Vcpu& v, HypercallFrame& f);      // guest_emulate.cc
+long do_vm_assist(Vcpu& v, HypercallFrame& f);           // guest_emulate.cc
+long do_set_segment_base(Vcpu& v, HypercallFrame& f);    // guest_emulate.cc
+long do_set_debugreg(Vcpu& v, HypercallFrame& f);        // guest_debug.cc
+long do_get_debugreg(Vcpu& v, HypercallFrame& f);        // guest_debug.cc
+long do_physdev_op(Vcpu& v, HypercallFrame& f);          // guest_io.cc
 
 // The running vCPU's debug registers (guest_debug.cc). DrPolicy of v: its
 // CPUID and virtual CR4.DE.
@@ -213,10 +219,13 @@ int guest_port_io(Vcpu& v, TrapFrame& f, const PrivInsn& in, uint32_t* hits);
 // On v's own CPU only: the line is its vCPU's alone.
 void guest_console_flush(Vcpu& v);
 
-// Makes the running hypercall a continuation: the guest re-executes its
-// SYSCALL with the arguments the handler left in f. Returns the hypercall's
-// number, which a handler returns so that RAX keeps it.
-long hypercall_continue(TrapFrame& f);
+// The guest's registers as its last entry from ring 3 (SYSCALL, or a trap
+// or interrupt) left them: at the top of this CPU's stack, where
+// syscall_entry.S and the IDT's TSS.RSP0 both put the frame.
+inline TrapFrame& guest_regs()
+{
+    return *reinterpret_cast<TrapFrame*>(this_cpu().stack_top - sizeof(TrapFrame));
+}
 
 // The counters of the vCPU running on this CPU when `origin`, the domain that
 // asked for the work, is its own; nullptr otherwise (idle, or another's).

@@ -17,6 +17,8 @@ public:
     void load_base(Vcpu& v) override;
     uint64_t reserved_l4_entry(DomId owner, unsigned slot) const override;
     int set_ldt(Vcpu& v, Vaddr base, uint32_t ents) override;
+    // The bare-metal hypercalls (guest_hypercalls.cc's table).
+    HcResult arch_hypercall(Vcpu& v, HypercallFrame& f) override;
     // tables_written: x86 page walkers are coherent with the data cache, so
     // the core's default (nothing to clean) is right here.
 };
