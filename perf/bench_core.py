@@ -98,7 +98,7 @@ def main():
         die(f"{counter} missing: build first (cmake --build {a.build})")
 
     rows = []
-    print(f"{'scenario':<20} {'instr/PTE':>10} {'target':>8}  result")
+    print(f"{'scenario':<26} {'instr/PTE':>10} {'target':>8}  result")
     with tempfile.TemporaryDirectory() as tmp:
         for s in run([counter, "--list"]).split():
             r = count(counter, s, a.rounds, tmp)
@@ -107,7 +107,7 @@ def main():
             rows.append(r)
             tgt = f"<= {r['target']}" if r["target"] else "-"
             res = "-" if r["pass"] is None else ("pass" if r["pass"] else "FAIL")
-            print(f"{s:<20} {r['instr_per_pte']:>10.2f} {tgt:>8}  {res}", flush=True)
+            print(f"{s:<26} {r['instr_per_pte']:>10.2f} {tgt:>8}  {res}", flush=True)
 
     by = {r["scenario"]: r for r in rows}
     ratios = []

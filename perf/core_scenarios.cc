@@ -7,12 +7,15 @@ namespace pvmmu::perf {
 
 namespace {
 
-// `flip` is the PTE bit step 0 changes and step 1 changes back.
+// `flip` is the PTE bit step 0 changes and step 1 changes back. `multicall`:
+// each request is an mmu_update of its own, the 512 batched in one multicall
+// (Linux's xen_mc_* way), so the row prices a multicall entry.
 struct Def {
     std::string_view name;
     unsigned cmd;
     uint64_t flip;
     bool measured[CoreRig::kSteps];
+    bool multicall = false;
 };
 
 // The builder maps data pages RW and executable: step 0 sets NX or drops RW.
@@ -24,6 +27,7 @@ constexpr Def kDefs[] = {
     {"flagrange-rw-raise", MMU_FLAG_RANGE_UPDATE, pte_bit::RW, {false, true}},
     {"flagrange-rw-lower", MMU_FLAG_RANGE_UPDATE, pte_bit::RW, {true, false}},
     {"normal-flagonly", MMU_NORMAL_PT_UPDATE, pte_bit::NX, {true, true}},
+    {"multicall-normal-flagonly", MMU_NORMAL_PT_UPDATE, pte_bit::NX, {true, true}, true},
 };
 
 } // namespace
@@ -62,6 +66,12 @@ std::unique_ptr<CoreRig> CoreRig::make(std::string_view scenario)
             for (unsigned i = 0; i < kEntriesPerTable; ++i) {
                 const uint64_t v = s == 0 ? r->initial_[i] ^ def.flip : r->initial_[i];
                 st.reqs.push_back({(base + i * sizeof(uint64_t)) | def.cmd, v});
+            }
+            if (def.multicall) {
+                st.entries.resize(st.reqs.size());
+                for (size_t i = 0; i < st.reqs.size(); ++i)
+                    st.entries[i] = {__HYPERVISOR_mmu_update, 0,
+                                     {reinterpret_cast<uint64_t>(&st.reqs[i]), 1, 0, DOMID_SELF, 0, 0}};
             }
         }
         return r;

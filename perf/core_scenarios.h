@@ -28,17 +28,28 @@ public:
     long call(unsigned step)
     {
         Step& s = steps_[step];
+        if (!s.entries.empty())
+            return m_.call(d_->vcpus[0], __HYPERVISOR_multicall, reinterpret_cast<uint64_t>(s.entries.data()),
+                           s.entries.size());
         return m_.call(d_->vcpus[0], __HYPERVISOR_mmu_update, reinterpret_cast<uint64_t>(s.reqs.data()),
                        s.reqs.size(), reinterpret_cast<uint64_t>(&done_), DOMID_SELF);
     }
     // Whether that call did all its requests.
-    bool completed(unsigned step, long rc) const { return rc == 0 && done_ == steps_[step].reqs.size(); }
+    bool completed(unsigned step, long rc) const
+    {
+        const Step& s = steps_[step];
+        if (s.entries.empty()) return rc == 0 && done_ == s.reqs.size();
+        for (const multicall_entry_t& e : s.entries)
+            if (e.result != 0) return false;
+        return rc == 0;
+    }
     // Whether the L1 is as the domain builder left it (true after every round).
     bool at_start();
 
 private:
     struct Step {
         std::vector<mmu_update_t> reqs;
+        std::vector<multicall_entry_t> entries;   // one per request, or none
         bool measured = false;
     };
 
