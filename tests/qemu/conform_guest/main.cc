@@ -1036,6 +1036,8 @@ void ldt_checks(const start_info_t* si, bool pvmmu)
     }
     check("SET_LDT of 0 entries", set_ldt(0, 0), 0);
     check("  selector 0x0f: #GP", trap_of(c_load_es, kSelLdt1), 13);
+}
+
 // Multicalls of the hypercalls a PV kernel batches (Linux's xen_mc_*:
 // descriptors, the kernel stack, TS, segment bases, with MMU updates):
 // each entry runs as the same call made directly, its result in its entry,
