@@ -20,6 +20,8 @@ enum class BzImage {
 // The largest ELF unpacked (a guard against a payload that never ends).
 constexpr size_t kMaxUnpackedKernel = size_t(1) << 30;
 
-BzImage bzimage_unpack(const std::vector<uint8_t>& file, std::vector<uint8_t>& elf, std::string& why);
+// max: the largest ELF taken (tests pass a smaller one).
+BzImage bzimage_unpack(const std::vector<uint8_t>& file, std::vector<uint8_t>& elf, std::string& why,
+                       size_t max = kMaxUnpackedKernel);
 
 } // namespace pvmmu::run
