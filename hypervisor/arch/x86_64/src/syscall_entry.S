@@ -63,17 +63,22 @@ guest_copy:
 	SMAP_OPEN
 	mov %rdx, %rcx
 	shr $3, %rcx
-1:	rep movsq
+.Lcopy_words:
+	rep movsq
 	mov %edx, %ecx
 	and $7, %ecx
-2:	rep movsb
+.Lcopy_bytes:
+	rep movsb
 	xor %eax, %eax
-	jmp 5f
-3:	and $7, %edx			/* words left, and the tail not started */
+	jmp .Lcopy_out
+.Lcopy_words_fixup:
+	and $7, %edx			/* words left, and the tail not started */
 	lea (%rdx,%rcx,8), %rax
-	jmp 5f
-4:	mov %rcx, %rax
-5:	SMAP_CLOSE
+	jmp .Lcopy_out
+.Lcopy_bytes_fixup:
+	mov %rcx, %rax
+.Lcopy_out:
+	SMAP_CLOSE
 	ret
 
 /* int guest_probe_read(const void* va, bool open): reads the byte at va, a
@@ -83,13 +88,17 @@ guest_copy:
 	.globl guest_probe_read
 guest_probe_read:
 	test %esi, %esi
-	jz 6f
+	jz .Lprobe
 	SMAP_OPEN
-6:	xor %eax, %eax
-7:	movb (%rdi), %cl
-	jmp 9f
-8:	mov $1, %eax
-9:	SMAP_CLOSE
+.Lprobe:
+	xor %eax, %eax
+.Lprobe_read:
+	movb (%rdi), %cl
+	jmp .Lprobe_out
+.Lprobe_fixup:
+	mov $1, %eax
+.Lprobe_out:
+	SMAP_CLOSE
 	ret
 
 /* uint64_t load_gs_user_sel(uint16_t sel): SEGBASE_GS_USER_SEL's load, with
@@ -147,9 +156,9 @@ load_gs_user_sel_load:
 	.balign 8
 	.globl guest_copy_extable, guest_copy_extable_end
 guest_copy_extable:			/* (faulting instruction, its fixup) */
-	.quad 1b, 3b
-	.quad 2b, 4b
-	.quad 7b, 8b
+	.quad .Lcopy_words, .Lcopy_words_fixup
+	.quad .Lcopy_bytes, .Lcopy_bytes_fixup
+	.quad .Lprobe_read, .Lprobe_fixup
 	.quad load_gs_user_sel_load, .Lgs_fixup
 guest_copy_extable_end:
 
