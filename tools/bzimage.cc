@@ -3,8 +3,6 @@
 
 #include <cstring>
 
-#include <lzma.h>
-
 namespace pvmmu::run {
 
 namespace {
@@ -39,45 +37,9 @@ const char* format_of(const uint8_t* p, size_t n)
     return nullptr;
 }
 
-// One XZ stream (Linux appends the unpacked size as 4 more bytes, which end
-// the payload after the stream: not a second stream, so no
-// LZMA_CONCATENATED). The size is only a first guess for the buffer.
-bool unxz(const uint8_t* p, size_t n, std::vector<uint8_t>& out, std::string& why)
-{
-    lzma_stream s = LZMA_STREAM_INIT;
-    if (lzma_stream_decoder(&s, UINT64_MAX, 0) != LZMA_OK) {
-        why = "liblzma could not start a decoder";
-        return false;
-    }
-    size_t guess = n >= 4 ? le32(p + n - 4) : 0;
-    if (guess < n || guess > kMaxUnpackedKernel) guess = 4 * n;
-    out.assign(guess, 0);
-    s.next_in = p;
-    s.avail_in = n;
-    s.next_out = out.data();
-    s.avail_out = out.size();
-    lzma_ret r;
-    while ((r = lzma_code(&s, LZMA_FINISH)) == LZMA_OK || r == LZMA_BUF_ERROR) {
-        if (s.avail_out != 0 || out.size() >= kMaxUnpackedKernel) break;   // stuck, or too big
-        const size_t done = out.size();
-        out.resize(done * 2 < kMaxUnpackedKernel ? done * 2 : kMaxUnpackedKernel);
-        s.next_out = out.data() + done;
-        s.avail_out = out.size() - done;
-    }
-    const size_t total = size_t(s.total_out);
-    lzma_end(&s);
-    if (r != LZMA_STREAM_END) {
-        why = r == LZMA_OK || r == LZMA_BUF_ERROR ? "the XZ payload is truncated or unpacks past 1 GiB"
-                                                   : "the XZ payload is corrupt (liblzma error " + std::to_string(r) + ")";
-        return false;
-    }
-    out.resize(total);
-    return true;
-}
-
 } // namespace
 
-BzImage bzimage_unpack(const std::vector<uint8_t>& file, std::vector<uint8_t>& elf, std::string& why)
+BzImage bzimage_unpack(const std::vector<uint8_t>& file, std::vector<uint8_t>& elf, std::string& why, size_t max)
 {
     const uint8_t* f = file.data();
     if (file.size() < kHeaderEnd || std::memcmp(f + kHeaderMagic, "HdrS", 4) != 0) return BzImage::NotOne;
@@ -96,7 +58,7 @@ BzImage bzimage_unpack(const std::vector<uint8_t>& file, std::vector<uint8_t>& e
         return BzImage::Refused;
     }
     const char* format = format_of(f + at, len);
-    if (format && std::strcmp(format, "xz") == 0) return unxz(f + at, len, elf, why) ? BzImage::Unpacked : BzImage::Refused;
+    if (format && std::strcmp(format, "xz") == 0) return bzimage_unxz(f + at, len, max, elf, why) ? BzImage::Unpacked : BzImage::Refused;
     if (format && std::strcmp(format, "elf") == 0) {
         elf.assign(f + at, f + at + len);
         return BzImage::Unpacked;

@@ -20,6 +20,13 @@ enum class BzImage {
 // The largest ELF unpacked (a guard against a payload that never ends).
 constexpr size_t kMaxUnpackedKernel = size_t(1) << 30;
 
-BzImage bzimage_unpack(const std::vector<uint8_t>& file, std::vector<uint8_t>& elf, std::string& why);
+// max: the largest ELF taken (tests pass a smaller one).
+BzImage bzimage_unpack(const std::vector<uint8_t>& file, std::vector<uint8_t>& elf, std::string& why,
+                       size_t max = kMaxUnpackedKernel);
+
+// One XZ stream of n bytes at p into out, at most max bytes; false with why
+// set where it cannot (bzimage_xz.cc with liblzma, else
+// bzimage_xz_missing.cc, which always refuses).
+bool bzimage_unxz(const uint8_t* p, size_t n, size_t max, std::vector<uint8_t>& out, std::string& why);
 
 } // namespace pvmmu::run

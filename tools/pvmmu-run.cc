@@ -159,7 +159,9 @@ void usage(FILE* f)
         "  --config FILE    boot the domains described by xl.cfg files (Xen's syntax, read\n"
         "                   with libxlutil: name, vcpus, memory in MiB, kernel = a guest\n"
         "                   kernel or a guest program's name (a Linux bzImage is unpacked\n"
-        "                   to its ELF, as xl does: XZ only), extra = more module words)\n"
+        "                   to its ELF, as xl does: XZ only, into $TMPDIR/pvmmu-kernel-*,\n"
+        "                   removed when the run ends but not when pvmmu-run is killed\n"
+        "                   or interrupted), extra = more module words)\n"
         "                   together on the bare-metal hypervisor, one CPU per vCPU (qemu,\n"
         "                   also for --platform sim; bochs; libvirt), or one as Xen's dom0 (xen);\n"
         "                   exit 0 when the last domain powers off (or by the last\n"
@@ -358,12 +360,20 @@ int run_configs(const RunOptions& o)
         Domain d;
         d.name = c.name;
         d.kernel = find(c.kernel) ? find(c.kernel)->kernel : c.kernel;
-        if (d.kernel.find_first_of(", ") != std::string::npos || access(d.kernel.c_str(), R_OK) != 0) {
-            std::fprintf(stderr, "pvmmu-run: %s: kernel '%s': not a guest program, nor a readable file "
-                                 "without ',' or ' ' in its path\n", path.c_str(), c.kernel.c_str());
+        if (access(d.kernel.c_str(), R_OK) != 0) {
+            std::fprintf(stderr, "pvmmu-run: %s: kernel '%s': not a guest program, nor a readable file\n",
+                         path.c_str(), c.kernel.c_str());
             return 2;
         }
         if (!unpack_kernel(d.kernel, unpacked)) return 2;
+        // The module's path as it goes to the machine (a bzImage's: the
+        // temporary ELF's, under $TMPDIR): a ',' or ' ' would split it.
+        if (d.kernel.find_first_of(", ") != std::string::npos) {
+            std::fprintf(stderr, "pvmmu-run: %s: kernel '%s': the module's path %s has a ',' or ' ' in it%s\n",
+                         path.c_str(), c.kernel.c_str(), d.kernel.c_str(),
+                         d.kernel == c.kernel ? "" : " (set TMPDIR to a directory without them)");
+            return 2;
+        }
         d.extra = c.extra;
         d.vcpus = unsigned(c.vcpus);
         d.frames = static_cast<unsigned long>(c.memory) * 256;

@@ -80,5 +80,32 @@ TEST(DomainBuilder, APhysmapNotGibAlignedIsRefused)
     EXPECT_EQ(Built(0, Vaddr{0xffffffffc0000000}).rc, 0);             // L3 entry 511
 }
 
+// The physmap's L2s go into the one L3 of its slot, from its L3 entry on:
+// at most (512 - entry) GiB. At entry 511 a frame more than 1 GiB is
+// refused (nothing is written for it); the machine is sized for it, so the
+// refusal comes from the bound, not from the machine's size, and the same
+// physmap with fewer frames builds there. (1 GiB itself at entry 511 builds
+// as well, but validating its 512 L1s takes seconds.)
+TEST(DomainBuilder, APhysmapPastItsL3IsRefused)
+{
+    constexpr uint64_t kGib = (1ull << 30) / kPageSize;
+    sim::DirectMachine m{kGib + 4096};
+    DomainSpec spec;
+    spec.id = 1;
+    spec.first = m.arena().allocate(kGib + 1);
+    ASSERT_NE(spec.first.v, ~0ull);
+    spec.physmap = Vaddr{0xffffffffc0000000};   // L3 entry 511
+    spec.nr_frames = kGib + 1;
+    Domain big;
+    DomainLayout lay;
+    EXPECT_EQ(build_domain(m.hv(), big, spec, lay), -XEN_EINVAL);
+    EXPECT_EQ(m.hv().frame(spec.first).owner.load(), kOwnerFree);
+
+    spec.nr_frames = kFrames;
+    Domain fits;
+    ASSERT_EQ(build_domain(m.hv(), fits, spec, lay), 0);
+    EXPECT_EQ(Pte{m.table(lay.mfn(1))[511]}.mfn().v, lay.mfn(2).v);
+}
+
 } // namespace
 } // namespace pvmmu::test

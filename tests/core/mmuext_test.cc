@@ -58,6 +58,23 @@ TEST_F(MmuextTest, SetLdtWithAMisalignedAddressTooManyEntriesOrANonCanonicalAddr
     }
 }
 
+// Xen's __addr_ok: an LDT in the hypervisor's L4 slots (256-271) is -EINVAL
+// in the core, before the platform (the sim's answer would be -EOPNOTSUPP,
+// bare metal's -EINVAL); the slots' neighbours pass to the platform.
+TEST_F(MmuextTest, SetLdtInTheHypervisorsSlotsIsEinvalOnEveryPlatform)
+{
+    for (uint64_t va : {0xffff'8000'0000'0000ull, 0xffff'87ff'ffff'f000ull}) {
+        Snapshot before(m);
+        unsigned done = 99;
+        EXPECT_EQ(one(set_ldt(va, 1), done), -XEN_EINVAL) << std::hex << va;
+        EXPECT_EQ(done, 0u);
+        EXPECT_TRUE(unchanged(before, m));
+    }
+    unsigned done = 99;
+    EXPECT_EQ(one(set_ldt(0xffff'8800'0000'0000ull, 1), done), -XEN_EOPNOTSUPP);   // slot 272
+    EXPECT_EQ(one(set_ldt(0x0000'7fff'ffff'f000ull, 1), done), -XEN_EOPNOTSUPP);   // slot 255
+}
+
 TEST_F(MmuextTest, SetLdtOfNoEntriesSucceedsWhateverTheAddress)
 {
     Snapshot before(m);

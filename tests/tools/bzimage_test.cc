@@ -5,6 +5,7 @@
 #include "bzimage.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 
 #include <gtest/gtest.h>
@@ -148,6 +149,67 @@ TEST(BzImage, BadHeadersAndPayloadsAreRefused)
     for (size_t i = 40; i < 60; ++i) bad[i] ^= 0x5a;   // inside the compressed block
     EXPECT_EQ(bzimage_unpack(bzimage(bad), out, why), BzImage::Refused);
     EXPECT_NE(why.find("corrupt"), std::string::npos) << why;
+}
+
+// p with its one block's LZMA2 dictionary declared as dict bytes: the block
+// header rewritten (and its CRC32) by liblzma's own coder; the data is the
+// same, so only the decoder's memory limit can refuse it.
+std::vector<uint8_t> with_dictionary(std::vector<uint8_t> p, uint32_t dict)
+{
+    constexpr size_t kBlock = LZMA_STREAM_HEADER_SIZE;   // the block header follows the stream header
+    lzma_filter filters[LZMA_FILTERS_MAX + 1];
+    lzma_block b{};
+    b.version = 0;
+    b.check = LZMA_CHECK_CRC32;
+    b.filters = filters;
+    b.header_size = lzma_block_header_size_decode(p[kBlock]);
+    EXPECT_EQ(lzma_block_header_decode(&b, nullptr, &p[kBlock]), LZMA_OK);
+    EXPECT_EQ(filters[0].id, LZMA_FILTER_LZMA2);
+    static_cast<lzma_options_lzma*>(filters[0].options)->dict_size = dict;
+    const uint32_t size = b.header_size;
+    EXPECT_EQ(lzma_block_header_size(&b), LZMA_OK);
+    EXPECT_EQ(b.header_size, size);
+    EXPECT_EQ(lzma_block_header_encode(&b, &p[kBlock]), LZMA_OK);
+    for (size_t i = 0; filters[i].id != LZMA_VLI_UNKNOWN; ++i) free(filters[i].options);
+    return p;
+}
+
+TEST(BzImage, AHugeDictionaryIsRefusedByTheMemoryLimit)
+{
+    const std::vector<uint8_t> elf = some_elf(), p = xz(elf);
+    std::vector<uint8_t> out;
+    std::string why;
+    // The rewrite itself is sound: a 4 MiB dictionary unpacks.
+    ASSERT_EQ(bzimage_unpack(bzimage(with_dictionary(p, 4u << 20)), out, why), BzImage::Unpacked) << why;
+    EXPECT_EQ(out, elf);
+    EXPECT_EQ(bzimage_unpack(bzimage(with_dictionary(p, 3u << 29)), out, why), BzImage::Refused);   // 1.5 GiB
+    EXPECT_NE(why.find("LZMA_MEMLIMIT_ERROR"), std::string::npos) << why;
+    EXPECT_TRUE(out.empty());
+}
+
+TEST(BzImage, AHugeDeclaredSizeReservesLittle)
+{
+    // A 1 GiB trailing size on a small payload: the buffer is sized by the
+    // payload, not by what it says it unpacks to.
+    const std::vector<uint8_t> elf = some_elf();
+    std::vector<uint8_t> p = xz(elf), out;
+    put32(p, p.size() - 4, 1u << 30);
+    std::string why;
+    ASSERT_EQ(bzimage_unpack(bzimage(p), out, why), BzImage::Unpacked) << why;
+    EXPECT_EQ(out, elf);
+    EXPECT_LT(out.capacity(), size_t(16) << 20);
+}
+
+TEST(BzImage, TheLimitItselfUnpacks)
+{
+    const std::vector<uint8_t> elf = some_elf();
+    std::vector<uint8_t> p = xz(elf), out;
+    put32(p, p.size() - 4, 1);   // no hint: the buffer grows to the end
+    std::string why;
+    ASSERT_EQ(bzimage_unpack(bzimage(p), out, why, elf.size()), BzImage::Unpacked) << why;
+    EXPECT_EQ(out, elf);
+    EXPECT_EQ(bzimage_unpack(bzimage(p), out, why, elf.size() - 1), BzImage::Refused);
+    EXPECT_NE(why.find("unpacks past"), std::string::npos) << why;
 }
 
 } // namespace

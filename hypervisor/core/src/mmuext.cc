@@ -50,16 +50,20 @@ int new_baseptr(Hypervisor& hv, Vcpu& v, Mfn m, bool user)
 
 // SET_LDT(linear_addr, nr_ents), with Xen's checks (<xen/xen.h>: the
 // address page-aligned, at most 8192 entries, as x86 allows; Xen's
-// __addr_ok: not in the hypervisor's part of the address space, where the
-// platform decides): -EINVAL. The address of an empty LDT is not looked at
-// (Linux clears its LDT with SET_LDT(0, 0) at boot, in a multicall).
+// __addr_ok: canonical and not in the hypervisor's L4 slots): -EINVAL, here
+// before the platform is asked, so the errno is the same on every platform
+// (the sim, which has no LDT, answers -EOPNOTSUPP to the rest). The address
+// of an empty LDT is not looked at (Linux clears its LDT with SET_LDT(0, 0)
+// at boot, in a multicall).
 int set_ldt(Hypervisor& hv, Vcpu& v, const mmuext_op_t& op)
 {
     constexpr uint32_t kMaxLdtEntries = 8192;   // a 64 KiB LDT: the selector's 13-bit index
     const uint32_t ents = op.arg2.nr_ents;
-    const uint64_t base = ents ? op.arg1.linear_addr : 0;
-    if ((base & (kPageSize - 1)) || ents > kMaxLdtEntries || !canonical(Vaddr{base})) return -XEN_EINVAL;
-    return hv.platform().set_ldt(v, Vaddr{base}, ents);
+    const Vaddr base{ents ? op.arg1.linear_addr : 0};
+    if ((base.v & (kPageSize - 1)) || ents > kMaxLdtEntries || !canonical(base) ||
+        hv.l4_slot_reserved(table_index(base, Level::L4)))
+        return -XEN_EINVAL;
+    return hv.platform().set_ldt(v, base, ents);
 }
 
 int flush(Hypervisor& hv, Vcpu& v, const mmuext_op_t& op, CpuMask cpus, bool page)

@@ -397,21 +397,17 @@ long do_fpu_taskswitch(Vcpu& v, HypercallFrame& f)
 // descriptor gives (GDT or LDT, as the CPU resolves it) into the user mode's
 // %gs base; a selector the CPU refuses is loaded as null, whose base is 0,
 // and the call still returns 0 (Xen never built an error into it; Linux
-// would BUG()). The load replaces the live IA32_GS_BASE, the PerCpu while the
-// hypervisor runs (the kernel's %gs base waits in IA32_KERNEL_GS_BASE), so
-// interrupts are off until the PerCpu is back; a fault on the load happens
-// before it and is fixed up (load_gs_or_null). An NMI or #MC in the two
-// instructions between would find the guest's base (trap_entry.S); pvmmu
-// sends no NMIs.
+// would BUG()). The load writes IA32_GS_BASE, the PerCpu while the
+// hypervisor runs: load_gs_user_sel (syscall_entry.S) parks the PerCpu in
+// IA32_KERNEL_GS_BASE around it, so an entry at any of its instructions (an
+// NMI, #MC, or the load's fault) recovers it; interrupts are off meanwhile,
+// as nothing else may run on the parked state.
 void load_user_gs(Vcpu& v, uint16_t sel)
 {
     if (sel > 3) sel |= 3;
-    PerCpu* const self = &this_cpu();
     uint64_t flags;
     asm volatile("pushfq\n\tpop %0\n\tcli" : "=r"(flags) : : "memory");
-    const uint16_t loaded = load_gs_or_null(sel);
-    const uint64_t base = (loaded & ~3u) ? rdmsr(MSR_GS_BASE) : 0;
-    wrmsr(MSR_GS_BASE, reinterpret_cast<uint64_t>(self));
+    const uint64_t base = load_gs_user_sel(sel);
     constexpr uint64_t kIf = 1u << 9;   // RFLAGS.IF ("EFLAGS Register", SDM Vol. 1)
     if (flags & kIf) sti();
     arch(v).gs_base_user = base;

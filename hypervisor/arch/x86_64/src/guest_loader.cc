@@ -112,27 +112,42 @@ void guest_cmdline(const char* words, int8_t (&out)[MAX_GUEST_CMDLINE])
 // nr_frames built from elf: the tables at gpfn 0 when the image starts at
 // or above their end, else after the console ring; the P2M list at the
 // image's end, start_info, shared_info and the console ring after it, the
-// stack last. fits: everything lies within the domain's memory.
+// stack last. fits: everything lies within the domain's memory; too_big:
+// the memory is more than the physmap's L3 maps from VIRT_BASE's entry on.
 struct Layout {
-    bool fits = false;
+    bool fits = false, too_big = false;
     uint64_t first_pt = 0;
     uint64_t image_lo = 0;   // no segment below: the physmap's base or the tables' end
     uint64_t si = 0, shared = 0, console = 0, stack_top = 0;
 };
 
+// The most frames a physmap at base can have: the core builder gives it the
+// L3 entries from base's to the slot's last (1 GiB each), so (512 - that
+// entry) GiB; Linux's VIRT_BASE, 0xffffffff80000000 (entry 510), 2 GiB.
+constexpr uint64_t physmap_max_frames(uint64_t base)
+{
+    const uint64_t l3i = (base >> 30) & (kEntriesPerTable - 1);
+    return (kEntriesPerTable - l3i) * kEntriesPerTable * kEntriesPerTable;
+}
+static_assert(physmap_max_frames(0xffffffff80000000) == (2ull << 30) >> kPageShift);
+
 Layout boot_layout(const GuestElf& elf, uint64_t nr_frames)
 {
     Layout at;
     const uint64_t base = elf.virt_base, npt = builder_table_frames(nr_frames);
-    const uint64_t end = base + (nr_frames << kPageShift);
+    if (nr_frames > physmap_max_frames(base)) {
+        at.too_big = true;
+        return at;
+    }
+    // Sizes from base, not end addresses: base + the memory is 2^64, 0, for
+    // 2 GiB at Linux's VIRT_BASE. At most 512 GiB, so no sum below wraps.
+    const uint64_t size = nr_frames << kPageShift;
     const uint64_t p2m_pages = pages(nr_frames * sizeof(uint64_t));
-    const bool tables_first = elf.image_start >= base + (npt << kPageShift);
+    const bool tables_first = elf.image_start - base >= (npt << kPageShift);
     // Pages after the image: p2m, si, shared, console, [tables,] stack.
     const uint64_t after = p2m_pages + 3 + (tables_first ? 0 : npt) + kStackPages;
-    // Checked before any sum, so nothing wraps: the image inside the memory,
-    // and room for what follows it.
-    if (end < base || nr_frames > (1ull << 40) || elf.image_start < base || elf.image_end > end ||
-        (end - elf.image_end) >> kPageShift < after)
+    if (elf.image_start < base || elf.image_end < elf.image_start || elf.image_end - base > size ||
+        (size - (elf.image_end - base)) >> kPageShift < after)
         return at;
     at.fits = true;
     at.image_lo = tables_first ? base + (npt << kPageShift) : base;
@@ -141,6 +156,8 @@ Layout boot_layout(const GuestElf& elf, uint64_t nr_frames)
     at.console = at.shared + kPageSize;
     const uint64_t tables = at.console + kPageSize;
     at.first_pt = tables_first ? 0 : (tables - base) >> kPageShift;
+    // 0 where the stack ends the last GiB of the address space: the CPU's
+    // first push wraps to its top, as it should.
     at.stack_top = tables + ((tables_first ? 0 : npt) + kStackPages) * kPageSize;
     return at;
 }
@@ -161,6 +178,11 @@ int guest_load(DomId id, const uint8_t* file, size_t size, uint64_t nr_frames, u
     if (nr_vcpus > XEN_LEGACY_MAX_VCPUS) return refuse("more vCPUs than shared_info has vcpu_info slots");
 
     const Layout at = boot_layout(elf, nr_frames);
+    if (at.too_big) {
+        printk("domain: guest image refused: %lu frames past the physmap's L3: at most %lu MiB from VIRT_BASE 0x%lx\n",
+               nr_frames, physmap_max_frames(elf.virt_base) >> (20 - kPageShift), elf.virt_base);
+        return -XEN_EINVAL;
+    }
     if (!at.fits) return refuse("the image and its boot structures do not fit the domain's memory");
 
     DomainSpec spec;

@@ -11,6 +11,7 @@
  * The way back is trap_return's IRETQ, never SYSRET: IRETQ takes any frame
  * the hypervisor checked, SYSRET with a non-canonical RCX would fault in
  * ring 0 on the guest's stack. */
+#include "arch/cpu_bits.h"
 #include "arch/entry_defs.h"
 #include "arch/selectors.h"
 #include "arch/smap_asm.h"
@@ -62,17 +63,22 @@ guest_copy:
 	SMAP_OPEN
 	mov %rdx, %rcx
 	shr $3, %rcx
-1:	rep movsq
+.Lcopy_words:
+	rep movsq
 	mov %edx, %ecx
 	and $7, %ecx
-2:	rep movsb
+.Lcopy_bytes:
+	rep movsb
 	xor %eax, %eax
-	jmp 5f
-3:	and $7, %edx			/* words left, and the tail not started */
+	jmp .Lcopy_out
+.Lcopy_words_fixup:
+	and $7, %edx			/* words left, and the tail not started */
 	lea (%rdx,%rcx,8), %rax
-	jmp 5f
-4:	mov %rcx, %rax
-5:	SMAP_CLOSE
+	jmp .Lcopy_out
+.Lcopy_bytes_fixup:
+	mov %rcx, %rax
+.Lcopy_out:
+	SMAP_CLOSE
 	ret
 
 /* int guest_probe_read(const void* va, bool open): reads the byte at va, a
@@ -82,37 +88,78 @@ guest_copy:
 	.globl guest_probe_read
 guest_probe_read:
 	test %esi, %esi
-	jz 6f
+	jz .Lprobe
 	SMAP_OPEN
-6:	xor %eax, %eax
-7:	movb (%rdi), %cl
-	jmp 9f
-8:	mov $1, %eax
-9:	SMAP_CLOSE
+.Lprobe:
+	xor %eax, %eax
+.Lprobe_read:
+	movb (%rdi), %cl
+	jmp .Lprobe_out
+.Lprobe_fixup:
+	mov $1, %eax
+.Lprobe_out:
+	SMAP_CLOSE
 	ret
 
-/* uint16_t load_gs_or_null(uint16_t sel): loads sel into %gs, or the null
- * selector where the CPU refuses it (#GP, #NP: its fixup, as Xen's
- * SEGBASE_GS_USER_SEL does); returns what %gs holds. The load replaces
- * IA32_GS_BASE with the descriptor's base: the caller has interrupts off and
- * puts its PerCpu back before anything reads through %gs. */
-	.globl load_gs_or_null
-load_gs_or_null:
+/* uint64_t load_gs_user_sel(uint16_t sel): SEGBASE_GS_USER_SEL's load, with
+ * IF clear (guest_emulate.cc). Loads sel into %gs, or the null selector
+ * where the CPU refuses it (#GP, #NP: the fixup, as Xen's); returns the base
+ * the descriptor gave, 0 for null. IA32_KERNEL_GS_BASE (the guest kernel's
+ * base) is the same on the way out as on the way in.
+ *
+ * The load writes IA32_GS_BASE. So that an NMI, #MC or the load's own fault
+ * finds this CPU's PerCpu at every instruction here, it is parked in
+ * IA32_KERNEL_GS_BASE (SWAPGS) for as long as IA32_GS_BASE may hold another
+ * base: before the first SWAPGS and after the second, IA32_GS_BASE is the
+ * PerCpu; between them, IA32_KERNEL_GS_BASE is, and trap_from_hypervisor
+ * (trap_entry.S), which finds IA32_GS_BASE not this stack's PerCpu, swaps it
+ * in and marks the entry; trap_return swaps back. Such an entry resumes only
+ * for the load's fault, at its fixup (traps.cc). Nothing reads through %gs
+ * here. The guest kernel's base goes back into IA32_KERNEL_GS_BASE last,
+ * with the PerCpu already in IA32_GS_BASE. */
+	.globl load_gs_user_sel, load_gs_user_sel_load
+load_gs_user_sel:
+	mov $MSR_KERNEL_GS_BASE, %ecx
+	rdmsr
+	shl $32, %rdx
+	or %rax, %rdx
+	mov %rdx, %rsi                  /* the guest kernel's base */
 	movzwl %di, %eax
-10:	mov %ax, %gs
-	ret
-11:	xor %eax, %eax
+	swapgs                          /* PerCpu parked in IA32_KERNEL_GS_BASE */
+load_gs_user_sel_load:
 	mov %ax, %gs
+.Lgs_loaded:
+	xor %edi, %edi                  /* a null selector's base: 0 */
+	mov %gs, %eax
+	test $0xfffc, %eax
+	jz .Lgs_null
+	mov $MSR_GS_BASE, %ecx
+	rdmsr
+	shl $32, %rdx
+	or %rax, %rdx
+	mov %rdx, %rdi                  /* the descriptor's base */
+.Lgs_null:
+	swapgs                          /* the PerCpu back in IA32_GS_BASE */
+	mov $MSR_KERNEL_GS_BASE, %ecx
+	mov %esi, %eax
+	mov %rsi, %rdx
+	shr $32, %rdx
+	wrmsr
+	mov %rdi, %rax
 	ret
+.Lgs_fixup:
+	xor %eax, %eax
+	mov %ax, %gs
+	jmp .Lgs_loaded
 
 	.section .rodata
 	.balign 8
 	.globl guest_copy_extable, guest_copy_extable_end
 guest_copy_extable:			/* (faulting instruction, its fixup) */
-	.quad 1b, 3b
-	.quad 2b, 4b
-	.quad 7b, 8b
-	.quad 10b, 11b
+	.quad .Lcopy_words, .Lcopy_words_fixup
+	.quad .Lcopy_bytes, .Lcopy_bytes_fixup
+	.quad .Lprobe_read, .Lprobe_fixup
+	.quad load_gs_user_sel_load, .Lgs_fixup
 guest_copy_extable_end:
 
 	.section .note.GNU-stack, "", @progbits

@@ -83,9 +83,13 @@ trap_common:
 /* From ring 0 %gs is the hypervisor's, except on the short paths between a
  * ring change and its SWAPGS: a stub and trap_common up to the SWAPGS above,
  * syscall_entry's SWAPGS, trap_return from its SWAPGS to the IRETQ, and this
- * code up to its own SWAPGS. IF is clear on all of them, but an NMI or #MC
- * can arrive there, and the IRETQ faults when the CPU refuses the guest's
- * frame. The saved CS cannot tell those apart, and the guest chose its %gs
+ * code up to its own SWAPGS; and inside load_gs_user_sel (syscall_entry.S),
+ * which parks the PerCpu in IA32_KERNEL_GS_BASE while it loads a guest's
+ * selector into %gs. IF is clear on all of them, but an NMI or #MC can
+ * arrive there, the IRETQ faults when the CPU refuses the guest's frame, and
+ * the load when it refuses the selector. On every one of them, at every
+ * instruction, one of IA32_GS_BASE and IA32_KERNEL_GS_BASE holds the PerCpu:
+ * whoever writes IA32_GS_BASE in ring 0 keeps that so. The saved CS cannot tell those apart, and the guest chose its %gs
  * base, so nothing here reads through %gs: IA32_GS_BASE must be the PerCpu
  * of the area the stack lies in (percpu.h; IST stacks too), or, on a stack
  * outside every area (the boot CPU's, before its area exists), some element

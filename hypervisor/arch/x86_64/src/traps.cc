@@ -113,10 +113,10 @@ bool held_over_debug_trap(const TrapFrame& f)
 
 // An entry from ring 0 that found the guest's %gs (trap_entry.S, which has
 // swapped in this CPU's). Ring 0 runs on the guest's %gs only on the short,
-// IF-clear paths between a ring change and its SWAPGS (trap_entry.S lists
-// them), so this is the IRETQ of trap_return refusing the guest's frame (#GP,
-// #NP or #SS), whose domain is crashed as on Xen, or an NMI or #MC on one of
-// those paths, which is fatal. Either way the interrupted instruction cannot
+// IF-clear paths between a ring change and its SWAPGS and inside
+// load_gs_user_sel (trap_entry.S lists them), so this is the IRETQ of
+// trap_return refusing the guest's frame (#GP, #NP or #SS), whose domain is
+// crashed as on Xen, or an NMI or #MC on one of those paths, which is fatal. Either way the interrupted instruction cannot
 // be resumed, as it would run on the hypervisor's %gs.
 [[noreturn]] void entry_on_guest_gs(TrapFrame& f)
 {
@@ -132,6 +132,31 @@ bool held_over_debug_trap(const TrapFrame& f)
     fatal(f);
 }
 
+// A ring-0 fault at an instruction of the exception table (syscall_entry.S)
+// resumes at its fixup.
+bool ring0_fixup(TrapFrame& f)
+{
+    for (const uint64_t* e = guest_copy_extable; e != guest_copy_extable_end; e += 2)
+        if (f.rip == e[0]) {
+            f.rip = e[1];
+            return true;
+        }
+    return false;
+}
+
+// An entry that found the PerCpu parked in IA32_KERNEL_GS_BASE by
+// load_gs_user_sel (syscall_entry.S) is the hypervisor's own code, not a
+// ring change: the CPU refusing the guest's selector (#GP, #NP) resumes at
+// the load's fixup, and trap_return parks the PerCpu again before the IRETQ.
+// Anything else there (an NMI, #MC) stays fatal, on the right PerCpu.
+bool parked_gs_load_refused(TrapFrame& f)
+{
+    const uint64_t vector = f.vector & ~uint64_t(VECTOR_GUEST_GS);
+    if (vector != 11 && vector != 13) return false;
+    if (f.rip != reinterpret_cast<uint64_t>(load_gs_user_sel_load)) return false;
+    return ring0_fixup(f);
+}
+
 } // namespace
 
 static void dispatch(TrapFrame* f);
@@ -145,6 +170,7 @@ extern "C" void trap_dispatch(TrapFrame* f)
 {
     if (f->vector & VECTOR_GUEST_GS) {
         if (held_over_debug_trap(*f)) return;   // trap_return gives the guest's %gs back
+        if (parked_gs_load_refused(*f)) return;
         entry_on_guest_gs(*f);
     }
     dispatch(f);
@@ -176,13 +202,11 @@ static void dispatch(TrapFrame* f)
     }
     // A fault on guest_copy's access to guest memory resumes at its fixup,
     // which reports the bytes not copied (the copy returns -EFAULT); so does
-    // load_gs_or_null's segment load (#GP, or #NP for a descriptor not present).
-    if ((f->vector == 14 || f->vector == 13 || f->vector == 11) && (f->cs & 3) == 0)
-        for (const uint64_t* e = guest_copy_extable; e != guest_copy_extable_end; e += 2)
-            if (f->rip == e[0]) {
-                f->rip = e[1];
-                return;
-            }
+    // load_gs_user_sel's segment load (#GP, or #NP for a descriptor not
+    // present), which comes here only where the guest kernel's %gs base
+    // equals the PerCpu's address (else parked_gs_load_refused).
+    if ((f->vector == 14 || f->vector == 13 || f->vector == 11) && (f->cs & 3) == 0 && ring0_fixup(*f))
+        return;
     switch (f->vector) {
     case kVectorShootdown:
         shootdown_serve();

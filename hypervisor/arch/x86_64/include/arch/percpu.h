@@ -86,7 +86,7 @@ static_assert(__builtin_offsetof(PerCpu, guest_rsp) == PERCPU_GUEST_RSP);
 extern "C" constinit PerCpu g_cpus[kMaxCpus];
 static_assert(sizeof(PerCpu) == PERCPU_SIZE && kMaxCpus == PERCPU_MAX_CPUS);
 static_assert((PERCPU_SIZE & (PERCPU_SIZE - 1)) == 0);   // trap_entry.S tests alignment with a mask
-extern unsigned g_nr_cpus;
+extern unsigned g_nr_cpus;   // CPUs found (ACPI MADT); ids [0, g_nr_cpus)
 
 // The running vCPU's LDT (MMUEXT_SET_LDT, guest_gdt.cc), kept beside PerCpu,
 // which is full (PERCPU_SIZE): buffer b (machine address, kLdtPages frames)
@@ -97,7 +97,7 @@ struct CpuLdt {
     uint32_t ents[2] = {};
     uint32_t active = 0;
 };
-extern CpuLdt g_cpu_ldt[kMaxCpus];   // CPUs found (ACPI MADT); ids [0, g_nr_cpus)
+extern CpuLdt g_cpu_ldt[kMaxCpus];   // by CPU id
 
 inline PerCpu& this_cpu()
 {

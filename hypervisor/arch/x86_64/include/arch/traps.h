@@ -1,10 +1,10 @@
 // Traps: the register frame trap_entry.S (and syscall_entry.S) builds, the
 // vectors the platform uses, and the C++ side of the entry (traps.cc). An
 // exception in ring 0 is the hypervisor's own bug — reported (vector, error
-// code, RIP, CR2, the CPU), the run ends — except a fault of guest_copy
-// or of load_gs_or_null's segment load, which is fixed up; one from ring 3 is first given to what Xen emulates for
-// a PV kernel (guest_emulate.cc), else bounced to the guest's trap table
-// (guest_traps.cc) or crashes its domain.
+// code, RIP, CR2, the CPU), the run ends — except a fault of guest_copy or
+// of load_gs_user_sel's segment load, which is fixed up; one from ring 3 is
+// first given to what Xen emulates for a PV kernel (guest_emulate.cc), else
+// bounced to the guest's trap table (guest_traps.cc) or crashes its domain.
 #pragma once
 
 #include <atomic>
@@ -47,13 +47,17 @@ extern "C" const char trap_return_iretq[];
 extern "C" [[gnu::visibility("hidden")]] void syscall_entry();
 
 // syscall_entry.S: guest_copy's (and guest_probe_read's) instructions that
-// touch guest memory, and load_gs_or_null's load of a guest's selector, each
+// touch guest memory, and load_gs_user_sel's load of a guest's selector, each
 // followed by its fixup, up to guest_copy_extable_end.
 extern "C" const uint64_t guest_copy_extable[], guest_copy_extable_end[];
 extern "C" size_t guest_copy(void* dst, const void* src, size_t n);
-// Loads sel into %gs, or null where the CPU refuses it; what %gs holds then
-// (syscall_entry.S; SEGBASE_GS_USER_SEL, guest_emulate.cc).
-extern "C" uint16_t load_gs_or_null(uint16_t sel);
+// Loads sel into %gs, or null where the CPU refuses it, with the PerCpu
+// parked in IA32_KERNEL_GS_BASE meanwhile; the base the descriptor gave, 0
+// for null (syscall_entry.S; SEGBASE_GS_USER_SEL, guest_emulate.cc). IF
+// must be clear. load_gs_user_sel_load: its load, the one instruction
+// whose fault resumes from an entry that found the PerCpu parked (traps.cc).
+extern "C" uint64_t load_gs_user_sel(uint16_t sel);
+extern "C" const char load_gs_user_sel_load[];
 // syscall_entry.S: reads a byte of guest memory with the SMAP window open or
 // not; 0 if it read, 1 if it faulted (the self-test of cpu_features.h).
 extern "C" int guest_probe_read(const void* va, bool open);
