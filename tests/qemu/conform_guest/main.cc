@@ -793,9 +793,10 @@ void hypercalls(bool pvmmu)
     check("xen_version(XENVER_version + 2^32): 4.17", hypercall(__HYPERVISOR_xen_version, XENVER_version | kHigh, 0),
           hypercall(__HYPERVISOR_xen_version, XENVER_version, 0));
     check("callback_op(3 + 2^32): -ENOSYS", hypercall(__HYPERVISOR_callback_op, 3 | kHigh, 0), -XEN_ENOSYS);
-    if (!pvmmu) return;
-    check("vm_assist enable writable_pagetables: -EINVAL on pvmmu",
-          hypercall(__HYPERVISOR_vm_assist, VMASST_CMD_enable, VMASST_TYPE_writable_pagetables), -XEN_EINVAL);
+    // Writable page tables are always on for a 64-bit PV guest (pt_writes).
+    check("vm_assist enable writable_pagetables",
+          hypercall(__HYPERVISOR_vm_assist, VMASST_CMD_enable, VMASST_TYPE_writable_pagetables), 0);
+    (void)pvmmu;
 }
 
 // Descriptors ("Segment Descriptors", SDM Vol. 3A) both Xen and pvmmu take
