@@ -47,6 +47,12 @@
 //   DPL-0 data, a call gate, 32-bit code and a not-present TSS: Xen takes
 //   them, pvmmu refuses them as set_gdt does (-EINVAL).
 // - MMUEXT_SET_LDT and SEGBASE_GS_USER_SEL (ldt_checks).
+// - Writable page tables (pt_writes): MOV, XCHG, LOCK CMPXCHG, LOCK BTR,
+//   LOCK OR/AND and a 32-bit MOV straight into an entry of an L1 in use
+//   through its read-only mapping, done as the instruction would; a
+//   writable mapping of a page table, a misaligned write and (pvmmu) a
+//   frame not ours: the CPU's #PF, the entry unchanged.
+//   XENFEAT_writable_page_tables not reported to a PV guest.
 #include "tiny_guest.h"
 
 #include <xen/arch-x86/cpuid.h>
