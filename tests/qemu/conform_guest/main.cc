@@ -1200,9 +1200,8 @@ void refused(const char* what, uint64_t at, uint64_t val, uint64_t pte_va, uint6
 
 void pt_writes(const start_info_t* si, bool pvmmu)
 {
-    // Xen 4.17 emulates these writes for a PV guest but reports
-    // XENFEAT_writable_page_tables only to a translated (HVM/PVH) one, where
-    // the guest's page tables are its own memory: not to a PV guest.
+    // Xen 4.17 emulates these writes for a PV guest but does not report
+    // XENFEAT_writable_page_tables to it (checked here on Xen: submap 0x228e0).
     xen_feature_info_t fi{0, 0};
     check("xen_version(XENVER_get_features, 0)", hypercall(__HYPERVISOR_xen_version, XENVER_get_features, uint64_t(&fi)), 0);
     write("  submap 0: ");
