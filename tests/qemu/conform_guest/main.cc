@@ -51,7 +51,8 @@
 //   LOCK OR/AND and a 32-bit MOV straight into an entry of an L1 in use
 //   through its read-only mapping, done as the instruction would; a
 //   writable mapping of a page table, a misaligned write and (pvmmu) a
-//   frame not ours: the CPU's #PF, the entry unchanged.
+//   frame not ours: the CPU's #PF, the entry unchanged. A RIP-relative MOV
+//   into an L1 the guest pinned (linked nowhere); after UNPIN, a #PF.
 //   XENFEAT_writable_page_tables not reported to a PV guest.
 #include "tiny_guest.h"
 
@@ -77,8 +78,11 @@ extern "C" HIDDEN char c_rd_cr0[], c_rd_cr2[], c_rd_cr3[], c_rd_cr3_r9[], c_rd_c
     c_store[], c_store_end[], c_bp_target[], c_step[], c_step_end[], c_step_emul[], c_step_emul_end[], c_inw[],
     c_inl[], c_inl_imm[], c_armed[], c_inb_end[], c_outb[], c_outl[], c_rep_insb[], c_rep_outsb[], c_cli[], c_sti[],
     c_load_es[], c_rd_fs[], c_rd_gs[], c_fs_read[], c_gs_sel[], c_st64[], c_xchg[], c_cmpxchg[], c_btr_a[],
-    c_or[], c_and_imm8[];
+    c_or[], c_and_imm8[], c_st_pinned[];
 extern "C" HIDDEN uint64_t conform_zf;
+// A page of the image that pt_writes pins as an L1 (linked nowhere); c_st_pinned
+// stores into its entry 2 RIP-relative.
+extern "C" HIDDEN volatile uint64_t g_pin_l1[512];   // page-aligned, in .bss (the asm above)
 extern "C" HIDDEN uint64_t conform_rsp, conform_r12;
 // vCPU 1 (vcpu_context): it starts at conform_vcpu1_start, an INT3; its #BP
 // handler aligns the stack and calls conform_vcpu1_trap.
@@ -274,6 +278,8 @@ SNIPPET c_or            /* c_or(p, v): lock or */
     lock or %rsi, (%rdi); xor %eax, %eax; ret
 SNIPPET c_and_imm8      /* c_and_imm8(p): lock andq $-2 (P off), sign-extended imm8 */
     lock andq $-2, (%rdi); xor %eax, %eax; ret
+SNIPPET c_st_pinned     /* c_st_pinned(v): g_pin_l1[2] = v, RIP-relative */
+    mov %rdi, g_pin_l1+16(%rip); xor %eax, %eax; ret
 SNIPPET c_sti
     sti; xor %eax, %eax; ret
     .popsection
@@ -288,6 +294,10 @@ conform_w: .quad 0, 0, 0
     .hidden conform_zf
     .globl conform_zf
 conform_zf: .quad 0
+    .balign 4096
+    .hidden g_pin_l1
+    .globl g_pin_l1
+g_pin_l1: .zero 4096
     .popsection
 )");
 
@@ -1198,6 +1208,37 @@ void refused(const char* what, uint64_t at, uint64_t val, uint64_t pte_va, uint6
     checkx("  the entry unchanged", *reinterpret_cast<volatile uint64_t*>(pte_va), was);
 }
 
+long mmuext1(unsigned cmd, uint64_t mfn)
+{
+    mmuext_op_t op{};
+    op.cmd = cmd;
+    op.arg1.mfn = mfn;
+    return hypercall(__HYPERVISOR_mmuext_op, uint64_t(&op), 1, 0, DOMID_SELF);
+}
+
+// An L1 the guest pinned itself, linked nowhere (as Linux pins its L1s
+// before it links them): a RIP-relative MOV into it through its read-only
+// mapping is taken; once unpinned the frame is no page table and the same
+// store is the CPU's #PF.
+void pinned_l1(const start_info_t* si, uint64_t dm)
+{
+    const uint64_t va = uint64_t(g_pin_l1);
+    const uint64_t m = p2m(si)[(va - XENPV_VIRT_BASE) >> 12];
+    check("the page to pin mapped read-only",
+          hypercall(__HYPERVISOR_update_va_mapping, va, (m << 12) | 0x65, UVMF_INVLPG | UVMF_LOCAL), 0);
+    check("MMUEXT_PIN_L1_TABLE of it", mmuext1(MMUEXT_PIN_L1_TABLE, m), 0);
+    check("a RIP-relative mov into its entry 2", trap_of(c_st_pinned, (dm << 12) | 0x5), kNoTrap);
+    checkx("  the entry maps the frame read-only", g_pin_l1[2] & 0x000ffffffffff003ull, (dm << 12) | 1);
+    check("a RIP-relative mov of a writable mapping of the table itself: #PF", trap_of(c_st_pinned, (m << 12) | 0x7), 14);
+    checkx("  the entry unchanged", g_pin_l1[2] & 0x000ffffffffff003ull, (dm << 12) | 1);
+    check("a RIP-relative mov of 0", trap_of(c_st_pinned, 0), kNoTrap);
+    checkx("  the entry", g_pin_l1[2], 0);
+    check("MMUEXT_UNPIN_TABLE", mmuext1(MMUEXT_UNPIN_TABLE, m), 0);
+    check("the same mov, no longer into a page table: #PF", trap_of(c_st_pinned, (dm << 12) | 0x5), 14);
+    check("the page writable again",
+          hypercall(__HYPERVISOR_update_va_mapping, va, (m << 12) | 0x67, UVMF_INVLPG | UVMF_LOCAL), 0);
+}
+
 void pt_writes(const start_info_t* si, bool pvmmu)
 {
     // Xen 4.17 emulates these writes for a PV guest but does not report
@@ -1284,6 +1325,8 @@ void pt_writes(const start_info_t* si, bool pvmmu)
         refused("mov of a mapping of a frame not ours: #PF on pvmmu", pte_va, (f.hypervisor_mfn << 12) | kP | kUs,
                 pte_va, before);
     }
+
+    pinned_l1(si, dm);
 
     // Back as it was: the page's own frame, writable.
     check("mov of the original entry", trap_of(c_st64, pte_va, orig), kNoTrap);
