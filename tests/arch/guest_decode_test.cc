@@ -184,15 +184,151 @@ TEST(VmAssist, XensChecksTypeFirstThenCommand)
     EXPECT_EQ(vm_assist_result(VMASST_CMD_enable, VMASST_TYPE_4gb_segments), 0);
     EXPECT_EQ(vm_assist_result(VMASST_CMD_enable, VMASST_TYPE_4gb_segments_notify), 0);
     EXPECT_EQ(vm_assist_result(VMASST_CMD_enable, VMASST_TYPE_pae_extended_cr3), 0);
+    EXPECT_EQ(vm_assist_result(VMASST_CMD_enable, VMASST_TYPE_writable_pagetables), 0);
 }
 
 TEST(VmAssist, AssistsPvmmuLacksCannotBeEnabledButDisabled)
 {
-    for (uint32_t t : {uint32_t(VMASST_TYPE_writable_pagetables), uint32_t(VMASST_TYPE_architectural_iopl),
+    for (uint32_t t : {uint32_t(VMASST_TYPE_architectural_iopl),
                        uint32_t(VMASST_TYPE_runstate_update_flag), uint32_t(VMASST_TYPE_m2p_strict)}) {
         EXPECT_EQ(vm_assist_result(VMASST_CMD_enable, t), -XEN_EINVAL) << t;
         EXPECT_EQ(vm_assist_result(VMASST_CMD_disable, t), 0) << t;
     }
+}
+
+
+// Writes to a page-table entry (decode_pte_write, guest_ptwr.cc). Registers
+// hold distinct values, so an address made of the wrong ones is caught.
+namespace ptw {
+
+constexpr uint64_t kRip = 0xffff800000100000;
+const uint64_t kRegs[16] = {0x1000, 0x2000, 0x3000, 0x4000, 0x5000, 0x6000, 0x7000, 0x8000,
+                            0x9000, 0xa000, 0xb000, 0xc000, 0xd000, 0xe000, 0xf000, 0x10000};
+
+PteWriteInsn decode(std::vector<uint8_t> b) { return decode_pte_write(b.data(), unsigned(b.size()), kRegs, kRip); }
+
+} // namespace ptw
+
+TEST(DecodePteWrite, ForeignPrefixedShortOrRegisterFormsAreNotTaken)
+{
+    using ptw::decode;
+    EXPECT_EQ(decode({}).op, PteOp::None);
+    EXPECT_EQ(decode({0x48, 0x89}).op, PteOp::None);                     // no ModRM
+    EXPECT_EQ(decode({0x48, 0x89, 0x07 | 0x80}).op, PteOp::None);        // disp32 cut short
+    EXPECT_EQ(decode({0x48, 0x89, 0xc7}).op, PteOp::None);               // a register operand
+    EXPECT_EQ(decode({0x66, 0x89, 0x07}).op, PteOp::None);               // 16-bit
+    EXPECT_EQ(decode({0x67, 0x48, 0x89, 0x07}).op, PteOp::None);         // address size
+    EXPECT_EQ(decode({0x64, 0x48, 0x89, 0x07}).op, PteOp::None);         // %fs:
+    EXPECT_EQ(decode({0xf3, 0x48, 0x89, 0x07}).op, PteOp::None);         // REP
+    EXPECT_EQ(decode({0xf0, 0x48, 0x89, 0x07}).op, PteOp::None);         // LOCK MOV: #UD on the CPU
+    EXPECT_EQ(decode({0x88, 0x07}).op, PteOp::None);                     // a byte store
+    EXPECT_EQ(decode({0x87, 0x07}).op, PteOp::None);                     // 32-bit XCHG
+    EXPECT_EQ(decode({0xf0, 0x0f, 0xb1, 0x17}).op, PteOp::None);         // 32-bit CMPXCHG
+    EXPECT_EQ(decode({0x48, 0xc7, 0x0f, 0, 0, 0, 0}).op, PteOp::None);   // C7 /1
+    EXPECT_EQ(decode({0x48, 0xc7, 0x07, 0, 0}).op, PteOp::None);         // imm32 cut short
+    EXPECT_EQ(decode({0x48, 0x83, 0x07, 1}).op, PteOp::None);            // ADD, not AND/OR
+    EXPECT_EQ(decode({0xf0, 0x48, 0x0f, 0xba, 0x27, 5}).op, PteOp::None);   // BT /4 writes nothing
+    EXPECT_EQ(decode({0xf0, 0x48, 0x0f, 0xba, 0x3f, 5}).op, PteOp::None);   // BTC /7
+    EXPECT_EQ(decode({0xf0, 0x48, 0x0f, 0xba, 0x37}).op, PteOp::None);      // BTR without its imm8
+    EXPECT_EQ(decode({0xf0, 0x48, 0x0f, 0xb3, 0x37}).op, PteOp::None);      // BTR r64: not decoded
+}
+
+TEST(DecodePteWrite, MovGivesValueSizeAddressAndLength)
+{
+    using ptw::decode;
+    using ptw::kRegs;
+    PteWriteInsn in = decode({0x48, 0x89, 0x37});   // mov %rsi, (%rdi)
+    EXPECT_EQ(in.op, PteOp::Mov);
+    EXPECT_EQ(in.size, 8);
+    EXPECT_EQ(in.src, kRegs[6]);
+    EXPECT_EQ(in.ea, kRegs[7]);
+    EXPECT_EQ(in.len, 3);
+    in = decode({0x4c, 0x89, 0x44, 0xca, 0xf8});   // mov %r8, -8(%rdx,%rcx,8)
+    EXPECT_EQ(in.src, kRegs[8]);
+    EXPECT_EQ(in.ea, kRegs[2] + kRegs[1] * 8 - 8);
+    EXPECT_EQ(in.len, 5);
+    in = decode({0x4b, 0x89, 0x84, 0x4b, 0x00, 0x01, 0x00, 0x00});   // mov %rax, 0x100(%r11,%r9,2)
+    EXPECT_EQ(in.src, kRegs[0]);
+    EXPECT_EQ(in.ea, kRegs[11] + kRegs[9] * 2 + 0x100);
+    EXPECT_EQ(in.len, 8);
+    in = decode({0x48, 0x89, 0x04, 0x24});   // mov %rax, (%rsp): SIB with no index
+    EXPECT_EQ(in.ea, kRegs[4]);
+    in = decode({0x48, 0x89, 0x04, 0x25, 0x10, 0x00, 0x00, 0x80});   // mov %rax, 0xffffffff80000010: no base
+    EXPECT_EQ(in.ea, 0xffffffff80000010ull);
+    in = decode({0x48, 0x89, 0x45, 0x00});   // mov %rax, 0(%rbp)
+    EXPECT_EQ(in.ea, kRegs[5]);
+    in = decode({0x49, 0x89, 0x45, 0x08});   // mov %rax, 8(%r13)
+    EXPECT_EQ(in.ea, kRegs[13] + 8);
+    in = decode({0x48, 0x89, 0x05, 0x10, 0x00, 0x00, 0x00});   // mov %rax, 0x10(%rip)
+    EXPECT_EQ(in.ea, ptw::kRip + 7 + 0x10);
+    in = decode({0x48, 0xc7, 0x05, 0xf0, 0xff, 0xff, 0xff, 0x67, 0x00, 0x00, 0x80});   // movq $imm, -0x10(%rip)
+    EXPECT_EQ(in.op, PteOp::Mov);
+    EXPECT_EQ(in.len, 11);
+    EXPECT_EQ(in.ea, ptw::kRip + 11 - 0x10);
+    EXPECT_EQ(in.src, 0xffffffff80000067ull);   // sign-extended
+    in = decode({0x89, 0x77, 0x04});   // mov %esi, 4(%rdi): half an entry
+    EXPECT_EQ(in.size, 4);
+    EXPECT_EQ(in.ea, kRegs[7] + 4);
+    EXPECT_EQ(in.src, kRegs[6] & 0xffffffff);
+    in = decode({0xc7, 0x07, 0x67, 0x00, 0x00, 0x80});   // movl $0x80000067, (%rdi)
+    EXPECT_EQ(in.size, 4);
+    EXPECT_EQ(in.src, 0x80000067u);   // not sign-extended past 32 bits
+}
+
+TEST(DecodePteWrite, ReadModifyWritesGiveTheirOperands)
+{
+    using ptw::decode;
+    using ptw::kRegs;
+    PteWriteInsn in = decode({0x48, 0x87, 0x0f});   // xchg %rcx, (%rdi)
+    EXPECT_EQ(in.op, PteOp::Xchg);
+    EXPECT_EQ(in.reg, 1);
+    EXPECT_EQ(in.src, kRegs[1]);
+    in = decode({0xf0, 0x4c, 0x0f, 0xb1, 0x0e});   // lock cmpxchg %r9, (%rsi)
+    EXPECT_EQ(in.op, PteOp::Cmpxchg);
+    EXPECT_EQ(in.src, kRegs[9]);
+    EXPECT_EQ(in.ea, kRegs[6]);
+    EXPECT_EQ(in.len, 5);
+    in = decode({0xf0, 0x48, 0x09, 0x37});   // lock or %rsi, (%rdi)
+    EXPECT_EQ(in.op, PteOp::Or);
+    EXPECT_EQ(in.src, kRegs[6]);
+    in = decode({0xf0, 0x48, 0x21, 0x37});   // lock and %rsi, (%rdi)
+    EXPECT_EQ(in.op, PteOp::And);
+    in = decode({0xf0, 0x48, 0x83, 0x27, 0xdf});   // lock andq $-33, (%rdi)
+    EXPECT_EQ(in.op, PteOp::And);
+    EXPECT_EQ(in.src, ~0x20ull);
+    EXPECT_EQ(in.len, 5);
+    in = decode({0xf0, 0x48, 0x81, 0x0f, 0x00, 0x00, 0x00, 0x80});   // lock orq $imm32, (%rdi)
+    EXPECT_EQ(in.op, PteOp::Or);
+    EXPECT_EQ(in.src, 0xffffffff80000000ull);
+    in = decode({0xf0, 0x48, 0x0f, 0xba, 0x37, 0x05});   // lock btrq $5, (%rdi)
+    EXPECT_EQ(in.op, PteOp::Btr);
+    EXPECT_EQ(in.src, 5u);
+    EXPECT_EQ(in.len, 6);
+    in = decode({0xf0, 0x48, 0x0f, 0xba, 0x2f, 0x47});   // lock btsq $0x47, (%rdi): modulo 64
+    EXPECT_EQ(in.op, PteOp::Bts);
+    EXPECT_EQ(in.src, 7u);
+}
+
+TEST(DecodePteWrite, FlagsAreTheInstructionsResults)
+{
+    constexpr uint64_t kCf = 1, kPf = 4, kZf = 0x40, kSf = 0x80, kOf = 0x800, kFixed = 2;
+    PteWriteInsn in;
+    in.op = PteOp::Cmpxchg;
+    EXPECT_EQ(pte_write_flags(in, kFixed, 0x1067, 0x1067) & (kZf | kCf), kZf);
+    EXPECT_EQ(pte_write_flags(in, kFixed | kZf, 0x1067, 0x1066) & (kZf | kCf), kCf);   // 0x1066 < 0x1067
+    EXPECT_EQ(pte_write_flags(in, kFixed, 1ull << 63, 1) & kOf, kOf);   // 1 - INT64_MIN overflows
+    in.op = PteOp::Btr;
+    in.src = 5;
+    EXPECT_EQ(pte_write_flags(in, kFixed | kZf, 0x67, 0) , kFixed | kZf | kCf);   // ZF kept
+    EXPECT_EQ(pte_write_flags(in, kFixed | kCf, 0x47, 0), kFixed);
+    in.op = PteOp::And;
+    in.src = 0;
+    EXPECT_EQ(pte_write_flags(in, kFixed | kCf | kOf, 0x67, 0), kFixed | kZf | kPf);
+    in.op = PteOp::Or;
+    in.src = 1ull << 63;
+    EXPECT_EQ(pte_write_flags(in, kFixed, 1, 0), kFixed | kSf);   // low byte 0x01: odd parity
+    in.op = PteOp::Mov;
+    EXPECT_EQ(pte_write_flags(in, kFixed | kCf, 0, 0), kFixed | kCf);
 }
 
 } // namespace

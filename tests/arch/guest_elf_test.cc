@@ -312,10 +312,10 @@ TEST(GuestElf, LegacyXenGuestSectionIsRead)
     EXPECT_FALSE(out.has_hypercall_page);
 
     Image required = img;
-    required.legacy = "GUEST_OS=linux,XEN_VER=xen-3.0,FEATURES=!writable_page_tables";
+    required.legacy = "GUEST_OS=linux,XEN_VER=xen-3.0,FEATURES=!auto_translated_physmap";
     required.build();
     EXPECT_FALSE(parse(required.bytes, out));
-    EXPECT_STREQ(out.detail, "writable_page_tables");
+    EXPECT_STREQ(out.detail, "auto_translated_physmap");
 
     Image bad = img;
     bad.legacy = "GUEST_OS=linux,XEN_VER=xen-3.0,VIRT_BASE=0x80zz";
@@ -378,12 +378,17 @@ TEST(GuestElf, SectionHeadersOutsideTheFileAreRefusedWithoutNotes)
 TEST(GuestElf, RequiredFeaturePvmmuLacksIsRefusedOptionalOneIgnored)
 {
     Image req;
-    req.features = "writable_descriptor_tables|!writable_page_tables";
+    req.features = "writable_descriptor_tables|!auto_translated_physmap";
     req.build();
     GuestElf out;
     EXPECT_FALSE(parse(req.bytes, out));
     EXPECT_STREQ(out.error, "the guest requires a feature pvmmu does not have");
-    EXPECT_STREQ(out.detail, "writable_page_tables");
+    EXPECT_STREQ(out.detail, "auto_translated_physmap");
+
+    Image linux_notes;   // Debian's Linux 6.1: writable page tables required (guest_ptwr.cc)
+    linux_notes.features = "!writable_page_tables|pae_pgdir_above_4gb";
+    linux_notes.build();
+    EXPECT_TRUE(parse(linux_notes.bytes, out)) << out.error;
 
     Image unknown;   // a name Xen's loader does not know either
     unknown.features = "!no_such_feature_of_any_hypervisor_at_all_even_longer_than_the_buffer";

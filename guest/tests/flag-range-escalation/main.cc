@@ -48,7 +48,10 @@ void rw_raise_onto_self_map(Cpu& c)
     CHECK_EQ(done, 0);
     CHECK(read_table(c, t.table, after));
     CHECK_EQ(table_diff(before, after), 0);
-    CHECK(!can_write(c, c.guest->va(t.gpfn(kSelf)), 0));   // entry 511's page is still read-only
+    // Entry 511's page (the table) is still read-only: a store faults. Not of
+    // 0, which the writable page tables (abi.md §12.5) would take into entry
+    // 0: of the table mapped writable, which no check takes.
+    CHECK(!can_write(c, c.guest->va(t.gpfn(kSelf)), make_pte(self, pte::P | pte::RW | pte::US)));
     // No writable reference survived on the frames before the table: each can
     // still become a page table (they are zero, as the builder left them).
     for (unsigned i : {0u, 1u, 255u, kSelf - 1}) {

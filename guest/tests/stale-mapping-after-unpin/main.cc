@@ -10,12 +10,12 @@
 // advisories about TLB entries that survive a change they should not (e.g.
 // XSA-408: a flush condition that omitted necessary flushes for PV guests).
 // vCPU 1's store is an entry no hypervisor may accept into a table: one
-// mapping the table itself writable. On Xen a store to an L1 through a
-// read-only mapping is not simply a fault: Xen emulates it as a checked update
-// of the entry ("writable page tables", which pvmmu does not have, abi.md §11),
-// so a valid entry stored there lands; this one is refused and faults on both,
-// and only a stale writable TLB entry could put it into the table. On pvmmu a
-// store of a valid entry faults too, and is tried as well.
+// mapping the table itself writable. A store to an L1 in use through a
+// read-only mapping is not simply a fault: Xen and pvmmu emulate it as a
+// checked update of the entry ("writable page tables", abi.md §12.5), so a
+// valid entry stored there lands; this one is refused and faults on both,
+// and only a stale writable TLB entry could put it into the table. On pvmmu
+// a writable mapping of gpfn 0 (its L4) is tried as well.
 #include "guest/pagetable.h"
 #include "guest_test_util.h"
 

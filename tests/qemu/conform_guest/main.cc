@@ -53,9 +53,17 @@
 //   a continued set_trap_table finishes before the next entry; a nested
 //   multicall -EINVAL; an iret entry resumes the guest at its frame and
 //   ends the list (the entries after it not run).
+// - Writable page tables (pt_writes): MOV, XCHG, LOCK CMPXCHG, LOCK BTR,
+//   LOCK OR/AND and a 32-bit MOV straight into an entry of an L1 in use
+//   through its read-only mapping, done as the instruction would; a
+//   writable mapping of a page table, a misaligned write and (pvmmu) a
+//   frame not ours: the CPU's #PF, the entry unchanged. A RIP-relative MOV
+//   into an L1 the guest pinned (linked nowhere); after UNPIN, a #PF.
+//   XENFEAT_writable_page_tables not reported to a PV guest.
 #include "tiny_guest.h"
 
 #include <xen/arch-x86/cpuid.h>
+#include <xen/features.h>
 #include <xen/memory.h>
 #include <xen/physdev.h>
 
@@ -75,7 +83,12 @@ extern "C" HIDDEN char c_rd_cr0[], c_rd_cr2[], c_rd_cr3[], c_rd_cr3_r9[], c_rd_c
     c_nop[], c_rd_dr7[], c_rd_dr0[], c_wr_dr0[], c_wr_dr7[], c_rd_dr4[], c_rd_dr8[], c_wr_cr3[], c_wr_cr4[],
     c_store[], c_store_end[], c_bp_target[], c_step[], c_step_end[], c_step_emul[], c_step_emul_end[], c_inw[],
     c_inl[], c_inl_imm[], c_armed[], c_inb_end[], c_outb[], c_outl[], c_rep_insb[], c_rep_outsb[], c_cli[], c_sti[],
-    c_load_es[], c_rd_fs[], c_rd_gs[], c_fs_read[], c_gs_sel[];
+    c_load_es[], c_rd_fs[], c_rd_gs[], c_fs_read[], c_gs_sel[], c_st64[], c_xchg[], c_cmpxchg[], c_btr_a[],
+    c_or[], c_and_imm8[], c_st_pinned[];
+extern "C" HIDDEN uint64_t conform_zf;
+// A page of the image that pt_writes pins as an L1 (linked nowhere); c_st_pinned
+// stores into its entry 2 RIP-relative.
+extern "C" HIDDEN volatile uint64_t g_pin_l1[512];   // page-aligned, in .bss (the asm above)
 extern "C" HIDDEN uint64_t conform_rsp, conform_r12;
 // conform_mc_iret(list, nr) issues multicall(list, nr) with an iret_context
 // on its stack that resumes at conform_mc_iret_back (CS and RFLAGS from
@@ -290,6 +303,20 @@ SNIPPET c_rep_outsb     /* c_rep_outsb(buf, n, port): RCX left */
     mov %rsi, %rcx; mov %rdi, %rsi; rep outsb; mov %rcx, %rax; ret
 SNIPPET c_cli
     cli; xor %eax, %eax; ret
+SNIPPET c_st64          /* c_st64(p, v): *(uint64_t*)p = v */
+    mov %rsi, (%rdi); xor %eax, %eax; ret
+SNIPPET c_xchg          /* c_xchg(p, v): the old value */
+    mov %rsi, %rax; xchg %rax, (%rdi); ret
+SNIPPET c_cmpxchg       /* c_cmpxchg(p, expect, new): RAX after it; ZF into conform_zf */
+    mov %rsi, %rax; lock cmpxchg %rdx, (%rdi); setz %cl; movzbl %cl, %ecx; mov %rcx, conform_zf(%rip); ret
+SNIPPET c_btr_a         /* c_btr_a(p): lock btrq $5 (Accessed), its CF */
+    xor %eax, %eax; lock btrq $5, (%rdi); setc %al; ret
+SNIPPET c_or            /* c_or(p, v): lock or */
+    lock or %rsi, (%rdi); xor %eax, %eax; ret
+SNIPPET c_and_imm8      /* c_and_imm8(p): lock andq $-2 (P off), sign-extended imm8 */
+    lock andq $-2, (%rdi); xor %eax, %eax; ret
+SNIPPET c_st_pinned     /* c_st_pinned(v): g_pin_l1[2] = v, RIP-relative */
+    mov %rdi, g_pin_l1+16(%rip); xor %eax, %eax; ret
 SNIPPET c_sti
     sti; xor %eax, %eax; ret
     .popsection
@@ -301,6 +328,13 @@ conform_rsp: .quad 0
 conform_r12: .quad 0
 conform_vector: .quad 0
 conform_w: .quad 0, 0, 0
+    .hidden conform_zf
+    .globl conform_zf
+conform_zf: .quad 0
+    .balign 4096
+    .hidden g_pin_l1
+    .globl g_pin_l1
+g_pin_l1: .zero 4096
     .popsection
 )");
 
@@ -830,9 +864,10 @@ void hypercalls(bool pvmmu)
     check("xen_version(XENVER_version + 2^32): 4.17", hypercall(__HYPERVISOR_xen_version, XENVER_version | kHigh, 0),
           hypercall(__HYPERVISOR_xen_version, XENVER_version, 0));
     check("callback_op(3 + 2^32): -ENOSYS", hypercall(__HYPERVISOR_callback_op, 3 | kHigh, 0), -XEN_ENOSYS);
-    if (!pvmmu) return;
-    check("vm_assist enable writable_pagetables: -EINVAL on pvmmu",
-          hypercall(__HYPERVISOR_vm_assist, VMASST_CMD_enable, VMASST_TYPE_writable_pagetables), -XEN_EINVAL);
+    // Writable page tables are always on for a 64-bit PV guest (pt_writes).
+    check("vm_assist enable writable_pagetables",
+          hypercall(__HYPERVISOR_vm_assist, VMASST_CMD_enable, VMASST_TYPE_writable_pagetables), 0);
+    (void)pvmmu;
 }
 
 // Descriptors ("Segment Descriptors", SDM Vol. 3A) both Xen and pvmmu take
@@ -1321,6 +1356,164 @@ extern "C" [[noreturn]] void conform_vcpu1_trap()
     }
 }
 
+// Xen's "writable page tables" (docs/abi.md §12.5): the guest kernel writes
+// an entry of one of its own L1 tables, in use, through the table's
+// read-only mapping, with ordinary instructions; the hypervisor emulates
+// each as mmu_update would take the entry. The entry is the one that maps
+// g_ptwr_page (its frame "pm"); the frame mapped in its place is
+// g_ptwr_data's ("dm"). After each change the TLB entry is flushed
+// (MMUEXT_INVLPG_LOCAL), as the guest must after mmu_update too.
+alignas(4096) volatile uint64_t g_ptwr_page[512];
+alignas(4096) volatile uint64_t g_ptwr_data[512];
+
+void invlpg(uint64_t va)
+{
+    mmuext_op_t op{};
+    op.cmd = MMUEXT_INVLPG_LOCAL;
+    op.arg1.linear_addr = va;
+    hypercall(__HYPERVISOR_mmuext_op, uint64_t(&op), 1, 0, DOMID_SELF);
+}
+
+// What a refused write must look like: the #PF as the CPU raised it
+// (present, write; U/S clear for the kernel), CR2 the entry, nothing changed.
+void refused(const char* what, uint64_t at, uint64_t val, uint64_t pte_va, uint64_t was)
+{
+    check(what, trap_of(c_st64, at, val), 14);
+    check("  error code: present, write, kernel mode", long(conform_w[0] & 0x1f), 3);
+    uint64_t cr2 = 0;
+    trap_of(c_rd_cr2, 0, 0, &cr2);
+    checkx("  %cr2: the address written", cr2, at);
+    checkx("  the entry unchanged", *reinterpret_cast<volatile uint64_t*>(pte_va), was);
+}
+
+long mmuext1(unsigned cmd, uint64_t mfn)
+{
+    mmuext_op_t op{};
+    op.cmd = cmd;
+    op.arg1.mfn = mfn;
+    return hypercall(__HYPERVISOR_mmuext_op, uint64_t(&op), 1, 0, DOMID_SELF);
+}
+
+// An L1 the guest pinned itself, linked nowhere (as Linux pins its L1s
+// before it links them): a RIP-relative MOV into it through its read-only
+// mapping is taken; once unpinned the frame is no page table and the same
+// store is the CPU's #PF.
+void pinned_l1(const start_info_t* si, uint64_t dm)
+{
+    const uint64_t va = uint64_t(g_pin_l1);
+    const uint64_t m = p2m(si)[(va - XENPV_VIRT_BASE) >> 12];
+    check("the page to pin mapped read-only",
+          hypercall(__HYPERVISOR_update_va_mapping, va, (m << 12) | 0x65, UVMF_INVLPG | UVMF_LOCAL), 0);
+    check("MMUEXT_PIN_L1_TABLE of it", mmuext1(MMUEXT_PIN_L1_TABLE, m), 0);
+    check("a RIP-relative mov into its entry 2", trap_of(c_st_pinned, (dm << 12) | 0x5), kNoTrap);
+    checkx("  the entry maps the frame read-only", g_pin_l1[2] & 0x000ffffffffff003ull, (dm << 12) | 1);
+    check("a RIP-relative mov of a writable mapping of the table itself: #PF", trap_of(c_st_pinned, (m << 12) | 0x7), 14);
+    checkx("  the entry unchanged", g_pin_l1[2] & 0x000ffffffffff003ull, (dm << 12) | 1);
+    check("a RIP-relative mov of 0", trap_of(c_st_pinned, 0), kNoTrap);
+    checkx("  the entry", g_pin_l1[2], 0);
+    check("MMUEXT_UNPIN_TABLE", mmuext1(MMUEXT_UNPIN_TABLE, m), 0);
+    check("the same mov, no longer into a page table: #PF", trap_of(c_st_pinned, (dm << 12) | 0x5), 14);
+    check("the page writable again",
+          hypercall(__HYPERVISOR_update_va_mapping, va, (m << 12) | 0x67, UVMF_INVLPG | UVMF_LOCAL), 0);
+}
+
+void pt_writes(const start_info_t* si, bool pvmmu)
+{
+    // Xen 4.17 emulates these writes for a PV guest but does not report
+    // XENFEAT_writable_page_tables to it (checked here on Xen: submap 0x228e0).
+    xen_feature_info_t fi{0, 0};
+    check("xen_version(XENVER_get_features, 0)", hypercall(__HYPERVISOR_xen_version, XENVER_get_features, uint64_t(&fi)), 0);
+    write("  submap 0: ");
+    write_hex(fi.submap);
+    write("\n");
+    checkx("  XENFEAT_writable_page_tables not reported to a PV guest", fi.submap & (1u << XENFEAT_writable_page_tables), 0);
+
+    constexpr uint64_t kP = 1, kRw = 2, kUs = 4, kA = 0x20, kNx = 1ull << 63;
+    constexpr uint64_t kFrameAndPerms = 0x000ffffffffff000ull | kP | kRw;
+    const uint64_t va = uint64_t(g_ptwr_page);
+    g_ptwr_page[0] = 0x1111;
+    g_ptwr_data[0] = 0x5a5a;
+    const uint64_t pm = p2m(si)[(va - XENPV_VIRT_BASE) >> 12];
+    const uint64_t dm = p2m(si)[(uint64_t(g_ptwr_data) - XENPV_VIRT_BASE) >> 12];
+    const uint64_t entry = l1_entry_of(si, va);
+    const uint64_t l1 = entry >> 12;
+    const uint64_t pte_va = uint64_t(gpfn_bytes(gpfn_of(si, l1))) + (entry & 4095);
+    volatile uint64_t* const pte = reinterpret_cast<volatile uint64_t*>(pte_va);
+    const uint64_t orig = *pte;
+    checkx("the entry maps the page's frame writable", orig & kFrameAndPerms, (pm << 12) | kP | kRw);
+
+    // MOV r64: another frame mapped, read through.
+    check("mov of an entry mapping another frame", trap_of(c_st64, pte_va, (dm << 12) | kP | kRw | kUs), kNoTrap);
+    checkx("  the entry", *pte & kFrameAndPerms, (dm << 12) | kP | kRw);
+    invlpg(va);
+    checkx("  the page reads the new frame", g_ptwr_page[0], 0x5a5a);
+
+    // XCHG: cleared, the old value with the A bit the read above set.
+    uint64_t old = 0;
+    check("xchg of 0 into the entry", trap_of(c_xchg, pte_va, 0, &old), kNoTrap);
+    checkx("  the old value: the frame", old & kFrameAndPerms, (dm << 12) | kP | kRw);
+    checkx("  with Accessed, set by the read", old & kA, kA);
+    checkx("  the entry now 0", *pte, 0);
+    invlpg(va);
+    check("  the page unmapped: #PF", trap_of(c_load, va), 14);
+
+    // LOCK CMPXCHG: a match writes, ZF and RAX as the CPU's; a mismatch
+    // writes nothing and gives the entry in RAX.
+    check("lock cmpxchg 0 -> the frame", trap_of(c_cmpxchg, pte_va, 0, &old, (dm << 12) | kP | kRw | kUs), kNoTrap);
+    check("  ZF set, RAX the expected value", conform_zf == 1 && old == 0, 1);
+    checkx("  the entry", *pte & kFrameAndPerms, (dm << 12) | kP | kRw);
+    const uint64_t now = *pte;
+    check("lock cmpxchg from a wrong value", trap_of(c_cmpxchg, pte_va, 0x1234007, &old, (pm << 12) | 7), kNoTrap);
+    check("  ZF clear, RAX the entry", conform_zf == 0 && old == now, 1);
+    checkx("  the entry unchanged", *pte, now);
+
+    // LOCK BTR $5: the Accessed bit hardware set, cleared, CF the old bit.
+    invlpg(va);
+    checkx("read through the page", g_ptwr_page[0], 0x5a5a);
+    check("lock btr of Accessed: CF 1", trap_of(c_btr_a, pte_va, 0, &old) == kNoTrap && old == 1, 1);
+    checkx("  Accessed clear, the rest kept", *pte, now & ~kA);
+    check("  again: CF 0", trap_of(c_btr_a, pte_va, 0, &old) == kNoTrap && old == 0, 1);
+
+    // LOCK OR r64 and LOCK AND imm8 (sign-extended): NX on, then P off.
+    check("lock or of NX", trap_of(c_or, pte_va, kNx), kNoTrap);
+    checkx("  NX set", *pte & kNx, kNx);
+    check("lock and $-2: not present", trap_of(c_and_imm8, pte_va), kNoTrap);
+    checkx("  P clear", *pte & kP, 0);
+    invlpg(va);
+    check("  the page unmapped: #PF", trap_of(c_load, va), 14);
+
+    // MOV r32 of the entry's low half (Xen merges it into the entry).
+    check("movl of the low half: the frame read-only", trap_of(c_store, pte_va, uint32_t((dm << 12) | kP | kUs)),
+          kNoTrap);
+    checkx("  the entry: the frame, read-only, NX kept", *pte & (kFrameAndPerms | kNx), (dm << 12) | kP | kNx);
+    invlpg(va);
+    checkx("  the page reads it", g_ptwr_page[0], 0x5a5a);
+    check("  a store to it: #PF", trap_of(c_store, va, 1), 14);
+
+    // Refused, nothing changed, the #PF the CPU raised delivered: a
+    // writable mapping of a page table, a misaligned write.
+    const uint64_t before = *pte;
+    refused("mov of a writable mapping of the L1 itself: #PF", pte_va, (l1 << 12) | kP | kRw | kUs, pte_va, before);
+    refused("mov of a writable mapping of the L4 in use: #PF", pte_va,
+            (p2m(si)[(si->pt_base - XENPV_VIRT_BASE) >> 12] << 12) | kP | kRw | kUs, pte_va, before);
+    refused("a misaligned mov (entry + 4): #PF", pte_va + 4, (dm << 12) | kP | kUs, pte_va, before);
+    if (pvmmu) {   // Xen's dom0, which runs this there, may map frames of no domain
+        pvmmu_facts f{};
+        check("pvmmu_op(PVMMUOP_facts)", hypercall(__HYPERVISOR_pvmmu_op, PVMMUOP_facts, uint64_t(&f)), 0);
+        refused("mov of a mapping of a frame not ours: #PF on pvmmu", pte_va, (f.hypervisor_mfn << 12) | kP | kUs,
+                pte_va, before);
+    }
+
+    pinned_l1(si, dm);
+
+    // Back as it was: the page's own frame, writable.
+    check("mov of the original entry", trap_of(c_st64, pte_va, orig), kNoTrap);
+    invlpg(va);
+    checkx("  the page reads its own frame", g_ptwr_page[0], 0x1111);
+    g_ptwr_page[1] = 2;
+    checkx("  and takes a store", g_ptwr_page[1], 2);
+}
+
 extern "C" [[noreturn]] void xenpv_start(const start_info_t* si, uint64_t initial_sp)
 {
     const bool pvmmu = g_pvmmu = on_pvmmu();
@@ -1338,6 +1531,7 @@ extern "C" [[noreturn]] void xenpv_start(const start_info_t* si, uint64_t initia
     update_descriptor_checks(si, pvmmu);
     ldt_checks(si, pvmmu);
     multicalls(si);
+    pt_writes(si, pvmmu);
     m2p(si, pvmmu);
     memory_queries(si, pvmmu, ((initial_sp + 4095) & ~4095ull) + 4096);
     vcpu_context(si);

@@ -123,10 +123,26 @@ uint64_t run_end()
     return rng.of({g.va(g.hole_b), g.va(g.hole_a), g.va(g.nr_pages)});
 }
 
+// A store to a playground table through its read-only mapping: the scratch
+// L1 or a pool B frame. While the frame is an L1 table (the scratch L1
+// unless a random request unlinked it; a pool B frame that random requests
+// pinned or linked as one), an aligned 4- or 8-byte write of an entry the
+// hypervisor accepts is emulated (Xen's writable page tables, docs/abi.md
+// §12.5) and changes only the playground's mappings; anything else is the
+// CPU's #PF. The invariant checks see every reference the emulation changed.
+Addr playground_table_addr(unsigned n)
+{
+    const uint64_t gp = rng.below(2) ? g.scratch_l1 : g.pool_b + rng.below(kPoolB);
+    const uint64_t va = g.va(gp) + (rng.below(4) ? rng.below(512) * 8 : rng.below(kPage - n + 1));
+    return Addr{va, kPF | kNone, va, va + n - 1};
+}
+
 Addr memory_addr(bool store, unsigned size)
 {
     const unsigned n = size ? size : 1;
-    switch (rng.below(store ? 8 : 10)) {
+    const unsigned pick = unsigned(rng.below(store ? 9 : 10));
+    if (store && pick == 8) return playground_table_addr(n);
+    switch (pick) {
     case 0: case 1: return pool_a_addr(size);
     case 2: {   // across a run's end into a hole: #PF at the first byte past it
         const uint64_t end = run_end();
@@ -134,8 +150,11 @@ Addr memory_addr(bool store, unsigned size)
         const uint64_t va = end - 1 - rng.below(n - 1);
         return Addr{va, kPF, end, end};
     }
-    case 3: {   // read-only: the live tables, the code pages
-        const uint64_t va = rng.below(2) ? g.physmap + rng.below(g.nr_pt) * kPage + rng.below(kPage / 16) * 16
+    case 3: {   // read-only: the live tables, the code pages. A store goes to the L4, L3 or L2
+                // (gpfns 0-2, the builder's order), never emulated: one to a live L1 might be,
+                // and unmap the guest's own memory.
+        const uint64_t tables = store ? (g.nr_pt < 3 ? g.nr_pt : 3) : g.nr_pt;
+        const uint64_t va = rng.below(2) ? g.physmap + rng.below(tables) * kPage + rng.below(kPage / 16) * 16
                                           : kCodeVa + rng.below(2 * kPage - 16);
         return Addr{va, store ? kPF : kNone, va, va + n - 1};
     }

@@ -85,6 +85,172 @@ PrivInsn decode_privileged(const uint8_t* b, unsigned n)
     return decode_io(b, n, i, word, rep);
 }
 
+namespace {
+
+// The bytes of a page-table write being decoded: a cursor that refuses to
+// read past what could be fetched.
+struct Bytes {
+    const uint8_t* b;
+    unsigned n;
+    unsigned i = 0;
+    bool ok = true;
+
+    uint8_t u8() { return i < n ? b[i++] : (ok = false, 0); }
+    int64_t s8() { return int8_t(u8()); }
+    int64_t s32()
+    {
+        uint32_t v = 0;
+        for (unsigned k = 0; k < 4; ++k) v |= uint32_t(u8()) << (8 * k);
+        return int32_t(v);
+    }
+};
+
+// ModRM ("32-Bit Addressing Forms with the ModR/M Byte", SIB, REX.RXB;
+// SDM Vol. 2 §2.1.5, §2.2.1): the memory operand's address, less RIP's part
+// (RIP-relative needs the length, known only after the immediate); *rip_rel
+// set for it. `reg` receives ModRM.reg with REX.R.
+uint64_t memory_operand(Bytes& c, uint8_t rex, const uint64_t regs[16], uint8_t& reg, bool& rip_rel,
+                        bool& is_memory)
+{
+    const uint8_t modrm = c.u8();
+    const unsigned mod = modrm >> 6, rm = modrm & 7;
+    reg = uint8_t(((modrm >> 3) & 7) | (rex & 4 ? 8 : 0));
+    is_memory = mod != 3;
+    rip_rel = false;
+    if (!is_memory) return 0;
+    uint64_t ea = 0;
+    if (rm == 4) {   // SIB: scale 7:6, index 5:3 (4 without REX.X: none), base 2:0
+        const uint8_t sib = c.u8();
+        const unsigned index = ((sib >> 3) & 7) | (rex & 2 ? 8 : 0);
+        const unsigned base = (sib & 7) | (rex & 1 ? 8 : 0);
+        if (index != 4) ea += regs[index] << (sib >> 6);
+        if ((sib & 7) == 5 && mod == 0) ea += uint64_t(c.s32());   // no base: disp32
+        else ea += regs[base];
+    } else if (rm == 5 && mod == 0) {
+        rip_rel = true;
+        ea = uint64_t(c.s32());
+    } else {
+        ea = regs[rm | (rex & 1 ? 8 : 0)];
+    }
+    if (mod == 1) ea += uint64_t(c.s8());
+    else if (mod == 2) ea += uint64_t(c.s32());
+    return ea;
+}
+
+// The opcode's instruction at c (after the prefixes), what it writes.
+PteWriteInsn decode_pte_opcode(Bytes& c, uint8_t rex, bool lock, const uint64_t regs[16], uint64_t rip)
+{
+    const bool w = rex & 8;
+    PteWriteInsn in;
+    uint8_t op = c.u8();
+    const bool two = op == 0x0f;
+    if (two) op = c.u8();
+    uint8_t reg;
+    bool rip_rel, memory;
+    const uint64_t ea = memory_operand(c, rex, regs, reg, rip_rel, memory);
+    if (!c.ok || !memory) return {};
+    in.size = 8;
+    in.reg = reg;
+    if (!two) {
+        switch (op) {
+        case 0x89: in.op = PteOp::Mov; in.src = regs[reg]; break;
+        case 0xc7:
+            if ((reg & 7) != 0) return {};
+            in.op = PteOp::Mov;
+            in.src = uint64_t(c.s32());
+            break;
+        case 0x87: in.op = PteOp::Xchg; in.src = regs[reg]; break;
+        case 0x09: in.op = PteOp::Or; in.src = regs[reg]; break;
+        case 0x21: in.op = PteOp::And; in.src = regs[reg]; break;
+        case 0x81: case 0x83:
+            if ((reg & 7) != 1 && (reg & 7) != 4) return {};
+            in.op = (reg & 7) == 1 ? PteOp::Or : PteOp::And;
+            in.src = uint64_t(op == 0x83 ? c.s8() : c.s32());
+            break;
+        default: return {};
+        }
+    } else {
+        switch (op) {
+        case 0xb1: in.op = PteOp::Cmpxchg; in.src = regs[reg]; break;
+        case 0xba:
+            if ((reg & 7) != 5 && (reg & 7) != 6) return {};
+            in.op = (reg & 7) == 5 ? PteOp::Bts : PteOp::Btr;
+            in.src = c.u8() & 63;   // a 64-bit operand takes the offset modulo 64
+            break;
+        default: return {};
+        }
+    }
+    if (!c.ok) return {};
+    // MOV alone has a 32-bit form here and takes no LOCK (the CPU's #UD).
+    if (in.op == PteOp::Mov) {
+        if (lock) return {};
+        if (!w) {
+            in.size = 4;
+            in.src &= 0xffffffffu;
+        }
+    } else if (!w) {
+        return {};
+    }
+    in.len = uint8_t(c.i);
+    in.ea = rip_rel ? ea + rip + c.i : ea;   // RIP-relative: from the instruction's end
+    return in;
+}
+
+// PF: even parity of the result's low byte.
+bool parity_even(uint64_t r)
+{
+    unsigned x = unsigned(r & 0xff);
+    x ^= x >> 4;
+    x ^= x >> 2;
+    x ^= x >> 1;
+    return !(x & 1);
+}
+
+// RFLAGS bits ("EFLAGS Register", SDM Vol. 1 §3.4.3).
+constexpr uint64_t kCf = 1u << 0, kPf = 1u << 2, kAf = 1u << 4, kZf = 1u << 6, kSf = 1u << 7, kOf = 1u << 11;
+
+uint64_t logic_flags(uint64_t flags, uint64_t r)
+{
+    flags &= ~(kCf | kPf | kZf | kSf | kOf);
+    if (parity_even(r)) flags |= kPf;
+    if (r == 0) flags |= kZf;
+    if (r >> 63) flags |= kSf;
+    return flags;
+}
+
+} // namespace
+
+PteWriteInsn decode_pte_write(const uint8_t* b, unsigned n, const uint64_t regs[16], uint64_t rip)
+{
+    Bytes c{b, n};
+    bool lock = false;
+    if (c.i < n && b[c.i] == 0xf0) {
+        lock = true;
+        ++c.i;
+    }
+    uint8_t rex = 0;
+    if (c.i < n && (b[c.i] & 0xf0) == 0x40) rex = b[c.i++];
+    return decode_pte_opcode(c, rex, lock, regs, rip);
+}
+
+uint64_t pte_write_flags(const PteWriteInsn& in, uint64_t flags, uint64_t old, uint64_t rax)
+{
+    switch (in.op) {
+    case PteOp::Cmpxchg: {   // CMP RAX, old: RAX - old
+        const uint64_t r = rax - old;
+        flags = logic_flags(flags, r) & ~kAf;
+        if (rax < old) flags |= kCf;
+        if (((rax ^ old) & (rax ^ r)) >> 63) flags |= kOf;
+        if ((rax ^ old ^ r) & 0x10) flags |= kAf;
+        return flags;
+    }
+    case PteOp::And: return logic_flags(flags, old & in.src);
+    case PteOp::Or: return logic_flags(flags, old | in.src);
+    case PteOp::Bts: case PteOp::Btr: return (flags & ~kCf) | ((old >> in.src) & 1 ? kCf : 0);
+    default: return flags;
+    }
+}
+
 bool emulated(const PrivInsn& in, uint32_t msr)
 {
     switch (in.op) {
@@ -126,9 +292,10 @@ long vm_assist_result(uint32_t cmd, uint32_t type)
                                 (1ull << VMASST_TYPE_writable_pagetables) | (1ull << VMASST_TYPE_pae_extended_cr3) |
                                 (1ull << VMASST_TYPE_architectural_iopl) |
                                 (1ull << VMASST_TYPE_runstate_update_flag) | (1ull << VMASST_TYPE_m2p_strict);
-    // What pvmmu enables: the assists that change nothing for a 64-bit guest.
+    // What pvmmu enables: the assists that change nothing for a 64-bit guest,
+    // and writable page tables, always on (guest_ptwr.cc) as on Xen.
     constexpr uint64_t kHas = (1ull << VMASST_TYPE_4gb_segments) | (1ull << VMASST_TYPE_4gb_segments_notify) |
-                              (1ull << VMASST_TYPE_pae_extended_cr3);
+                              (1ull << VMASST_TYPE_writable_pagetables) | (1ull << VMASST_TYPE_pae_extended_cr3);
     if (type >= 64 || !((kValid >> type) & 1)) return -XEN_EINVAL;
     switch (cmd) {
     case VMASST_CMD_enable: return (kHas >> type) & 1 ? 0 : -XEN_EINVAL;

@@ -17,7 +17,8 @@ namespace {
 // Xen's names that pvmmu provides (cmd 2 is Xen's MMU_PT_UPDATE_PRESERVE_AD;
 // PAE page directories above 4 GiB concern 32-bit guests only, as on Xen
 // x86-64). Optional features are ignored, known or not, as Xen's loader does.
-constexpr const char* kSupportedFeatures[] = {"mmu_pt_update_preserve_ad", "pae_pgdir_above_4gb"};
+constexpr const char* kSupportedFeatures[] = {"mmu_pt_update_preserve_ad", "pae_pgdir_above_4gb",
+                                              "writable_page_tables"};
 
 bool in_file(size_t size, uint64_t off, uint64_t len) { return off <= size && len <= size - off; }
 

@@ -52,14 +52,7 @@ namespace {
 
 Platform& platform() { return core()->platform(); }
 
-// Up to n bytes at rip, as many as can be read (the instruction may end on
-// a page that is gone now); the count read.
-unsigned fetch(Vcpu& v, uint64_t rip, uint8_t* b, unsigned n)
-{
-    if (!platform().copy_from_guest(v, b, Vaddr{rip}, n)) return n;
-    const unsigned first = unsigned(kPageSize - (rip & (kPageSize - 1)));
-    return first < n && !platform().copy_from_guest(v, b, Vaddr{rip}, first) ? first : 0;
-}
+unsigned fetch(Vcpu& v, uint64_t rip, uint8_t* b, unsigned n) { return guest_fetch(v, rip, b, n); }
 
 // General-purpose register `i` (ModRM numbering, REX extended) of the frame.
 uint64_t& gpr(TrapFrame& f, unsigned i)
@@ -352,6 +345,13 @@ unsigned forced_cpuid(Vcpu& v, TrapFrame& f)
 
 } // namespace
 
+unsigned guest_fetch(Vcpu& v, uint64_t rip, uint8_t* b, unsigned n)
+{
+    if (!platform().copy_from_guest(v, b, Vaddr{rip}, n)) return n;
+    const unsigned first = unsigned(kPageSize - (rip & (kPageSize - 1)));
+    return first < n && !platform().copy_from_guest(v, b, Vaddr{rip}, first) ? first : 0;
+}
+
 bool guest_emulate(TrapFrame& f)
 {
     Vcpu& v = *this_cpu().vcpu;
@@ -363,6 +363,7 @@ bool guest_emulate(TrapFrame& f)
         if (arch(v).fpu_ts) set_fpu_ts(arch(v), false);
         return false;
     case 6: len = forced_cpuid(v, f); break;
+    case 14: len = int(guest_pt_write(v, f)); break;
     case 13:
         if (f.error) return software_interrupt(v, f);
         len = privileged(v, f, &hits);

@@ -20,6 +20,9 @@ enum class RacePoint : uint8_t {
     // relinquish_domain: between the two steps that give a frame back (its
     // owner and its reference counts, in whichever order the code uses).
     TeardownGiveBack,
+    // emulate_l1_write (core/pt_write.h): the entry was read and the guest's
+    // write computed from it, not yet installed (`m`: the L1).
+    PtWriteComputed,
 };
 
 // Runs at every race point while installed (Hypervisor::set_race_hook); `m` is

@@ -145,6 +145,17 @@ bool guest_deliver(TrapFrame& f, unsigned vector, bool error_code);
 // the exception goes to the guest's handler as it is.
 bool guest_emulate(TrapFrame& f);
 
+// Up to n bytes at rip, as many as the guest's tables let be read (the
+// instruction may end on a page that is gone); the count read
+// (guest_emulate.cc).
+unsigned guest_fetch(Vcpu& v, uint64_t rip, uint8_t* b, unsigned n);
+
+// Xen's "writable page tables" (guest_ptwr.cc, docs/abi.md §12.5): a #PF
+// of the guest kernel's write to one of its own L1 tables, emulated; the
+// instruction's length, 0 when it is not (the #PF goes to the guest as the
+// CPU raised it, CR2 included).
+unsigned guest_pt_write(Vcpu& v, TrapFrame& f);
+
 // A vCPU starting on this CPU: FPU instructions allowed (CR0.TS clear).
 void guest_fpu_reset(Vcpu& v);
 

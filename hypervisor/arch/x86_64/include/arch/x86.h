@@ -65,6 +65,7 @@ inline uint64_t read_cr2()
     asm volatile("mov %%cr2, %0" : "=r"(v));
     return v;
 }
+inline void write_cr2(uint64_t v) { asm volatile("mov %0, %%cr2" : : "r"(v)); }
 inline uint64_t read_cr3()
 {
     uint64_t v;

@@ -1,0 +1,92 @@
+// See core/pt_write.h. The checks and reference changes are mod_entry's on
+// an L1 (core/pagetable.h), in the same order; only the install differs: it
+// must hit exactly the value the write was computed from, so that an A/D bit
+// hardware sets meanwhile is neither lost nor, for XCHG/CMPXCHG/BTR, missing
+// from the old value the instruction returns.
+#include "core/pt_write.h"
+
+#include "core/table_cursor.h"
+#include "race_site.h"
+
+namespace pvmmu {
+
+namespace {
+
+// Lost to hardware: the entry's A/D changed after it was read.
+constexpr int kLost = 1;
+
+// Hardware sets A and D, once each, and nothing else writes an entry whose
+// table lock is held: two lost rounds at most, a third means an entry changed
+// by someone who should not exist.
+constexpr unsigned kMaxRounds = 3;
+
+bool install_exact(uint64_t* slot, uint64_t cur, uint64_t nv)
+{
+    return std::atomic_ref<uint64_t>(*slot).compare_exchange_strong(cur, nv, std::memory_order_acq_rel);
+}
+
+// `cur` replaced by `nv` in the L1 entry at slot, with mod_entry_refs' rules.
+int replace_exact(Hypervisor& hv, uint64_t* slot, uint64_t cur, Pte nv, const MapContext& ctx)
+{
+    nv = adjust_guest_entry(nv);
+    if (nv.present() && !entry_flags_ok(Level::L1, nv)) return -XEN_EINVAL;
+    const Pte o{cur};
+    if (nv.present() && o.present() && nv.mfn() == o.mfn()) {
+        const bool raise = nv.writable() && !o.writable();
+        const bool drop = o.writable() && !nv.writable();
+        if (raise) {
+            if (int rc = get_raised_type(hv, nv.mfn(), ctx)) return rc;
+        }
+        if (!install_exact(slot, cur, nv.v)) {
+            if (raise) put_page_type(hv, nv.mfn());
+            return kLost;
+        }
+        if (drop) put_page_type(hv, o.mfn());
+        return 0;
+    }
+    if (nv.present()) {
+        if (int rc = get_entry_refs(hv, Level::L1, nv, ctx)) return rc;
+    }
+    if (!install_exact(slot, cur, nv.v)) {
+        if (nv.present()) put_entry_refs(hv, Level::L1, nv);
+        return kLost;
+    }
+    if (o.present()) put_entry_refs(hv, Level::L1, o);
+    return 0;
+}
+
+} // namespace
+
+int emulate_l1_write(Hypervisor& hv, DomId self, Mfn l1, unsigned index, const PtWrite& w, uint64_t& old)
+{
+    if (index >= kEntriesPerTable) return -XEN_EINVAL;
+    TableCursor cursor(hv, self);
+    if (cursor.acquire(l1) != 1) return -XEN_EINVAL;
+    uint64_t* const slot = cursor.table() + index;
+    const MapContext ctx{self, self};
+    for (unsigned round = 0; round < kMaxRounds; ++round) {
+        const uint64_t cur = load_entry(slot);
+        old = cur;
+        const uint64_t nv = apply_pt_write(w, cur);
+        // A failed CMPXCHG writes nothing (the CPU's locked form writes the
+        // old value back, which is the same entry).
+        if (nv == cur) return 0;
+        race_point(hv, RacePoint::PtWriteComputed, l1);
+        const int rc = replace_exact(hv, slot, cur, Pte{nv}, ctx);
+        if (rc != kLost) return rc;
+        hv.note_install_retry();
+    }
+    return -XEN_EBUSY;
+}
+
+Maddr pt_write_target(Hypervisor& hv, const Vcpu& v, Vaddr va)
+{
+    constexpr Maddr kNone{~0ull};
+    const Mfn l1 = walk_to_l1(hv, v, va);
+    if (!hv.mem().valid(l1) || hv.frame(l1).owner.load(std::memory_order_acquire) != v.domain->id) return kNone;
+    const Pte e{load_entry(hv.mem().table(l1) + table_index(va, Level::L1))};
+    if (!e.present() || !hv.mem().valid(e.mfn())) return kNone;
+    return Maddr{maddr_of(e.mfn()).v | (va.v & (kPageSize - 1))};
+}
+
+} // namespace pvmmu

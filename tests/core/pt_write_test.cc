@@ -1,0 +1,174 @@
+// The core's half of Xen's "writable page tables" (core/pt_write.h): a guest
+// kernel's write to one entry of its own L1, done as the instruction would
+// have done it, with mmu_update cmd 0's checks and reference changes, and no
+// A/D bit that hardware sets meanwhile lost — including by real threads
+// racing a hardware-like setter. Refusals first.
+#include <thread>
+
+#include "core/pt_write.h"
+#include "support/core_fixture.h"
+#include "support/race_at.h"
+
+namespace pvmmu::test {
+namespace {
+
+using PtWriteTest = CoreTest;
+
+PtWrite store(uint64_t v) { return PtWrite{PtWriteOp::Store, v, ~0ull, 0}; }
+PtWrite and_(uint64_t v) { return PtWrite{PtWriteOp::And, v, 0, 0}; }
+PtWrite or_(uint64_t v) { return PtWrite{PtWriteOp::Or, v, 0, 0}; }
+PtWrite cmpxchg(uint64_t expect, uint64_t v) { return PtWrite{PtWriteOp::Cmpxchg, v, 0, expect}; }
+
+TEST_F(PtWriteTest, WritesOutsideAnL1OfTheCallerAreRefusedAndChangeNothing)
+{
+    Snapshot before(m);
+    uint64_t old = 7;
+    // The L2 and L4 in use, a data frame, a frame beyond memory, an index past the table.
+    EXPECT_EQ(emulate_l1_write(hv(), kDom, l2(), 0, store(0), old), -XEN_EINVAL);
+    EXPECT_EQ(emulate_l1_write(hv(), kDom, l4(), 0, store(0), old), -XEN_EINVAL);
+    EXPECT_EQ(emulate_l1_write(hv(), kDom, lay.mfn(600), 0, store(0), old), -XEN_EINVAL);
+    EXPECT_EQ(emulate_l1_write(hv(), kDom, Mfn{kMachineFrames + 5}, 0, store(0), old), -XEN_EINVAL);
+    EXPECT_EQ(emulate_l1_write(hv(), kDom, l1_of(600), kEntriesPerTable, store(0), old), -XEN_EINVAL);
+    // Domain 1's L1, written for another domain.
+    EXPECT_EQ(emulate_l1_write(hv(), 2, l1_of(600), idx(600), store(0), old), -XEN_EINVAL);
+    EXPECT_TRUE(unchanged(before, m));
+}
+
+TEST_F(PtWriteTest, EntriesThatMmuUpdateRefusesAreRefusedAndChangeNothing)
+{
+    make_read_only(601);
+    Snapshot before(m);
+    uint64_t old = 0;
+    const unsigned i = idx(600);
+    const Mfn t = l1_of(600);
+    EXPECT_EQ(emulate_l1_write(hv(), kDom, t, i, store(map(l2(), kDataFlags)), old), -XEN_EINVAL);   // a table, writable
+    EXPECT_EQ(emulate_l1_write(hv(), kDom, t, i, store(map(600, kDataFlags | PCD)), old), -XEN_EINVAL);
+    EXPECT_EQ(emulate_l1_write(hv(), kDom, t, i, store(map(Mfn{1}, P | US)), old), -XEN_EPERM);   // the hypervisor's
+    EXPECT_EQ(emulate_l1_write(hv(), kDom, t, i, or_(PCD), old), -XEN_EINVAL);
+    EXPECT_TRUE(unchanged(before, m));
+}
+
+TEST_F(PtWriteTest, StoreMapsAFrameWithCmd0sReferences)
+{
+    Snapshot before(m);
+    uint64_t old = 0;
+    const uint64_t was = *pte(600);
+    // Entry 600 now maps frame 601 (writable): 600 loses a mapping, 601 gains one.
+    ASSERT_EQ(emulate_l1_write(hv(), kDom, l1_of(600), idx(600), store(map(601, P | RW)), old), 0);
+    EXPECT_EQ(old, was);
+    EXPECT_TRUE(only(Changes(before)
+                         .word(l1_of(600), idx(600), map(601, P | RW | US))   // US added, as mmu_update does
+                         .count(lay.mfn(600), -1)
+                         .type_count(lay.mfn(600), -1)
+                         .count(lay.mfn(601), +1)
+                         .type_count(lay.mfn(601), +1),
+                     m));
+}
+
+TEST_F(PtWriteTest, HalfStoreMergesIntoTheEntry)
+{
+    const uint64_t was = *pte(600);
+    uint64_t old = 0;
+    // MOV of the low half: RW cleared, the frame bits above 32 kept (none here).
+    const PtWrite w{PtWriteOp::Store, uint32_t(was & ~RW), 0xffffffffull, 0};
+    ASSERT_EQ(emulate_l1_write(hv(), kDom, l1_of(600), idx(600), w, old), 0);
+    EXPECT_EQ(*pte(600), was & ~RW);
+    EXPECT_EQ(ti::count(frame(lay.mfn(600)).type_info.load()), 0u);   // the writable type reference dropped
+}
+
+TEST_F(PtWriteTest, XchgReturnsTheAdBitsHardwareSetBefore)
+{
+    std::atomic_ref<uint64_t>(*pte(600)).fetch_or(D);   // "hardware"
+    const uint64_t was = *pte(600);
+    uint64_t old = 0;
+    ASSERT_EQ(emulate_l1_write(hv(), kDom, l1_of(600), idx(600), store(0), old), 0);
+    EXPECT_EQ(old, was);
+    EXPECT_EQ(old & (A | D), A | D);
+    EXPECT_EQ(*pte(600), 0u);
+}
+
+TEST_F(PtWriteTest, CmpxchgWritesOnlyOnAMatch)
+{
+    const uint64_t was = *pte(600);
+    Snapshot before(m);
+    uint64_t old = 0;
+    ASSERT_EQ(emulate_l1_write(hv(), kDom, l1_of(600), idx(600), cmpxchg(was ^ A, was | NX), old), 0);
+    EXPECT_EQ(old, was);
+    EXPECT_TRUE(unchanged(before, m));
+    ASSERT_EQ(emulate_l1_write(hv(), kDom, l1_of(600), idx(600), cmpxchg(was, was | NX), old), 0);
+    EXPECT_EQ(old, was);
+    EXPECT_TRUE(only(Changes(before).word(l1_of(600), idx(600), was | NX), m));
+}
+
+TEST_F(PtWriteTest, BitClearReturnsTheOldBit)
+{
+    const uint64_t was = *pte(600);
+    ASSERT_NE(was & A, 0u);
+    uint64_t old = 0;
+    ASSERT_EQ(emulate_l1_write(hv(), kDom, l1_of(600), idx(600), and_(~A), old), 0);
+    EXPECT_EQ(old, was);
+    EXPECT_EQ(*pte(600), was & ~A);
+    ASSERT_EQ(emulate_l1_write(hv(), kDom, l1_of(600), idx(600), and_(~A), old), 0);
+    EXPECT_EQ(old & A, 0u);
+}
+
+// Hardware sets D between the read and the install: the write is computed
+// again from the entry with D, so an exchange hands D back and a bit clear
+// keeps it. An install of the value computed before (cmd 0's overwrite)
+// would lose it.
+TEST_F(PtWriteTest, DirtySetBetweenReadAndInstallIsHandedBackOrKept)
+{
+    std::atomic_ref<uint64_t> e(*pte(600));
+    const uint64_t was = e.load();
+    ASSERT_EQ(was & D, 0u);
+    uint64_t old = 0;
+    {
+        RaceAt hw(hv(), RacePoint::PtWriteComputed, l1_of(600), [&] { e.fetch_or(D); });
+        ASSERT_EQ(emulate_l1_write(hv(), kDom, l1_of(600), idx(600), store(0), old), 0);
+        EXPECT_TRUE(hw.fired());
+    }
+    EXPECT_EQ(old, was | D);   // XCHG's result: the real old value
+    EXPECT_EQ(e.load(), 0u);
+    ASSERT_EQ(emulate_l1_write(hv(), kDom, l1_of(600), idx(600), store(was), old), 0);
+    {
+        RaceAt hw(hv(), RacePoint::PtWriteComputed, l1_of(600), [&] { e.fetch_or(D); });
+        ASSERT_EQ(emulate_l1_write(hv(), kDom, l1_of(600), idx(600), and_(~A), old), 0);   // LOCK BTR $5
+        EXPECT_TRUE(hw.fired());
+    }
+    EXPECT_EQ(old, was | D);
+    EXPECT_EQ(e.load(), (was | D) & ~A);
+    EXPECT_EQ(hv().install_retries(), 2u);
+}
+
+// Real threads: a CPU's walker sets D whenever the entry lacks it, the
+// emulated exchanges (and bit changes between them) clear it. Every D the
+// walker set is either handed back by exactly one exchange or still in the
+// entry: none lost, none counted twice.
+TEST_F(PtWriteTest, EveryDirtyBitHardwareSetsIsHandedBackOnce)
+{
+    constexpr uint64_t kSw = 1ull << 9;
+    constexpr int kRounds = 20000;
+    std::atomic_ref<uint64_t> e(*pte(600));
+    const uint64_t base = e.load() & ~(A | D);
+    std::atomic<bool> stop{false};
+    std::atomic<uint64_t> sets{0};
+    std::thread hw([&] {
+        while (!stop.load(std::memory_order_relaxed))
+            if (!(e.fetch_or(D, std::memory_order_acq_rel) & D)) sets.fetch_add(1, std::memory_order_relaxed);
+    });
+    while (sets.load(std::memory_order_relaxed) == 0)   // the walker runs
+        std::this_thread::yield();
+    uint64_t handed_back = 0, old = 0;
+    for (int r = 0; r < kRounds; ++r) {
+        ASSERT_EQ(emulate_l1_write(hv(), kDom, l1_of(600), idx(600), or_(kSw), old), 0);
+        ASSERT_EQ(emulate_l1_write(hv(), kDom, l1_of(600), idx(600), store(base), old), 0);
+        if (old & D) ++handed_back;
+    }
+    stop = true;
+    hw.join();
+    EXPECT_EQ(sets.load(), handed_back + ((e.load() & D) ? 1 : 0));
+    EXPECT_GT(handed_back, 0u);
+}
+
+} // namespace
+} // namespace pvmmu::test
