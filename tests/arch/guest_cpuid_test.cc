@@ -127,7 +127,7 @@ TEST_F(PvCpuid, OnlyTheAllowListPasses)
 {
     FakeCpu c = all_ones(false, true);
     const CpuidRegs l1 = ask(c, 1);
-    EXPECT_EQ(l1.edx, pv_allowed(0));
+    EXPECT_EQ(l1.edx, pv_allowed(0));   // Intel: SEP stays
     EXPECT_EQ(l1.ecx, pv_allowed(1) | bit(XEN_X86_FEATURE_OSXSAVE));   // HYPERVISOR is 'A'
     const CpuidRegs l7 = ask(c, 7);
     EXPECT_EQ(l7.ebx, pv_allowed(5));
@@ -148,7 +148,7 @@ TEST_F(PvCpuid, AmdCopiesFollowLeaf1)
 {
     FakeCpu c = all_ones(true, true);
     const CpuidRegs e1 = ask(c, 0x80000001);
-    EXPECT_EQ(e1.edx, pv_allowed(2) | (pv_allowed(0) & kAmdLeaf1Copies));
+    EXPECT_EQ(e1.edx, pv_allowed(2) | (pv_allowed(0) & kAmdLeaf1Copies));   // SEP's bit is SYSCALL's there
     EXPECT_FALSE(e1.edx & bit(XEN_X86_FEATURE_PSE));
     EXPECT_FALSE(e1.edx & bit(XEN_X86_FEATURE_PGE));
 }
@@ -200,8 +200,30 @@ TEST_F(PvCpuid, LeavesOutOfRangeAndPowerAreEmpty)
     const CpuidRegs s3 = ask(a, 7, 3);
     EXPECT_EQ(s3.eax | s3.ebx | s3.ecx | s3.edx, 0u);
     EXPECT_EQ(ask(a, 0x80000007).eax, 0u);
-    EXPECT_EQ(ask(a, 0x80000008).eax, 0xffffu);   // no GuestPhysAddrSize
+    EXPECT_EQ(ask(a, 0x80000008).eax, 0x30ffu);   // no GuestPhysAddrSize; 48-bit linear
     EXPECT_EQ(ask(a, 0x80000008).ecx, 0u);        // Intel
+    const CpuidRegs svm = ask(a, 0x8000000a);
+    EXPECT_EQ(svm.eax | svm.ebx | svm.ecx | svm.edx, 0u);
+}
+
+// -cpu max under TCG: 57-bit linear addresses, which a PV guest's 4-level
+// page tables do not have; Xen answers 48.
+TEST_F(PvCpuid, LinearAddressesOfFourLevels)
+{
+    FakeCpu c = qemu64();
+    c.leaves[{0x80000008, 0}] = {0x00303928, 0, 0x1001, 0};
+    EXPECT_EQ(ask(c, 0x80000008).eax, 0x3028u);
+    c.leaves[{0x80000008, 0}] = {0x2e24, 0, 0, 0};
+    EXPECT_EQ(ask(c, 0x80000008).eax, 0x2e24u);
+}
+
+// Xen hides SEP from PV guests on AMD, where SYSENTER #UDs in long mode
+// (compared on Xen 4.17 under TCG's qemu64, docs/abi.md §12.2).
+TEST_F(PvCpuid, SysenterHiddenOnAmdOnly)
+{
+    FakeCpu amd = all_ones(true, true), intel = all_ones(false, true);
+    EXPECT_FALSE(ask(amd, 1).edx & bit(XEN_X86_FEATURE_SEP));
+    EXPECT_TRUE(ask(intel, 1).edx & bit(XEN_X86_FEATURE_SEP));
 }
 
 } // namespace

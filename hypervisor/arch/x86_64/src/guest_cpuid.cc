@@ -115,6 +115,9 @@ CpuidRegs pv_cpuid(uint32_t leaf, uint32_t sub, RawCpuid raw)
     switch (leaf) {
     case 1:
         apply_allow_list(leaf, sub, r, xcr0);
+        // SYSENTER is #UD in long mode on AMD (APM vol. 2 §6.1.1); Xen
+        // drops SEP from an AMD host's features, so its PV guests lack it.
+        if (amd_like(raw)) r.edx &= ~bit(XEN_X86_FEATURE_SEP);
         // Running under a hypervisor; OSXSAVE ('!': Xen's own CR4 leaks into
         // a PV kernel's emulated CPUID) where XSAVE stays.
         r.ecx |= bit(XEN_X86_FEATURE_HYPERVISOR);
@@ -137,11 +140,17 @@ CpuidRegs pv_cpuid(uint32_t leaf, uint32_t sub, RawCpuid raw)
         r.edx = (r.edx & ~kAmdLeaf1Copies) | copies;
         return r;
     }
+    case 0x8000000a:   // SVM: none for a PV guest
+        return {0, 0, 0, 0};
     case 0x80000007:   // power and RAS: only the feature word (EDX)
         r.eax = r.ebx = r.ecx = 0;
         break;
-    case 0x80000008:   // address sizes but the guest's physical one; no topology on Intel
+    case 0x80000008:
+        // Address sizes but the guest's physical one (23:16), linear ones of
+        // 4-level paging (15:8: no LA57 for a PV guest, whose page tables
+        // have four levels); no core topology on Intel.
         r.eax &= 0xffffu;
+        if ((r.eax >> 8 & 0xff) > 48) r.eax = (r.eax & ~0xff00u) | (48u << 8);
         r.ecx = amd_like(raw) ? r.ecx & 0x0003f0ffu : 0;
         r.edx = 0;
         break;
