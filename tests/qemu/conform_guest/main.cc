@@ -18,8 +18,10 @@
 //   which TS is clear.
 // - set_segment_base, rdmsr and wrmsr of the %fs/%gs bases: the bases the
 //   guest's %fs:/%gs: loads use, -EINVAL / #GP(0) for a non-canonical one.
-// - Xen's forced-emulation prefix before CPUID: Xen's leaves; Xen's
-//   hypercall-page MSR writes the hypercall page into a frame.
+// - Xen's forced-emulation prefix before CPUID: Xen's leaves; the CPU's
+//   through Xen's PV policy (cpuid_policy_checks, the words printed for a
+//   comparison of the two runs, docs/abi.md §12.2); Xen's hypercall-page
+//   MSR writes the hypercall page into a frame.
 // - Debug registers: set_debugreg / get_debugreg's checks and errnos, mov
 //   to and from %drN (#UD, #GP), CR4.DE and DR4/DR5, real data,
 //   instruction and single-step breakpoints with DR6 as the guest reads it,
