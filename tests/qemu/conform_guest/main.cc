@@ -18,8 +18,10 @@
 //   which TS is clear.
 // - set_segment_base, rdmsr and wrmsr of the %fs/%gs bases: the bases the
 //   guest's %fs:/%gs: loads use, -EINVAL / #GP(0) for a non-canonical one.
-// - Xen's forced-emulation prefix before CPUID: Xen's leaves; Xen's
-//   hypercall-page MSR writes the hypercall page into a frame.
+// - Xen's forced-emulation prefix before CPUID: Xen's leaves; the CPU's
+//   through Xen's PV policy (cpuid_policy_checks, the words printed for a
+//   comparison of the two runs, docs/abi.md §12.2); Xen's hypercall-page
+//   MSR writes the hypercall page into a frame.
 // - Debug registers: set_debugreg / get_debugreg's checks and errnos, mov
 //   to and from %drN (#UD, #GP), CR4.DE and DR4/DR5, real data,
 //   instruction and single-step breakpoints with DR6 as the guest reads it,
@@ -62,6 +64,7 @@
 //   XENFEAT_writable_page_tables not reported to a PV guest.
 #include "tiny_guest.h"
 
+#include <xen/arch-x86/cpufeatureset.h>
 #include <xen/arch-x86/cpuid.h>
 #include <xen/features.h>
 #include <xen/memory.h>
@@ -235,11 +238,11 @@ SNIPPET c_fnop
     fnop; xor %eax, %eax; ret
 SNIPPET c_int3
     int3; xor %eax, %eax; ret
-/* c_xen_cpuid(leaf, regs[4]): Xen's forced-emulation prefix, then CPUID. */
+/* c_xen_cpuid(leaf, regs[4], subleaf): Xen's forced-emulation prefix, then CPUID. */
 SNIPPET c_xen_cpuid
     push %rbx
     mov %edi, %eax
-    xor %ecx, %ecx
+    mov %edx, %ecx
     ud2; .ascii "xen"; cpuid
     mov %eax, (%rsi); mov %ebx, 4(%rsi); mov %ecx, 8(%rsi); mov %edx, 12(%rsi)
     pop %rbx
@@ -354,6 +357,54 @@ uint64_t trap_of(const void* fn, uint64_t a0 = 0, uint64_t a1 = 0, uint64_t* rax
 }
 
 uint64_t int_n(unsigned n) { return trap_of(conform_int + 4 * n); }
+
+constexpr uint32_t feature(unsigned f) { return 1u << (f % 32); }
+
+// The words of one forced-emulation CPUID leaf, printed so that a run on
+// pvmmu and one on Xen can be compared word by word (docs/abi.md §12.2).
+void print_cpuid(uint32_t leaf, uint32_t sub, uint32_t (&r)[4])
+{
+    trap_of(c_xen_cpuid, leaf, uint64_t(r), nullptr, sub);
+    write("xen cpuid ");
+    write_hex(leaf);
+    write(".");
+    write_hex(sub);
+    write(":");
+    for (uint32_t w : r) write(" "), write_hex(w);
+    write("\n");
+}
+
+// Xen's default PV policy (cpufeatureset.h: only 'A' features reach a PV
+// guest) for what a PV kernel acts on. TCG's CPU is qemu64 (AuthenticAMD)
+// with SMEP, SMAP and UMIP, so each hidden bit is one the CPU has: a kernel
+// that saw SMAP would patch STAC/CLAC in, which #UD in ring 3; PSE, PGE
+// and 1 GiB pages in 0x80000001 (AMD's copies of leaf 1) would have it
+// build superpages or global mappings mmu_update refuses.
+void cpuid_policy_checks()
+{
+    uint32_t r[4];
+    const uint32_t leaves[] = {0, 1, 7, 0xd, 0x80000000, 0x80000001, 0x80000007, 0x80000008};
+    for (uint32_t leaf : leaves) print_cpuid(leaf, 0, r);
+    print_cpuid(0xd, 1, r);
+    trap_of(c_xen_cpuid, 7, uint64_t(r));
+    check("xen cpuid 7: SMEP, SMAP, INVPCID, TSC_ADJUST hidden (EBX)",
+          long(r[1] & (feature(XEN_X86_FEATURE_SMEP) | feature(XEN_X86_FEATURE_SMAP) |
+                       feature(XEN_X86_FEATURE_INVPCID) | feature(XEN_X86_FEATURE_TSC_ADJUST))), 0);
+    check("  UMIP, PKU hidden (ECX)", long(r[2] & (feature(XEN_X86_FEATURE_UMIP) | feature(XEN_X86_FEATURE_PKU))), 0);
+    trap_of(c_xen_cpuid, 0x80000001, uint64_t(r));
+    check("xen cpuid 0x80000001: PSE, PGE, PSE36, VME, 1 GiB pages hidden (EDX)",
+          long(r[3] & (feature(XEN_X86_FEATURE_PSE) | feature(XEN_X86_FEATURE_PGE) | feature(XEN_X86_FEATURE_PSE36) |
+                       feature(XEN_X86_FEATURE_VME) | feature(XEN_X86_FEATURE_PAGE1GB))), 0);
+    check("  long mode, NX, SYSCALL shown", long(r[3] & (feature(XEN_X86_FEATURE_LM) | feature(XEN_X86_FEATURE_NX) |
+                                                       feature(XEN_X86_FEATURE_SYSCALL))),
+          long(feature(XEN_X86_FEATURE_LM) | feature(XEN_X86_FEATURE_NX) | feature(XEN_X86_FEATURE_SYSCALL)));
+    trap_of(c_xen_cpuid, 1, uint64_t(r));
+    // Bits cpufeatureset.h does not name (ECX 10, 11, 16; EDX 10, 18, 20, 30)
+    // and X2APIC ('!S').
+    check("xen cpuid 1: unnamed bits and x2APIC hidden",
+          long((r[2] & ((1u << 10) | (1u << 11) | (1u << 16) | feature(XEN_X86_FEATURE_X2APIC))) |
+               (r[3] & ((1u << 10) | (1u << 18) | (1u << 20) | (1u << 30)))), 0);
+}
 
 trap_info_t entry(unsigned v, unsigned dpl, bool handler = true)
 {
@@ -515,6 +566,7 @@ void emulation(const start_info_t* si, bool pvmmu)
           long((r[3] & ((1u << 3) | (1u << 13) | (1u << 17))) | (r[2] & (1u << 17))), 0);
     trap_of(c_xen_cpuid, 0x80000001, uint64_t(r));
     check("xen cpuid 0x80000001: 1 GiB pages hidden", long(r[3] & (1u << 26)), 0);
+    cpuid_policy_checks();
 
     // Not emulated for a PV kernel, on Xen (dom0 included) as on pvmmu.
     check("inb from port 0x80: #GP", trap_of(c_inb, 0x80), 13);

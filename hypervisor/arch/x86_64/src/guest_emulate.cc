@@ -31,13 +31,13 @@
 // such an instruction keeps its exception (Xen's full emulator would take
 // it; a difference documented in docs/abi.md §11).
 #include <pvmmu/abi.h>
-#include <xen/arch-x86/cpufeatureset.h>
 #include <xen/arch-x86/cpuid.h>
 
 #include "arch/core_glue.h"
 #include "arch/cpu_bits.h"
 #include "arch/cpu_features.h"
 #include "arch/guest.h"
+#include "arch/guest_cpuid.h"
 #include "arch/guest_decode.h"
 #include "arch/percpu.h"
 #include "arch/direct_map.h"
@@ -197,36 +197,14 @@ bool write_msr(Vcpu& v, uint32_t msr, uint64_t val)
     });
 }
 
-// A feature's bit within its CPUID register (<xen/arch-x86/cpufeatureset.h>
-// numbers them word * 32 + bit).
-constexpr uint32_t bit(unsigned feature) { return 1u << (feature % 32); }
-
-// The features of leaves 1 and 0x80000001 that Xen 4.17 keeps from PV guests
-// (those cpufeatureset.h marks for no guest or for HVM only, not 'A'). A PV
-// kernel must not see PSE, PGE or PAGE1GB: its page tables may hold no
-// superpages or global entries (Linux would map its vmemmap with 2 MiB
-// pages, which mmu_update refuses), nor MTRR, PCID or the TSC deadline timer.
-constexpr uint32_t kHiddenLeaf1Edx = bit(XEN_X86_FEATURE_VME) | bit(XEN_X86_FEATURE_PSE) | bit(XEN_X86_FEATURE_MTRR) |
-                                     bit(XEN_X86_FEATURE_PGE) | bit(XEN_X86_FEATURE_PSE36) | bit(XEN_X86_FEATURE_DS) |
-                                     bit(XEN_X86_FEATURE_TM1) | bit(XEN_X86_FEATURE_PBE);
-constexpr uint32_t kHiddenLeaf1Ecx = bit(XEN_X86_FEATURE_DTES64) | bit(XEN_X86_FEATURE_MONITOR) |
-                                     bit(XEN_X86_FEATURE_DSCPL) | bit(XEN_X86_FEATURE_VMX) | bit(XEN_X86_FEATURE_SMX) |
-                                     bit(XEN_X86_FEATURE_EIST) | bit(XEN_X86_FEATURE_TM2) | bit(XEN_X86_FEATURE_XTPR) |
-                                     bit(XEN_X86_FEATURE_PDCM) | bit(XEN_X86_FEATURE_PCID) | bit(XEN_X86_FEATURE_DCA) |
-                                     bit(XEN_X86_FEATURE_TSC_DEADLINE);
-constexpr uint32_t kHiddenExt1Edx = bit(XEN_X86_FEATURE_PAGE1GB);
-constexpr uint32_t kHiddenExt1Ecx = bit(XEN_X86_FEATURE_SVM) | bit(XEN_X86_FEATURE_EXTAPIC) |
-                                    bit(XEN_X86_FEATURE_CR8_LEGACY) | bit(XEN_X86_FEATURE_OSVW) |
-                                    bit(XEN_X86_FEATURE_IBS) | bit(XEN_X86_FEATURE_SKINIT) | bit(XEN_X86_FEATURE_WDT) |
-                                    bit(XEN_X86_FEATURE_LWP) | bit(XEN_X86_FEATURE_NODEID_MSR) |
-                                    bit(XEN_X86_FEATURE_TOPOEXT) | bit(XEN_X86_FEATURE_MONITORX);
-static_assert(kHiddenLeaf1Edx == ((1u << 1) | (1u << 3) | (1u << 12) | (1u << 13) | (1u << 17) | (1u << 21) |
-                                  (1u << 29) | (1u << 31)));
+// The processor's CPUID, for pv_cpuid (guest_cpuid.h).
+CpuidRegs raw_cpuid(uint32_t leaf, uint32_t sub) { return cpuid(leaf, sub); }
 
 // CPUID as Xen's PV guests see it: Xen's leaves at 0x40000000 (the signature
 // and the highest leaf pvmmu fills, the version xen_version gives, one
-// hypercall page, written by its MSR (write_msr) as by the ELF note), and the CPU's leaves with what a guest
-// must not use or rely on masked (docs/abi.md §10 "Emulation").
+// hypercall page, written by its MSR (write_msr) as by the ELF note), and the
+// CPU's leaves through Xen's default PV policy (guest_cpuid.h; docs/abi.md
+// §10 "Emulation", §12.2).
 CpuidRegs guest_cpuid(const Vcpu& v, uint32_t leaf, uint32_t sub)
 {
     if ((leaf & 0xffff0000u) == XEN_CPUID_FIRST_LEAF) {
@@ -241,24 +219,7 @@ CpuidRegs guest_cpuid(const Vcpu& v, uint32_t leaf, uint32_t sub)
         default: return {0, 0, 0, 0};
         }
     }
-    CpuidRegs r = cpuid(leaf, sub);
-    switch (leaf) {
-    case 1:
-        // ECX: Xen's hidden ones, x2APIC off; the hypervisor bit (31) on.
-        // EDX: Xen's hidden ones and ACPI off.
-        r.ecx = (r.ecx & ~(kHiddenLeaf1Ecx | bit(XEN_X86_FEATURE_X2APIC))) | (1u << 31);
-        r.edx &= ~(kHiddenLeaf1Edx | bit(XEN_X86_FEATURE_ACPI));
-        break;
-    case 0x80000001:
-        r.ecx &= ~kHiddenExt1Ecx;
-        r.edx &= ~kHiddenExt1Edx;
-        break;
-    case 5: case 6:   // MONITOR/MWAIT and power management: the hypervisor's
-        r = {0, 0, 0, 0};
-        break;
-    default: break;
-    }
-    return r;
+    return pv_cpuid(leaf, sub, raw_cpuid);
 }
 
 // INT n (CD ib) refused by the gate's DPL (guest_decode.h: the vector from
