@@ -146,6 +146,11 @@ void usage(FILE* f)
         "                   is qemu:///..., else tcg.\n"
         "                   xen: tcg (default) or tcg-icount.\n"
         "                   bochs: none\n"
+        "  --cpu MODEL      qemu and xen: QEMU's -cpu instead of the default (qemu:\n"
+        "                   qemu64,+smep,+smap,+umip under TCG, host under KVM; xen: max),\n"
+        "                   e.g. qemu64,+smep,+umip for a guest that IRETs in ring 3\n"
+        "                   (QEMU 7.2's TCG reads that frame as a supervisor access\n"
+        "                   under SMAP: docs/boot.md \"CPU features\")\n"
         "  --cpus N         vCPUs of the guest's domain (default: the test's own)\n"
         "  --timeout S      kill a program (libvirt: destroy its domain) after S seconds\n"
         "                   (default 60; bochs 300)\n"
@@ -571,6 +576,8 @@ int main(int argc, char** argv)
             boot_args = value("--boot-args");
         } else if (a == "--print-xml") {
             print_xml = value("--print-xml");
+        } else if (a == "--cpu") {
+            o.cpu = value("--cpu");
         } else if (a == "--hv-args") {
             o.hv_args = value("--hv-args");
         } else if (a == "--quiet" || a == "-q") {
@@ -650,6 +657,11 @@ int main(int argc, char** argv)
                          accel_of.accel_note);
         else
             std::fprintf(stderr, "pvmmu-run: --platform %s takes no --accel\n", accel_of.name);
+        return 2;
+    }
+    // --cpu: only the back ends that start QEMU themselves (--fuzz is qemu's).
+    if (!o.cpu.empty() && backend != &kQemu && backend != &kXen && !(!backend && o.fuzz.on)) {
+        std::fprintf(stderr, "pvmmu-run: --cpu is for --platform qemu and xen\n");
         return 2;
     }
     if (backend && !o.timeout_set) o.timeout_s = backend->default_timeout_s;

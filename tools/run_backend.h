@@ -36,6 +36,7 @@ struct Options {
     double timeout_s = 60;
     bool timeout_set = false;
     bool quiet = false;
+    std::string cpu;       // QEMU's -cpu for qemu and xen ("": kTcgCpu or kKvmCpu; xen: max)
     std::string hv_args;   // pvmmu-hv's command line (qemu: -append; libvirt: <cmdline>; bochs: GRUB's), e.g. selftest=trap
 };
 
@@ -143,9 +144,10 @@ bool on_path(const std::string& program);
 std::string make_scratch();                              // a new folder under $TMPDIR, "" on failure
 // qemu-system-x86_64 booting a Multiboot kernel with modules, COM1 on its
 // stdout; accel kvm, tcg or tcg-icount (TCG where every instruction takes 1 ns).
-// More options may follow.
+// cpu: QEMU's -cpu ("": kTcgCpu, or kKvmCpu under KVM). More options may follow.
 std::vector<std::string> qemu_command(const std::string& accel, unsigned long cpus, unsigned long mib,
-                                      const std::string& kernel, const std::string& modules);
+                                      const std::string& kernel, const std::string& modules,
+                                      const std::string& cpu = "");
 // A module string for QEMU's -initrd, whose ',' separates modules: one inside
 // a string is written ",,".
 std::string initrd_escaped(const std::string& s);

@@ -47,11 +47,11 @@ std::string initrd_escaped(const std::string& s)
 }
 
 std::vector<std::string> qemu_command(const std::string& accel, unsigned long cpus, unsigned long mib,
-                                      const std::string& kernel, const std::string& modules)
+                                      const std::string& kernel, const std::string& modules, const std::string& cpu)
 {
     const bool icount = accel == "tcg-icount";
     std::vector<std::string> args = {"/usr/bin/env", "qemu-system-x86_64", "-accel", icount ? "tcg" : accel,
-            "-cpu", accel == "kvm" ? kKvmCpu : kTcgCpu, "-machine", "pc", "-smp", std::to_string(cpus), "-m", std::to_string(mib), "-kernel", kernel,
+            "-cpu", !cpu.empty() ? cpu : accel == "kvm" ? kKvmCpu : kTcgCpu, "-machine", "pc", "-smp", std::to_string(cpus), "-m", std::to_string(mib), "-kernel", kernel,
             "-initrd", modules, "-display", "none", "-serial", "stdio", "-monitor", "none", "-no-reboot"};
     // Every instruction takes 1 ns of virtual time (the TSC and the PIT follow
     // it), so the guest's clock counts instructions; idle time is skipped.
@@ -104,7 +104,7 @@ int prepare(const std::vector<Domain>& doms, const Options& o, Launch& l, std::s
     }
     const std::string& accel = a.accel;
     const Machine m = pvmmu_machine(doms);
-    l.args = qemu_command(accel, m.cpus, m.mib, PVMMU_HV_IMAGE, pvmmu_modules(doms));
+    l.args = qemu_command(accel, m.cpus, m.mib, PVMMU_HV_IMAGE, pvmmu_modules(doms), o.cpu);
     l.args.insert(l.args.end(), {"-device", kIsaDebugExit});
     if (!o.hv_args.empty()) l.args.insert(l.args.end(), {"-append", o.hv_args});
     return 0;

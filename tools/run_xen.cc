@@ -58,8 +58,9 @@ int prepare(const std::vector<Domain>& doms, const Options& o, Launch& l, std::s
     // Xen keeps about 128 MiB for itself beyond dom0's memory.
     const unsigned long mib = std::max(512ul, d.frames / 256 + 256);
     l.args = qemu_command(o.accel.empty() ? "tcg" : o.accel, d.vcpus, mib, image,
-                          initrd_escaped(d.extra.empty() ? d.kernel : d.kernel + " " + d.extra));
-    l.args.insert(l.args.end(), {"-cpu", "max", "-append",
+                          initrd_escaped(d.extra.empty() ? d.kernel : d.kernel + " " + d.extra),
+                          o.cpu.empty() ? "max" : o.cpu);
+    l.args.insert(l.args.end(), {"-append",
                                  "console=com1 noreboot dom0_mem=" + xen_size(d.frames) + " dom0_max_vcpus=" +
                                  vcpus + " loglvl=all guest_loglvl=all"});
     l.endings = kXenEndings;

@@ -5,7 +5,7 @@
 # how far it gets (issue 14, "kernels written by others"; docs/results.md).
 #
 #   linux_guest_test.sh --run PVMMU_RUN --source DIR --build DIR
-#                       --furthest MILESTONE --stop REGEX [--timeout S]
+#                       --furthest MILESTONE --stop REGEX [--timeout S] [--cpu MODEL]
 #
 # The kernel is the dom0 kernel of the xen-host test: tools/make-xen-host.sh
 # fetches Debian's linux-image package with `apt-get download` into
@@ -20,7 +20,7 @@
 # Exit: 0 pass, 1 fail, 77 skip.
 set -uo pipefail
 
-run='' src='' build='' stop='' furthest='' limit=60
+run='' src='' build='' stop='' furthest='' limit=60 cpu=''
 while (($#)); do
   case $1 in
     --run) run=$2; shift ;;
@@ -29,6 +29,7 @@ while (($#)); do
     --stop) stop=$2; shift ;;
     --furthest) furthest=$2; shift ;;
     --timeout) limit=$2; shift ;;
+    --cpu) cpu=$2; shift ;;
     *) echo "linux_guest_test.sh: unknown option '$1'" >&2; exit 2 ;;
   esac
   shift
@@ -54,7 +55,7 @@ memory = 256
 extra = "earlyprintk=xen console=hvc0 loglevel=8"
 CFG
 start=$(date +%s.%N)
-"$run" --platform qemu --accel tcg --timeout "$limit" --config "$cfg" >"$log" 2>&1
+"$run" --platform qemu --accel tcg ${cpu:+--cpu "$cpu"} --timeout "$limit" --config "$cfg" >"$log" 2>&1
 code=$?
 secs=$(printf "%.1f" "$(echo "$(date +%s.%N) - $start" | bc)")
 echo "linux_guest_test: pvmmu-run exit $code after ${secs} s; the console's last lines:"
