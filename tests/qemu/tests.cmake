@@ -300,3 +300,13 @@ if(PVMMU_QEMU)
     COMMAND pvmmu-run --fuzz --accel tcg --seed 12 --ops 30000 --check 500 --quiet --timeout 100)
   set_tests_properties(qemu_fuzz_hostile_short PROPERTIES LABELS qemu TIMEOUT 120)
 endif()
+
+# pvmmu-run --cpu: QEMU's -cpu for the qemu back end (a model without SMAP
+# still boots a guest, and the hypervisor says SMAP is absent), refused for a
+# back end that does not start QEMU itself.
+add_test(NAME qemu_launcher_cpu_model COMMAND pvmmu-run --platform qemu --accel tcg --cpu qemu64,+smep,+umip atomic-ad-preserve)
+set_tests_properties(qemu_launcher_cpu_model PROPERTIES LABELS qemu TIMEOUT 60
+  PASS_REGULAR_EXPRESSION "cpu features: smep=on smap=absent umip=on.*pvmmu-run: atomic-ad-preserve: SUCCESS")
+add_test(NAME launcher_cpu_model_refused COMMAND pvmmu-run --platform bochs --cpu qemu64 atomic-ad-preserve)
+set_tests_properties(launcher_cpu_model_refused PROPERTIES LABELS unit TIMEOUT 10
+  PASS_REGULAR_EXPRESSION "--cpu is for --platform qemu and xen")
