@@ -135,6 +135,10 @@ bool guest_bounce(TrapFrame& f);
 // (no error code, RIP past the instruction). False as guest_bounce.
 bool guest_deliver(TrapFrame& f, unsigned vector, bool error_code);
 
+// SYSCALL from compatibility mode (VECTOR_SYSCALL32): the guest's syscall32
+// callback, or #UD; false when neither can be delivered.
+bool guest_syscall32(TrapFrame& f);
+
 // What Xen emulates for a PV kernel when the CPU refuses it in ring 3
 // (guest_emulate.cc): for a #GP, an INT n the trap table's DPL allows and the
 // privileged instructions Xen emulates; for a #UD, Xen's forced-emulation
