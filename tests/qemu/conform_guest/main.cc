@@ -44,9 +44,13 @@
 //   with -EINVAL, the entry unchanged: a misaligned address, a TSS or an
 //   interrupt gate, a frame beyond memory or not the guest's, a page table.
 //   A frame mapped writable takes the write (Xen's writable-type case).
-//   DPL-0 data, a call gate, 32-bit code and a not-present TSS: Xen takes
-//   them, pvmmu refuses them as set_gdt does (-EINVAL).
+//   DPL-0 data and 32-bit code stored with DPL 3 (in the frame, as Xen
+//   fixes them), a not-present TSS as it is; a call gate: Xen takes it,
+//   pvmmu refuses it (-EINVAL).
 // - MMUEXT_SET_LDT and SEGBASE_GS_USER_SEL (ldt_checks).
+// - Compatibility mode through a 32-bit code segment (compat_mode): iret
+//   there, SYSCALL (#UD, the syscall32 callback), SYSENTER, INT $0x80;
+//   CALLBACKOP_unregister's errnos by type.
 #include "tiny_guest.h"
 
 #include <xen/arch-x86/cpuid.h>
