@@ -48,6 +48,8 @@
 //   fixes them), a not-present TSS as it is; a call gate: Xen takes it,
 //   pvmmu refuses it (-EINVAL).
 // - MMUEXT_SET_LDT and SEGBASE_GS_USER_SEL (ldt_checks).
+// - The runstate: VCPUOP_get_runstate_info, VCPUOP_register_runstate_memory_area
+//   (runstate, and vCPU 1's area through its up and down in vcpu_context).
 // - Compatibility mode through a 32-bit code segment (compat_mode): iret
 //   there, SYSCALL (#UD, the syscall32 callback), SYSENTER, INT $0x80;
 //   CALLBACKOP_unregister's errnos by type.
@@ -1258,6 +1260,93 @@ void memory_queries(const start_info_t* si, bool pvmmu, uint64_t free_va)
 // one, a note.
 alignas(16) uint8_t g_vcpu1_stack[8192];
 
+// The runstate (<xen/vcpu.h>), as both answer it: VCPUOP_get_runstate_info
+// and VCPUOP_register_runstate_memory_area of the caller and of a vCPU
+// down; -EFAULT for an area not in the guest's part of the address space or
+// an unwritable info; the area written at once, then at each change of
+// state (vcpu_context: vCPU 1 up, then down); times that only grow, and an
+// entry time no later than the next reading.
+alignas(64) vcpu_runstate_info g_rs0, g_rs1;
+volatile int conform_vcpu1_rs_state = -1;   // what vCPU 1 saw in its own area
+
+long runstate_info(unsigned vcpu, vcpu_runstate_info* r)
+{
+    return hypercall(__HYPERVISOR_vcpu_op, VCPUOP_get_runstate_info, vcpu, uint64_t(r));
+}
+
+long runstate_area(unsigned vcpu, uint64_t va)
+{
+    vcpu_register_runstate_memory_area a{};
+    a.addr.p = va;
+    return hypercall(__HYPERVISOR_vcpu_op, VCPUOP_register_runstate_memory_area, vcpu, uint64_t(&a));
+}
+
+// b no earlier than a: every total and the entry time.
+bool not_before(const vcpu_runstate_info& a, const vcpu_runstate_info& b)
+{
+    for (unsigned i = 0; i < 4; ++i)
+        if (b.time[i] < a.time[i]) return false;
+    return b.state_entry_time >= a.state_entry_time;
+}
+
+void runstate()
+{
+    vcpu_runstate_info a{}, b{};
+    check("VCPUOP_get_runstate_info of vCPU 0", runstate_info(0, &a), 0);
+    checkx("  running", uint64_t(a.state), RUNSTATE_running);
+    check("  no update flag", (a.state_entry_time & XEN_RUNSTATE_UPDATE) == 0, 1);
+    check("  running since before now: time[running] > 0", a.time[RUNSTATE_running] > 0, 1);
+    check("VCPUOP_get_runstate_info again", runstate_info(0, &b), 0);
+    check("  no total and no entry time went back", not_before(a, b), 1);
+    check("  time[running] grew", b.time[RUNSTATE_running] > a.time[RUNSTATE_running], 1);
+    check("VCPUOP_get_runstate_info into an unmapped page: -EFAULT",
+          hypercall(__HYPERVISOR_vcpu_op, VCPUOP_get_runstate_info, 0, XENPV_VIRT_BASE + (1ull << 38)), -XEN_EFAULT);
+    check("VCPUOP_get_runstate_info of vCPU 99: -ENOENT", runstate_info(99, &a), -XEN_ENOENT);
+    check("VCPUOP_register_runstate_memory_area in the hypervisor's range: -EFAULT",
+          runstate_area(0, 0xffff800000000000), -XEN_EFAULT);
+    check("VCPUOP_register_runstate_memory_area at a non-canonical address: -EFAULT",
+          runstate_area(0, kNonCanonical), -XEN_EFAULT);
+    // Xen checks the first byte only; the write fails, nothing is written.
+    check("VCPUOP_register_runstate_memory_area across the lower half's end: 0",
+          runstate_area(0, 0x00007fffffffffe0), 0);
+    check("VCPUOP_register_runstate_memory_area not mapped: 0 (nothing written)",
+          runstate_area(0, XENPV_VIRT_BASE + (1ull << 38)), 0);
+    g_rs0.state = -1;
+    check("VCPUOP_register_runstate_memory_area of vCPU 0", runstate_area(0, uint64_t(&g_rs0)), 0);
+    checkx("  written at once: running", uint64_t(g_rs0.state), RUNSTATE_running);
+    check("  no update flag", (g_rs0.state_entry_time & XEN_RUNSTATE_UPDATE) == 0, 1);
+    check("VCPUOP_get_runstate_info", runstate_info(0, &b), 0);
+    check("  no earlier than the area", not_before(g_rs0, b), 1);
+    check("VCPUOP_register_runstate_memory_area of vCPU 0: none (0)", runstate_area(0, 0), 0);
+    if (hypercall(__HYPERVISOR_vcpu_op, VCPUOP_is_up, 1, 0) != 0) return;
+    check("VCPUOP_get_runstate_info of vCPU 1, down", runstate_info(1, &a), 0);
+    checkx("  offline", uint64_t(a.state), RUNSTATE_offline);
+    check("vm_assist enable runstate_update_flag",
+          hypercall(__HYPERVISOR_vm_assist, VMASST_CMD_enable, VMASST_TYPE_runstate_update_flag), 0);
+    g_rs1.state = -1;
+    check("VCPUOP_register_runstate_memory_area of vCPU 1", runstate_area(1, uint64_t(&g_rs1)), 0);
+    checkx("  written at once: offline", uint64_t(g_rs1.state), RUNSTATE_offline);
+    check("  no update flag", (g_rs1.state_entry_time & XEN_RUNSTATE_UPDATE) == 0, 1);
+    check("  no earlier than the info before", not_before(a, g_rs1), 1);
+}
+
+// After vCPU 1 ran and went down (vcpu_context): its area says offline
+// again, entered after the area's first writing, with running time.
+void runstate_after_vcpu1(const vcpu_runstate_info& before)
+{
+    checkx("vCPU 1 saw its area say running", uint64_t(conform_vcpu1_rs_state), RUNSTATE_running);
+    checkx("  its area after VCPUOP_down: offline", uint64_t(g_rs1.state), RUNSTATE_offline);
+    check("  no update flag", (g_rs1.state_entry_time & XEN_RUNSTATE_UPDATE) == 0, 1);
+    check("  entered offline after the first writing", g_rs1.state_entry_time > before.state_entry_time, 1);
+    check("  time[running] grew", g_rs1.time[RUNSTATE_running] > before.time[RUNSTATE_running], 1);
+    check("  no total went back", not_before(before, g_rs1), 1);
+    vcpu_runstate_info r{};
+    check("VCPUOP_get_runstate_info of vCPU 1", runstate_info(1, &r), 0);
+    check("  no earlier than its area", not_before(g_rs1, r), 1);
+    check("vm_assist disable runstate_update_flag",
+          hypercall(__HYPERVISOR_vm_assist, VMASST_CMD_disable, VMASST_TYPE_runstate_update_flag), 0);
+}
+
 void vcpu_context(const start_info_t* si)
 {
     if (hypercall(__HYPERVISOR_vcpu_op, VCPUOP_is_up, 1, 0) != 0) {
@@ -1287,11 +1376,17 @@ void vcpu_context(const start_info_t* si)
     check("  VCPUOP_up of it: -EINVAL", hypercall(__HYPERVISOR_vcpu_op, VCPUOP_up, 1, 0), -XEN_EINVAL);
     ctx.trap_ctxt[3] = trap_info_t{3, 3, FLAT_KERNEL_CS64, uint64_t(conform_vcpu1_bp)};
     check("VCPUOP_initialise of vCPU 1 with a #BP handler in trap_ctxt", initialise(), 0);
+    const vcpu_runstate_info before = g_rs1;
     check("VCPUOP_up of vCPU 1", hypercall(__HYPERVISOR_vcpu_op, VCPUOP_up, 1, 0), 0);
     uint64_t spins = 0;
     while (hypercall(__HYPERVISOR_vcpu_op, VCPUOP_is_up, 1, 0) != 0 && ++spins < 100000000)
         hypercall(__HYPERVISOR_sched_op, SCHEDOP_yield, 0);
     check("  vCPU 1's INT3 reached the context's #BP handler, then it went down", long(conform_vcpu1_vector), 3);
+    // Xen writes the area when vCPU 1's CPU next schedules (after is_up says
+    // down): wait for it a while.
+    for (spins = 0; g_rs1.state != RUNSTATE_offline && spins < 100000000; ++spins)
+        hypercall(__HYPERVISOR_sched_op, SCHEDOP_yield, 0);
+    runstate_after_vcpu1(before);
 }
 
 } // namespace
@@ -1300,6 +1395,7 @@ void vcpu_context(const start_info_t* si)
 extern "C" [[noreturn]] void conform_vcpu1_trap()
 {
     conform_vcpu1_vector = 3;
+    conform_vcpu1_rs_state = g_rs1.state;
     hypercall(__HYPERVISOR_vcpu_op, VCPUOP_down, 1, 0);
     for (;;) {
     }
@@ -1322,6 +1418,7 @@ extern "C" [[noreturn]] void xenpv_start(const start_info_t* si, uint64_t initia
     update_descriptor_checks(si, pvmmu);
     ldt_checks(si, pvmmu);
     compat_mode(si, free);
+    runstate();
     m2p(si, pvmmu);
     memory_queries(si, pvmmu, ((initial_sp + 4095) & ~4095ull) + 4096);
     vcpu_context(si);

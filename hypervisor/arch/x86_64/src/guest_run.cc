@@ -166,6 +166,7 @@ void guest_run(Vcpu& v)
     boot_time_report("first guest entry");   // once, the first vCPU of all
     load_segment_bases(arch(v));
     write_cr3(maddr_of(v.guest_table).v);
+    runstate_change(v, RUNSTATE_running);   // its area through the tables just loaded
     guest_enter(&static_cast<VcpuArch*>(v.platform_data)->start);
 }
 

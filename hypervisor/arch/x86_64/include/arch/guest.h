@@ -67,6 +67,12 @@ struct VcpuArch {
     // CPU reads is its CPU's (g_cpu_ldt, guest_gdt.cc). Both 0 at start.
     uint64_t ldt_base = 0;
     uint32_t ldt_ents = 0;
+    // Xen's runstate (guest_runstate.cc): offline, since system time 0, until
+    // the vCPU first runs; the registered area's guest address, 0: none. Kept
+    // across VCPUOP_down and VCPUOP_initialise, as on Xen.
+    TicketLock runstate_lock;
+    vcpu_runstate_info runstate{RUNSTATE_offline, 0, {}};
+    uint64_t runstate_area = 0;
     ConsoleLine line;
     VcpuCounters counters;
 };
@@ -134,6 +140,14 @@ bool guest_bounce(TrapFrame& f);
 // guest_bounce does for a hardware exception, and a software INT n uses
 // (no error code, RIP past the instruction). False as guest_bounce.
 bool guest_deliver(TrapFrame& f, unsigned vector, bool error_code);
+
+// The vCPU's runstate (guest_runstate.cc): `v` enters RUNSTATE_* `state`
+// now, on its own CPU with its page tables loaded (its area is written
+// there); VCPUOP_register_runstate_memory_area and VCPUOP_get_runstate_info
+// of vCPU t for the caller.
+void runstate_change(Vcpu& v, int state);
+long runstate_register(Vcpu& caller, Vcpu& t, uint64_t arg);
+long runstate_get(Vcpu& caller, Vcpu& t, uint64_t arg);
 
 // SYSCALL from compatibility mode (VECTOR_SYSCALL32): the guest's syscall32
 // callback, or #UD; false when neither can be delivered.
