@@ -50,6 +50,7 @@
 // - MMUEXT_SET_LDT and SEGBASE_GS_USER_SEL (ldt_checks).
 // - The runstate: VCPUOP_get_runstate_info, VCPUOP_register_runstate_memory_area
 //   (runstate, and vCPU 1's area through its up and down in vcpu_context).
+// - VCPUOP_register_vcpu_info (vcpu_info_checks).
 // - Compatibility mode through a 32-bit code segment (compat_mode): iret
 //   there, SYSCALL (#UD, the syscall32 callback), SYSENTER, INT $0x80;
 //   CALLBACKOP_unregister's errnos by type.
@@ -1389,6 +1390,53 @@ void vcpu_context(const start_info_t* si)
     runstate_after_vcpu1(before);
 }
 
+// VCPUOP_register_vcpu_info (<xen/vcpu.h>): Xen's checks (-ENXIO for an
+// offset past the page; -EINVAL for a frame beyond memory or a page table, a
+// second registration; -EFAULT for an unreadable argument); the vcpu_info moves to
+// the frame (the time's scale with it), with everything marked pending; the
+// virtual CR2 of a #PF is written there from then on, not in shared_info.
+alignas(4096) uint8_t g_vcpu_info_page[4096];
+
+long register_vcpu_info(unsigned vcpu, uint64_t mfn, uint32_t offset)
+{
+    vcpu_register_vcpu_info_t r{mfn, offset, 0};
+    return hypercall(__HYPERVISOR_vcpu_op, VCPUOP_register_vcpu_info, vcpu, uint64_t(&r));
+}
+
+void vcpu_info_checks(const start_info_t* si, uint64_t shared_va)
+{
+    volatile shared_info_t* sh = reinterpret_cast<shared_info_t*>(shared_va);
+    const uint64_t mfn = p2m(si)[(uint64_t(g_vcpu_info_page) - XENPV_VIRT_BASE) >> 12];
+    const xen_pfn_t l4 = p2m(si)[(si->pt_base - XENPV_VIRT_BASE) >> 12];
+    // Upcalls masked: Xen marks everything pending at registration, and this
+    // guest has no event callback to take them.
+    sh->vcpu_info[0].evtchn_upcall_mask = 1;
+    sh->vcpu_info[1].evtchn_upcall_mask = 1;
+    check("VCPUOP_register_vcpu_info past the page's end: -ENXIO",
+          register_vcpu_info(0, mfn, 4096 - sizeof(vcpu_info_t) + 1), -XEN_ENXIO);
+    check("VCPUOP_register_vcpu_info of a frame beyond memory: -EINVAL", register_vcpu_info(0, 1ull << 40, 0),
+          -XEN_EINVAL);
+    check("VCPUOP_register_vcpu_info of the L4 in use: -EINVAL", register_vcpu_info(0, l4, 0), -XEN_EINVAL);
+    check("VCPUOP_register_vcpu_info with an unreadable argument: -EFAULT",
+          hypercall(__HYPERVISOR_vcpu_op, VCPUOP_register_vcpu_info, 0, XENPV_VIRT_BASE + (1ull << 38)), -XEN_EFAULT);
+    const uint32_t mul = sh->vcpu_info[0].time.tsc_to_system_mul;
+    const int8_t shift = sh->vcpu_info[0].time.tsc_shift;
+    check("VCPUOP_register_vcpu_info of vCPU 0 at offset 128", register_vcpu_info(0, mfn, 128), 0);
+    const volatile vcpu_info_t* vi = reinterpret_cast<const vcpu_info_t*>(g_vcpu_info_page + 128);
+    check("  the time's scale moved there", vi->time.tsc_to_system_mul == mul && vi->time.tsc_shift == shift, 1);
+    checkx("  evtchn_upcall_pending", vi->evtchn_upcall_pending, 1);
+    checkx("  every evtchn_pending_sel bit", vi->evtchn_pending_sel, ~0ull);
+    check("  again: -EINVAL", register_vcpu_info(0, mfn, 256), -XEN_EINVAL);
+    const uint64_t old_cr2 = sh->vcpu_info[0].arch.cr2;
+    constexpr uint64_t kFault = XENPV_VIRT_BASE + (1ull << 38) + 8;
+    check("a #PF", trap_of(c_load, kFault), 14);
+    checkx("  its CR2 in the registered vcpu_info", vi->arch.cr2, kFault);
+    checkx("  not in shared_info's", sh->vcpu_info[0].arch.cr2, old_cr2);
+    if (hypercall(__HYPERVISOR_vcpu_op, VCPUOP_is_up, 1, 0) != 0) return;
+    check("VCPUOP_register_vcpu_info of vCPU 1, down, at offset 256", register_vcpu_info(1, mfn, 256), 0);
+    checkx("  evtchn_upcall_pending", reinterpret_cast<const volatile vcpu_info_t*>(g_vcpu_info_page + 256)->evtchn_upcall_pending, 1);
+}
+
 } // namespace
 
 // vCPU 1's #BP handler: records the vector and goes down (no iret).
@@ -1422,5 +1470,6 @@ extern "C" [[noreturn]] void xenpv_start(const start_info_t* si, uint64_t initia
     m2p(si, pvmmu);
     memory_queries(si, pvmmu, ((initial_sp + 4095) & ~4095ull) + 4096);
     vcpu_context(si);
+    vcpu_info_checks(si, ((initial_sp + 4095) & ~4095ull) + 4096);
     finish("conform guest");
 }

@@ -117,7 +117,6 @@ bool read_cr(Vcpu& v, unsigned cr, uint64_t& val)
 bool write_cr(Vcpu& v, unsigned cr, uint64_t val)
 {
     VcpuArch& a = arch(v);
-    GuestDomain& d = guest_domain(v);
     switch (cr) {
     case 0:   // only TS may change (Xen: "Attempt to change unmodifiable CR0 flags" is a #GP)
         if ((val ^ guest_cr0(a)) & ~uint64_t(CR0_TS)) return false;
@@ -125,7 +124,7 @@ bool write_cr(Vcpu& v, unsigned cr, uint64_t val)
         return true;
     case 2:
         a.cr2 = val;
-        if (d.shared && v.id < XEN_LEGACY_MAX_VCPUS) d.shared->vcpu_info[v.id].arch.cr2 = val;
+        if (vcpu_info* info = guest_vcpu_info(v)) info->arch.cr2 = val;
         return true;
     case 3: {
         // Xen's PV meaning: the machine frame of an L4 of the domain

@@ -162,7 +162,7 @@ void guest_run(Vcpu& v)
     guest_gdt_reset(v);
     guest_fpu_reset(v);
     guest_debug_load(v);
-    time_publish(guest_domain(v).shared->vcpu_info[v.id].time);   // on the CPU it runs on
+    if (vcpu_info* info = guest_vcpu_info(v)) time_publish(info->time);   // on the CPU it runs on
     boot_time_report("first guest entry");   // once, the first vCPU of all
     load_segment_bases(arch(v));
     write_cr3(maddr_of(v.guest_table).v);

@@ -108,12 +108,11 @@ namespace {
 
 bool deliver_to(Vcpu& v, TrapFrame& f, uint64_t handler, unsigned vector, bool error_code)
 {
-    GuestDomain& d = guest_domain(v);
     // A #PF the CPU raised (never an INT $14) sets the virtual CR2, as Xen's.
     const bool page_fault = vector == 14 && error_code;
     if (page_fault) {
         arch(v).cr2 = read_cr2();
-        if (d.shared && v.id < XEN_LEGACY_MAX_VCPUS) d.shared->vcpu_info[v.id].arch.cr2 = arch(v).cr2;
+        if (vcpu_info* info = guest_vcpu_info(v)) info->arch.cr2 = arch(v).cr2;
     }
 
     uint64_t frame[8];

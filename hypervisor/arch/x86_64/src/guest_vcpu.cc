@@ -207,6 +207,8 @@ long do_vcpu_op(Vcpu& v, TrapFrame& f)
         return runstate_get(v, t, f.rdx);
     case VCPUOP_register_runstate_memory_area:
         return runstate_register(v, t, f.rdx);
+    case VCPUOP_register_vcpu_info:
+        return vcpu_info_register(v, t, f.rdx);
     default:
         return -XEN_ENOSYS;
     }

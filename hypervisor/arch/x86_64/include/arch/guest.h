@@ -73,6 +73,9 @@ struct VcpuArch {
     TicketLock runstate_lock;
     vcpu_runstate_info runstate{RUNSTATE_offline, 0, {}};
     uint64_t runstate_area = 0;
+    // VCPUOP_register_vcpu_info's place (direct map), null: shared_info's
+    // slot (guest_vcpu_info.cc). Set once, before the vCPU runs or by itself.
+    std::atomic<vcpu_info*> info{nullptr};
     ConsoleLine line;
     VcpuCounters counters;
 };
@@ -104,6 +107,8 @@ struct GuestDomain {
     // Per domain, so no domain can delay another's; a ticket lock, so none of
     // the domain's vCPUs waits for ever behind the others.
     TicketLock desc_lock;
+    // Orders VCPUOP_register_vcpu_info's calls (Domain::held, each vCPU's once).
+    TicketLock vcpu_info_lock;
 };
 
 // The event channel of the console ring (start_info.console.domU.evtchn):
@@ -148,6 +153,12 @@ bool guest_deliver(TrapFrame& f, unsigned vector, bool error_code);
 void runstate_change(Vcpu& v, int state);
 long runstate_register(Vcpu& caller, Vcpu& t, uint64_t arg);
 long runstate_get(Vcpu& caller, Vcpu& t, uint64_t arg);
+
+// The vcpu_info the hypervisor writes for v (its time, the virtual CR2):
+// the registered one, else shared_info's slot, else none (null).
+vcpu_info* guest_vcpu_info(Vcpu& v);
+// VCPUOP_register_vcpu_info of vCPU t for the caller.
+long vcpu_info_register(Vcpu& caller, Vcpu& t, uint64_t arg);
 
 // SYSCALL from compatibility mode (VECTOR_SYSCALL32): the guest's syscall32
 // callback, or #UD; false when neither can be delivered.
