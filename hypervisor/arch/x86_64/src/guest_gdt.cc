@@ -151,12 +151,19 @@ long copy_page(Hypervisor& hv, const Domain& d, Mfn m, uint64_t* dst, uint32_t n
     }
     // Xen fixes the frame itself (a DPL raised), as the guest reads it
     // back; only once all were taken (nothing changes on error), and a
-    // write of the guest's meanwhile wins (the copy is what counts).
-    for (uint32_t i = 0; i < n && !rc; ++i) {
-        uint64_t e = std::atomic_ref<uint64_t>(src[i]).load(std::memory_order_relaxed);
-        uint64_t fixed_e = e;
-        if (guest_desc_fix(fixed_e) && fixed_e != e)
-            std::atomic_ref<uint64_t>(src[i]).compare_exchange_strong(e, fixed_e, std::memory_order_relaxed);
+    // write of the guest's meanwhile wins (the copy is what counts). The
+    // write holds a writable type reference, as update_descriptor's does:
+    // the frame may have become a page table since the check above (another
+    // vCPU's pin), and a validated table must never change behind its
+    // validation; then the frame keeps what the guest wrote.
+    if (!rc && !get_writable_type(hv, m)) {
+        for (uint32_t i = 0; i < n; ++i) {
+            uint64_t e = std::atomic_ref<uint64_t>(src[i]).load(std::memory_order_relaxed);
+            uint64_t fixed_e = e;
+            if (guest_desc_fix(fixed_e) && fixed_e != e)
+                std::atomic_ref<uint64_t>(src[i]).compare_exchange_strong(e, fixed_e, std::memory_order_relaxed);
+        }
+        put_page_type(hv, m);
     }
     put_page(hv, m);
     return rc;
