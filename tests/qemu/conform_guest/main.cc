@@ -46,8 +46,9 @@
 //   with -EINVAL, the entry unchanged: a misaligned address, a TSS or an
 //   interrupt gate, a frame beyond memory or not the guest's, a page table.
 //   A frame mapped writable takes the write (Xen's writable-type case).
-//   DPL-0 data, a call gate, 32-bit code and a not-present TSS: Xen takes
-//   them, pvmmu refuses them as set_gdt does (-EINVAL).
+//   DPL-0 data and 32-bit code stored with DPL 3 (in the frame, as Xen
+//   fixes them), a not-present TSS as it is; a call gate: Xen takes it,
+//   pvmmu refuses it (-EINVAL).
 // - MMUEXT_SET_LDT and SEGBASE_GS_USER_SEL (ldt_checks).
 // - Multicalls of update_descriptor, set_gdt, stack_switch, fpu_taskswitch,
 //   set_segment_base, sched_op with update_va_mapping, mmu_update and
@@ -62,6 +63,12 @@
 //   frame not ours: the CPU's #PF, the entry unchanged. A RIP-relative MOV
 //   into an L1 the guest pinned (linked nowhere); after UNPIN, a #PF.
 //   XENFEAT_writable_page_tables not reported to a PV guest.
+// - The runstate: VCPUOP_get_runstate_info, VCPUOP_register_runstate_memory_area
+//   (runstate, and vCPU 1's area through its up and down in vcpu_context).
+// - VCPUOP_register_vcpu_info (vcpu_info_checks).
+// - Compatibility mode through a 32-bit code segment (compat_mode): iret
+//   there, SYSCALL (#UD, the syscall32 callback), SYSENTER, INT $0x80;
+//   CALLBACKOP_unregister's errnos by type.
 #include "tiny_guest.h"
 
 #include <xen/arch-x86/cpufeatureset.h>
@@ -190,6 +197,11 @@ SNIPPET c_load
     mov (%rdi), %rax; ret
 SNIPPET c_load_es
     mov %di, %es; xor %eax, %eax; mov %ax, %es; ret
+SNIPPET c_lar           /* the access rights LAR reads for selector %rdi, ~0 when it refuses */
+    lar %edi, %eax; jz 1f; mov $-1, %rax; 1: ret
+SNIPPET c_iret_to       /* c_iret_to(rip, cs, rsp): the iret hypercall to cs:rip on stack rsp */
+    pushq $0xe02b; pushq %rdx; pushfq; pushq %rsi; pushq %rdi; pushq $0   /* the stub pushes RCX, R11, RAX */
+    jmp hypercall_page + 23 * 32
 SNIPPET c_fs_read       /* c_fs_read(sel, off): %fs = sel, the word at %fs:off, %fs null again */
     mov %di, %fs; mov %fs:(%rsi), %rax; xor %ecx, %ecx; mov %cx, %fs; ret
 SNIPPET c_gs_sel        /* the selector %gs holds */
@@ -338,6 +350,30 @@ conform_zf: .quad 0
     .hidden g_pin_l1
     .globl g_pin_l1
 g_pin_l1: .zero 4096
+    .popsection
+/* The compatibility-mode code (compat_mode), a page of its own that the
+ * guest also maps below 4 GiB: each piece traps, and conform_trap goes back
+ * to 64-bit code. */
+    .pushsection .text.compat, "ax", @progbits
+    .balign 4096
+    .globl c32_page, c32_ud2, c32_syscall, c32_sysenter, c32_int80, c32_end
+    .hidden c32_page, c32_ud2, c32_syscall, c32_sysenter, c32_int80, c32_end
+    .code32
+c32_page:
+c32_ud2:
+    ud2
+c32_syscall:
+    syscall
+    ud2
+c32_sysenter:
+    sysenter
+    ud2
+c32_int80:
+    int $0x80
+    ud2
+c32_end:
+    .code64
+    .balign 4096
     .popsection
 )");
 
@@ -929,6 +965,8 @@ constexpr uint64_t kDescData3 = 0x00cff2000000ffff;   // data, read/write, DPL 3
 constexpr uint64_t kDescTss3 = 0x0000e90000000067;    // 64-bit TSS, DPL 3
 constexpr uint64_t kDescIntr3 = 0x0000ee0000000000;   // 64-bit interrupt gate, DPL 3
 constexpr uint16_t kSelEntry1 = 0x0b;                 // GDT entry 1, RPL 3
+constexpr uint64_t kDescDpl = 3ull << 45;
+constexpr uint64_t kDescCode32 = 0x00cffa000000ffff;  // 32-bit code, readable, DPL 3
 
 alignas(4096) uint64_t g_gdt_page[512];    // the GDT frame
 alignas(4096) uint64_t g_plain_page[512];  // a frame that stays writable
@@ -961,16 +999,20 @@ void update_descriptor_checks(const start_info_t* si, bool pvmmu)
     check("update_descriptor at a misaligned address: -EINVAL", update_descriptor(entry1 + 4, kDescData3), -XEN_EINVAL);
     check("update_descriptor of a TSS: -EINVAL", update_descriptor(entry1, kDescTss3), -XEN_EINVAL);
     check("update_descriptor of an interrupt gate: -EINVAL", update_descriptor(entry1, kDescIntr3), -XEN_EINVAL);
-    // What pvmmu refuses as set_gdt does (docs/abi.md §11); Xen 4.17 takes
-    // them (xen_conform_guest): DPL-0 data (stored with DPL 3), a call gate
-    // to guest code (stored with DPL 0, so using it faults into Xen, which
-    // emulates it), 32-bit code and a not-present TSS.
-    const uint64_t xen_takes[] = {kDescData3 & ~(3ull << 45), 0x0000ec0000000000 | (uint64_t(FLAT_RING3_CS64) << 16),
-                                  0x00cffa000000ffff, kDescTss3 & ~kDescP};
-    for (uint64_t d : xen_takes) {
-        check(pvmmu ? "update_descriptor of what set_gdt refuses: -EINVAL on pvmmu" : "update_descriptor: Xen takes it",
-              update_descriptor(entry1, d), pvmmu ? -XEN_EINVAL : 0);
-    }
+    // Xen's rule (and pvmmu's, guest_gdt.cc): a DPL below 3 raised to 3, in
+    // the frame too; 32-bit code, any descriptor not present taken as it is.
+    check("update_descriptor of DPL-0 data", update_descriptor(entry1, kDescData3 & ~kDescDpl), 0);
+    check("  the frame holds it with DPL 3", g_gdt_page[1] == kDescData3, 1);
+    check("  selector 0x0b loads", trap_of(c_load_es, kSelEntry1), kNoTrap);
+    check("update_descriptor of DPL-0 32-bit code", update_descriptor(entry1, kDescCode32 & ~kDescDpl), 0);
+    check("  the frame holds it with DPL 3", g_gdt_page[1] == kDescCode32, 1);
+    check("update_descriptor of a TSS not present", update_descriptor(entry1, kDescTss3 & ~kDescP & ~kDescDpl), 0);
+    check("  the frame holds it as it was", g_gdt_page[1] == (kDescTss3 & ~kDescP & ~kDescDpl), 1);
+    // A call gate to guest code: Xen takes it (stored with DPL 0, so its
+    // use faults into Xen, which emulates the far call); pvmmu emulates no
+    // far call and refuses it (docs/abi.md §11).
+    check(pvmmu ? "update_descriptor of a call gate: -EINVAL on pvmmu" : "update_descriptor of a call gate: Xen takes it",
+          update_descriptor(entry1, 0x0000ec0000000000 | (uint64_t(FLAT_RING3_CS64) << 16)), pvmmu ? -XEN_EINVAL : 0);
     check("update_descriptor of entry 1: not present again", update_descriptor(entry1, kDescData3 & ~kDescP), 0);
     check("update_descriptor beyond memory: -EINVAL", update_descriptor(1ull << 52, kDescData3), -XEN_EINVAL);
     uint64_t other = 0;   // Xen's: below its first megabyte, no domain's
@@ -1266,6 +1308,129 @@ void multicalls(const start_info_t* si)
     check("  %fs base still 0", long(base_msr(kMsrFs)), 0);
 }
 
+// Compatibility mode in ring 3 (docs/security.md "Compatibility mode"):
+// what a 32-bit code segment opens, on Xen and pvmmu alike. The code page
+// c32_page is mapped read-only at kLow (below 4 GiB: EIP is 32-bit there)
+// through an L3, L2 and L1 of the guest's own in L4 slot 0, with a stack page
+// after it; the iret hypercall goes to it.
+// - set_gdt of DPL-0 data and DPL-0 32-bit code: taken, DPL 3 in the frame
+//   and in the GDT (LAR).
+// - iret to a 32-bit CS (the guest's, FLAT_RING3_CS32): it runs there (a
+//   UD2's #UD reports that RIP and CS).
+// - SYSCALL there: #UD at the SYSCALL without a syscall32 callback, the
+//   callback with RIP after it and CS FLAT_RING3_CS32 with one.
+// - SYSENTER there: #GP (Intel) or #UD (AMD), never ring 0.
+// - INT $0x80 there (its trap-table entry DPL 3): Xen delivers it; pvmmu
+//   emulates nothing from compatibility mode and delivers the #GP.
+extern "C" HIDDEN char c32_page[], c32_ud2[], c32_syscall[], c32_sysenter[], c32_int80[], c32_end[], c_lar[],
+    c_iret_to[];
+alignas(4096) uint64_t g_compat_gdt[512];
+constexpr uint64_t kLow = 0x40000000;   // L4 0, L3 1, L2 0, L1 0
+constexpr uint16_t kSelCode32 = 0x13;   // GDT entry 2, RPL 3
+
+uint64_t low(const char* p) { return kLow + uint64_t(p - c32_page); }
+
+// Maps c32_page at kLow and a stack page after it; false when L4 slot 0 is taken.
+bool map_low(const start_info_t* si, uint64_t free)
+{
+    const uint64_t* l4 = reinterpret_cast<const uint64_t*>(si->pt_base);
+    if (l4[0]) return false;
+    const uint64_t l3 = free + 2, l2 = free + 3, l1 = free + 4, stack = free + 5;
+    const auto mfn = [&](uint64_t g) { return p2m(si)[g]; };
+    const uint64_t fresh[] = {l3, l2, l1, stack}, tables[] = {l3, l2, l1};
+    for (uint64_t g : fresh)
+        for (unsigned i = 0; i < 512; ++i) gpfn_bytes(g)[i] = 0;
+    const uint64_t code = mfn((uint64_t(c32_page) - XENPV_VIRT_BASE) >> 12);
+    gpfn_bytes(l1)[0] = (code << 12) | 0x25;          // P, U, A: read-only
+    gpfn_bytes(l1)[1] = (mfn(stack) << 12) | 0x67;    // P, RW, U, A, D
+    gpfn_bytes(l2)[0] = (mfn(l1) << 12) | 0x67;
+    gpfn_bytes(l3)[1] = (mfn(l2) << 12) | 0x67;
+    for (uint64_t g : tables) {
+        const uint64_t va = XENPV_VIRT_BASE + (g << 12);
+        check("  a page-table frame mapped read-only",
+              hypercall(__HYPERVISOR_update_va_mapping, va, (mfn(g) << 12) | 0x65, UVMF_INVLPG | UVMF_LOCAL), 0);
+    }
+    const xen_pfn_t l4_mfn = p2m(si)[(si->pt_base - XENPV_VIRT_BASE) >> 12];
+    mmu_update_t u{(l4_mfn << 12) | MMU_NORMAL_PT_UPDATE, (mfn(l3) << 12) | 0x67};
+    check("  L4 slot 0: the L3", hypercall(__HYPERVISOR_mmu_update, uint64_t(&u), 1, 0, DOMID_SELF), 0);
+    return true;
+}
+
+long callback32(uint32_t cmd, uint64_t address)
+{
+    callback_register_t r{};
+    r.type = CALLBACKTYPE_syscall32;
+    r.address = address;
+    return hypercall(__HYPERVISOR_callback_op, cmd, uint64_t(&r));
+}
+
+// Runs the compat piece p on code selector cs: the vector it ended with.
+uint64_t in_compat(uint16_t cs, const char* p)
+{
+    // RPL 0: the guest's kernel mode, as Xen reads iret's CS (RPL 3 would be
+    // a switch to its user mode, which needs user page tables).
+    return trap_of(c_iret_to, low(p), cs & ~3u, nullptr, kLow + 0x2000 - 64);
+}
+
+void compat_mode(const start_info_t* si, uint64_t free)
+{
+    const uint64_t va = uint64_t(g_compat_gdt);
+    const xen_pfn_t mfn = p2m(si)[(va - XENPV_VIRT_BASE) >> 12];
+    g_compat_gdt[1] = kDescData3 & ~kDescDpl;
+    g_compat_gdt[2] = kDescCode32 & ~kDescDpl;
+    check("the GDT frame mapped read-only",
+          hypercall(__HYPERVISOR_update_va_mapping, va, (mfn << 12) | 0x65, UVMF_INVLPG | UVMF_LOCAL), 0);
+    const xen_pfn_t frames[1] = {mfn};
+    check("set_gdt of DPL-0 data and DPL-0 32-bit code", hypercall(__HYPERVISOR_set_gdt, uint64_t(frames), 3), 0);
+    check("  the frame holds the data with DPL 3", g_compat_gdt[1] == kDescData3, 1);
+    check("  the frame holds the code with DPL 3", g_compat_gdt[2] == kDescCode32, 1);
+    // LAR: the descriptor's bits 23:8 of its upper word, DPL at 14:13, L and D at 21 and 22.
+    check("  LAR of 0x0b: DPL 3", long(conform_call(c_lar, kSelEntry1) >> 13 & 3), 3);
+    const uint64_t ar = conform_call(c_lar, kSelCode32);
+    checkx("  LAR of 0x13: DPL 3, 32-bit code (D 1, L 0)", ar & 0x606000, 0x406000);
+    if (!map_low(si, free)) {
+        write("conform guest: L4 slot 0 in use, compatibility mode not tried\n");
+        return;
+    }
+    const uint16_t code32[] = {kSelCode32, uint16_t(FLAT_RING3_CS32)};
+    for (uint16_t cs : code32) {
+        check("iret to a 32-bit CS, there a UD2: #UD", in_compat(cs, c32_ud2), 6);
+        checkx("  at its RIP", conform_w[0], low(c32_ud2));
+        checkx("  in that CS", conform_w[1] | 3, cs);
+        checkx("SYSCALL there, no syscall32 callback: #UD", in_compat(cs, c32_syscall), 6);
+        checkx("  at the SYSCALL", conform_w[0], low(c32_syscall));
+    }
+    check("CALLBACKOP_register syscall32", callback32(CALLBACKOP_register, uint64_t(conform_stubs + 16 * 0x90)), 0);
+    checkx("SYSCALL there: the syscall32 callback", in_compat(kSelCode32, c32_syscall), 0x90);
+    checkx("  RIP after the SYSCALL", conform_w[0], low(c32_syscall) + 2);
+    checkx("  CS FLAT_RING3_CS32", conform_w[1] | 3, FLAT_RING3_CS32);
+    // Xen unregisters only the NMI callback; the others stay (-EINVAL), a
+    // type it does not know is -ENOSYS (sysenter_deprecated, sfmask).
+    checkx("CALLBACKOP_unregister syscall32: -EINVAL", uint64_t(callback32(CALLBACKOP_unregister, 0)),
+           uint64_t(-XEN_EINVAL));
+    const long unregister_rc[] = {-XEN_EINVAL, -XEN_EINVAL, -XEN_EINVAL, -XEN_ENOSYS, 0, -XEN_EINVAL, -XEN_ENOSYS,
+                                  -XEN_EINVAL, -XEN_ENOSYS};
+    for (uint16_t type = 0; type < 9; ++type) {
+        callback_unregister_t u{type, 0};
+        check("CALLBACKOP_unregister: Xen's errno for the type",
+              hypercall(__HYPERVISOR_callback_op, CALLBACKOP_unregister, uint64_t(&u)), unregister_rc[type]);
+    }
+    const uint64_t sysenter = in_compat(kSelCode32, c32_sysenter);
+    checkx("SYSENTER there: #GP or #UD", sysenter == 13 || sysenter == 6 ? 1 : sysenter, 1);
+    check("  at the SYSENTER", conform_w[sysenter == 13 ? 1 : 0] == low(c32_sysenter), 1);
+    const uint64_t int80 = in_compat(kSelCode32, c32_int80);
+    // Xen delivers it on hardware; under QEMU's TCG the #GP names the gate
+    // as 0x80 * 16 + 2, which Xen reads as vector 0 (DPL 0): a #GP too
+    // (see `delivered`). pvmmu's decoder reads 64-bit code only, so a #GP.
+    checkx("INT $0x80 there: #GP (TCG; pvmmu: no emulation in compatibility mode)", int80, 13);
+    check("  error code: its IDT entry", conform_w[0] == 0x80 * 8 + 2 || conform_w[0] == 0x80 * 16 + 2, 1);
+    checkx("  at the INT", conform_w[1], low(c32_int80));
+    checkx("  in that CS", conform_w[2] | 3, kSelCode32);
+    check("set_gdt of no entries", hypercall(__HYPERVISOR_set_gdt, uint64_t(frames), 0), 0);
+    check("the GDT frame writable again",
+          hypercall(__HYPERVISOR_update_va_mapping, va, (mfn << 12) | 0x67, UVMF_INVLPG | UVMF_LOCAL), 0);
+}
+
 constexpr uint64_t kInvalidM2p = ~0ull;   // Xen's INVALID_M2P_ENTRY: no domain's frame
 
 uint64_t m2p_va(uint64_t mfn) { return MACH2PHYS_VIRT_START + mfn * 8; }
@@ -1361,6 +1526,93 @@ void memory_queries(const start_info_t* si, bool pvmmu, uint64_t free_va)
 // one, a note.
 alignas(16) uint8_t g_vcpu1_stack[8192];
 
+// The runstate (<xen/vcpu.h>), as both answer it: VCPUOP_get_runstate_info
+// and VCPUOP_register_runstate_memory_area of the caller and of a vCPU
+// down; -EFAULT for an area not in the guest's part of the address space or
+// an unwritable info; the area written at once, then at each change of
+// state (vcpu_context: vCPU 1 up, then down); times that only grow, and an
+// entry time no later than the next reading.
+alignas(64) vcpu_runstate_info g_rs0, g_rs1;
+volatile int conform_vcpu1_rs_state = -1;   // what vCPU 1 saw in its own area
+
+long runstate_info(unsigned vcpu, vcpu_runstate_info* r)
+{
+    return hypercall(__HYPERVISOR_vcpu_op, VCPUOP_get_runstate_info, vcpu, uint64_t(r));
+}
+
+long runstate_area(unsigned vcpu, uint64_t va)
+{
+    vcpu_register_runstate_memory_area a{};
+    a.addr.p = va;
+    return hypercall(__HYPERVISOR_vcpu_op, VCPUOP_register_runstate_memory_area, vcpu, uint64_t(&a));
+}
+
+// b no earlier than a: every total and the entry time.
+bool not_before(const vcpu_runstate_info& a, const vcpu_runstate_info& b)
+{
+    for (unsigned i = 0; i < 4; ++i)
+        if (b.time[i] < a.time[i]) return false;
+    return b.state_entry_time >= a.state_entry_time;
+}
+
+void runstate()
+{
+    vcpu_runstate_info a{}, b{};
+    check("VCPUOP_get_runstate_info of vCPU 0", runstate_info(0, &a), 0);
+    checkx("  running", uint64_t(a.state), RUNSTATE_running);
+    check("  no update flag", (a.state_entry_time & XEN_RUNSTATE_UPDATE) == 0, 1);
+    check("  running since before now: time[running] > 0", a.time[RUNSTATE_running] > 0, 1);
+    check("VCPUOP_get_runstate_info again", runstate_info(0, &b), 0);
+    check("  no total and no entry time went back", not_before(a, b), 1);
+    check("  time[running] grew", b.time[RUNSTATE_running] > a.time[RUNSTATE_running], 1);
+    check("VCPUOP_get_runstate_info into an unmapped page: -EFAULT",
+          hypercall(__HYPERVISOR_vcpu_op, VCPUOP_get_runstate_info, 0, XENPV_VIRT_BASE + (1ull << 38)), -XEN_EFAULT);
+    check("VCPUOP_get_runstate_info of vCPU 99: -ENOENT", runstate_info(99, &a), -XEN_ENOENT);
+    check("VCPUOP_register_runstate_memory_area in the hypervisor's range: -EFAULT",
+          runstate_area(0, 0xffff800000000000), -XEN_EFAULT);
+    check("VCPUOP_register_runstate_memory_area at a non-canonical address: -EFAULT",
+          runstate_area(0, kNonCanonical), -XEN_EFAULT);
+    // Xen checks the first byte only; the write fails, nothing is written.
+    check("VCPUOP_register_runstate_memory_area across the lower half's end: 0",
+          runstate_area(0, 0x00007fffffffffe0), 0);
+    check("VCPUOP_register_runstate_memory_area not mapped: 0 (nothing written)",
+          runstate_area(0, XENPV_VIRT_BASE + (1ull << 38)), 0);
+    g_rs0.state = -1;
+    check("VCPUOP_register_runstate_memory_area of vCPU 0", runstate_area(0, uint64_t(&g_rs0)), 0);
+    checkx("  written at once: running", uint64_t(g_rs0.state), RUNSTATE_running);
+    check("  no update flag", (g_rs0.state_entry_time & XEN_RUNSTATE_UPDATE) == 0, 1);
+    check("VCPUOP_get_runstate_info", runstate_info(0, &b), 0);
+    check("  no earlier than the area", not_before(g_rs0, b), 1);
+    check("VCPUOP_register_runstate_memory_area of vCPU 0: none (0)", runstate_area(0, 0), 0);
+    if (hypercall(__HYPERVISOR_vcpu_op, VCPUOP_is_up, 1, 0) != 0) return;
+    check("VCPUOP_get_runstate_info of vCPU 1, down", runstate_info(1, &a), 0);
+    checkx("  offline", uint64_t(a.state), RUNSTATE_offline);
+    check("vm_assist enable runstate_update_flag",
+          hypercall(__HYPERVISOR_vm_assist, VMASST_CMD_enable, VMASST_TYPE_runstate_update_flag), 0);
+    g_rs1.state = -1;
+    check("VCPUOP_register_runstate_memory_area of vCPU 1", runstate_area(1, uint64_t(&g_rs1)), 0);
+    checkx("  written at once: offline", uint64_t(g_rs1.state), RUNSTATE_offline);
+    check("  no update flag", (g_rs1.state_entry_time & XEN_RUNSTATE_UPDATE) == 0, 1);
+    check("  no earlier than the info before", not_before(a, g_rs1), 1);
+}
+
+// After vCPU 1 ran and went down (vcpu_context): its area says offline
+// again, entered after the area's first writing, with running time.
+void runstate_after_vcpu1(const vcpu_runstate_info& before)
+{
+    checkx("vCPU 1 saw its area say running", uint64_t(conform_vcpu1_rs_state), RUNSTATE_running);
+    checkx("  its area after VCPUOP_down: offline", uint64_t(g_rs1.state), RUNSTATE_offline);
+    check("  no update flag", (g_rs1.state_entry_time & XEN_RUNSTATE_UPDATE) == 0, 1);
+    check("  entered offline after the first writing", g_rs1.state_entry_time > before.state_entry_time, 1);
+    check("  time[running] grew", g_rs1.time[RUNSTATE_running] > before.time[RUNSTATE_running], 1);
+    check("  no total went back", not_before(before, g_rs1), 1);
+    vcpu_runstate_info r{};
+    check("VCPUOP_get_runstate_info of vCPU 1", runstate_info(1, &r), 0);
+    check("  no earlier than its area", not_before(g_rs1, r), 1);
+    check("vm_assist disable runstate_update_flag",
+          hypercall(__HYPERVISOR_vm_assist, VMASST_CMD_disable, VMASST_TYPE_runstate_update_flag), 0);
+}
+
 void vcpu_context(const start_info_t* si)
 {
     if (hypercall(__HYPERVISOR_vcpu_op, VCPUOP_is_up, 1, 0) != 0) {
@@ -1390,11 +1642,64 @@ void vcpu_context(const start_info_t* si)
     check("  VCPUOP_up of it: -EINVAL", hypercall(__HYPERVISOR_vcpu_op, VCPUOP_up, 1, 0), -XEN_EINVAL);
     ctx.trap_ctxt[3] = trap_info_t{3, 3, FLAT_KERNEL_CS64, uint64_t(conform_vcpu1_bp)};
     check("VCPUOP_initialise of vCPU 1 with a #BP handler in trap_ctxt", initialise(), 0);
+    const vcpu_runstate_info before = g_rs1;
     check("VCPUOP_up of vCPU 1", hypercall(__HYPERVISOR_vcpu_op, VCPUOP_up, 1, 0), 0);
     uint64_t spins = 0;
     while (hypercall(__HYPERVISOR_vcpu_op, VCPUOP_is_up, 1, 0) != 0 && ++spins < 100000000)
         hypercall(__HYPERVISOR_sched_op, SCHEDOP_yield, 0);
     check("  vCPU 1's INT3 reached the context's #BP handler, then it went down", long(conform_vcpu1_vector), 3);
+    // Xen writes the area when vCPU 1's CPU next schedules (after is_up says
+    // down): wait for it a while.
+    for (spins = 0; g_rs1.state != RUNSTATE_offline && spins < 100000000; ++spins)
+        hypercall(__HYPERVISOR_sched_op, SCHEDOP_yield, 0);
+    runstate_after_vcpu1(before);
+}
+
+// VCPUOP_register_vcpu_info (<xen/vcpu.h>): Xen's checks (-ENXIO for an
+// offset past the page; -EINVAL for a frame beyond memory or a page table, a
+// second registration; -EFAULT for an unreadable argument); the vcpu_info moves to
+// the frame (the time's scale with it), with everything marked pending; the
+// virtual CR2 of a #PF is written there from then on, not in shared_info.
+alignas(4096) uint8_t g_vcpu_info_page[4096];
+
+long register_vcpu_info(unsigned vcpu, uint64_t mfn, uint32_t offset)
+{
+    vcpu_register_vcpu_info_t r{mfn, offset, 0};
+    return hypercall(__HYPERVISOR_vcpu_op, VCPUOP_register_vcpu_info, vcpu, uint64_t(&r));
+}
+
+void vcpu_info_checks(const start_info_t* si, uint64_t shared_va)
+{
+    volatile shared_info_t* sh = reinterpret_cast<shared_info_t*>(shared_va);
+    const uint64_t mfn = p2m(si)[(uint64_t(g_vcpu_info_page) - XENPV_VIRT_BASE) >> 12];
+    const xen_pfn_t l4 = p2m(si)[(si->pt_base - XENPV_VIRT_BASE) >> 12];
+    // Upcalls masked: Xen marks everything pending at registration, and this
+    // guest has no event callback to take them.
+    sh->vcpu_info[0].evtchn_upcall_mask = 1;
+    sh->vcpu_info[1].evtchn_upcall_mask = 1;
+    check("VCPUOP_register_vcpu_info past the page's end: -ENXIO",
+          register_vcpu_info(0, mfn, 4096 - sizeof(vcpu_info_t) + 1), -XEN_ENXIO);
+    check("VCPUOP_register_vcpu_info of a frame beyond memory: -EINVAL", register_vcpu_info(0, 1ull << 40, 0),
+          -XEN_EINVAL);
+    check("VCPUOP_register_vcpu_info of the L4 in use: -EINVAL", register_vcpu_info(0, l4, 0), -XEN_EINVAL);
+    check("VCPUOP_register_vcpu_info with an unreadable argument: -EFAULT",
+          hypercall(__HYPERVISOR_vcpu_op, VCPUOP_register_vcpu_info, 0, XENPV_VIRT_BASE + (1ull << 38)), -XEN_EFAULT);
+    const uint32_t mul = sh->vcpu_info[0].time.tsc_to_system_mul;
+    const int8_t shift = sh->vcpu_info[0].time.tsc_shift;
+    check("VCPUOP_register_vcpu_info of vCPU 0 at offset 128", register_vcpu_info(0, mfn, 128), 0);
+    const volatile vcpu_info_t* vi = reinterpret_cast<const vcpu_info_t*>(g_vcpu_info_page + 128);
+    check("  the time's scale moved there", vi->time.tsc_to_system_mul == mul && vi->time.tsc_shift == shift, 1);
+    checkx("  evtchn_upcall_pending", vi->evtchn_upcall_pending, 1);
+    checkx("  every evtchn_pending_sel bit", vi->evtchn_pending_sel, ~0ull);
+    check("  again: -EINVAL", register_vcpu_info(0, mfn, 256), -XEN_EINVAL);
+    const uint64_t old_cr2 = sh->vcpu_info[0].arch.cr2;
+    constexpr uint64_t kFault = XENPV_VIRT_BASE + (1ull << 38) + 8;
+    check("a #PF", trap_of(c_load, kFault), 14);
+    checkx("  its CR2 in the registered vcpu_info", vi->arch.cr2, kFault);
+    checkx("  not in shared_info's", sh->vcpu_info[0].arch.cr2, old_cr2);
+    if (hypercall(__HYPERVISOR_vcpu_op, VCPUOP_is_up, 1, 0) != 0) return;
+    check("VCPUOP_register_vcpu_info of vCPU 1, down, at offset 256", register_vcpu_info(1, mfn, 256), 0);
+    checkx("  evtchn_upcall_pending", reinterpret_cast<const volatile vcpu_info_t*>(g_vcpu_info_page + 256)->evtchn_upcall_pending, 1);
 }
 
 } // namespace
@@ -1403,6 +1708,7 @@ void vcpu_context(const start_info_t* si)
 extern "C" [[noreturn]] void conform_vcpu1_trap()
 {
     conform_vcpu1_vector = 3;
+    conform_vcpu1_rs_state = g_rs1.state;
     hypercall(__HYPERVISOR_vcpu_op, VCPUOP_down, 1, 0);
     for (;;) {
     }
@@ -1584,8 +1890,11 @@ extern "C" [[noreturn]] void xenpv_start(const start_info_t* si, uint64_t initia
     ldt_checks(si, pvmmu);
     multicalls(si);
     pt_writes(si, pvmmu);
+    compat_mode(si, free);
+    runstate();
     m2p(si, pvmmu);
     memory_queries(si, pvmmu, ((initial_sp + 4095) & ~4095ull) + 4096);
     vcpu_context(si);
+    vcpu_info_checks(si, ((initial_sp + 4095) & ~4095ull) + 4096);
     finish("conform guest");
 }

@@ -12,7 +12,9 @@
 // an entry into the hypervisor, docs/security.md §7.1 item 4): role=handled
 // goes on with them, role=icebp-tf and role=icebp-db run MOV SS then INT1
 // alone (the domain may be crashed there). qemu_guest_debug_entry and the
-// bochs.* edge tests (tests/qemu/tests.cmake) boot those roles too.
+// bochs.* edge tests (tests/qemu/tests.cmake) boot those roles too. Last,
+// role=handled maps the page below 4 GiB as well and runs MOV SS / POP SS
+// then SYSCALL in compatibility mode (compat_mov_ss_checks).
 //
 // The page at 0x7ffffffff000 is mapped through three new tables the guest
 // takes from its first free frames; its bytes are written through the
@@ -28,12 +30,26 @@ using namespace tiny;
 // the bounce frame says). The frame, from the handler's RSP: RCX, R11, the
 // error code for #GP, then RIP (guest_traps.cc).
 extern "C" HIDDEN uint64_t edge_jump(uint64_t target, uint64_t rax, uint64_t rdi);
+// edge_iret32(rip, rax, rflags): the iret hypercall to FLAT_RING3_CS32:rip
+// (compatibility mode, RPL 0: the guest's kernel mode on Xen) with RAX and
+// RFLAGS from the frame; it ends in a handler, as edge_jump's code does.
+extern "C" HIDDEN uint64_t edge_iret32(uint64_t rip, uint64_t rax, uint64_t rflags);
 extern "C" HIDDEN void edge_gp(), edge_bp(), edge_of(), edge_ud(), edge_db();
 extern "C" HIDDEN uint64_t edge_rax, edge_error, edge_rip, edge_steps, edge_db_rip, edge_db_rax, edge_ss;
 asm(R"(
     .pushsection .text
-    .hidden edge_jump, edge_gp, edge_bp, edge_of, edge_ud, edge_db
-    .globl edge_jump, edge_gp, edge_bp, edge_of, edge_ud, edge_db
+    .hidden edge_jump, edge_iret32, edge_gp, edge_bp, edge_of, edge_ud, edge_db
+    .globl edge_jump, edge_iret32, edge_gp, edge_bp, edge_of, edge_ud, edge_db
+edge_iret32:
+    mov %rsp, edge_rsp(%rip)
+    pushq $0xe02b           /* ss */
+    pushq $0x40001fc0       /* rsp: the low stack page (kLow + 0x2000 - 64) */
+    pushq %rdx              /* rflags */
+    pushq $0xe020           /* cs: FLAT_RING3_CS32, RPL 0 */
+    pushq %rdi              /* rip */
+    pushq $0                /* flags; the stub pushes RCX, R11, RAX */
+    mov %rsi, %rax
+    jmp hypercall_page + 23 * 32
 edge_jump:
     mov %rsp, edge_rsp(%rip)
     mov %rdi, %r11
@@ -227,6 +243,71 @@ void mov_ss_checks(uint8_t* page, Source s)
     set_dr(6, kDr6Default);
 }
 
+// The same page mapped at kLow (below 4 GiB, where compatibility mode's
+// 32-bit EIP reaches: L4 slot 0, L3 entry 1, L2 and L1 entry 0) through
+// three more tables of the guest's, read-only like the others, and a stack
+// page after it: compatibility mode keeps only ESP, so the bounce frame of
+// an event there goes below 4 GiB.
+constexpr uint64_t kLow = 0x40000000;
+uint64_t* g_low_stack;   // the stack page, through the physmap
+
+bool map_low_page(const start_info_t* si, uint64_t free)
+{
+    const uint64_t* m = p2m(si);
+    if (reinterpret_cast<const uint64_t*>(si->pt_base)[0]) return false;   // L4 slot 0 taken
+    const uint64_t l3 = free + 4, l2 = free + 5, l1 = free + 6, code = free + 3, stack = free + 7;
+    const uint64_t tables[] = {l3, l2, l1};
+    for (uint64_t g : tables) {
+        for (int i = 0; i < 512; ++i) gpfn_bytes(g)[i] = 0;
+        const mmu_update_t ro{l1_entry_of(si, uint64_t(gpfn_bytes(g))), (m[g] << 12) | kPresentUser};
+        check("a new table made read-only", mmu_update(&ro, 1), 0);
+    }
+    const uint64_t l4 = m[(si->pt_base - XENPV_VIRT_BASE) >> 12];
+    const mmu_update_t link[] = {{(l4 << 12), (m[l3] << 12) | kTable},   // top down: each table validated first
+                                 {(m[l3] << 12) + 8, (m[l2] << 12) | kTable},
+                                 {(m[l2] << 12), (m[l1] << 12) | kTable},
+                                 {(m[l1] << 12), (m[code] << 12) | kPresentUser},
+                                 {(m[l1] << 12) + 8, (m[stack] << 12) | kTable}};   // RW: the stack
+    check("the page mapped below 4 GiB too, a stack page after it", mmu_update(link, 5), 0);
+    g_low_stack = gpfn_bytes(stack);
+    return true;
+}
+
+// MOV SS or POP SS, then SYSCALL, in compatibility mode (FLAT_RING3_CS32,
+// entered by iret), TF set first: the single step of the MOV SS may be held
+// over the SYSCALL ("MOV SS and POP SS", SDM Vol. 3A), which enters through
+// CSTAR's entry (docs/security.md §7.16); a CPU that holds it over delivers
+// it at that entry's first instruction, in ring 0, on the guest's %gs, where
+// the hypervisor drops it as at the 64-bit entry. Either way the SYSCALL,
+// with no syscall32 callback, is the #UD Xen delivers, at the SYSCALL.
+// Neither TCG nor Bochs 2.7 (bochs.edge_mov_ss) holds this one over: the
+// check passes there without the hypervisor's rule too.
+void compat_mov_ss_checks(uint8_t* page)
+{
+    write("edge guest: compatibility-mode MOV SS and POP SS, then SYSCALL, #DB source TF\n");
+    constexpr uint64_t kAt32 = 0x400, kIf = 0x200, kFlatSs = 0xe02b;
+    // pushf; orl $TF, (%esp); popf (TF set as the 64-bit checks set it), then
+    // mov %eax, %ss; syscall; int3 -- and at +0x40 the same with pop %ss,
+    // which pops what the low stack page holds at ESP.
+    const struct {
+        const char* what;
+        unsigned at;
+        const char* code;
+        unsigned len;
+    } cases[] = {{"compat MOV SS, SYSCALL: #UD at the SYSCALL", 0, "\x9c\x81\x0c\x24\x00\x01\x00\x00\x9d\x8e\xd0\x0f\x05\xcc", 14},
+                 {"compat POP SS, SYSCALL: #UD at the SYSCALL", 0x40, "\x9c\x81\x0c\x24\x00\x01\x00\x00\x9d\x17\x0f\x05\xcc", 13}};
+    for (int i = 0; i < 4096; ++i) page[i] = 0x90;
+    for (const auto& c : cases)
+        for (unsigned i = 0; i < c.len; ++i) page[kAt32 + c.at + i] = uint8_t(c.code[i]);
+    for (const auto& c : cases) {
+        edge_rax = edge_error = edge_rip = 0;
+        g_low_stack[0xfc0 / 8] = kFlatSs;   // what POP SS pops (ESP: edge_iret32's)
+        const uint64_t syscall_at = kLow + kAt32 + c.at + c.len - 3;
+        check(c.what, edge_iret32(kLow + kAt32 + c.at, kFlatSs, kIf | 2), 6);
+        check("  at the SYSCALL", edge_rip == syscall_at, 1);
+    }
+}
+
 } // namespace
 
 extern "C" [[noreturn]] void xenpv_start(const start_info_t* si, uint64_t initial_sp)
@@ -323,5 +404,7 @@ extern "C" [[noreturn]] void xenpv_start(const start_info_t* si, uint64_t initia
     check("  at the pop", edge_rip == kPage + 0x100, 1);
     mov_ss_checks(page, Source::Tf);
     mov_ss_checks(page, Source::Breakpoint);
+    if (map_low_page(si, (initial_sp - XENPV_VIRT_BASE + 4095) >> 12)) compat_mov_ss_checks(page);
+    else write("edge guest: L4 slot 0 in use: no compatibility-mode checks\n");
     finish("edge guest");
 }

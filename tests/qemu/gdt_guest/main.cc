@@ -1,7 +1,9 @@
 // set_gdt (hypercall 2, docs/abi.md §10): the guest's own GDT entries.
 // A DPL-3 data and a 64-bit DPL-3 code descriptor are installed and used (a
 // data selector in %ds/%es/%fs, a far return through the code selector);
-// then every invalid request — DPL-0 code, 32-bit code, a TSS, a call gate,
+// then DPL-0 code and data (their DPL raised to 3, in the frame too) and
+// 32-bit code are taken, as Xen takes them, and every invalid request — a
+// TSS, a call gate, an interrupt gate, an LDT descriptor,
 // too many entries, a frame of the hypervisor or beyond memory, a page
 // table, an unmapped list — gets its errno and changes nothing. pvmmu copies
 // the descriptors, so the guest's later writes to its frame change nothing
@@ -84,6 +86,9 @@ constexpr uint64_t kCode0 = 0x00af9a000000ffff;    // 64-bit code, DPL 0
 constexpr uint64_t kCode32 = 0x00cffa000000ffff;   // 32-bit code, DPL 3: compatibility mode
 constexpr uint64_t kTss3 = 0x0000e90000000067;     // 64-bit TSS, DPL 3
 constexpr uint64_t kGate3 = 0x0000ec0000000000;    // 64-bit call gate, DPL 3
+constexpr uint64_t kIntr3 = 0x0000ee0000000000;    // 64-bit interrupt gate, DPL 3
+constexpr uint64_t kLdt3 = 0x0000e20000000fff;     // LDT descriptor, DPL 3
+constexpr uint64_t kDpl = 3ull << 45;
 constexpr uint16_t kSelData = 0x0b, kSelCode = 0x13;   // entries 1 and 2, RPL 3
 constexpr long kGp = 0x10000, kNp = 0x20000;
 
@@ -183,7 +188,7 @@ extern "C" [[noreturn]] void xenpv_start(const start_info_t* si)
     g_gdt[1] = kData3 & ~kP;
     auto unchanged = [] { return load_ds(kSelData) == 0 && run_on_cs(kSelCode) == kSelCode; };
     check("the guest's write to its frame changes nothing", unchanged(), 1);
-    const uint64_t bad[] = {kCode0, kCode32, kTss3, kGate3, kData3 & ~(3ull << 45), kData3 | (1ull << 53)};
+    const uint64_t bad[] = {kTss3, kGate3, kIntr3, kLdt3};
     for (uint64_t d : bad) {
         g_gdt[3] = d;
         check("set_gdt with an invalid descriptor", set_gdt(frame, 4), -XEN_EINVAL);
@@ -209,6 +214,16 @@ extern "C" [[noreturn]] void xenpv_start(const start_info_t* si)
     // An empty GDT while %ds still holds 0x0b: the hypercall returns, the
     // next load of 0x0b is #GP.
     g_gdt[1] = kData3;
+    // Xen's rule (guest_gdt.cc): a DPL below 3 raised to 3, in the frame
+    // too; 32-bit code (compatibility mode) and data with L set taken.
+    const uint64_t taken[][2] = {{kCode0, kCode3}, {kData3 & ~kDpl, kData3}, {kCode32 & ~kDpl, kCode32},
+                                 {kData3 | (1ull << 53), kData3 | (1ull << 53)}, {kTss3 & ~kP, kTss3 & ~kP}};
+    for (const auto& t : taken) {
+        g_gdt[3] = t[0];
+        check("set_gdt of a descriptor Xen's rule takes", set_gdt(frame, 4), 0);
+        check("  the frame holds it as the rule fixes it", g_gdt[3] == t[1], 1);
+    }
+    g_gdt[3] = 0;
     check("set_gdt of 3 entries", set_gdt(frame, 3), 0);
     check("load 0x0b again", load_ds(kSelData), 0);
     check("set_gdt of no entries", set_gdt(frame, 0), 0);

@@ -273,8 +273,8 @@ void make_memory_op(Made& m)
 // fpu_taskswitch: any argument, 0 (a set TS makes the next x87/SSE snippet
 // #NM, which its oracle allows). vm_assist: Xen's checks (type, then
 // command), and pvmmu enables only the types that mean nothing to a 64-bit
-// guest and writable page tables, always on (docs/abi.md §10 "Emulation",
-// §12.5).
+// guest, writable page tables, always on, and runstate_update_flag
+// (docs/abi.md §10 "Emulation", "Runstate", §12.5).
 void make_fpu_or_assist(Made& m)
 {
     m.c.exact = true;
@@ -290,7 +290,7 @@ void make_fpu_or_assist(Made& m)
     const uint64_t cmd = rng.below(3) ? rng.below(2) : rng.next(), type = rng.below(3) ? rng.below(8) : rng.of({32ull, 63ull, 64ull, rng.next()});
     m.c.a[0] = cmd, m.c.a[1] = type;
     const uint32_t c32 = uint32_t(cmd), t32 = uint32_t(type);
-    const bool valid = t32 <= 5 || t32 == 32, has = t32 <= 3;
+    const bool valid = t32 <= 5 || t32 == 32, has = t32 <= 3 || t32 == VMASST_TYPE_runstate_update_flag;
     if (!valid) m.c.want = -XEN_EINVAL;
     else if (c32 == VMASST_CMD_disable) m.c.want = 0;
     else if (c32 == VMASST_CMD_enable) m.c.want = has ? 0 : -XEN_EINVAL;
@@ -458,6 +458,23 @@ void make_vcpu_op(Made& m)
             if (!safe) c.trap_ctxt[13] = trap_info_t{13, 0, FLAT_RING3_CS64, c.user_regs.rip};
             m.vcpu1_safe = safe && c.ctrlreg[3] == xen_pfn_to_cr3(g.mfn(0));
             m.after = id == 1 ? After::Vcpu1Init : After::Nothing;
+        }
+    }
+    // The runstate area: a scratch record of its own, none, or a bad address
+    // (the hypervisor writes the area at each change of vCPU 1's state, so
+    // never into the guest's other data). register_vcpu_info: always one
+    // the hypervisor refuses (a frame it took would stay writable for the
+    // domain's life, and the page-table oracles would not know it).
+    if (cmd == VCPUOP_register_runstate_memory_area || cmd == VCPUOP_register_vcpu_info) {
+        uint64_t p;
+        arg = list_or_bad(sizeof(vcpu_register_vcpu_info_t), p);
+        if (p && cmd == VCPUOP_register_runstate_memory_area) {
+            static vcpu_runstate_info_t scratch;
+            *reinterpret_cast<uint64_t*>(p) = rng.of({uint64_t(&scratch), 0ull, pick_bad_va()});
+        } else if (p) {
+            auto& r = *reinterpret_cast<vcpu_register_vcpu_info_t*>(p);
+            r.mfn = rng.below(2) ? g.mfn(0) : 1ull << 40;        // the L4, or beyond memory
+            r.offset = uint32_t(rng.below(2) ? rng.below(4033) : 4033 + rng.below(64));
         }
     }
     if (cmd == VCPUOP_up && id == 1) {

@@ -18,10 +18,10 @@ void fill_hv_gdt_page(uint64_t* page, const Tss* tss)
 {
     page[slot(HV_SEL_CS)] = seg_desc(Seg::Code64, 0);
     page[slot(HV_SEL_DS)] = seg_desc(Seg::Data, 0);
-    // No 32-bit ring-3 code segment: pvmmu runs 64-bit PV guests only, and a
-    // guest in compatibility mode could reach SYSCALL's 32-bit entry (CSTAR).
-    // Loading FLAT_RING3_CS32 faults (#GP) like any null selector.
-    page[slot(HV_SEL_GUEST_CS32)] = 0;
+    // Xen's FLAT_RING3_CS32: ring-3 compatibility mode, which a guest may
+    // enter through its own descriptors too (guest_gdt.cc); SYSCALL from it
+    // comes in at CSTAR's entry (syscall_entry.S, docs/security.md).
+    page[slot(HV_SEL_GUEST_CS32)] = seg_desc(Seg::Code32, 3);
     page[slot(HV_SEL_GUEST_DS)] = seg_desc(Seg::Data, 3);
     page[slot(HV_SEL_GUEST_CS64)] = seg_desc(Seg::Code64, 3);
     page[slot(HV_SEL_CS32)] = seg_desc(Seg::Code32, 0);

@@ -293,9 +293,11 @@ long vm_assist_result(uint32_t cmd, uint32_t type)
                                 (1ull << VMASST_TYPE_architectural_iopl) |
                                 (1ull << VMASST_TYPE_runstate_update_flag) | (1ull << VMASST_TYPE_m2p_strict);
     // What pvmmu enables: the assists that change nothing for a 64-bit guest,
-    // and writable page tables, always on (guest_ptwr.cc) as on Xen.
+    // writable page tables, always on (guest_ptwr.cc) as on Xen, and the
+    // runstate area's update flag.
     constexpr uint64_t kHas = (1ull << VMASST_TYPE_4gb_segments) | (1ull << VMASST_TYPE_4gb_segments_notify) |
-                              (1ull << VMASST_TYPE_writable_pagetables) | (1ull << VMASST_TYPE_pae_extended_cr3);
+                              (1ull << VMASST_TYPE_writable_pagetables) | (1ull << VMASST_TYPE_pae_extended_cr3) |
+                              (1ull << VMASST_TYPE_runstate_update_flag);   // guest_runstate.cc
     if (type >= 64 || !((kValid >> type) & 1)) return -XEN_EINVAL;
     switch (cmd) {
     case VMASST_CMD_enable: return (kHas >> type) & 1 ? 0 : -XEN_EINVAL;

@@ -40,6 +40,7 @@
 #include "arch/guest_cpuid.h"
 #include "arch/guest_decode.h"
 #include "arch/percpu.h"
+#include "arch/selectors.h"
 #include "arch/direct_map.h"
 #include "arch/x86.h"
 #include "arch/quiesce.h"
@@ -109,7 +110,6 @@ bool read_cr(Vcpu& v, unsigned cr, uint64_t& val)
 bool write_cr(Vcpu& v, unsigned cr, uint64_t val)
 {
     VcpuArch& a = arch(v);
-    GuestDomain& d = guest_domain(v);
     switch (cr) {
     case 0:   // only TS may change (Xen: "Attempt to change unmodifiable CR0 flags" is a #GP)
         if ((val ^ guest_cr0(a)) & ~uint64_t(CR0_TS)) return false;
@@ -117,7 +117,7 @@ bool write_cr(Vcpu& v, unsigned cr, uint64_t val)
         return true;
     case 2:
         a.cr2 = val;
-        if (d.shared && v.id < XEN_LEGACY_MAX_VCPUS) d.shared->vcpu_info[v.id].arch.cr2 = val;
+        if (vcpu_info* info = guest_vcpu_info(v)) info->arch.cr2 = val;
         return true;
     case 3: {
         // Xen's PV meaning: the machine frame of an L4 of the domain
@@ -313,6 +313,26 @@ unsigned guest_fetch(Vcpu& v, uint64_t rip, uint8_t* b, unsigned n)
     return first < n && !platform().copy_from_guest(v, b, Vaddr{rip}, first) ? first : 0;
 }
 
+namespace {
+
+// Whether the guest ran 64-bit code (CS.L, "Segment Descriptors"; LAR puts
+// the descriptor's bits 23:8 of its upper word in its result, L at bit 21).
+// The decoder knows 64-bit code only (a 40-4F byte is a REX prefix there,
+// INC or DEC in compatibility mode, where CS's base counts too), so from a
+// guest's 32-bit code segment nothing is emulated: its #GP or #UD goes to
+// the guest's handler as the CPU raised it (Xen emulates there too; a
+// difference, docs/abi.md §11).
+bool long_mode_cs(uint64_t cs)
+{
+    if (cs == HV_SEL_GUEST_CS64) return true;
+    uint32_t ar = 0;
+    bool valid = false;
+    asm("lar %2, %0" : "=r"(ar), "=@ccz"(valid) : "rm"(uint32_t(uint16_t(cs))));
+    return valid && ((ar >> 21) & 1);
+}
+
+} // namespace
+
 bool guest_emulate(TrapFrame& f)
 {
     Vcpu& v = *this_cpu().vcpu;
@@ -323,9 +343,16 @@ bool guest_emulate(TrapFrame& f)
     case 7:   // #NM of the virtual TS: it ends, the guest's handler runs (Xen's do_device_not_available)
         if (arch(v).fpu_ts) set_fpu_ts(arch(v), false);
         return false;
-    case 6: len = forced_cpuid(v, f); break;
-    case 14: len = int(guest_pt_write(v, f)); break;
+    case 6:
+        if (!long_mode_cs(f.cs)) return false;
+        len = forced_cpuid(v, f);
+        break;
+    case 14:   // the decoder knows 64-bit code only (long_mode_cs)
+        if (!long_mode_cs(f.cs)) return false;
+        len = int(guest_pt_write(v, f));
+        break;
     case 13:
+        if (!long_mode_cs(f.cs)) return false;
         if (f.error) return software_interrupt(v, f);
         len = privileged(v, f, &hits);
         break;

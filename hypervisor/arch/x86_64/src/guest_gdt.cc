@@ -41,29 +41,43 @@ namespace {
 
 constexpr unsigned kEntriesPerPage = kPageSize / 8;
 
-// Descriptor bits ("Segment Descriptors", SDM Vol. 3A): accessed, code, S
-// (code or data), DPL (46:45), L (64-bit code), D/B.
-constexpr uint64_t kAccessed = 1ull << 40, kCode = 1ull << 43, kS = 1ull << 44, kL = 1ull << 53, kDb = 1ull << 54;
-constexpr unsigned kDplShift = 45;
+// Descriptor bits ("Segment Descriptors", SDM Vol. 3A): accessed, the type
+// (43:40; code when S is set), S (code or data), DPL (46:45), P.
+constexpr uint64_t kAccessed = 1ull << 40, kS = 1ull << 44, kP = 1ull << 47;
+constexpr unsigned kTypeShift = 40, kDplShift = 45;
+constexpr uint64_t kDpl = 3ull << kDplShift;
 
-// The entries a guest may have (present or not): the null descriptor, and
-// code or data segments of DPL 3 — the ring a 64-bit PV kernel runs in.
-// Code must be 64-bit (L = 1, D = 0): a compatibility-mode segment would
-// reach SYSCALL's 32-bit entry, which pvmmu keeps shut (descriptors.cc);
-// data must have L = 0. System descriptors (LDT, TSS, call gates) never.
-constexpr bool guest_desc_ok(uint64_t d)
+// Xen 4.17's rule for a 64-bit PV guest's GDT and LDT entries (its
+// check_descriptor, as the conform guest sees it on Xen): a descriptor that
+// is not present always faults, so any one is taken as it is; a present one
+// gets a DPL below 3, the ring a 64-bit PV kernel runs in, raised to 3;
+// then every code or data segment is taken — 32-bit and 16-bit code too, so
+// a guest can run compatibility mode in ring 3 (what that opens, and how it
+// is closed: docs/security.md "Compatibility mode") — and of the system
+// descriptors the type 0 one, which the CPU never loads (the upper half of
+// a 16-byte one). Xen also takes a call gate to a guest code segment,
+// stored with DPL 0 so that its use faults into Xen, which emulates it;
+// pvmmu emulates no far call and refuses every gate, TSS and LDT
+// descriptor (docs/abi.md §11). `d` becomes what is stored; false: refused.
+constexpr bool guest_desc_fix(uint64_t& d)
 {
-    if (d == 0) return true;
-    if (!(d & kS) || ((d >> kDplShift) & 3) != 3) return false;
-    return (d & kCode) ? (d & kL) && !(d & kDb) : !(d & kL);
+    if (!(d & kP)) return true;
+    if ((d & kDpl) != kDpl) d |= kDpl;   // a DPL below 3 (any other) raised to 3
+    return (d & kS) || ((d >> kTypeShift) & 15) == 0;
 }
+constexpr bool guest_desc_ok(uint64_t d) { return guest_desc_fix(d); }
+constexpr uint64_t fixed(uint64_t d) { return guest_desc_fix(d) ? d : ~0ull; }
 static_assert(guest_desc_ok(0));
-static_assert(guest_desc_ok(seg_desc(Seg::Code64, 3)) && guest_desc_ok(seg_desc(Seg::Data, 3)));
-static_assert(!guest_desc_ok(seg_desc(Seg::Code64, 0)) && !guest_desc_ok(seg_desc(Seg::Data, 1)));
-static_assert(!guest_desc_ok(seg_desc(Seg::Code32, 3)));                 // compatibility mode
-static_assert(!guest_desc_ok(tss_desc(0x1000, 103).lo | (3ull << kDplShift)));   // a TSS, even DPL 3
-static_assert(!guest_desc_ok(0x0000ec0000000000ull));                    // a 64-bit call gate, DPL 3
-static_assert(!guest_desc_ok(seg_desc(Seg::Data, 3) | kL));
+static_assert(fixed(seg_desc(Seg::Code64, 3)) == seg_desc(Seg::Code64, 3));
+static_assert(fixed(seg_desc(Seg::Data, 3)) == seg_desc(Seg::Data, 3));
+static_assert(fixed(seg_desc(Seg::Code64, 0)) == seg_desc(Seg::Code64, 3));   // DPL 0 raised
+static_assert(fixed(seg_desc(Seg::Data, 1)) == seg_desc(Seg::Data, 3));
+static_assert(fixed(seg_desc(Seg::Code32, 0)) == seg_desc(Seg::Code32, 3));   // compatibility mode
+static_assert(fixed(seg_desc(Seg::Data, 0) & ~kP) == (seg_desc(Seg::Data, 0) & ~kP));   // not present: as it is
+static_assert(!guest_desc_ok(tss_desc(0x1000, 103).lo | kDpl));        // a TSS, even DPL 3
+static_assert(guest_desc_ok(tss_desc(0x1000, 103).lo & ~kP));          // ... but not present: faults
+static_assert(!guest_desc_ok(0x0000ec0000000000ull));                  // a 64-bit call gate, DPL 3
+static_assert(fixed(0x0000800000000000ull) == 0x0000e00000000000ull);  // system type 0: harmless
 
 // Where the entries of each CPU's buffers came from: the domain whose vCPU
 // runs there (`owner`), and the frames of its set_gdt and SET_LDT, by
@@ -126,13 +140,30 @@ long copy_page(Hypervisor& hv, const Domain& d, Mfn m, uint64_t* dst, uint32_t n
         put_page(hv, m);
         return -XEN_EINVAL;
     }
-    const uint64_t* src = static_cast<const uint64_t*>(hv.mem().frame(m));
+    uint64_t* src = static_cast<uint64_t*>(hv.mem().frame(m));
     long rc = 0;
     for (uint32_t i = 0; i < n && !rc; ++i) {
         // Read once: another vCPU may write the frame meanwhile.
-        const uint64_t e = std::atomic_ref<const uint64_t>(src[i]).load(std::memory_order_relaxed);
-        if (!guest_desc_ok(e)) rc = -XEN_EINVAL;
-        dst[i] = buffered(e);
+        const uint64_t e = std::atomic_ref<uint64_t>(src[i]).load(std::memory_order_relaxed);
+        uint64_t fixed_e = e;
+        if (!guest_desc_fix(fixed_e)) rc = -XEN_EINVAL;
+        dst[i] = buffered(fixed_e);
+    }
+    // Xen fixes the frame itself (a DPL raised), as the guest reads it
+    // back; only once all were taken (nothing changes on error), and a
+    // write of the guest's meanwhile wins (the copy is what counts). The
+    // write holds a writable type reference, as update_descriptor's does:
+    // the frame may have become a page table since the check above (another
+    // vCPU's pin), and a validated table must never change behind its
+    // validation; then the frame keeps what the guest wrote.
+    if (!rc && !get_writable_type(hv, m)) {
+        for (uint32_t i = 0; i < n; ++i) {
+            uint64_t e = std::atomic_ref<uint64_t>(src[i]).load(std::memory_order_relaxed);
+            uint64_t fixed_e = e;
+            if (guest_desc_fix(fixed_e) && fixed_e != e)
+                std::atomic_ref<uint64_t>(src[i]).compare_exchange_strong(e, fixed_e, std::memory_order_relaxed);
+        }
+        put_page_type(hv, m);
     }
     put_page(hv, m);
     return rc;
@@ -291,8 +322,9 @@ int guest_set_ldt(Vcpu& v, Vaddr base, uint32_t ents)
 // held the frame cannot become one. Nothing changes on error.
 long do_update_descriptor(Vcpu& v, HypercallFrame& f)
 {
-    const uint64_t maddr = f.arg[0], desc = f.arg[1];
-    if ((maddr & 7) || !guest_desc_ok(desc)) return -XEN_EINVAL;
+    const uint64_t maddr = f.arg[0];
+    uint64_t desc = f.arg[1];   // as Xen stores it (guest_desc_fix)
+    if ((maddr & 7) || !guest_desc_fix(desc)) return -XEN_EINVAL;
     Hypervisor& hv = *core();
     const Mfn m{maddr >> kPageShift};
     GuestDomain& g = guest_domain(v);

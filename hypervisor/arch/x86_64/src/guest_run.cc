@@ -25,7 +25,7 @@ namespace pvmmu::x86 {
 namespace {
 
 constexpr uint32_t kMsrStar = 0xC0000081, kMsrLstar = 0xC0000082, kMsrCstar = 0xC0000083, kMsrFmask = 0xC0000084;
-constexpr uint32_t kMsrSysenterCs = 0x174;
+constexpr uint32_t kMsrSysenterCs = 0x174, kMsrSysenterEsp = 0x175, kMsrSysenterEip = 0x176;
 
 std::atomic<unsigned> g_running{0};           // domains built and not shut down
 std::atomic<unsigned> g_built{0}, g_gone{0};   // domains built; their memory given back
@@ -126,11 +126,16 @@ void syscall_init()
     wrmsr(kMsrStar, (uint64_t(HV_SEL_GUEST_CS32) << 48) | (uint64_t(HV_SEL_CS) << 32));
     wrmsr(kMsrLstar, reinterpret_cast<uint64_t>(&syscall_entry));
     wrmsr(kMsrFmask, SYSCALL_RFLAGS_MASK);
-    // The other ways into ring 0 stay shut: compatibility mode cannot be
-    // entered (no 32-bit ring-3 code segment, descriptors.cc), and SYSENTER
-    // with a null SYSENTER_CS raises #GP. Set explicitly, not left to reset.
-    wrmsr(kMsrCstar, 0);
+    // SYSCALL from compatibility mode (a guest's 32-bit code segment) takes
+    // CSTAR: an entry of its own, which bounces it as Xen does (traps.cc).
+    // SYSENTER stays shut: with a null SYSENTER_CS the CPU raises #GP(0) in
+    // ring 3 (Intel; AMD: #UD in long mode), bounced to the guest, which is
+    // what Xen delivers without a sysenter callback. Set explicitly, not
+    // left to firmware or reset.
+    wrmsr(kMsrCstar, reinterpret_cast<uint64_t>(&syscall32_entry));
     wrmsr(kMsrSysenterCs, 0);
+    wrmsr(kMsrSysenterEip, 0);
+    wrmsr(kMsrSysenterEsp, 0);
     wrmsr(MSR_EFER, rdmsr(MSR_EFER) | EFER_SCE);
     // While a guest runs, its %gs base is live and the PerCpu waits here.
     wrmsr(MSR_KERNEL_GS_BASE, 0);
@@ -157,10 +162,11 @@ void guest_run(Vcpu& v)
     guest_gdt_reset(v);
     guest_fpu_reset(v);
     guest_debug_load(v);
-    time_publish(guest_domain(v).shared->vcpu_info[v.id].time);   // on the CPU it runs on
+    if (vcpu_info* info = guest_vcpu_info(v)) time_publish(info->time);   // on the CPU it runs on
     boot_time_report("first guest entry");   // once, the first vCPU of all
     load_segment_bases(arch(v));
     write_cr3(maddr_of(v.guest_table).v);
+    runstate_change(v, RUNSTATE_running);   // its area through the tables just loaded
     guest_enter(&static_cast<VcpuArch*>(v.platform_data)->start);
 }
 

@@ -13,6 +13,7 @@
 #include <pvmmu/abi.h>
 
 #include "arch/core_glue.h"
+#include "arch/entry_defs.h"
 #include "arch/guest.h"
 #include "arch/guest_surface.h"
 #include "arch/percpu.h"
@@ -29,7 +30,7 @@ namespace {
 // breakpoint stopped at (guest_debug.cc) without hitting it again.
 constexpr uint64_t kGuestRflags =
     0x1 | 0x4 | 0x10 | 0x40 | 0x80 | 0x100 | 0x400 | 0x800 | 0x10000 | 0x40000 | 0x200000;
-constexpr uint64_t kRflagsIf = 0x200, kRflagsFixed = 0x2, kRflagsTf = 0x100, kRflagsRf = 0x10000;
+constexpr uint64_t kRflagsIf = 0x200, kRflagsFixed = 0x2, kRflagsTf = 0x100, kRflagsRf = 0x10000, kRflagsDf = 0x400;
 
 // Vectors with an error code ("Exception and Interrupt Reference").
 bool has_error_code(unsigned v) { return v == 8 || (v >= 10 && v <= 14) || v == 17 || v == 21 || v == 29 || v == 30; }
@@ -72,17 +73,46 @@ void set_callbacks(VcpuArch& a, uint64_t event, uint64_t failsafe, uint64_t sysc
 // SS with RPL 3 must be the flat ring-3 stack selector.
 bool kernel_stack_ok(uint64_t ss, uint64_t sp) { return (ss | 3) == HV_SEL_GUEST_DS && guest_va_ok(sp); }
 
+namespace {
+bool deliver_to(Vcpu& v, TrapFrame& f, uint64_t handler, unsigned vector, bool error_code);
+} // namespace
+
 bool guest_deliver(TrapFrame& f, unsigned vector, bool error_code)
 {
     Vcpu& v = *this_cpu().vcpu;
     const uint64_t handler = arch(v).trap[vector].address;
-    if (!handler) return false;
-    GuestDomain& d = guest_domain(v);
+    return handler && deliver_to(v, f, handler, vector, error_code);
+}
+
+// SYSCALL from compatibility mode (syscall32_entry), as Xen 4.17 bounces it
+// for a 64-bit PV guest: to the syscall32 callback (CALLBACKTYPE_syscall32)
+// with the frame of an event without error code (RCX and R11 as SYSCALL left
+// them, CS FLAT_RING3_CS32), or, without one, a #UD at the SYSCALL (RIP back
+// over its 2 bytes) to the trap table's handler. False: neither could be
+// delivered (the caller crashes the domain).
+bool guest_syscall32(TrapFrame& f)
+{
+    Vcpu& v = *this_cpu().vcpu;
+    if (const uint64_t cb = arch(v).callback[CALLBACKTYPE_syscall32]) {
+        if (!deliver_to(v, f, cb, VECTOR_SYSCALL32, false)) return false;
+        f.rflags &= ~kRflagsDf;   // as Xen's switch_to_kernel
+        return true;
+    }
+    f.vector = 6;
+    f.error = 0;
+    f.rip = uint32_t(f.rip - 2);   // compatibility mode: a 32-bit RIP
+    return guest_bounce(f);
+}
+
+namespace {
+
+bool deliver_to(Vcpu& v, TrapFrame& f, uint64_t handler, unsigned vector, bool error_code)
+{
     // A #PF the CPU raised (never an INT $14) sets the virtual CR2, as Xen's.
     const bool page_fault = vector == 14 && error_code;
     if (page_fault) {
         arch(v).cr2 = read_cr2();
-        if (d.shared && v.id < XEN_LEGACY_MAX_VCPUS) d.shared->vcpu_info[v.id].arch.cr2 = arch(v).cr2;
+        if (vcpu_info* info = guest_vcpu_info(v)) info->arch.cr2 = arch(v).cr2;
     }
 
     uint64_t frame[8];
@@ -110,6 +140,8 @@ bool guest_deliver(TrapFrame& f, unsigned vector, bool error_code)
     f.rflags = (f.rflags & kGuestRflags & ~(kRflagsTf | kRflagsRf)) | kRflagsIf | kRflagsFixed;
     return true;
 }
+
+} // namespace
 
 // set_trap_table(const trap_info_t* list), with Xen's semantics: each entry
 // replaces its vector's (handler and DPL, TI_GET_DPL), one at a time as it is
@@ -141,24 +173,28 @@ HcResult do_set_trap_table(Vcpu& v, HypercallFrame& f)
 }
 
 // iret: the frame is struct iret_context at the guest's RSP. RIP and RSP
-// must be guest addresses and CS/SS the flat ring-3 selectors (pvmmu has
-// 64-bit guests only); anything else crashes the domain, as a bad frame does
-// on Xen — the guest cannot be returned to. RAX, R11 and RCX come back from
-// the frame; the other registers are as the guest left them. The frame is
-// the guest's registers, not the call's arguments (it takes none): inside a
-// multicall too, where it is the last entry run (Xen's mc_exit).
+// must be guest addresses and SS the flat ring-3 selector; CS is any
+// selector with RPL 3 forced, as on Xen, so a 32-bit code segment of the
+// guest's (or FLAT_RING3_CS32) returns to compatibility mode. The CPU's
+// checks at the IRETQ do the rest: a selector that is not a present DPL-3
+// code segment, or a RIP past its limit, is refused there and the domain
+// crashed (traps.cc), as a bad frame is here — the guest cannot be returned
+// to (Xen calls the failsafe callback). RAX, R11 and RCX come back from the
+// frame; the other registers are as the guest left them.
+// The frame is the guest's registers, not the call's arguments (it takes
+// none): inside a multicall too, where it is the last entry run (Xen's
+// mc_exit).
 HcResult do_iret(Vcpu& v, HypercallFrame&)
 {
     TrapFrame& f = guest_regs();
     iret_context ctx;
     if (platform().copy_from_guest(v, &ctx, Vaddr{f.rsp}, sizeof(ctx))) guest_crash(f, "iret: unreadable frame");
-    if (!guest_va_ok(ctx.rip) || !guest_va_ok(ctx.rsp) || (ctx.cs | 3) != HV_SEL_GUEST_CS64 ||
-        (ctx.ss | 3) != HV_SEL_GUEST_DS)
+    if (!guest_va_ok(ctx.rip) || !guest_va_ok(ctx.rsp) || (ctx.ss | 3) != HV_SEL_GUEST_DS)
         guest_crash(f, "iret: bad frame");
     f.r11 = ctx.r11;
     f.rcx = ctx.rcx;
     f.rip = ctx.rip;
-    f.cs = HV_SEL_GUEST_CS64;
+    f.cs = uint16_t(ctx.cs) | 3;
     f.rflags = (ctx.rflags & kGuestRflags) | kRflagsIf | kRflagsFixed;
     f.rsp = ctx.rsp;
     f.ss = HV_SEL_GUEST_DS;
@@ -173,6 +209,19 @@ long register_callback(Vcpu& v, unsigned type, uint64_t address)
     if (address && !guest_va_ok(address)) return -XEN_EINVAL;
     arch(v).callback[type] = address;
     return 0;
+}
+
+// Xen 4.17 unregisters only the NMI callback (xen_conform_guest): the
+// callbacks a guest cannot run without are -EINVAL, the types it does not
+// know -ENOSYS (sysenter_deprecated and sfmask among them).
+long unregister_callback(Vcpu& v, unsigned type)
+{
+    switch (type) {
+    case CALLBACKTYPE_nmi: return register_callback(v, type, 0);
+    case CALLBACKTYPE_event: case CALLBACKTYPE_failsafe: case CALLBACKTYPE_syscall: case CALLBACKTYPE_sysenter:
+    case CALLBACKTYPE_syscall32: return -XEN_EINVAL;
+    default: return -XEN_ENOSYS;
+    }
 }
 
 } // namespace
@@ -199,7 +248,7 @@ long do_callback_op(Vcpu& v, HypercallFrame& f)
     if (cmd == CALLBACKOP_unregister) {
         callback_unregister_t u;
         if (platform().copy_from_guest(v, &u, Vaddr{f.arg[1]}, sizeof(u))) return -XEN_EFAULT;
-        return register_callback(v, u.type, 0);
+        return unregister_callback(v, u.type);
     }
     return -XEN_ENOSYS;
 }

@@ -192,6 +192,7 @@ long do_vcpu_op(Vcpu& v, HypercallFrame& f)
         // domain up again (only its own vCPUs can), so the domain shuts
         // down with poweroff, as Xen does, and the run can end.
         if (guest_domain(v).nr_up.fetch_sub(1, std::memory_order_acq_rel) == 1) guest_shutdown(SHUTDOWN_poweroff);
+        runstate_change(v, RUNSTATE_offline);   // while its tables are loaded
         // Off the vCPU's tables before it is Down: once Down, another vCPU
         // may initialise it and drop the last reference to its old L4. Out of
         // the hypercall's section first: leave() may enter one of its own.
@@ -202,6 +203,12 @@ long do_vcpu_op(Vcpu& v, HypercallFrame& f)
         cpu_idle();
     case VCPUOP_is_up:
         return arch(t).state.load(std::memory_order_acquire) == VcpuState::Up;
+    case VCPUOP_get_runstate_info:
+        return runstate_get(v, t, f.arg[2]);
+    case VCPUOP_register_runstate_memory_area:
+        return runstate_register(v, t, f.arg[2]);
+    case VCPUOP_register_vcpu_info:
+        return vcpu_info_register(v, t, f.arg[2]);
     default:
         return -XEN_ENOSYS;
     }

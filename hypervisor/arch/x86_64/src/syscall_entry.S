@@ -32,6 +32,25 @@ syscall_entry:
 	pushq $VECTOR_SYSCALL           /* trap_dispatch calls syscall_dispatch */
 	jmp trap_save
 
+/* SYSCALL from compatibility mode (IA32_CSTAR): never a hypercall (the
+ * hypercall page is 64-bit code). The same frame, with Xen's FLAT_RING3_CS32
+ * as its CS (SYSCALL saves no selector; Xen's frame says the same) and
+ * vector VECTOR_SYSCALL32: trap_dispatch bounces it to the guest's syscall32
+ * callback, or #UD (guest_syscall32, traps.cc). */
+	.globl syscall32_entry
+syscall32_entry:
+	swapgs
+	mov %rsp, %gs:PERCPU_GUEST_RSP
+	mov %gs:PERCPU_STACK_TOP, %rsp
+	pushq $HV_SEL_GUEST_DS          /* ss */
+	pushq %gs:PERCPU_GUEST_RSP      /* rsp */
+	pushq %r11                      /* rflags */
+	pushq $HV_SEL_GUEST_CS32        /* cs */
+	pushq %rcx                      /* rip */
+	pushq $0                        /* error code */
+	pushq $VECTOR_SYSCALL32
+	jmp trap_save
+
 /* guest_enter(const TrapFrame* start): the first entry into a vCPU. The
  * frame is copied to the top of this CPU's stack, where ring 3 enters and
  * traps leave theirs, and left through trap_return. Interrupts are off. */

@@ -74,6 +74,8 @@ void boot_time_report(const char* event)
            (unsigned long)(g_tsc_hz / 1000));
 }
 
+uint64_t system_time_now() { return scale(rdtsc() - g_tsc0); }
+
 void time_publish(vcpu_time_info& t)
 {
     // The guest reads version, the fields, version again, and retries while

@@ -90,8 +90,9 @@ extern "C" char debug_entry_selftest_int1[];
 }
 
 // A #DB the guest's MOV SS held over the next instruction ("MOV SS and POP
-// SS", SDM Vol. 3A 6.8.3; POP SS is #UD in 64-bit mode, the only one a guest has): with TF set (or a data breakpoint, once
-// guests may set one), a MOV SS followed by SYSCALL, INT3 or any instruction
+// SS", SDM Vol. 3A 6.8.3; POP SS too, in compatibility mode, which a guest
+// enters through a 32-bit code segment): with TF set (or a data breakpoint),
+// a MOV SS followed by SYSCALL (either entry), INT3 or any instruction
 // that faults delivers the #DB after that instruction, at the first
 // instruction of the hypervisor's entry, in ring 0, on the guest's %gs and,
 // for SYSCALL, on the guest's stack (the XSA-260 / CVE-2018-8897 class). #DB
@@ -104,7 +105,8 @@ bool held_over_debug_trap(const TrapFrame& f)
 {
     if ((f.vector & ~uint64_t(VECTOR_GUEST_GS)) != 1) return false;
     if (f.rip == trap_stubs[1]) debug_over_debug_entry(f);
-    bool entry = f.rip == reinterpret_cast<uint64_t>(&syscall_entry);
+    bool entry = f.rip == reinterpret_cast<uint64_t>(&syscall_entry) ||
+                 f.rip == reinterpret_cast<uint64_t>(&syscall32_entry);
     for (uint64_t stub : trap_stubs) entry |= f.rip == stub;
     if (!entry) return false;
     asm volatile("mov %0, %%dr6" : : "r"(uint64_t(kDr6Default)));
@@ -208,6 +210,9 @@ static void dispatch(TrapFrame* f)
     if ((f->vector == 14 || f->vector == 13 || f->vector == 11) && (f->cs & 3) == 0 && ring0_fixup(*f))
         return;
     switch (f->vector) {
+    case VECTOR_SYSCALL32:
+        if (!guest_syscall32(*f)) guest_crash(*f, "syscall from compatibility mode");
+        return;
     case kVectorShootdown:
         shootdown_serve();
         lapic_eoi();

@@ -29,10 +29,11 @@ struct Domain {
     Policy policy;
     uint64_t nr_frames = 0;   // frames owned
     // Frames of the domain the hypervisor itself writes (bare metal: its
-    // shared_info and console ring). Each holds a general and a writable type
-    // reference (refs.h hold_writable), so none can become a page table while
-    // the hypervisor may write it — as Xen holds shared_info and vcpu_info.
-    static constexpr unsigned kMaxHeld = 4;
+    // shared_info and console ring, and each vCPU's registered vcpu_info).
+    // Each holds a general and a writable type reference (refs.h
+    // hold_writable), so none can become a page table while the hypervisor
+    // may write it — as Xen holds shared_info and vcpu_info.
+    static constexpr unsigned kMaxHeld = 2 + kMaxVcpus;
     Mfn held[kMaxHeld] = {};
     unsigned nr_held = 0;
 

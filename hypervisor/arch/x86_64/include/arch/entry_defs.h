@@ -20,6 +20,8 @@
 
 /* TrapFrame::vector of a frame built by syscall_entry: above every IDT vector. */
 #define VECTOR_SYSCALL 0x100
+/* ... and by syscall32_entry (SYSCALL from compatibility mode, IA32_CSTAR). */
+#define VECTOR_SYSCALL32 0x101
 
 /* RFLAGS bits SYSCALL clears (IA32_FMASK): TF, IF, DF, IOPL, NT, AC. IF stays
  * clear until the entry is on the hypervisor's stack with the hypervisor's %gs. */

@@ -69,6 +69,15 @@ struct VcpuArch {
     // CPU reads is its CPU's (g_cpu_ldt, guest_gdt.cc). Both 0 at start.
     uint64_t ldt_base = 0;
     uint32_t ldt_ents = 0;
+    // Xen's runstate (guest_runstate.cc): offline, since system time 0, until
+    // the vCPU first runs; the registered area's guest address, 0: none. Kept
+    // across VCPUOP_down and VCPUOP_initialise, as on Xen.
+    TicketLock runstate_lock;
+    vcpu_runstate_info runstate{RUNSTATE_offline, 0, {}};
+    uint64_t runstate_area = 0;
+    // VCPUOP_register_vcpu_info's place (direct map), null: shared_info's
+    // slot (guest_vcpu_info.cc). Set once, before the vCPU runs or by itself.
+    std::atomic<vcpu_info*> info{nullptr};
     ConsoleLine line;
     VcpuCounters counters;
 };
@@ -100,6 +109,8 @@ struct GuestDomain {
     // Per domain, so no domain can delay another's; a ticket lock, so none of
     // the domain's vCPUs waits for ever behind the others.
     TicketLock desc_lock;
+    // Orders VCPUOP_register_vcpu_info's calls (Domain::held, each vCPU's once).
+    TicketLock vcpu_info_lock;
 };
 
 // The event channel of the console ring (start_info.console.domU.evtchn):
@@ -136,6 +147,24 @@ bool guest_bounce(TrapFrame& f);
 // guest_bounce does for a hardware exception, and a software INT n uses
 // (no error code, RIP past the instruction). False as guest_bounce.
 bool guest_deliver(TrapFrame& f, unsigned vector, bool error_code);
+
+// The vCPU's runstate (guest_runstate.cc): `v` enters RUNSTATE_* `state`
+// now, on its own CPU with its page tables loaded (its area is written
+// there); VCPUOP_register_runstate_memory_area and VCPUOP_get_runstate_info
+// of vCPU t for the caller.
+void runstate_change(Vcpu& v, int state);
+long runstate_register(Vcpu& caller, Vcpu& t, uint64_t arg);
+long runstate_get(Vcpu& caller, Vcpu& t, uint64_t arg);
+
+// The vcpu_info the hypervisor writes for v (its time, the virtual CR2):
+// the registered one, else shared_info's slot, else none (null).
+vcpu_info* guest_vcpu_info(Vcpu& v);
+// VCPUOP_register_vcpu_info of vCPU t for the caller.
+long vcpu_info_register(Vcpu& caller, Vcpu& t, uint64_t arg);
+
+// SYSCALL from compatibility mode (VECTOR_SYSCALL32): the guest's syscall32
+// callback, or #UD; false when neither can be delivered.
+bool guest_syscall32(TrapFrame& f);
 
 // What Xen emulates for a PV kernel when the CPU refuses it in ring 3
 // (guest_emulate.cc): for a #GP, an INT n the trap table's DPL allows and the

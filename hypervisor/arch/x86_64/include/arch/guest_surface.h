@@ -48,7 +48,9 @@ constexpr bool arch_subop_known(unsigned op, uint64_t cmd)
     case __HYPERVISOR_console_io: return cmd == CONSOLEIO_write;
     case __HYPERVISOR_sched_op: return cmd == SCHEDOP_yield || cmd == SCHEDOP_shutdown;
     case __HYPERVISOR_callback_op: return cmd == CALLBACKOP_register || cmd == CALLBACKOP_unregister;
-    case __HYPERVISOR_vcpu_op: return cmd <= VCPUOP_is_up;   // initialise, up, down, is_up
+    case __HYPERVISOR_vcpu_op:   // initialise, up, down, is_up, the runstate's two, register_vcpu_info
+        return cmd <= VCPUOP_is_up || cmd == VCPUOP_get_runstate_info || cmd == VCPUOP_register_runstate_memory_area ||
+               cmd == VCPUOP_register_vcpu_info;
     case __HYPERVISOR_event_channel_op: return cmd == EVTCHNOP_send;
     case __HYPERVISOR_pvmmu_op: return cmd <= PVMMUOP_check_invariants;
     case __HYPERVISOR_memory_op: {

@@ -35,4 +35,8 @@ void boot_time_report(const char* event);
 // version protocol (odd while it changes).
 void time_publish(vcpu_time_info& t);
 
+// The guests' system time now (nanoseconds since time_init, the clock
+// time_publish describes): runstate times (guest_runstate.cc).
+uint64_t system_time_now();
+
 } // namespace pvmmu::x86

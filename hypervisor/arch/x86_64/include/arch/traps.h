@@ -45,6 +45,8 @@ extern std::atomic<unsigned> g_debug_entry_selftest;
 extern "C" const char trap_return_iretq[];
 // syscall_entry.S: where SYSCALL lands (IA32_LSTAR).
 extern "C" [[gnu::visibility("hidden")]] void syscall_entry();
+// ... and from compatibility mode (IA32_CSTAR): VECTOR_SYSCALL32.
+extern "C" [[gnu::visibility("hidden")]] void syscall32_entry();
 
 // syscall_entry.S: guest_copy's (and guest_probe_read's) instructions that
 // touch guest memory, and load_gs_user_sel's load of a guest's selector, each
