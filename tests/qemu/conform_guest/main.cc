@@ -1240,6 +1240,13 @@ void multicalls(const start_info_t* si)
     check("  the refused base left it", base_msr(kMsrFs) == fs, 1);
     check("  fpu_taskswitch: fnop #NM", trap_of(c_fnop), 7);
     check("  fnop again: runs", trap_of(c_fnop), kNoTrap);
+    // Linux's xen_load_sp0: stack_switch(__KERNEL_DS = 0x18, sp0) in a
+    // multicall; Xen takes any SS, its RPL forced to 3.
+    mc_entry(0, __HYPERVISOR_stack_switch, 0x18, uint64_t(g_mc_stack + sizeof(g_mc_stack)));
+    mc_entry(1, __HYPERVISOR_stack_switch, FLAT_KERNEL_SS, uint64_t(g_mc_stack + sizeof(g_mc_stack)));
+    check("multicall: stack_switch(0x18, sp) as Linux, then the flat SS", multicall(2), 0);
+    const long want_ss[] = {0, 0};
+    mc_results("  both 0", want_ss, 2);
 
     // Back, with mmu_update in the list: the GDT frame writable again.
     const uint64_t l1e = l1_entry_of(si, va);

@@ -70,8 +70,12 @@ void set_callbacks(VcpuArch& a, uint64_t event, uint64_t failsafe, uint64_t sysc
     a.callback[CALLBACKTYPE_syscall] = syscall;
 }
 
-// SS with RPL 3 must be the flat ring-3 stack selector.
-bool kernel_stack_ok(uint64_t ss, uint64_t sp) { return (ss | 3) == HV_SEL_GUEST_DS && guest_va_ok(sp); }
+// The kernel stack's SP must be a guest address (Xen does not look; pvmmu
+// refuses one it could never switch to). Any SS is taken, its RPL forced to
+// 3, as Xen does: Linux names its own __KERNEL_DS (0x18). pvmmu has no guest
+// user mode yet, so the pair is only recorded.
+bool kernel_stack_ok(uint64_t sp) { return guest_va_ok(sp); }
+uint16_t kernel_stack_selector(uint64_t ss) { return uint16_t(ss) | 3; }
 
 namespace {
 bool deliver_to(Vcpu& v, TrapFrame& f, uint64_t handler, unsigned vector, bool error_code);
@@ -257,8 +261,8 @@ long do_callback_op(Vcpu& v, HypercallFrame& f)
 // which pvmmu does not have yet: recorded and checked (kernel_stack_ok).
 long do_stack_switch(Vcpu& v, HypercallFrame& f)
 {
-    if (!kernel_stack_ok(f.arg[0], f.arg[1])) return -XEN_EINVAL;
-    arch(v).kernel_ss = HV_SEL_GUEST_DS;
+    if (!kernel_stack_ok(f.arg[1])) return -XEN_EINVAL;
+    arch(v).kernel_ss = kernel_stack_selector(f.arg[0]);
     arch(v).kernel_sp = f.arg[1];
     return 0;
 }

@@ -112,7 +112,7 @@ long initialise_locked(Vcpu& self, Vcpu& t, uint64_t ctx_va)
     if (!guest_va_ok(w.base[0]) || !guest_va_ok(w.base[1]) || !guest_va_ok(w.base[2])) return -XEN_EINVAL;
     if (!callbacks_ok(w.event, w.failsafe, w.syscall)) return -XEN_EINVAL;
     const bool no_stack = w.stack[0] == 0 && w.stack[1] == 0;
-    if (!no_stack && !kernel_stack_ok(w.stack[0], w.stack[1])) return -XEN_EINVAL;
+    if (!no_stack && !kernel_stack_ok(w.stack[1])) return -XEN_EINVAL;
     const Mfn l4{xen_cr3_to_pfn(w.cr3)};
     if ((w.cr3 & (kPageSize - 1)) || !core()->mem().valid(l4)) return -XEN_EINVAL;
     // Last of the checks, as it changes t: a failure from here on leaves t
@@ -129,7 +129,7 @@ long initialise_locked(Vcpu& self, Vcpu& t, uint64_t ctx_va)
     // is the only kind Xen initialises.
     for (uint64_t& c : a.callback) c = 0;
     set_callbacks(a, w.event, w.failsafe, w.syscall);
-    a.kernel_ss = no_stack ? 0 : HV_SEL_GUEST_DS;
+    a.kernel_ss = no_stack ? 0 : kernel_stack_selector(w.stack[0]);
     a.kernel_sp = w.stack[1];
     // Xen's PV vCPU takes ctrlreg[2] as its CR2; the shared page's copy
     // (vcpu_info.arch.cr2) is left as it is, as Xen leaves it.

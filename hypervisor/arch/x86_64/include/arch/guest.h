@@ -196,7 +196,8 @@ bool trap_entry_ok(const trap_info_t& t);
 TrapEntry trap_entry(const trap_info_t& t);
 bool callbacks_ok(uint64_t event, uint64_t failsafe, uint64_t syscall);
 void set_callbacks(VcpuArch& a, uint64_t event, uint64_t failsafe, uint64_t syscall);
-bool kernel_stack_ok(uint64_t ss, uint64_t sp);
+bool kernel_stack_ok(uint64_t sp);
+uint16_t kernel_stack_selector(uint64_t ss);
 
 // The hypercalls of guest_traps.cc and the files named, for
 // guest_hypercalls.cc's table (BareMetal::arch_hypercall): the arguments are
