@@ -100,6 +100,16 @@ CpuidRegs xsave_leaf(uint32_t sub, CpuidRegs r, RawCpuid raw)
     return r;
 }
 
+// The highest leaf of Xen 4.17's PV policy in the range from `base`: basic
+// leaves up to 0xD (XSAVE), extended ones up to 0x80000008 on Intel and
+// 0x80000021 on AMD and Hygon, or the CPU's highest where it is lower.
+uint32_t max_leaf(uint32_t base, RawCpuid raw)
+{
+    const uint32_t cap = base ? (amd_like(raw) ? 0x80000021u : 0x80000008u) : 0xdu;
+    const uint32_t host = raw(base, 0).eax;
+    return host < cap ? host : cap;
+}
+
 } // namespace
 
 uint32_t pv_allowed(unsigned word) { return allowed(word); }
@@ -109,11 +119,17 @@ CpuidRegs pv_cpuid(uint32_t leaf, uint32_t sub, RawCpuid raw)
     // Beyond the highest leaf of its range the CPU answers another leaf's
     // words (Intel: the highest basic one); Xen answers zeros.
     const uint32_t base = leaf & 0x80000000u;
-    if (leaf > raw(base, 0).eax) return {0, 0, 0, 0};
+    if (leaf > max_leaf(base, raw)) return {0, 0, 0, 0};
     const bool xcr0 = raw(1, 0).ecx & bit(XEN_X86_FEATURE_OSXSAVE);
     CpuidRegs r = raw(leaf, sub);
     switch (leaf) {
+    case 0: case 0x80000000:   // the vendor, and the highest leaf Xen describes
+        r.eax = max_leaf(base, raw);
+        return r;
     case 1:
+        // EBX 31:24, the initial APIC ID: the host CPU's; Xen 4.17 gives a
+        // PV vCPU 0 there (only an HVM one gets an ID of its own).
+        r.ebx &= 0x00ffffffu;
         apply_allow_list(leaf, sub, r, xcr0);
         // SYSENTER is #UD in long mode on AMD (APM vol. 2 §6.1.1); Xen
         // drops SEP from an AMD host's features, so its PV guests lack it.
@@ -124,6 +140,11 @@ CpuidRegs pv_cpuid(uint32_t leaf, uint32_t sub, RawCpuid raw)
         if (xcr0) r.ecx |= bit(XEN_X86_FEATURE_OSXSAVE);
         return r;
     case 5: case 6:   // MONITOR/MWAIT and power management: the hypervisor's
+        return {0, 0, 0, 0};
+    // Leaves Xen's policy does not describe (Intel SDM vol. 2, CPUID): 3
+    // (serial number), 8, 9 (DCA), 0xA (PMU: no vPMU by default), 0xB (the
+    // host's x2APIC topology), 0xC.
+    case 3: case 8: case 9: case 0xa: case 0xb: case 0xc:
         return {0, 0, 0, 0};
     case 7:
         if (sub > 2) return {0, 0, 0, 0};
@@ -141,6 +162,11 @@ CpuidRegs pv_cpuid(uint32_t leaf, uint32_t sub, RawCpuid raw)
         return r;
     }
     case 0x8000000a:   // SVM: none for a PV guest
+        return {0, 0, 0, 0};
+    // AMD's leaves Xen does not describe (APM vol. 3, Appendix E): IBS
+    // (0x8000001B), LWP (1C), cache and core topology (1D, 1E), SEV (1F),
+    // platform QoS (20).
+    case 0x8000001b: case 0x8000001c: case 0x8000001d: case 0x8000001e: case 0x8000001f: case 0x80000020:
         return {0, 0, 0, 0};
     case 0x80000007:   // power and RAS: only the feature word (EDX)
         r.eax = r.ebx = r.ecx = 0;
