@@ -34,13 +34,36 @@ constexpr unsigned kNeedXcr0[] = {
     XEN_X86_FEATURE_AVX_VNNI, XEN_X86_FEATURE_AVX512_BF16,
 };
 
-constexpr uint32_t need_xcr0(unsigned word)
+// 'A' features pvmmu cannot back, hidden always (a difference from Xen,
+// docs/abi.md §11, §12.2), kept by hand:
+// - FSGSBASE: the instructions #UD unless CR4.FSGSBASE is set (SDM vol. 2,
+//   RDFSBASE), which pvmmu keeps clear for itself (cpu_features.cc: ring 3
+//   could pick any %gs base) and which mov-to-CR4 ignores; Linux 5.9+
+//   would take the bit as leave to use them.
+// - IBRSB, STIBP, SSBD, INTEL_PSFD (IA32_SPEC_CTRL 0x48, SDM vol. 4 §2.1),
+//   IBPB and SBPB (IA32_PRED_CMD 0x49; AMD's IBPB is its bit 0 and SBPB
+//   its bit 7, APM vol. 2 §3.2.9), ARCH_CAPS (IA32_ARCH_CAPABILITIES
+//   0x10a), DBEXT (AMD's DR0-3 address masks, MSRs 0xC0011027 and
+//   0xC0011019-0xC001101B, APM vol. 2 §13.1.1.5): each names an MSR that
+//   guest_emulate.cc's read_msr/write_msr answer with #GP, where Xen
+//   emulates them for PV.
+constexpr unsigned kCannotBack[] = {
+    XEN_X86_FEATURE_FSGSBASE,
+    XEN_X86_FEATURE_IBRSB, XEN_X86_FEATURE_STIBP, XEN_X86_FEATURE_SSBD, XEN_X86_FEATURE_INTEL_PSFD,
+    XEN_X86_FEATURE_IBPB, XEN_X86_FEATURE_SBPB, XEN_X86_FEATURE_ARCH_CAPS, XEN_X86_FEATURE_DBEXT,
+};
+
+template <unsigned N>
+constexpr uint32_t mask_of(const unsigned (&features)[N], unsigned word)
 {
     uint32_t m = 0;
-    for (unsigned f : kNeedXcr0)
+    for (unsigned f : features)
         if (word_of(f) == word) m |= bit(f);
     return m;
 }
+
+constexpr uint32_t need_xcr0(unsigned word) { return mask_of(kNeedXcr0, word); }
+constexpr uint32_t cannot_back(unsigned word) { return mask_of(kCannotBack, word); }
 
 constexpr uint32_t allowed(unsigned word)
 {
@@ -76,7 +99,7 @@ void apply_allow_list(uint32_t leaf, uint32_t sub, CpuidRegs& r, bool xcr0)
 {
     for (const PvFeatureWord& w : kPvFeatureWords) {
         if (w.leaf != leaf || (w.sub >= 0 && uint32_t(w.sub) != sub)) continue;
-        reg(r, w.reg) &= w.allowed & ~(xcr0 ? 0u : need_xcr0(w.word));
+        reg(r, w.reg) &= w.allowed & ~cannot_back(w.word) & ~(xcr0 ? 0u : need_xcr0(w.word));
     }
 }
 
