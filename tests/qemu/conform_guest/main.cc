@@ -1563,6 +1563,7 @@ alignas(16) uint8_t g_vcpu1_stack[8192];
 // entry time no later than the next reading.
 alignas(64) vcpu_runstate_info g_rs0, g_rs1;
 volatile int conform_vcpu1_rs_state = -1;   // what vCPU 1 saw in its own area
+volatile uint32_t conform_vcpu1_leaf1_ebx = ~0u;   // its CPUID leaf 1 EBX
 
 long runstate_info(unsigned vcpu, vcpu_runstate_info* r)
 {
@@ -1677,6 +1678,8 @@ void vcpu_context(const start_info_t* si)
     while (hypercall(__HYPERVISOR_vcpu_op, VCPUOP_is_up, 1, 0) != 0 && ++spins < 100000000)
         hypercall(__HYPERVISOR_sched_op, SCHEDOP_yield, 0);
     check("  vCPU 1's INT3 reached the context's #BP handler, then it went down", long(conform_vcpu1_vector), 3);
+    // Xen 4.17 gives a PV vCPU no APIC ID of its own (0), not its CPU's.
+    check("xen cpuid 1 on vCPU 1: APIC ID (EBX 31:24) 0", long(conform_vcpu1_leaf1_ebx >> 24), 0);
     // Xen writes the area when vCPU 1's CPU next schedules (after is_up says
     // down): wait for it a while.
     for (spins = 0; g_rs1.state != RUNSTATE_offline && spins < 100000000; ++spins)
@@ -1736,6 +1739,11 @@ void vcpu_info_checks(const start_info_t* si, uint64_t shared_va)
 // vCPU 1's #BP handler: records the vector and goes down (no iret).
 extern "C" [[noreturn]] void conform_vcpu1_trap()
 {
+    // Its forced-emulation CPUID leaf 1 EBX (the APIC ID in 31:24): emulated
+    // on both, so called without conform_call's recovery.
+    uint32_t r[4] = {};
+    reinterpret_cast<void (*)(uint64_t, uint32_t*, uint64_t)>(c_xen_cpuid)(1, r, 0);
+    conform_vcpu1_leaf1_ebx = r[1];
     conform_vcpu1_vector = 3;
     conform_vcpu1_rs_state = g_rs1.state;
     hypercall(__HYPERVISOR_vcpu_op, VCPUOP_down, 1, 0);
