@@ -9,6 +9,7 @@
 #include <xen/arch-x86/cpufeatureset.h>
 
 #include <fstream>
+#include <functional>
 #include <map>
 #include <regex>
 #include <sstream>
@@ -130,14 +131,16 @@ TEST_F(PvCpuid, OnlyTheAllowListPasses)
     EXPECT_EQ(l1.edx, pv_allowed(0));   // Intel: SEP stays
     EXPECT_EQ(l1.ecx, pv_allowed(1) | bit(XEN_X86_FEATURE_OSXSAVE));   // HYPERVISOR is 'A'
     const CpuidRegs l7 = ask(c, 7);
-    EXPECT_EQ(l7.ebx, pv_allowed(5));
+    // Less what pvmmu cannot back (CannotBack* below).
+    EXPECT_EQ(l7.ebx, pv_allowed(5) & ~bit(XEN_X86_FEATURE_FSGSBASE));
     EXPECT_EQ(l7.ecx, pv_allowed(6));
-    EXPECT_EQ(l7.edx, pv_allowed(9));
+    EXPECT_EQ(l7.edx, pv_allowed(9) & ~(bit(XEN_X86_FEATURE_IBRSB) | bit(XEN_X86_FEATURE_STIBP) |
+                                        bit(XEN_X86_FEATURE_SSBD) | bit(XEN_X86_FEATURE_ARCH_CAPS)));
     const CpuidRegs e1 = ask(c, 0x80000001);
     EXPECT_EQ(e1.edx, pv_allowed(2));   // Intel: no copies of leaf 1
-    EXPECT_EQ(e1.ecx, pv_allowed(3));
+    EXPECT_EQ(e1.ecx, pv_allowed(3) & ~bit(XEN_X86_FEATURE_DBEXT));
     EXPECT_EQ(ask(c, 0x80000007).edx, pv_allowed(7));
-    EXPECT_EQ(ask(c, 0x80000008).ebx, pv_allowed(8));
+    EXPECT_EQ(ask(c, 0x80000008).ebx, pv_allowed(8) & ~bit(XEN_X86_FEATURE_IBPB));
     EXPECT_EQ(ask(c, 0xd, 1).eax, pv_allowed(4));
     // Bits cpufeatureset.h does not name: leaf 1 ECX 10, 11, 16; EDX 18, 30.
     EXPECT_EQ(l1.ecx & ((1u << 10) | (1u << 11) | (1u << 16)), 0u);
@@ -204,6 +207,105 @@ TEST_F(PvCpuid, LeavesOutOfRangeAndPowerAreEmpty)
     EXPECT_EQ(ask(a, 0x80000008).ecx, 0u);        // Intel
     const CpuidRegs svm = ask(a, 0x8000000a);
     EXPECT_EQ(svm.eax | svm.ebx | svm.ecx | svm.edx, 0u);
+}
+
+// A CPU with basic leaves up to 0x20 and extended ones up to 0x80000021,
+// every word of each filled: Xen 4.17's PV policy stops at 0xD and at
+// 0x80000008 (Intel) or 0x80000021 (AMD), and empties the leaves it does
+// not describe (docs/abi.md §10 "Emulation").
+FakeCpu all_leaves(bool amd)
+{
+    FakeCpu c = all_ones(amd, true);
+    for (uint32_t l = 0xe; l <= 0x20; ++l)
+        for (uint32_t s = 0; s < 4; ++s) c.leaves[{l, s}] = {~0u, ~0u, ~0u, ~0u};
+    c.leaves[{0, 0}].eax = 0x20;
+    return c;
+}
+
+bool empty(const CpuidRegs& r) { return (r.eax | r.ebx | r.ecx | r.edx) == 0; }
+
+void expect_basic_range(const std::function<CpuidRegs(uint32_t, uint32_t)>& ask)
+{
+    EXPECT_EQ(ask(0, 0).eax, 0xdu);
+    for (uint32_t l = 0xe; l <= 0x20; ++l)
+        for (uint32_t s = 0; s < 2; ++s) EXPECT_TRUE(empty(ask(l, s))) << std::hex << l << "." << s;
+    // 3 serial number, 8, 9 DCA, 0xA PMU, 0xB topology, 0xC.
+    for (uint32_t l : {3u, 8u, 9u, 0xau, 0xbu, 0xcu})
+        for (uint32_t s = 0; s < 2; ++s) EXPECT_TRUE(empty(ask(l, s))) << std::hex << l << "." << s;
+    EXPECT_FALSE(empty(ask(2, 0)));   // cache descriptors, as Xen
+    EXPECT_FALSE(empty(ask(4, 0)));
+    EXPECT_EQ(ask(1, 0).ebx >> 24, 0u);   // no host APIC ID
+    EXPECT_EQ(ask(1, 0).ebx, 0x00ffffffu);
+}
+
+TEST_F(PvCpuid, LeafRangeIsXensOnIntel)
+{
+    FakeCpu c = all_leaves(false);
+    expect_basic_range([&](uint32_t l, uint32_t s) { return ask(c, l, s); });
+    const CpuidRegs e0 = ask(c, 0x80000000);
+    EXPECT_EQ(e0.eax, 0x80000008u);
+    for (uint32_t l = 0x80000009; l <= 0x80000021; ++l) EXPECT_TRUE(empty(ask(c, l))) << std::hex << l;
+    EXPECT_FALSE(empty(ask(c, 0x80000002)));   // the brand string
+    // A CPU below the cap keeps its own highest leaves.
+    c.leaves[{0, 0}].eax = 7;
+    c.leaves[{0x80000000, 0}].eax = 0x80000004;
+    EXPECT_EQ(ask(c, 0).eax, 7u);
+    EXPECT_EQ(ask(c, 0x80000000).eax, 0x80000004u);
+    EXPECT_TRUE(empty(ask(c, 0xd)));
+    EXPECT_TRUE(empty(ask(c, 0x80000008)));
+}
+
+TEST_F(PvCpuid, LeafRangeIsXensOnAmd)
+{
+    FakeCpu c = all_leaves(true);
+    expect_basic_range([&](uint32_t l, uint32_t s) { return ask(c, l, s); });
+    c.leaves[{0x80000000, 0}].ebx = 0x68747541u;   // "Auth": AMD repeats the vendor there
+    EXPECT_EQ(ask(c, 0x80000000).eax, 0x80000021u);
+    EXPECT_EQ(ask(c, 0x80000000).ebx, 0x68747541u);
+    // IBS, LWP, cache and core topology, SEV, platform QoS.
+    for (uint32_t l = 0x8000001b; l <= 0x80000020; ++l) EXPECT_TRUE(empty(ask(c, l))) << std::hex << l;
+    EXPECT_FALSE(empty(ask(c, 0x80000021)));   // feature word 11
+    c.leaves[{0x80000000, 0}].eax = 0x80000022;
+    EXPECT_EQ(ask(c, 0x80000000).eax, 0x80000021u);
+    c.leaves[{0x80000022, 0}] = {~0u, ~0u, ~0u, ~0u};
+    EXPECT_TRUE(empty(ask(c, 0x80000022)));
+}
+
+// 'A' features whose instructions or MSRs pvmmu does not provide: a kernel
+// told FSGSBASE runs RDFSBASE (#UD, CR4.FSGSBASE clear); one told of
+// IA32_SPEC_CTRL, IA32_PRED_CMD or IA32_ARCH_CAPABILITIES reads or writes
+// them (#GP from guest_emulate.cc's read_msr/write_msr). Each on a CPU
+// that has it, the other bits of its word kept.
+TEST_F(PvCpuid, CannotBackFsgsbase)
+{
+    FakeCpu c = all_ones(false, true);
+    EXPECT_FALSE(ask(c, 7).ebx & bit(XEN_X86_FEATURE_FSGSBASE));
+    EXPECT_TRUE(ask(c, 7).ebx & bit(XEN_X86_FEATURE_BMI1));
+}
+
+TEST_F(PvCpuid, CannotBackSpecCtrlMsrs)
+{
+    FakeCpu c = all_ones(false, true);
+    c.leaves[{7, 0}].eax = 2;
+    const CpuidRegs l7 = ask(c, 7);
+    EXPECT_FALSE(l7.edx & bit(XEN_X86_FEATURE_IBRSB));       // IA32_SPEC_CTRL, IA32_PRED_CMD
+    EXPECT_FALSE(l7.edx & bit(XEN_X86_FEATURE_STIBP));       // IA32_SPEC_CTRL
+    EXPECT_FALSE(l7.edx & bit(XEN_X86_FEATURE_SSBD));        // IA32_SPEC_CTRL
+    EXPECT_FALSE(l7.edx & bit(XEN_X86_FEATURE_ARCH_CAPS));   // IA32_ARCH_CAPABILITIES
+    EXPECT_TRUE(l7.edx & bit(XEN_X86_FEATURE_MD_CLEAR));     // VERW: an instruction
+    EXPECT_FALSE(ask(c, 7, 2).edx & bit(XEN_X86_FEATURE_INTEL_PSFD));   // IA32_SPEC_CTRL
+    EXPECT_FALSE(ask(c, 0x80000008).ebx & bit(XEN_X86_FEATURE_IBPB));   // IA32_PRED_CMD
+    EXPECT_TRUE(ask(c, 0x80000008).ebx & bit(XEN_X86_FEATURE_CLZERO));
+    FakeCpu a = all_ones(true, true);
+    EXPECT_FALSE(ask(a, 0x80000021).eax & bit(XEN_X86_FEATURE_SBPB));   // IA32_PRED_CMD bit 7
+    EXPECT_TRUE(ask(a, 0x80000021).eax & bit(XEN_X86_FEATURE_LFENCE_DISPATCH));
+}
+
+TEST_F(PvCpuid, CannotBackDrAddressMasks)
+{
+    FakeCpu a = all_ones(true, true);
+    EXPECT_FALSE(ask(a, 0x80000001).ecx & bit(XEN_X86_FEATURE_DBEXT));   // MSRs 0xC0011019-1B, 0xC0011027
+    EXPECT_TRUE(ask(a, 0x80000001).ecx & bit(XEN_X86_FEATURE_LAHF_LM));
 }
 
 // -cpu max under TCG: 57-bit linear addresses, which a PV guest's 4-level

@@ -410,6 +410,32 @@ void print_cpuid(uint32_t leaf, uint32_t sub, uint32_t (&r)[4])
     write("\n");
 }
 
+// The leaf range of Xen 4.17's PV policy: basic leaves up to 0xD, extended
+// ones up to 0x80000008 on Intel and 0x80000021 on AMD, and the leaves it
+// does not describe empty: 0xA (PMU), 0xB (the host's topology) and 0x14
+// (PT, above 0xD), which TCG's CPUs fill. FSGSBASE is printed, not checked:
+// Xen shows it where the CPU has it, pvmmu never (docs/abi.md §12.2).
+void cpuid_range_checks()
+{
+    uint32_t r[4];
+    const uint32_t leaves[] = {0xa, 0xb, 0x14};
+    for (uint32_t leaf : leaves) print_cpuid(leaf, 0, r);
+    trap_of(c_xen_cpuid, 0, uint64_t(r));
+    const bool intel = r[1] == 0x756e6547u;   // "Genu"
+    check("xen cpuid 0: highest basic leaf at most 0xD", r[0] <= 0xd, 1);
+    trap_of(c_xen_cpuid, 0x80000000, uint64_t(r));
+    check("xen cpuid 0x80000000: highest extended leaf at most 0x80000008 (Intel), 0x80000021",
+          r[0] <= (intel ? 0x80000008u : 0x80000021u), 1);
+    uint32_t any = 0;
+    for (uint32_t leaf : leaves) {
+        trap_of(c_xen_cpuid, leaf, uint64_t(r));
+        any |= r[0] | r[1] | r[2] | r[3];
+    }
+    check("xen cpuid 0xA, 0xB, 0x14: empty", any, 0);
+    trap_of(c_xen_cpuid, 7, uint64_t(r));
+    write("xen cpuid 7 FSGSBASE: "), write_hex(r[1] & feature(XEN_X86_FEATURE_FSGSBASE)), write("\n");
+}
+
 // Xen's default PV policy (cpufeatureset.h: only 'A' features reach a PV
 // guest) for what a PV kernel acts on. TCG's CPU is qemu64 (AuthenticAMD)
 // with SMEP, SMAP and UMIP, so each hidden bit is one the CPU has: a kernel
@@ -440,6 +466,9 @@ void cpuid_policy_checks()
     check("xen cpuid 1: unnamed bits and x2APIC hidden",
           long((r[2] & ((1u << 10) | (1u << 11) | (1u << 16) | feature(XEN_X86_FEATURE_X2APIC))) |
                (r[3] & ((1u << 10) | (1u << 18) | (1u << 20) | (1u << 30)))), 0);
+    // vCPU 0's initial APIC ID (EBX 31:24), as Xen gives a PV vCPU.
+    write("xen cpuid 1 APIC ID: "), write_hex(r[1] >> 24), write("\n");
+    cpuid_range_checks();
 }
 
 trap_info_t entry(unsigned v, unsigned dpl, bool handler = true)
@@ -1541,6 +1570,7 @@ alignas(16) uint8_t g_vcpu1_stack[8192];
 // entry time no later than the next reading.
 alignas(64) vcpu_runstate_info g_rs0, g_rs1;
 volatile int conform_vcpu1_rs_state = -1;   // what vCPU 1 saw in its own area
+volatile uint32_t conform_vcpu1_leaf1_ebx = ~0u;   // its CPUID leaf 1 EBX
 
 long runstate_info(unsigned vcpu, vcpu_runstate_info* r)
 {
@@ -1655,6 +1685,8 @@ void vcpu_context(const start_info_t* si)
     while (hypercall(__HYPERVISOR_vcpu_op, VCPUOP_is_up, 1, 0) != 0 && ++spins < 100000000)
         hypercall(__HYPERVISOR_sched_op, SCHEDOP_yield, 0);
     check("  vCPU 1's INT3 reached the context's #BP handler, then it went down", long(conform_vcpu1_vector), 3);
+    // Xen 4.17 gives a PV vCPU no APIC ID of its own (0), not its CPU's.
+    check("xen cpuid 1 on vCPU 1: APIC ID (EBX 31:24) 0", long(conform_vcpu1_leaf1_ebx >> 24), 0);
     // Xen writes the area when vCPU 1's CPU next schedules (after is_up says
     // down): wait for it a while.
     for (spins = 0; g_rs1.state != RUNSTATE_offline && spins < 100000000; ++spins)
@@ -1714,6 +1746,11 @@ void vcpu_info_checks(const start_info_t* si, uint64_t shared_va)
 // vCPU 1's #BP handler: records the vector and goes down (no iret).
 extern "C" [[noreturn]] void conform_vcpu1_trap()
 {
+    // Its forced-emulation CPUID leaf 1 EBX (the APIC ID in 31:24): emulated
+    // on both, so called without conform_call's recovery.
+    uint32_t r[4] = {};
+    reinterpret_cast<void (*)(uint64_t, uint32_t*, uint64_t)>(c_xen_cpuid)(1, r, 0);
+    conform_vcpu1_leaf1_ebx = r[1];
     conform_vcpu1_vector = 3;
     conform_vcpu1_rs_state = g_rs1.state;
     hypercall(__HYPERVISOR_vcpu_op, VCPUOP_down, 1, 0);

@@ -34,13 +34,36 @@ constexpr unsigned kNeedXcr0[] = {
     XEN_X86_FEATURE_AVX_VNNI, XEN_X86_FEATURE_AVX512_BF16,
 };
 
-constexpr uint32_t need_xcr0(unsigned word)
+// 'A' features pvmmu cannot back, hidden always (a difference from Xen,
+// docs/abi.md §11, §12.2), kept by hand:
+// - FSGSBASE: the instructions #UD unless CR4.FSGSBASE is set (SDM vol. 2,
+//   RDFSBASE), which pvmmu keeps clear for itself (cpu_features.cc: ring 3
+//   could pick any %gs base) and which mov-to-CR4 ignores; Linux 5.9+
+//   would take the bit as leave to use them.
+// - IBRSB, STIBP, SSBD, INTEL_PSFD (IA32_SPEC_CTRL 0x48, SDM vol. 4 §2.1),
+//   IBPB and SBPB (IA32_PRED_CMD 0x49; AMD's IBPB is its bit 0 and SBPB
+//   its bit 7, APM vol. 2 §3.2.9), ARCH_CAPS (IA32_ARCH_CAPABILITIES
+//   0x10a), DBEXT (AMD's DR0-3 address masks, MSRs 0xC0011027 and
+//   0xC0011019-0xC001101B, APM vol. 2 §13.1.1.5): each names an MSR that
+//   guest_emulate.cc's read_msr/write_msr answer with #GP, where Xen
+//   emulates them for PV.
+constexpr unsigned kCannotBack[] = {
+    XEN_X86_FEATURE_FSGSBASE,
+    XEN_X86_FEATURE_IBRSB, XEN_X86_FEATURE_STIBP, XEN_X86_FEATURE_SSBD, XEN_X86_FEATURE_INTEL_PSFD,
+    XEN_X86_FEATURE_IBPB, XEN_X86_FEATURE_SBPB, XEN_X86_FEATURE_ARCH_CAPS, XEN_X86_FEATURE_DBEXT,
+};
+
+template <unsigned N>
+constexpr uint32_t mask_of(const unsigned (&features)[N], unsigned word)
 {
     uint32_t m = 0;
-    for (unsigned f : kNeedXcr0)
+    for (unsigned f : features)
         if (word_of(f) == word) m |= bit(f);
     return m;
 }
+
+constexpr uint32_t need_xcr0(unsigned word) { return mask_of(kNeedXcr0, word); }
+constexpr uint32_t cannot_back(unsigned word) { return mask_of(kCannotBack, word); }
 
 constexpr uint32_t allowed(unsigned word)
 {
@@ -76,7 +99,7 @@ void apply_allow_list(uint32_t leaf, uint32_t sub, CpuidRegs& r, bool xcr0)
 {
     for (const PvFeatureWord& w : kPvFeatureWords) {
         if (w.leaf != leaf || (w.sub >= 0 && uint32_t(w.sub) != sub)) continue;
-        reg(r, w.reg) &= w.allowed & ~(xcr0 ? 0u : need_xcr0(w.word));
+        reg(r, w.reg) &= w.allowed & ~cannot_back(w.word) & ~(xcr0 ? 0u : need_xcr0(w.word));
     }
 }
 
@@ -100,6 +123,16 @@ CpuidRegs xsave_leaf(uint32_t sub, CpuidRegs r, RawCpuid raw)
     return r;
 }
 
+// The highest leaf of Xen 4.17's PV policy in the range from `base`: basic
+// leaves up to 0xD (XSAVE), extended ones up to 0x80000008 on Intel and
+// 0x80000021 on AMD and Hygon, or the CPU's highest where it is lower.
+uint32_t max_leaf(uint32_t base, RawCpuid raw)
+{
+    const uint32_t cap = base ? (amd_like(raw) ? 0x80000021u : 0x80000008u) : 0xdu;
+    const uint32_t host = raw(base, 0).eax;
+    return host < cap ? host : cap;
+}
+
 } // namespace
 
 uint32_t pv_allowed(unsigned word) { return allowed(word); }
@@ -109,11 +142,17 @@ CpuidRegs pv_cpuid(uint32_t leaf, uint32_t sub, RawCpuid raw)
     // Beyond the highest leaf of its range the CPU answers another leaf's
     // words (Intel: the highest basic one); Xen answers zeros.
     const uint32_t base = leaf & 0x80000000u;
-    if (leaf > raw(base, 0).eax) return {0, 0, 0, 0};
+    if (leaf > max_leaf(base, raw)) return {0, 0, 0, 0};
     const bool xcr0 = raw(1, 0).ecx & bit(XEN_X86_FEATURE_OSXSAVE);
     CpuidRegs r = raw(leaf, sub);
     switch (leaf) {
+    case 0: case 0x80000000:   // the vendor, and the highest leaf Xen describes
+        r.eax = max_leaf(base, raw);
+        return r;
     case 1:
+        // EBX 31:24, the initial APIC ID: the host CPU's; Xen 4.17 gives a
+        // PV vCPU 0 there (only an HVM one gets an ID of its own).
+        r.ebx &= 0x00ffffffu;
         apply_allow_list(leaf, sub, r, xcr0);
         // SYSENTER is #UD in long mode on AMD (APM vol. 2 §6.1.1); Xen
         // drops SEP from an AMD host's features, so its PV guests lack it.
@@ -124,6 +163,11 @@ CpuidRegs pv_cpuid(uint32_t leaf, uint32_t sub, RawCpuid raw)
         if (xcr0) r.ecx |= bit(XEN_X86_FEATURE_OSXSAVE);
         return r;
     case 5: case 6:   // MONITOR/MWAIT and power management: the hypervisor's
+        return {0, 0, 0, 0};
+    // Leaves Xen's policy does not describe (Intel SDM vol. 2, CPUID): 3
+    // (serial number), 8, 9 (DCA), 0xA (PMU: no vPMU by default), 0xB (the
+    // host's x2APIC topology), 0xC.
+    case 3: case 8: case 9: case 0xa: case 0xb: case 0xc:
         return {0, 0, 0, 0};
     case 7:
         if (sub > 2) return {0, 0, 0, 0};
@@ -141,6 +185,11 @@ CpuidRegs pv_cpuid(uint32_t leaf, uint32_t sub, RawCpuid raw)
         return r;
     }
     case 0x8000000a:   // SVM: none for a PV guest
+        return {0, 0, 0, 0};
+    // AMD's leaves Xen does not describe (APM vol. 3, Appendix E): IBS
+    // (0x8000001B), LWP (1C), cache and core topology (1D, 1E), SEV (1F),
+    // platform QoS (20).
+    case 0x8000001b: case 0x8000001c: case 0x8000001d: case 0x8000001e: case 0x8000001f: case 0x80000020:
         return {0, 0, 0, 0};
     case 0x80000007:   // power and RAS: only the feature word (EDX)
         r.eax = r.ebx = r.ecx = 0;
