@@ -110,8 +110,12 @@ CpuidRegs xsave_leaf(uint32_t sub, CpuidRegs r, RawCpuid raw)
 {
     const CpuidRegs l1 = raw(1, 0), l7 = raw(7, 0);
     uint64_t xcr0 = 0x3;
-    if ((l1.ecx & bit(XEN_X86_FEATURE_AVX)) && (allowed(1) & bit(XEN_X86_FEATURE_AVX))) xcr0 |= 0x4;
-    if ((l7.ebx & bit(XEN_X86_FEATURE_AVX512F)) && (allowed(5) & bit(XEN_X86_FEATURE_AVX512F))) xcr0 |= 0xe0;
+    // Whether the policy keeps AVX and AVX-512F at all (constants: clang
+    // refuses a constant operand of &&).
+    constexpr bool kAvx = (allowed(1) & bit(XEN_X86_FEATURE_AVX)) != 0;
+    constexpr bool kAvx512 = (allowed(5) & bit(XEN_X86_FEATURE_AVX512F)) != 0;
+    if (kAvx && (l1.ecx & bit(XEN_X86_FEATURE_AVX))) xcr0 |= 0x4;
+    if (kAvx512 && (l7.ebx & bit(XEN_X86_FEATURE_AVX512F))) xcr0 |= 0xe0;
     if (sub == 0) {
         r.eax &= uint32_t(xcr0);
         r.edx &= uint32_t(xcr0 >> 32);
