@@ -34,6 +34,17 @@ TEST_F(PtWriteTest, WritesOutsideAnL1OfTheCallerAreRefusedAndChangeNothing)
     EXPECT_TRUE(unchanged(before, m));
 }
 
+// The write is mmu_update cmd 0's, so its permission gates it (the guest keeps its #PF).
+TEST_F(PtWriteTest, ADomainDeniedNormalUpdatesIsRefusedAndNothingChanges)
+{
+    hv().domain(kDom)->policy.deny(Perm::MmuNormal);
+    Snapshot before(m);
+    uint64_t old = 0;
+    EXPECT_EQ(emulate_l1_write(hv(), kDom, l1_of(600), idx(600), store(map(601, P | RW)), old), -XEN_EPERM);
+    EXPECT_EQ(emulate_l1_write(hv(), kDom, l1_of(600), idx(600), and_(~RW), old), -XEN_EPERM);
+    EXPECT_TRUE(unchanged(before, m));
+}
+
 TEST_F(PtWriteTest, EntriesThatMmuUpdateRefusesAreRefusedAndChangeNothing)
 {
     make_read_only(601);

@@ -60,6 +60,10 @@ int replace_exact(Hypervisor& hv, uint64_t* slot, uint64_t cur, Pte nv, const Ma
 int emulate_l1_write(Hypervisor& hv, DomId self, Mfn l1, unsigned index, const PtWrite& w, uint64_t& old)
 {
     if (index >= kEntriesPerTable) return -XEN_EINVAL;
+    // The same write as mmu_update cmd 0, so the same permission: a domain
+    // denied it keeps the CPU's #PF (docs/security.md §7.15).
+    const Domain* const d = hv.domain(self);
+    if (d && !d->policy.allows(Perm::MmuNormal)) return -XEN_EPERM;
     TableCursor cursor(hv, self);
     if (cursor.acquire(l1) != 1) return -XEN_EINVAL;
     uint64_t* const slot = cursor.table() + index;
