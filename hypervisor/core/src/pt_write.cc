@@ -20,13 +20,15 @@ constexpr int kLost = 1;
 // by someone who should not exist.
 constexpr unsigned kMaxRounds = 3;
 
-bool install_exact(uint64_t* slot, uint64_t cur, uint64_t nv)
+// On a loss, `cur` receives the entry's value the compare-exchange saw.
+bool install_exact(uint64_t* slot, uint64_t& cur, uint64_t nv)
 {
     return std::atomic_ref<uint64_t>(*slot).compare_exchange_strong(cur, nv, std::memory_order_acq_rel);
 }
 
-// `cur` replaced by `nv` in the L1 entry at slot, with mod_entry_refs' rules.
-int replace_exact(Hypervisor& hv, uint64_t* slot, uint64_t cur, Pte nv, const MapContext& ctx)
+// `cur` replaced by `nv` in the L1 entry at slot, with mod_entry_refs' rules;
+// on kLost, `cur` is the value found instead.
+int replace_exact(Hypervisor& hv, uint64_t* slot, uint64_t& cur, Pte nv, const MapContext& ctx)
 {
     nv = adjust_guest_entry(nv);
     if (nv.present() && !entry_flags_ok(Level::L1, nv)) return -XEN_EINVAL;
@@ -68,17 +70,23 @@ int emulate_l1_write(Hypervisor& hv, DomId self, Mfn l1, unsigned index, const P
     if (cursor.acquire(l1) != 1) return -XEN_EINVAL;
     uint64_t* const slot = cursor.table() + index;
     const MapContext ctx{self, self};
+    uint64_t cur = load_entry(slot);
     for (unsigned round = 0; round < kMaxRounds; ++round) {
-        const uint64_t cur = load_entry(slot);
         old = cur;
         const uint64_t nv = apply_pt_write(w, cur);
         // A failed CMPXCHG writes nothing (the CPU's locked form writes the
         // old value back, which is the same entry).
         if (nv == cur) return 0;
         race_point(hv, RacePoint::PtWriteComputed, l1);
-        const int rc = replace_exact(hv, slot, cur, Pte{nv}, ctx);
+        uint64_t seen = cur;
+        const int rc = replace_exact(hv, slot, seen, Pte{nv}, ctx);
         if (rc != kLost) return rc;
+        // Only hardware's A/D is waited out, as install_entry_contended
+        // (core/pagetable.h) does: any other change is a writer that should
+        // not exist, and the guest gets its #PF.
+        if ((seen ^ cur) & ~pte_bit::AD) return -XEN_EBUSY;
         hv.note_install_retry();
+        cur = seen;
     }
     return -XEN_EBUSY;
 }
