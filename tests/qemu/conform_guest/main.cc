@@ -1896,6 +1896,24 @@ void pt_writes(const start_info_t* si, bool pvmmu)
     checkx("  and takes a store", g_ptwr_page[1], 2);
 }
 
+// Writable page tables without VMASST_TYPE_writable_pagetables: before the
+// guest enables it and after it disables it, a MOV into an L1 entry is still
+// emulated, on Xen 4.17 as on pvmmu (docs/abi.md §12.5: always on).
+void ptwr_without_assist(const start_info_t* si, const char* what)
+{
+    constexpr uint64_t kNx = 1ull << 63;
+    const uint64_t va = uint64_t(g_ptwr_page);
+    const uint64_t entry = l1_entry_of(si, va);
+    const uint64_t pte_va = uint64_t(gpfn_bytes(gpfn_of(si, entry >> 12))) + (entry & 4095);
+    volatile uint64_t* const pte = reinterpret_cast<volatile uint64_t*>(pte_va);
+    const uint64_t v = *pte;
+    check(what, trap_of(c_st64, pte_va, v ^ kNx), kNoTrap);
+    checkx("  NX flipped", (*pte ^ v) & kNx, kNx);
+    check("  and back", trap_of(c_st64, pte_va, v), kNoTrap);
+    checkx("  NX as it was", (*pte ^ v) & kNx, 0);
+    invlpg(va);
+}
+
 extern "C" [[noreturn]] void xenpv_start(const start_info_t* si, uint64_t initial_sp)
 {
     const bool pvmmu = g_pvmmu = on_pvmmu();
@@ -1909,11 +1927,15 @@ extern "C" [[noreturn]] void xenpv_start(const start_info_t* si, uint64_t initia
     watched_bounce_frame();
     port_io(pvmmu);
     write_cr3(si, free);
+    ptwr_without_assist(si, "mov into an L1 entry before vm_assist enables writable_pagetables");
     hypercalls(pvmmu);
     update_descriptor_checks(si, pvmmu);
     ldt_checks(si, pvmmu);
     multicalls(si);
     pt_writes(si, pvmmu);
+    check("vm_assist disable writable_pagetables",
+          hypercall(__HYPERVISOR_vm_assist, VMASST_CMD_disable, VMASST_TYPE_writable_pagetables), 0);
+    ptwr_without_assist(si, "mov into an L1 entry with writable_pagetables disabled");
     compat_mode(si, free);
     runstate();
     m2p(si, pvmmu);
