@@ -216,14 +216,25 @@ TEST(DecodePteWrite, ForeignPrefixedShortOrRegisterFormsAreNotTaken)
     EXPECT_EQ(decode({0x48, 0x89}).op, PteOp::None);                     // no ModRM
     EXPECT_EQ(decode({0x48, 0x89, 0x07 | 0x80}).op, PteOp::None);        // disp32 cut short
     EXPECT_EQ(decode({0x48, 0x89, 0xc7}).op, PteOp::None);               // a register operand
-    EXPECT_EQ(decode({0x66, 0x89, 0x07}).op, PteOp::None);               // 16-bit
     EXPECT_EQ(decode({0x67, 0x48, 0x89, 0x07}).op, PteOp::None);         // address size
     EXPECT_EQ(decode({0x64, 0x48, 0x89, 0x07}).op, PteOp::None);         // %fs:
     EXPECT_EQ(decode({0xf3, 0x48, 0x89, 0x07}).op, PteOp::None);         // REP
     EXPECT_EQ(decode({0xf0, 0x48, 0x89, 0x07}).op, PteOp::None);         // LOCK MOV: #UD on the CPU
-    EXPECT_EQ(decode({0x88, 0x07}).op, PteOp::None);                     // a byte store
-    EXPECT_EQ(decode({0x87, 0x07}).op, PteOp::None);                     // 32-bit XCHG
     EXPECT_EQ(decode({0xf0, 0x0f, 0xb1, 0x17}).op, PteOp::None);         // 32-bit CMPXCHG
+    EXPECT_EQ(decode({0xf0, 0x66, 0x0f, 0xb1, 0x17}).op, PteOp::None);   // 16-bit CMPXCHG
+    EXPECT_EQ(decode({0xf0, 0x66, 0x0f, 0xba, 0x37, 5}).op, PteOp::None);   // 16-bit BTR
+    EXPECT_EQ(decode({0xf0, 0x0f, 0xba, 0x37, 5}).op, PteOp::None);      // 32-bit BTR
+    EXPECT_EQ(decode({0x66, 0x66, 0x89, 0x07}).op, PteOp::None);         // 66 twice
+    EXPECT_EQ(decode({0xf0, 0xf0, 0x20, 0x07}).op, PteOp::None);         // LOCK twice
+    EXPECT_EQ(decode({0x48, 0x66, 0x89, 0x07}).op, PteOp::None);         // REX not last: the CPU ignores it
+    EXPECT_EQ(decode({0xf0, 0x88, 0x07}).op, PteOp::None);               // LOCK MOV m8
+    EXPECT_EQ(decode({0xf0, 0x66, 0x89, 0x07}).op, PteOp::None);         // LOCK MOV m16
+    EXPECT_EQ(decode({0xc6, 0x0f, 0}).op, PteOp::None);                  // C6 /1
+    EXPECT_EQ(decode({0xc6, 0x07}).op, PteOp::None);                     // imm8 cut short
+    EXPECT_EQ(decode({0x66, 0xc7, 0x07, 0}).op, PteOp::None);            // imm16 cut short
+    EXPECT_EQ(decode({0xf0, 0x80, 0x07, 1}).op, PteOp::None);            // ADD m8, not AND/OR
+    EXPECT_EQ(decode({0xf0, 0x80, 0x37, 1}).op, PteOp::None);            // XOR m8
+    EXPECT_EQ(decode({0x88, 0xc7}).op, PteOp::None);                     // a byte register operand
     EXPECT_EQ(decode({0x48, 0xc7, 0x0f, 0, 0, 0, 0}).op, PteOp::None);   // C7 /1
     EXPECT_EQ(decode({0x48, 0xc7, 0x07, 0, 0}).op, PteOp::None);         // imm32 cut short
     EXPECT_EQ(decode({0x48, 0x83, 0x07, 1}).op, PteOp::None);            // ADD, not AND/OR
@@ -322,6 +333,7 @@ TEST(DecodePteWrite, FlagsAreTheInstructionsResults)
     EXPECT_EQ(pte_write_flags(in, kFixed | kZf, 0x67, 0) , kFixed | kZf | kCf);   // ZF kept
     EXPECT_EQ(pte_write_flags(in, kFixed | kCf, 0x47, 0), kFixed);
     in.op = PteOp::And;
+    in.size = 8;
     in.src = 0;
     EXPECT_EQ(pte_write_flags(in, kFixed | kCf | kOf, 0x67, 0), kFixed | kZf | kPf);
     in.op = PteOp::Or;
@@ -329,6 +341,122 @@ TEST(DecodePteWrite, FlagsAreTheInstructionsResults)
     EXPECT_EQ(pte_write_flags(in, kFixed, 1, 0), kFixed | kSf);   // low byte 0x01: odd parity
     in.op = PteOp::Mov;
     EXPECT_EQ(pte_write_flags(in, kFixed | kCf, 0, 0), kFixed | kCf);
+    // Narrower: the flags of the operand's bytes only (the entry's byte 0 is 0x67).
+    in.op = PteOp::And;
+    in.size = 1;
+    in.src = 0xfd;
+    EXPECT_EQ(pte_write_flags(in, kFixed | kCf, 0x8000000000000067, 0), kFixed | kPf);   // 0x65; bit 63 not SF
+    in.src = 0x80;
+    EXPECT_EQ(pte_write_flags(in, kFixed, 0x1ff, 0), kFixed | kSf);                // 0x80: SF from bit 7, odd parity
+    in.op = PteOp::Or;
+    in.size = 2;
+    in.src = 0;
+    EXPECT_EQ(pte_write_flags(in, kFixed, 0xffff0000, 0), kFixed | kZf | kPf);     // bits above 15 ignored
+    in.src = 0x8000;
+    EXPECT_EQ(pte_write_flags(in, kFixed, 0x3, 0), kFixed | kSf | kPf);            // SF from bit 15
+}
+
+// Byte and word forms (Linux's clear_bit(_PAGE_BIT_RW) is lock andb $0xfd)
+// and the 32-bit read-modify-writes: the size from the opcode and prefixes,
+// the operand truncated to it, immediates sign-extended to it.
+TEST(DecodePteWrite, ByteWordAndDwordFormsGiveSizeAndOperand)
+{
+    using ptw::decode;
+    using ptw::kRegs;
+    PteWriteInsn in = decode({0xf0, 0x80, 0x27, 0xfd});   // lock andb $0xfd, (%rdi)
+    EXPECT_EQ(in.op, PteOp::And);
+    EXPECT_EQ(in.size, 1);
+    EXPECT_EQ(in.src, 0xfdu);
+    EXPECT_EQ(in.ea, kRegs[7]);
+    EXPECT_EQ(in.len, 4);
+    in = decode({0xf0, 0x80, 0x4f, 0x01, 0x80});   // lock orb $0x80, 1(%rdi)
+    EXPECT_EQ(in.op, PteOp::Or);
+    EXPECT_EQ(in.size, 1);
+    EXPECT_EQ(in.src, 0x80u);
+    EXPECT_EQ(in.ea, kRegs[7] + 1);
+    EXPECT_EQ(in.len, 5);
+    in = decode({0xf0, 0x20, 0x27});   // lock and %ah, (%rdi): no REX, reg 4 is AH
+    EXPECT_EQ(in.op, PteOp::And);
+    EXPECT_EQ(in.src, (kRegs[0] >> 8) & 0xff);
+    in = decode({0xf0, 0x40, 0x08, 0x27});   // lock or %spl, (%rdi): with a REX, SPL
+    EXPECT_EQ(in.op, PteOp::Or);
+    EXPECT_EQ(in.src, kRegs[4] & 0xff);
+    EXPECT_EQ(in.len, 4);
+    in = decode({0x44, 0x88, 0x0f});   // mov %r9b, (%rdi)
+    EXPECT_EQ(in.op, PteOp::Mov);
+    EXPECT_EQ(in.size, 1);
+    EXPECT_EQ(in.src, kRegs[9] & 0xff);
+    in = decode({0xc6, 0x47, 0x07, 0x80});   // movb $0x80, 7(%rdi)
+    EXPECT_EQ(in.op, PteOp::Mov);
+    EXPECT_EQ(in.size, 1);
+    EXPECT_EQ(in.src, 0x80u);
+    EXPECT_EQ(in.ea, kRegs[7] + 7);
+    in = decode({0x86, 0x3f});   // xchg %bh, (%rdi)
+    EXPECT_EQ(in.op, PteOp::Xchg);
+    EXPECT_EQ(in.size, 1);
+    EXPECT_EQ(in.reg, 3);
+    EXPECT_EQ(in.reg_shift, 8);
+    EXPECT_EQ(in.src, (kRegs[3] >> 8) & 0xff);
+    in = decode({0x66, 0x80, 0x27, 0xfd});   // 66 on a byte form: ignored, as by the CPU
+    EXPECT_EQ(in.size, 1);
+    in = decode({0x48, 0x86, 0x3f});   // REX.W on a byte form: ignored; the REX makes reg 7 DIL
+    EXPECT_EQ(in.size, 1);
+    EXPECT_EQ(in.reg, 7);
+    EXPECT_EQ(in.reg_shift, 0);
+
+    in = decode({0x66, 0x89, 0x77, 0x02});   // mov %si, 2(%rdi)
+    EXPECT_EQ(in.op, PteOp::Mov);
+    EXPECT_EQ(in.size, 2);
+    EXPECT_EQ(in.src, kRegs[6] & 0xffff);
+    EXPECT_EQ(in.ea, kRegs[7] + 2);
+    in = decode({0x66, 0xc7, 0x07, 0x34, 0x92});   // movw $0x9234, (%rdi)
+    EXPECT_EQ(in.size, 2);
+    EXPECT_EQ(in.src, 0x9234u);
+    EXPECT_EQ(in.len, 5);
+    in = decode({0x66, 0xf0, 0x09, 0x37});   // lock orw %si, (%rdi): 66 before LOCK
+    EXPECT_EQ(in.op, PteOp::Or);
+    EXPECT_EQ(in.size, 2);
+    EXPECT_EQ(in.src, kRegs[6] & 0xffff);
+    in = decode({0xf0, 0x66, 0x83, 0x27, 0xfe});   // lock andw $-2, (%rdi): sign-extended to 16 bits
+    EXPECT_EQ(in.op, PteOp::And);
+    EXPECT_EQ(in.size, 2);
+    EXPECT_EQ(in.src, 0xfffeu);
+    in = decode({0xf0, 0x66, 0x81, 0x0f, 0x00, 0x80});   // lock orw $0x8000, (%rdi)
+    EXPECT_EQ(in.src, 0x8000u);
+    EXPECT_EQ(in.len, 6);
+    in = decode({0x66, 0x41, 0x87, 0x38});   // xchg %di, (%r8): REX.B with 66
+    EXPECT_EQ(in.op, PteOp::Xchg);
+    EXPECT_EQ(in.size, 2);
+    EXPECT_EQ(in.ea, kRegs[8]);
+    in = decode({0x66, 0x48, 0x89, 0x37});   // 66 and REX.W: REX.W wins, 64-bit
+    EXPECT_EQ(in.size, 8);
+    EXPECT_EQ(in.src, kRegs[6]);
+    in = decode({0xf0, 0x66, 0x48, 0x0f, 0xb1, 0x17});   // so a CMPXCHG with both is taken
+    EXPECT_EQ(in.op, PteOp::Cmpxchg);
+    EXPECT_EQ(in.size, 8);
+
+    in = decode({0x87, 0x07});   // xchg %eax, (%rdi)
+    EXPECT_EQ(in.op, PteOp::Xchg);
+    EXPECT_EQ(in.size, 4);
+    in = decode({0xf0, 0x83, 0x27, 0xfd});   // lock andl $-3, (%rdi)
+    EXPECT_EQ(in.size, 4);
+    EXPECT_EQ(in.src, 0xfffffffdu);
+}
+
+TEST(DecodePteWrite, XchgResultReplacesOnlyItsBytes)
+{
+    PteWriteInsn in;
+    in.op = PteOp::Xchg;
+    in.size = 8;
+    EXPECT_EQ(pte_xchg_result(in, 0x1111222233334444, 0x8000000000000067), 0x8000000000000067u);
+    in.size = 4;
+    EXPECT_EQ(pte_xchg_result(in, 0x1111222233334444, 0x8000000000000067), 0x67u);   // zero-extended
+    in.size = 2;
+    EXPECT_EQ(pte_xchg_result(in, 0x1111222233334444, 0xabcd), 0x111122223333abcdu);
+    in.size = 1;
+    EXPECT_EQ(pte_xchg_result(in, 0x1111222233334444, 0xab), 0x11112222333344abu);
+    in.reg_shift = 8;   // AH..BH
+    EXPECT_EQ(pte_xchg_result(in, 0x1111222233334444, 0xab), 0x111122223333ab44u);
 }
 
 } // namespace

@@ -34,6 +34,17 @@ TEST_F(PtWriteTest, WritesOutsideAnL1OfTheCallerAreRefusedAndChangeNothing)
     EXPECT_TRUE(unchanged(before, m));
 }
 
+// The write is mmu_update cmd 0's, so its permission gates it (the guest keeps its #PF).
+TEST_F(PtWriteTest, ADomainDeniedNormalUpdatesIsRefusedAndNothingChanges)
+{
+    hv().domain(kDom)->policy.deny(Perm::MmuNormal);
+    Snapshot before(m);
+    uint64_t old = 0;
+    EXPECT_EQ(emulate_l1_write(hv(), kDom, l1_of(600), idx(600), store(map(601, P | RW)), old), -XEN_EPERM);
+    EXPECT_EQ(emulate_l1_write(hv(), kDom, l1_of(600), idx(600), and_(~RW), old), -XEN_EPERM);
+    EXPECT_TRUE(unchanged(before, m));
+}
+
 TEST_F(PtWriteTest, EntriesThatMmuUpdateRefusesAreRefusedAndChangeNothing)
 {
     make_read_only(601);
@@ -41,7 +52,8 @@ TEST_F(PtWriteTest, EntriesThatMmuUpdateRefusesAreRefusedAndChangeNothing)
     uint64_t old = 0;
     const unsigned i = idx(600);
     const Mfn t = l1_of(600);
-    EXPECT_EQ(emulate_l1_write(hv(), kDom, t, i, store(map(l2(), kDataFlags)), old), -XEN_EINVAL);   // a table, writable
+    // A table, writable.
+    EXPECT_EQ(emulate_l1_write(hv(), kDom, t, i, store(map(l2(), kDataFlags)), old), -XEN_EINVAL);
     EXPECT_EQ(emulate_l1_write(hv(), kDom, t, i, store(map(600, kDataFlags | PCD)), old), -XEN_EINVAL);
     EXPECT_EQ(emulate_l1_write(hv(), kDom, t, i, store(map(Mfn{1}, P | US)), old), -XEN_EPERM);   // the hypervisor's
     EXPECT_EQ(emulate_l1_write(hv(), kDom, t, i, or_(PCD), old), -XEN_EINVAL);
@@ -138,6 +150,27 @@ TEST_F(PtWriteTest, DirtySetBetweenReadAndInstallIsHandedBackOrKept)
     EXPECT_EQ(old, was | D);
     EXPECT_EQ(e.load(), (was | D) & ~A);
     EXPECT_EQ(hv().install_retries(), 2u);
+}
+
+// A change that is not hardware's A/D between the read and the install is
+// not waited out (as install_entry_contended): -EBUSY, the write not done,
+// no reference changed, the entry as the other writer left it.
+TEST_F(PtWriteTest, ANonAdChangeBetweenReadAndInstallIsEbusyAndNothingIsWritten)
+{
+    constexpr uint64_t kSw = 1ull << 9;
+    std::atomic_ref<uint64_t> e(*pte(600));
+    const uint64_t was = e.load();
+    ASSERT_EQ(was & kSw, 0u);
+    Snapshot before(m);
+    uint64_t old = 0;
+    {
+        RaceAt other(hv(), RacePoint::PtWriteComputed, l1_of(600), [&] { e.fetch_or(kSw); });
+        EXPECT_EQ(emulate_l1_write(hv(), kDom, l1_of(600), idx(600), store(map(601, P | RW)), old), -XEN_EBUSY);
+        EXPECT_TRUE(other.fired());
+    }
+    EXPECT_EQ(e.load(), was | kSw);
+    EXPECT_EQ(hv().install_retries(), 0u);
+    EXPECT_TRUE(only(Changes(before).word(l1_of(600), idx(600), was | kSw), m));
 }
 
 // Real threads: a CPU's walker sets D whenever the entry lacks it, the

@@ -1,6 +1,8 @@
 // Page-table entry rules, references, validation and the checked entry update.
 #include "core/pagetable.h"
 
+#include "core/entry_change.h"
+
 namespace pvmmu {
 
 int get_entry_refs(Hypervisor& hv, Level level, Pte e, const MapContext& ctx)
@@ -119,30 +121,10 @@ int mod_entry_refs(Hypervisor& hv, Level level, uint64_t* slot, uint64_t old, Pt
                    const MapContext& ctx)
 {
     const Pte o{old};
-    // Same frame still mapped: only a writable raise or drop changes references.
-    if (nv.present() && o.present() && nv.mfn() == o.mfn()) {
-        const bool raise = level == Level::L1 && nv.writable() && !o.writable();
-        const bool drop = level == Level::L1 && o.writable() && !nv.writable();
-        if (raise) {
-            if (int rc = get_raised_type(hv, nv.mfn(), ctx)) return rc;
-        }
-        if (int rc = install_entry<kSameFrame<FoldAd>>(hv, slot, old, nv.v)) {
-            if (raise) put_page_type(hv, nv.mfn());
-            return rc;
-        }
-        if (drop) put_page_type(hv, o.mfn());
-        return 0;
-    }
-
-    if (nv.present()) {
-        if (int rc = get_entry_refs(hv, level, nv, ctx)) return rc;
-    }
-    if (int rc = install_new<FoldAd>(hv, slot, old, nv)) {
-        if (nv.present()) put_entry_refs(hv, level, nv);
-        return rc;
-    }
-    if (o.present()) put_entry_refs(hv, level, o);
-    return 0;
+    return change_entry(hv, level, o, nv, ctx, [&](bool same_frame) {
+        if (same_frame) return install_entry<kSameFrame<FoldAd>>(hv, slot, old, nv.v);
+        return install_new<FoldAd>(hv, slot, old, nv);
+    });
 }
 
 template int mod_entry_refs<true>(Hypervisor&, Level, uint64_t*, uint64_t, Pte, const MapContext&);

@@ -1,10 +1,11 @@
-// See core/pt_write.h. The checks and reference changes are mod_entry's on
-// an L1 (core/pagetable.h), in the same order; only the install differs: it
-// must hit exactly the value the write was computed from, so that an A/D bit
-// hardware sets meanwhile is neither lost nor, for XCHG/CMPXCHG/BTR, missing
-// from the old value the instruction returns.
+// See core/pt_write.h. The checks are mod_entry's on an L1 (core/pagetable.h)
+// and the reference changes the same code as its (core/entry_change.h); only
+// the install differs: it must hit exactly the value the write was computed
+// from, so that an A/D bit hardware sets meanwhile is neither lost nor, for
+// XCHG/CMPXCHG/BTR, missing from the old value the instruction returns.
 #include "core/pt_write.h"
 
+#include "core/entry_change.h"
 #include "core/table_cursor.h"
 #include "race_site.h"
 
@@ -20,39 +21,20 @@ constexpr int kLost = 1;
 // by someone who should not exist.
 constexpr unsigned kMaxRounds = 3;
 
-bool install_exact(uint64_t* slot, uint64_t cur, uint64_t nv)
+// On a loss, `cur` receives the entry's value the compare-exchange saw.
+bool install_exact(uint64_t* slot, uint64_t& cur, uint64_t nv)
 {
     return std::atomic_ref<uint64_t>(*slot).compare_exchange_strong(cur, nv, std::memory_order_acq_rel);
 }
 
-// `cur` replaced by `nv` in the L1 entry at slot, with mod_entry_refs' rules.
-int replace_exact(Hypervisor& hv, uint64_t* slot, uint64_t cur, Pte nv, const MapContext& ctx)
+// `cur` replaced by `nv` in the L1 entry at slot, with mod_entry_refs' rules
+// (core/entry_change.h); on kLost, `cur` is the value found instead.
+int replace_exact(Hypervisor& hv, uint64_t* slot, uint64_t& cur, Pte nv, const MapContext& ctx)
 {
     nv = adjust_guest_entry(nv);
     if (nv.present() && !entry_flags_ok(Level::L1, nv)) return -XEN_EINVAL;
     const Pte o{cur};
-    if (nv.present() && o.present() && nv.mfn() == o.mfn()) {
-        const bool raise = nv.writable() && !o.writable();
-        const bool drop = o.writable() && !nv.writable();
-        if (raise) {
-            if (int rc = get_raised_type(hv, nv.mfn(), ctx)) return rc;
-        }
-        if (!install_exact(slot, cur, nv.v)) {
-            if (raise) put_page_type(hv, nv.mfn());
-            return kLost;
-        }
-        if (drop) put_page_type(hv, o.mfn());
-        return 0;
-    }
-    if (nv.present()) {
-        if (int rc = get_entry_refs(hv, Level::L1, nv, ctx)) return rc;
-    }
-    if (!install_exact(slot, cur, nv.v)) {
-        if (nv.present()) put_entry_refs(hv, Level::L1, nv);
-        return kLost;
-    }
-    if (o.present()) put_entry_refs(hv, Level::L1, o);
-    return 0;
+    return change_entry(hv, Level::L1, o, nv, ctx, [&](bool) { return install_exact(slot, cur, nv.v) ? 0 : kLost; });
 }
 
 } // namespace
@@ -60,21 +42,31 @@ int replace_exact(Hypervisor& hv, uint64_t* slot, uint64_t cur, Pte nv, const Ma
 int emulate_l1_write(Hypervisor& hv, DomId self, Mfn l1, unsigned index, const PtWrite& w, uint64_t& old)
 {
     if (index >= kEntriesPerTable) return -XEN_EINVAL;
+    // The same write as mmu_update cmd 0, so the same permission: a domain
+    // denied it keeps the CPU's #PF (docs/security.md §7.15).
+    const Domain* const d = hv.domain(self);
+    if (d && !d->policy.allows(Perm::MmuNormal)) return -XEN_EPERM;
     TableCursor cursor(hv, self);
     if (cursor.acquire(l1) != 1) return -XEN_EINVAL;
     uint64_t* const slot = cursor.table() + index;
     const MapContext ctx{self, self};
+    uint64_t cur = load_entry(slot);
     for (unsigned round = 0; round < kMaxRounds; ++round) {
-        const uint64_t cur = load_entry(slot);
         old = cur;
         const uint64_t nv = apply_pt_write(w, cur);
         // A failed CMPXCHG writes nothing (the CPU's locked form writes the
         // old value back, which is the same entry).
         if (nv == cur) return 0;
         race_point(hv, RacePoint::PtWriteComputed, l1);
-        const int rc = replace_exact(hv, slot, cur, Pte{nv}, ctx);
+        uint64_t seen = cur;
+        const int rc = replace_exact(hv, slot, seen, Pte{nv}, ctx);
         if (rc != kLost) return rc;
+        // Only hardware's A/D is waited out, as install_entry_contended
+        // (core/pagetable.h) does: any other change is a writer that should
+        // not exist, and the guest gets its #PF.
+        if ((seen ^ cur) & ~pte_bit::AD) return -XEN_EBUSY;
         hv.note_install_retry();
+        cur = seen;
     }
     return -XEN_EBUSY;
 }

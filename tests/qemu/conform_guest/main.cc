@@ -57,7 +57,8 @@
 //   multicall -EINVAL; an iret entry resumes the guest at its frame and
 //   ends the list (the entries after it not run).
 // - Writable page tables (pt_writes): MOV, XCHG, LOCK CMPXCHG, LOCK BTR,
-//   LOCK OR/AND and a 32-bit MOV straight into an entry of an L1 in use
+//   LOCK OR/AND, LOCK ANDB $0xfd (Linux's write-protect), LOCK ORW, MOVB
+//   and a 32-bit MOV straight into an entry of an L1 in use
 //   through its read-only mapping, done as the instruction would; a
 //   writable mapping of a page table, a misaligned write and (pvmmu) a
 //   frame not ours: the CPU's #PF, the entry unchanged. A RIP-relative MOV
@@ -94,7 +95,7 @@ extern "C" HIDDEN char c_rd_cr0[], c_rd_cr2[], c_rd_cr3[], c_rd_cr3_r9[], c_rd_c
     c_store[], c_store_end[], c_bp_target[], c_step[], c_step_end[], c_step_emul[], c_step_emul_end[], c_inw[],
     c_inl[], c_inl_imm[], c_armed[], c_inb_end[], c_outb[], c_outl[], c_rep_insb[], c_rep_outsb[], c_cli[], c_sti[],
     c_load_es[], c_rd_fs[], c_rd_gs[], c_fs_read[], c_gs_sel[], c_st64[], c_xchg[], c_cmpxchg[], c_btr_a[],
-    c_or[], c_and_imm8[], c_st_pinned[];
+    c_or[], c_and_imm8[], c_st_pinned[], c_andb_rw[], c_movb[], c_orw[];
 extern "C" HIDDEN uint64_t conform_zf;
 // A page of the image that pt_writes pins as an L1 (linked nowhere); c_st_pinned
 // stores into its entry 2 RIP-relative.
@@ -330,6 +331,12 @@ SNIPPET c_or            /* c_or(p, v): lock or */
     lock or %rsi, (%rdi); xor %eax, %eax; ret
 SNIPPET c_and_imm8      /* c_and_imm8(p): lock andq $-2 (P off), sign-extended imm8 */
     lock andq $-2, (%rdi); xor %eax, %eax; ret
+SNIPPET c_andb_rw       /* c_andb_rw(p): lock andb $0xfd (RW off), Linux's clear_bit(_PAGE_BIT_RW) */
+    lock andb $0xfd, (%rdi); xor %eax, %eax; ret
+SNIPPET c_movb          /* c_movb(p, v): *(uint8_t*)p = v, from %sil (a REX byte register) */
+    mov %sil, (%rdi); xor %eax, %eax; ret
+SNIPPET c_orw           /* c_orw(p, v): lock orw %si */
+    lock orw %si, (%rdi); xor %eax, %eax; ret
 SNIPPET c_st_pinned     /* c_st_pinned(v): g_pin_l1[2] = v, RIP-relative */
     mov %rdi, g_pin_l1+16(%rip); xor %eax, %eax; ret
 SNIPPET c_sti
@@ -1850,6 +1857,23 @@ void pt_writes(const start_info_t* si, bool pvmmu)
     invlpg(va);
     checkx("  the page reads the new frame", g_ptwr_page[0], 0x5a5a);
 
+    // Byte and word writes, merged into the entry (Xen takes any naturally
+    // aligned 1, 2, 4 or 8 bytes): Linux's write-protect is lock andb $0xfd.
+    const uint64_t mapped = *pte & (kFrameAndPerms | kNx);
+    check("lock andb $0xfd: RW off", trap_of(c_andb_rw, pte_va), kNoTrap);
+    checkx("  the entry: read-only, the rest kept", *pte & (kFrameAndPerms | kNx), mapped & ~kRw);
+    invlpg(va);
+    check("  a store to the page: #PF", trap_of(c_store, va + 8, 1), 14);
+    check("lock orw of RW: writable again", trap_of(c_orw, pte_va, kRw), kNoTrap);
+    checkx("  the entry", *pte & (kFrameAndPerms | kNx), mapped);
+    invlpg(va);
+    check("  a store to the page", trap_of(c_store, va + 8, 1), kNoTrap);
+    check("movb $0x80 to byte 7: NX on", trap_of(c_movb, pte_va + 7, 0x80), kNoTrap);
+    checkx("  the entry: NX, the rest kept", *pte & (kFrameAndPerms | kNx), mapped | kNx);
+    check("movb $0 to byte 7: NX off", trap_of(c_movb, pte_va + 7, 0), kNoTrap);
+    checkx("  the entry as before", *pte & (kFrameAndPerms | kNx), mapped);
+    invlpg(va);
+
     // XCHG: cleared, the old value with the A bit the read above set.
     uint64_t old = 0;
     check("xchg of 0 into the entry", trap_of(c_xchg, pte_va, 0, &old), kNoTrap);
@@ -1916,6 +1940,24 @@ void pt_writes(const start_info_t* si, bool pvmmu)
     checkx("  and takes a store", g_ptwr_page[1], 2);
 }
 
+// Writable page tables without VMASST_TYPE_writable_pagetables: before the
+// guest enables it and after it disables it, a MOV into an L1 entry is still
+// emulated, on Xen 4.17 as on pvmmu (docs/abi.md §12.5: always on).
+void ptwr_without_assist(const start_info_t* si, const char* what)
+{
+    constexpr uint64_t kNx = 1ull << 63;
+    const uint64_t va = uint64_t(g_ptwr_page);
+    const uint64_t entry = l1_entry_of(si, va);
+    const uint64_t pte_va = uint64_t(gpfn_bytes(gpfn_of(si, entry >> 12))) + (entry & 4095);
+    volatile uint64_t* const pte = reinterpret_cast<volatile uint64_t*>(pte_va);
+    const uint64_t v = *pte;
+    check(what, trap_of(c_st64, pte_va, v ^ kNx), kNoTrap);
+    checkx("  NX flipped", (*pte ^ v) & kNx, kNx);
+    check("  and back", trap_of(c_st64, pte_va, v), kNoTrap);
+    checkx("  NX as it was", (*pte ^ v) & kNx, 0);
+    invlpg(va);
+}
+
 extern "C" [[noreturn]] void xenpv_start(const start_info_t* si, uint64_t initial_sp)
 {
     const bool pvmmu = g_pvmmu = on_pvmmu();
@@ -1929,11 +1971,15 @@ extern "C" [[noreturn]] void xenpv_start(const start_info_t* si, uint64_t initia
     watched_bounce_frame();
     port_io(pvmmu);
     write_cr3(si, free);
+    ptwr_without_assist(si, "mov into an L1 entry before vm_assist enables writable_pagetables");
     hypercalls(pvmmu);
     update_descriptor_checks(si, pvmmu);
     ldt_checks(si, pvmmu);
     multicalls(si);
     pt_writes(si, pvmmu);
+    check("vm_assist disable writable_pagetables",
+          hypercall(__HYPERVISOR_vm_assist, VMASST_CMD_disable, VMASST_TYPE_writable_pagetables), 0);
+    ptwr_without_assist(si, "mov into an L1 entry with writable_pagetables disabled");
     compat_mode(si, free);
     runstate();
     m2p(si, pvmmu);

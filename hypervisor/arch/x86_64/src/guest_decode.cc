@@ -97,6 +97,11 @@ struct Bytes {
 
     uint8_t u8() { return i < n ? b[i++] : (ok = false, 0); }
     int64_t s8() { return int8_t(u8()); }
+    int64_t s16()
+    {
+        const uint16_t lo = u8();
+        return int16_t(lo | uint16_t(u8()) << 8);
+    }
     int64_t s32()
     {
         uint32_t v = 0;
@@ -137,10 +142,33 @@ uint64_t memory_operand(Bytes& c, uint8_t rex, const uint64_t regs[16], uint8_t&
     return ea;
 }
 
-// The opcode's instruction at c (after the prefixes), what it writes.
-PteWriteInsn decode_pte_opcode(Bytes& c, uint8_t rex, bool lock, const uint64_t regs[16], uint64_t rip)
+// The operand size's mask: 1, 2, 4 or 8 bytes.
+constexpr uint64_t size_mask(unsigned size) { return size == 8 ? ~0ull : (1ull << (8 * size)) - 1; }
+
+// The byte opcodes (SDM Vol. 2 "Opcode Map", the even ones of each pair):
+// 08 OR r/m8, r8; 20 AND r/m8, r8; 80 /1, /4 OR, AND r/m8, imm8; 86 XCHG
+// r/m8, r8; 88 MOV r/m8, r8; C6 /0 MOV r/m8, imm8.
+constexpr bool byte_opcode(uint8_t op)
 {
-    const bool w = rex & 8;
+    return op == 0x08 || op == 0x20 || op == 0x80 || op == 0x86 || op == 0x88 || op == 0xc6;
+}
+
+// The source register of a byte form ("Byte Registers", SDM Vol. 2
+// §2.2.1.2): without any REX, 4-7 name AH, CH, DH, BH (bits 15:8 of RAX-RBX);
+// with one, SPL-DIL and R8B-R15B, the low byte.
+void byte_register(PteWriteInsn& in, uint8_t rex)
+{
+    if (!rex && in.reg >= 4 && in.reg < 8) {
+        in.reg = uint8_t(in.reg - 4);
+        in.reg_shift = 8;
+    }
+}
+
+// The opcode's instruction at c (after the prefixes), what it writes.
+// `word`: a 66 prefix, which REX.W overrides and a byte form ignores, as on
+// the CPU ("Operand-Size and Address-Size Attributes", SDM Vol. 1 §3.6).
+PteWriteInsn decode_pte_opcode(Bytes& c, uint8_t rex, bool lock, bool word, const uint64_t regs[16], uint64_t rip)
+{
     PteWriteInsn in;
     uint8_t op = c.u8();
     const bool two = op == 0x0f;
@@ -149,29 +177,33 @@ PteWriteInsn decode_pte_opcode(Bytes& c, uint8_t rex, bool lock, const uint64_t 
     bool rip_rel, memory;
     const uint64_t ea = memory_operand(c, rex, regs, reg, rip_rel, memory);
     if (!c.ok || !memory) return {};
-    in.size = 8;
+    in.size = uint8_t(!two && byte_opcode(op) ? 1 : rex & 8 ? 8 : word ? 2 : 4);
     in.reg = reg;
+    if (in.size == 1) byte_register(in, rex);
+    const uint64_t r = regs[in.reg] >> in.reg_shift;
+    // An immediate of the operand's size, but at most 32 bits, sign-extended.
+    const auto imm = [&] { return uint64_t(in.size == 1 ? c.s8() : in.size == 2 ? c.s16() : c.s32()); };
     if (!two) {
         switch (op) {
-        case 0x89: in.op = PteOp::Mov; in.src = regs[reg]; break;
-        case 0xc7:
+        case 0x88: case 0x89: in.op = PteOp::Mov; in.src = r; break;
+        case 0xc6: case 0xc7:
             if ((reg & 7) != 0) return {};
             in.op = PteOp::Mov;
-            in.src = uint64_t(c.s32());
+            in.src = imm();
             break;
-        case 0x87: in.op = PteOp::Xchg; in.src = regs[reg]; break;
-        case 0x09: in.op = PteOp::Or; in.src = regs[reg]; break;
-        case 0x21: in.op = PteOp::And; in.src = regs[reg]; break;
-        case 0x81: case 0x83:
+        case 0x86: case 0x87: in.op = PteOp::Xchg; in.src = r; break;
+        case 0x08: case 0x09: in.op = PteOp::Or; in.src = r; break;
+        case 0x20: case 0x21: in.op = PteOp::And; in.src = r; break;
+        case 0x80: case 0x81: case 0x83:
             if ((reg & 7) != 1 && (reg & 7) != 4) return {};
             in.op = (reg & 7) == 1 ? PteOp::Or : PteOp::And;
-            in.src = uint64_t(op == 0x83 ? c.s8() : c.s32());
+            in.src = op == 0x83 ? uint64_t(c.s8()) : imm();
             break;
         default: return {};
         }
     } else {
         switch (op) {
-        case 0xb1: in.op = PteOp::Cmpxchg; in.src = regs[reg]; break;
+        case 0xb1: in.op = PteOp::Cmpxchg; in.src = r; break;
         case 0xba:
             if ((reg & 7) != 5 && (reg & 7) != 6) return {};
             in.op = (reg & 7) == 5 ? PteOp::Bts : PteOp::Btr;
@@ -179,18 +211,12 @@ PteWriteInsn decode_pte_opcode(Bytes& c, uint8_t rex, bool lock, const uint64_t 
             break;
         default: return {};
         }
+        // 64-bit only: a narrower CMPXCHG or bit offset is not decoded.
+        if (in.size != 8) return {};
     }
     if (!c.ok) return {};
-    // MOV alone has a 32-bit form here and takes no LOCK (the CPU's #UD).
-    if (in.op == PteOp::Mov) {
-        if (lock) return {};
-        if (!w) {
-            in.size = 4;
-            in.src &= 0xffffffffu;
-        }
-    } else if (!w) {
-        return {};
-    }
+    if (in.op == PteOp::Mov && lock) return {};   // the CPU's #UD
+    if (in.op != PteOp::Bts && in.op != PteOp::Btr) in.src &= size_mask(in.size);
     in.len = uint8_t(c.i);
     in.ea = rip_rel ? ea + rip + c.i : ea;   // RIP-relative: from the instruction's end
     return in;
@@ -209,12 +235,13 @@ bool parity_even(uint64_t r)
 // RFLAGS bits ("EFLAGS Register", SDM Vol. 1 §3.4.3).
 constexpr uint64_t kCf = 1u << 0, kPf = 1u << 2, kAf = 1u << 4, kZf = 1u << 6, kSf = 1u << 7, kOf = 1u << 11;
 
-uint64_t logic_flags(uint64_t flags, uint64_t r)
+uint64_t logic_flags(uint64_t flags, uint64_t r, unsigned size = 8)
 {
+    r &= size_mask(size);
     flags &= ~(kCf | kPf | kZf | kSf | kOf);
     if (parity_even(r)) flags |= kPf;
     if (r == 0) flags |= kZf;
-    if (r >> 63) flags |= kSf;
+    if (r >> (8 * size - 1)) flags |= kSf;
     return flags;
 }
 
@@ -222,15 +249,17 @@ uint64_t logic_flags(uint64_t flags, uint64_t r)
 
 PteWriteInsn decode_pte_write(const uint8_t* b, unsigned n, const uint64_t regs[16], uint64_t rip)
 {
+    // LOCK and the operand size, each at most once, in either order.
     Bytes c{b, n};
-    bool lock = false;
-    if (c.i < n && b[c.i] == 0xf0) {
-        lock = true;
-        ++c.i;
+    bool lock = false, word = false;
+    for (; c.i < n; ++c.i) {
+        if (b[c.i] == 0xf0 && !lock) lock = true;
+        else if (b[c.i] == 0x66 && !word) word = true;
+        else break;
     }
     uint8_t rex = 0;
     if (c.i < n && (b[c.i] & 0xf0) == 0x40) rex = b[c.i++];
-    return decode_pte_opcode(c, rex, lock, regs, rip);
+    return decode_pte_opcode(c, rex, lock, word, regs, rip);
 }
 
 uint64_t pte_write_flags(const PteWriteInsn& in, uint64_t flags, uint64_t old, uint64_t rax)
@@ -244,11 +273,19 @@ uint64_t pte_write_flags(const PteWriteInsn& in, uint64_t flags, uint64_t old, u
         if ((rax ^ old ^ r) & 0x10) flags |= kAf;
         return flags;
     }
-    case PteOp::And: return logic_flags(flags, old & in.src);
-    case PteOp::Or: return logic_flags(flags, old | in.src);
+    case PteOp::And: return logic_flags(flags, old & in.src, in.size);
+    case PteOp::Or: return logic_flags(flags, old | in.src, in.size);
     case PteOp::Bts: case PteOp::Btr: return (flags & ~kCf) | ((old >> in.src) & 1 ? kCf : 0);
     default: return flags;
     }
+}
+
+uint64_t pte_xchg_result(const PteWriteInsn& in, uint64_t reg, uint64_t old)
+{
+    if (in.size == 8) return old;
+    if (in.size == 4) return old & 0xffffffffu;   // a 32-bit result zero-extends
+    const uint64_t m = size_mask(in.size) << in.reg_shift;
+    return (reg & ~m) | ((old << in.reg_shift) & m);
 }
 
 bool emulated(const PrivInsn& in, uint32_t msr)

@@ -53,8 +53,6 @@ namespace {
 
 Platform& platform() { return core()->platform(); }
 
-unsigned fetch(Vcpu& v, uint64_t rip, uint8_t* b, unsigned n) { return guest_fetch(v, rip, b, n); }
-
 // General-purpose register `i` (ModRM numbering, REX extended) of the frame.
 uint64_t& gpr(TrapFrame& f, unsigned i)
 {
@@ -228,7 +226,7 @@ CpuidRegs guest_cpuid(const Vcpu& v, uint32_t leaf, uint32_t sub)
 bool software_interrupt(Vcpu& v, TrapFrame& f)
 {
     uint8_t b[2];
-    const int n = software_int_vector(b, fetch(v, f.rip, b, 2), f.error);
+    const int n = software_int_vector(b, guest_fetch(v, f.rip, b, 2), f.error);
     if (n < 0) return false;
     const TrapEntry& t = arch(v).trap[n];
     if (t.dpl == 0 || !t.address) return false;
@@ -262,7 +260,7 @@ bool move_dr(Vcpu& v, TrapFrame& f, const PrivInsn& in)
 int privileged(Vcpu& v, TrapFrame& f, uint32_t* hits)
 {
     uint8_t b[8];   // prefixes, REX, opcode, ModRM or an immediate
-    const PrivInsn in = decode_privileged(b, fetch(v, f.rip, b, sizeof(b)));
+    const PrivInsn in = decode_privileged(b, guest_fetch(v, f.rip, b, sizeof(b)));
     if (!emulated(in, uint32_t(f.rcx))) return 0;
     uint64_t val;
     switch (in.op) {
@@ -298,7 +296,7 @@ int privileged(Vcpu& v, TrapFrame& f, uint32_t* hits)
 unsigned forced_cpuid(Vcpu& v, TrapFrame& f)
 {
     uint8_t b[kForcedCpuidLen];
-    if (!is_forced_cpuid(b, fetch(v, f.rip, b, sizeof(b)))) return 0;
+    if (!is_forced_cpuid(b, guest_fetch(v, f.rip, b, sizeof(b)))) return 0;
     const CpuidRegs r = guest_cpuid(v, uint32_t(f.rax), uint32_t(f.rcx));
     f.rax = r.eax, f.rbx = r.ebx, f.rcx = r.ecx, f.rdx = r.edx;
     return kForcedCpuidLen;

@@ -32,24 +32,43 @@ constexpr uint64_t kPfPresent = 1u << 0, kPfWrite = 1u << 1, kPfUser = 1u << 2;
 
 constexpr unsigned kMaxInsn = 15;   // the longest x86 instruction
 
-// The entry write the decoded instruction asks for, given RAX.
+// The entry write the decoded instruction asks for, given RAX: a write
+// narrower than the entry touches only its own bytes (offset ea mod 8, the
+// operand naturally aligned), the rest of the entry kept, as Xen merges a
+// smaller write into the entry.
 PtWrite write_of(const PteWriteInsn& in, uint64_t ea, uint64_t rax)
 {
+    const unsigned shift = unsigned(ea & 7) * 8;
+    const uint64_t mask = (in.size == 8 ? ~0ull : (1ull << (8 * in.size)) - 1) << shift;
     PtWrite w;
     switch (in.op) {
-    case PteOp::Mov: case PteOp::Xchg: {
-        // A 4-byte MOV writes its half of the entry; Xen merges it the same way.
-        const unsigned shift = unsigned(ea & 4) * 8;
+    case PteOp::Mov:
+    case PteOp::Xchg:
         w.op = PtWriteOp::Store;
-        w.mask = in.size == 8 ? ~0ull : 0xffffffffull << shift;
-        w.val = in.src << (in.size == 8 ? 0 : shift);
+        w.mask = mask;
+        w.val = in.src << shift;
         break;
-    }
-    case PteOp::Cmpxchg: w.op = PtWriteOp::Cmpxchg, w.val = in.src, w.expect = rax; break;
-    case PteOp::And: w.op = PtWriteOp::And, w.val = in.src; break;
-    case PteOp::Or: w.op = PtWriteOp::Or, w.val = in.src; break;
-    case PteOp::Bts: w.op = PtWriteOp::Or, w.val = 1ull << in.src; break;
-    case PteOp::Btr: w.op = PtWriteOp::And, w.val = ~(1ull << in.src); break;
+    case PteOp::Cmpxchg:
+        w.op = PtWriteOp::Cmpxchg;
+        w.val = in.src;
+        w.expect = rax;
+        break;
+    case PteOp::And:
+        w.op = PtWriteOp::And;
+        w.val = (in.src << shift) | ~mask;
+        break;
+    case PteOp::Or:
+        w.op = PtWriteOp::Or;
+        w.val = in.src << shift;
+        break;
+    case PteOp::Bts:
+        w.op = PtWriteOp::Or;
+        w.val = 1ull << in.src;
+        break;
+    case PteOp::Btr:
+        w.op = PtWriteOp::And;
+        w.val = ~(1ull << in.src);
+        break;
     case PteOp::None: break;
     }
     return w;
@@ -92,11 +111,14 @@ unsigned guest_pt_write(Vcpu& v, TrapFrame& f)
         done = in_core_write(v, Vaddr{cr2}, write_of(in, cr2, f.rax), old) == 0;
     write_cr2(cr2);
     if (!done) return 0;
-    f.rflags = pte_write_flags(in, f.rflags, old, f.rax);
+    // The operand's old bytes, low-aligned (the whole entry for 8).
+    const uint64_t field = old >> ((cr2 & 7) * 8);
+    f.rflags = pte_write_flags(in, f.rflags, field, f.rax);
     if (in.op == PteOp::Xchg) {
         uint64_t* const gpr[16] = {&f.rax, &f.rcx, &f.rdx, &f.rbx, &f.rsp, &f.rbp, &f.rsi, &f.rdi,
                                    &f.r8,  &f.r9,  &f.r10, &f.r11, &f.r12, &f.r13, &f.r14, &f.r15};
-        *gpr[in.reg & 15] = old;
+        uint64_t& r = *gpr[in.reg & 15];
+        r = pte_xchg_result(in, r, field);
     } else if (in.op == PteOp::Cmpxchg && old != f.rax) {
         f.rax = old;
     }

@@ -42,7 +42,8 @@ constexpr uint64_t apply_pt_write(const PtWrite& w, uint64_t cur)
 }
 
 // The write `w` to entry `index` of frame `l1`, which must be a validated L1
-// table owned by `self` (-EINVAL otherwise, as mmu_update answers). `old`
+// table owned by `self` (-EINVAL otherwise, as mmu_update answers), and
+// `self` allowed mmu_update cmd 0 (Perm::MmuNormal; -EPERM otherwise). `old`
 // receives the entry's value the write replaced (XCHG's, CMPXCHG's and BTR's
 // result): hardware A/D set before the install included, none set after it
 // lost, because a compare-exchange that loses to hardware reads the entry

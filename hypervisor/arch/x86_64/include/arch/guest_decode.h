@@ -47,23 +47,24 @@ bool is_forced_cpuid(const uint8_t* b, unsigned n);
 int software_int_vector(const uint8_t* b, unsigned n, uint64_t error);
 
 // Writes to a page-table entry that Xen's "writable page tables" emulate
-// for a PV kernel (docs/abi.md §12.5; guest_ptwr.cc), after an optional
-// LOCK (F0) and one REX: MOV r/m64, r64 (89) and MOV r/m64, imm32 (C7 /0,
-// sign-extended), or their 32-bit forms (no REX.W) writing half an entry;
-// XCHG r/m64, r64 (87); CMPXCHG r/m64, r64 (0F B1); AND and OR r/m64 with
-// r64 (21, 09), imm8 (83 /4, /1; sign-extended) or imm32 (81 /4, /1); BTS
-// and BTR r/m64, imm8 (0F BA /5, /6). Only a memory operand, and only 64-bit
-// but for MOV. Any other prefix (operand or address size, segment, REP),
-// LOCK on a MOV: not decoded.
+// for a PV kernel (docs/abi.md §12.5; guest_ptwr.cc), after LOCK (F0) and
+// operand size (66), each optional, in either order, then one optional REX.
+// Of 1, 2, 4 or 8 bytes (byte opcode; else REX.W 8, 66 2, neither 4): MOV
+// r/m, r (88, 89) and MOV r/m, imm (C6 /0 ib, C7 /0 iw/id); XCHG r/m, r
+// (86, 87); AND and OR r/m with r (20, 21; 08, 09), imm8 (80 /4, /1; 83 /4,
+// /1 sign-extended) or imm16/32 (81 /4, /1). 64-bit only: CMPXCHG r/m64, r64
+// (0F B1); BTS and BTR r/m64, imm8 (0F BA /5, /6). Only a memory operand.
+// Any other prefix (address size, segment, REP), LOCK on a MOV: not decoded.
 enum class PteOp : uint8_t { None, Mov, Xchg, Cmpxchg, And, Or, Bts, Btr };
 
 struct PteWriteInsn {
     PteOp op = PteOp::None;
-    uint8_t size = 0;   // bytes written: 8, or 4 (MOV only)
-    uint8_t reg = 0;    // XCHG: the register that receives the old value
-    uint8_t len = 0;    // the instruction's length
-    uint64_t ea = 0;    // the memory operand's effective address
-    uint64_t src = 0;   // the value: the register's (MOV 32-bit: its low half) or the immediate; BTS/BTR: the bit (0-63)
+    uint8_t size = 0;       // bytes written: 1, 2, 4 or 8
+    uint8_t reg = 0;        // XCHG: the register that receives the old value (RAX..R15)
+    uint8_t reg_shift = 0;  // 8 for AH, CH, DH, BH (a byte form without REX), else 0
+    uint8_t len = 0;        // the instruction's length
+    uint64_t ea = 0;        // the memory operand's effective address
+    uint64_t src = 0;       // the value, `size` bytes (register or sign-extended immediate); BTS/BTR: the bit
 };
 
 // b: the n bytes read at `rip`; regs: RAX..R15 in ModRM numbering, for the
@@ -71,10 +72,17 @@ struct PteWriteInsn {
 PteWriteInsn decode_pte_write(const uint8_t* b, unsigned n, const uint64_t regs[16], uint64_t rip);
 
 // RFLAGS after the instruction (`in` the flags before): CMPXCHG's are
-// CMP RAX, old's; AND's and OR's the result's (CF, OF clear; AF kept, it is
-// undefined); BTS's and BTR's CF the bit's old value (the rest kept); MOV
-// and XCHG change none. `old` is the entry's value before, `rax` the guest's.
+// CMP RAX, old's; AND's and OR's the result's at the operand's size (CF,
+// OF clear; AF kept, it is undefined); BTS's and BTR's CF the bit's old
+// value (the rest kept); MOV and XCHG change none. `old` is the operand's
+// value before (the entry's bytes at the operand, low-aligned), `rax` the
+// guest's.
 uint64_t pte_write_flags(const PteWriteInsn& in, uint64_t flags, uint64_t old, uint64_t rax);
+
+// XCHG's register after it, from its value `reg` before and the operand's
+// old value: 8 bytes replace it, 4 zero-extend, 2 and 1 replace only their
+// bytes (AH..BH: bits 15:8).
+uint64_t pte_xchg_result(const PteWriteInsn& in, uint64_t reg, uint64_t old);
 
 // vm_assist(cmd, type): Xen's checks in Xen's order (type, then command);
 // 0 when the caller is to set (enable) or clear (disable) the type's bit,
