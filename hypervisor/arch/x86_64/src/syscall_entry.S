@@ -18,19 +18,26 @@
 
 	.text
 
-	.globl syscall_entry
-syscall_entry:
+/* The frame an interrupt from ring 3 would have pushed, built by hand
+ * (SYSCALL pushes nothing and saves RIP in RCX, RFLAGS in R11): CS as given,
+ * then the vector trap_dispatch goes by. */
+	.macro syscall_frame cs, vector
 	swapgs
 	mov %rsp, %gs:PERCPU_GUEST_RSP
 	mov %gs:PERCPU_STACK_TOP, %rsp
 	pushq $HV_SEL_GUEST_DS          /* ss */
 	pushq %gs:PERCPU_GUEST_RSP      /* rsp */
 	pushq %r11                      /* rflags */
-	pushq $HV_SEL_GUEST_CS64        /* cs */
+	pushq $\cs                      /* cs */
 	pushq %rcx                      /* rip */
 	pushq $0                        /* error code */
-	pushq $VECTOR_SYSCALL           /* trap_dispatch calls syscall_dispatch */
+	pushq $\vector
 	jmp trap_save
+	.endm
+
+	.globl syscall_entry
+syscall_entry:                          /* trap_dispatch calls syscall_dispatch */
+	syscall_frame HV_SEL_GUEST_CS64, VECTOR_SYSCALL
 
 /* SYSCALL from compatibility mode (IA32_CSTAR): never a hypercall (the
  * hypercall page is 64-bit code). The same frame, with Xen's FLAT_RING3_CS32
@@ -39,17 +46,7 @@ syscall_entry:
  * callback, or #UD (guest_syscall32, traps.cc). */
 	.globl syscall32_entry
 syscall32_entry:
-	swapgs
-	mov %rsp, %gs:PERCPU_GUEST_RSP
-	mov %gs:PERCPU_STACK_TOP, %rsp
-	pushq $HV_SEL_GUEST_DS          /* ss */
-	pushq %gs:PERCPU_GUEST_RSP      /* rsp */
-	pushq %r11                      /* rflags */
-	pushq $HV_SEL_GUEST_CS32        /* cs */
-	pushq %rcx                      /* rip */
-	pushq $0                        /* error code */
-	pushq $VECTOR_SYSCALL32
-	jmp trap_save
+	syscall_frame HV_SEL_GUEST_CS32, VECTOR_SYSCALL32
 
 /* guest_enter(const TrapFrame* start): the first entry into a vCPU. The
  * frame is copied to the top of this CPU's stack, where ring 3 enters and
