@@ -49,6 +49,12 @@ void leave(GuestDomain& g)
     sti();   // the other domains' shootdowns are served meanwhile
     const DomId id = g.dom.id;
     section_enter();   // not while the invariant check runs
+    // Nothing may point into the frames given back: the vcpu_info a vCPU
+    // registered is in one the domain held writable (guest_vcpu_info.cc).
+    for (unsigned i = 0; i < g.dom.nr_vcpus; ++i) {
+        arch(g.dom.vcpus[i]).info.store(nullptr, std::memory_order_release);
+        arch(g.dom.vcpus[i]).runstate_area = 0;
+    }
     const TeardownResult r = relinquish_domain(*core(), g.dom);
     native_window_release(id);
     section_leave();
