@@ -159,8 +159,10 @@ extern "C" [[noreturn]] void xenpv_start(const start_info_t* si)
     check("non-canonical trap handler", hypercall(__HYPERVISOR_set_trap_table, uint64_t(bad_traps)), -XEN_EINVAL);
     check("unmapped trap table", hypercall(__HYPERVISOR_set_trap_table, 0x0000100000000000), -XEN_EFAULT);
     check("clearing the trap table", hypercall(__HYPERVISOR_set_trap_table, 0), 0);
-    check("stack_switch to a ring-0 selector", hypercall(__HYPERVISOR_stack_switch, 0xe010, 0x8000300000),
-          -XEN_EINVAL);
+    check("stack_switch to a ring-0 selector: taken, its RPL forced to 3 (Xen)",
+          hypercall(__HYPERVISOR_stack_switch, 0xe010, 0x8000300000), 0);
+    check("stack_switch to a stack in the hypervisor's slots", hypercall(__HYPERVISOR_stack_switch, FLAT_KERNEL_SS,
+                                                                        0xffff828000100000), -XEN_EINVAL);
     callback_register_t cb{CALLBACKTYPE_sysenter_deprecated, 0, 0x8000300000};
     check("callback_op with a bad type", hypercall(__HYPERVISOR_callback_op, CALLBACKOP_register, uint64_t(&cb)),
           -XEN_EINVAL);
