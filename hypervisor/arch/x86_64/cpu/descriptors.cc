@@ -1,5 +1,6 @@
 // The hypervisor's GDT page and the shared IDT; see cpu/descriptors.h.
 #include "cpu/descriptors.h"
+#include "cpu/exceptions.h"
 
 #include "cpu/traps.h"
 
@@ -34,13 +35,13 @@ void idt_init()
 {
     for (unsigned v = 0; v < kNrExceptions; ++v) {
         unsigned ist = 0;
-        if (v == 8) ist = kIstDoubleFault;     // #DF: the stack may be what broke
-        if (v == 2) ist = kIstNmi;             // NMI: may arrive anywhere
-        if (v == 18) ist = kIstMachineCheck;   // #MC: likewise
-        if (v == 1) ist = kIstDebug;           // #DB: may come on a guest's stack (cpu/traps.cc)
+        if (v == kExcDF) ist = kIstDoubleFault;    // #DF: the stack may be what broke
+        if (v == kExcNMI) ist = kIstNmi;           // NMI: may arrive anywhere
+        if (v == kExcMC) ist = kIstMachineCheck;   // #MC: likewise
+        if (v == kExcDB) ist = kIstDebug;          // #DB: may come on a guest's stack (cpu/traps.cc)
         // INT3 and INT 4 from the guest reach its #BP and #OF handlers
         // (cpu/trap_entry.S sees ring 3 in the frame, guest_bounce delivers).
-        const unsigned dpl = v == 3 || v == 4 ? 3 : 0;
+        const unsigned dpl = v == kExcBP || v == kExcOF ? 3 : 0;
         g_idt[v] = interrupt_gate(trap_stubs[v], ist, dpl);
     }
     g_idt[kVectorShootdown] = interrupt_gate(trap_stubs[kNrExceptions], 0);

@@ -1,4 +1,5 @@
 // The C++ side of trap entry; see cpu/traps.h.
+#include "cpu/exceptions.h"
 #include "cpu/traps.h"
 
 #include "boot/exit.h"
@@ -40,11 +41,10 @@ constexpr const char* kNames[kNrExceptions] = {
                  read_cr3());
     panic_printk("  rax %016lx rbx %016lx rcx %016lx rdx %016lx\n", f.rax, f.rbx, f.rcx, f.rdx);
     panic_printk("  rsi %016lx rdi %016lx rbp %016lx\n", f.rsi, f.rdi, f.rbp);
-    if (f.vector == 14) {
-        // Page-fault error code bits ("Page-Fault Exceptions"): P, W/R, U/S, RSVD, I/D.
-        panic_printk("  page fault: %s, %s, %s%s%s\n", f.error & 1 ? "protection" : "not present",
-                     f.error & 2 ? "write" : "read", f.error & 4 ? "user" : "supervisor",
-                     f.error & 8 ? ", reserved bit" : "", f.error & 16 ? ", instruction fetch" : "");
+    if (f.vector == kExcPF) {
+        panic_printk("  page fault: %s, %s, %s%s%s\n", f.error & kPfPresent ? "protection" : "not present",
+                     f.error & kPfWrite ? "write" : "read", f.error & kPfUser ? "user" : "supervisor",
+                     f.error & kPfRsvd ? ", reserved bit" : "", f.error & kPfInstr ? ", instruction fetch" : "");
     }
     panic("unhandled exception %lu at rip 0x%lx", f.vector, f.rip);
 }
@@ -88,7 +88,7 @@ extern "C" char debug_entry_selftest_int1[];
     if (!this_cpu().vcpu) fatal(f);   // only a guest's INT1 enters from ring 3
     guest_debug_unload();
     TrapFrame g = f;
-    g.vector = 1;
+    g.vector = kExcDB;
     g.rip = g.cs = g.rflags = g.rsp = g.ss = 0;   // overwritten: the stub's, not the guest's
     guest_crash(g, "a #DB on the #DB entry overwrote its frame (MOV SS, then INT1)");
 }
@@ -107,8 +107,8 @@ extern "C" char debug_entry_selftest_int1[];
 // 0 is the hypervisor's bug.
 bool held_over_debug_trap(const TrapFrame& f)
 {
-    if ((f.vector & ~uint64_t(VECTOR_GUEST_GS)) != 1) return false;
-    if (f.rip == trap_stubs[1]) debug_over_debug_entry(f);
+    if ((f.vector & ~uint64_t(VECTOR_GUEST_GS)) != kExcDB) return false;
+    if (f.rip == trap_stubs[kExcDB]) debug_over_debug_entry(f);
     bool entry = f.rip == reinterpret_cast<uint64_t>(&syscall_entry) ||
                  f.rip == reinterpret_cast<uint64_t>(&syscall32_entry);
     for (uint64_t stub : trap_stubs) entry |= f.rip == stub;
@@ -127,7 +127,7 @@ bool held_over_debug_trap(const TrapFrame& f)
 [[noreturn]] void entry_on_guest_gs(TrapFrame& f)
 {
     f.vector &= ~uint64_t(VECTOR_GUEST_GS);
-    const bool refused = f.vector == 11 || f.vector == 12 || f.vector == 13;
+    const bool refused = f.vector == kExcNP || f.vector == kExcSS || f.vector == kExcGP;
     if (refused && f.rip == reinterpret_cast<uint64_t>(&trap_return_iretq) && this_cpu().vcpu) {
         // f.rsp is where IRETQ read the guest's RIP, CS, RFLAGS, RSP and SS.
         const uint64_t* ret = reinterpret_cast<const uint64_t*>(f.rsp);
@@ -158,7 +158,7 @@ bool ring0_fixup(TrapFrame& f)
 bool parked_gs_load_refused(TrapFrame& f)
 {
     const uint64_t vector = f.vector & ~uint64_t(VECTOR_GUEST_GS);
-    if (vector != 11 && vector != 13) return false;
+    if (vector != kExcNP && vector != kExcGP) return false;
     if (f.rip != reinterpret_cast<uint64_t>(load_gs_user_sel_load)) return false;
     return ring0_fixup(f);
 }
@@ -192,7 +192,7 @@ extern "C" void trap_dispatch(TrapFrame* f)
     // that RIP, or its domain is crashed. Every other RIP the hypervisor
     // returns to (a handler, an iret frame, a vCPU's start) was checked.
     if (!canonical(Vaddr{f->rip})) {
-        f->vector = 13;
+        f->vector = kExcGP;
         f->error = 0;
         if (!guest_bounce(*f)) guest_crash(*f, "return to a non-canonical rip");
     }
@@ -211,7 +211,7 @@ static void dispatch(TrapFrame* f)
     // load_gs_user_sel's segment load (#GP, or #NP for a descriptor not
     // present), which comes here only where the guest kernel's %gs base
     // equals the PerCpu's address (else parked_gs_load_refused).
-    if ((f->vector == 14 || f->vector == 13 || f->vector == 11) && (f->cs & 3) == 0 && ring0_fixup(*f))
+    if ((f->vector == kExcPF || f->vector == kExcGP || f->vector == kExcNP) && (f->cs & 3) == 0 && ring0_fixup(*f))
         return;
     switch (f->vector) {
     case VECTOR_SYSCALL32:
@@ -228,7 +228,7 @@ static void dispatch(TrapFrame* f)
         return;
     default:
         if ((f->cs & 3) == 3) {
-            if (f->vector == 1) {   // selftest=dbentry: looked at on a #DB only
+            if (f->vector == kExcDB) {   // selftest=dbentry: looked at on a #DB only
                 const unsigned selftest = g_debug_entry_selftest.load(std::memory_order_relaxed);
                 if (selftest && this_cpu().vcpu && this_cpu().vcpu->domain->id == selftest) debug_entry_selftest();
             }

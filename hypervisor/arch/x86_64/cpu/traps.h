@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "cpu/entry_defs.h"
+#include "cpu/exceptions.h"
 
 namespace pvmmu::x86 {
 
@@ -25,7 +26,6 @@ struct TrapFrame {
 static_assert(sizeof(TrapFrame) == TRAP_FRAME_SIZE);
 static_assert(sizeof(TrapFrame) % 16 == 0);   // keeps the call aligned (cpu/trap_entry.S)
 
-inline constexpr unsigned kNrExceptions = 32;
 inline constexpr uint8_t kVectorShootdown = 0xf0;
 inline constexpr uint8_t kVectorKick = 0xf1;   // wakes an idle CPU to run a vCPU (VCPUOP_up)
 inline constexpr uint8_t kVectorSpurious = 0xff;

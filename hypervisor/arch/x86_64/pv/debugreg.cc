@@ -23,6 +23,7 @@
 #include <pvmmu/abi.h>
 
 #include "cpu/cpu_features.h"
+#include "cpu/exceptions.h"
 #include "cpu/percpu.h"
 #include "cpu/x86.h"
 #include "pv/debugreg.h"
@@ -113,7 +114,7 @@ bool guest_debug_trap(TrapFrame& f)
 bool guest_debug_in_hypervisor(const TrapFrame& f)
 {
     Vcpu* v = this_cpu().vcpu;
-    if (f.vector != 1 || !v) return false;
+    if (f.vector != kExcDB || !v) return false;
     const uint32_t cpu_dr6 = uint32_t(read_dr6());
     // A data breakpoint (RW 01 or 11) the vCPU enabled must be among the
     // hits (the CPU may report a disabled breakpoint's met condition next to
@@ -136,7 +137,7 @@ void guest_debug_after_emulation(TrapFrame& f, uint32_t hits)
     if (!hits) return;
     // As Xen records what its emulator matched: with the reserved ones.
     arch(*this_cpu().vcpu).dr.dr6 |= hits | kDr6Default;
-    if (!guest_deliver(f, 1, false)) guest_crash(f, "#DB after an emulated instruction");
+    if (!guest_deliver(f, kExcDB, false)) guest_crash(f, "#DB after an emulated instruction");
 }
 
 } // namespace pvmmu::x86

@@ -37,6 +37,7 @@
 #include "core/refs.h"
 #include "cpu/cpu_bits.h"
 #include "cpu/cpu_features.h"
+#include "cpu/exceptions.h"
 #include "cpu/percpu.h"
 #include "cpu/quiesce.h"
 #include "cpu/selectors.h"
@@ -232,7 +233,7 @@ bool move_dr(Vcpu& v, TrapFrame& f, const PrivInsn& in)
     } else {
         rc = guest_set_debugreg(v, in.cr, gpr(f, in.reg));
     }
-    if (rc == -XEN_ENODEV) f.vector = 6, f.error = 0;
+    if (rc == -XEN_ENODEV) f.vector = kExcUD, f.error = 0;
     return rc == 0;
 }
 
@@ -319,19 +320,19 @@ bool guest_emulate(TrapFrame& f)
     int len = 0;
     uint32_t hits = 0;
     switch (f.vector) {
-    case 1: return guest_debug_trap(f);   // a breakpoint or single step of the guest's
-    case 7:   // #NM of the virtual TS: it ends, the guest's handler runs (Xen's do_device_not_available)
+    case kExcDB: return guest_debug_trap(f);   // a breakpoint or single step of the guest's
+    case kExcNM:   // #NM of the virtual TS: it ends, the guest's handler runs (Xen's do_device_not_available)
         if (arch(v).fpu_ts) set_fpu_ts(arch(v), false);
         return false;
-    case 6:
+    case kExcUD:
         if (!long_mode_cs(f.cs)) return false;
         len = forced_cpuid(v, f);
         break;
-    case 14:   // the decoder knows 64-bit code only (long_mode_cs)
+    case kExcPF:   // the decoder knows 64-bit code only (long_mode_cs)
         if (!long_mode_cs(f.cs)) return false;
         len = int(guest_pt_write(v, f));
         break;
-    case 13:
+    case kExcGP:
         if (!long_mode_cs(f.cs)) return false;
         if (f.error) return software_interrupt(v, f);
         len = privileged(v, f, &hits);

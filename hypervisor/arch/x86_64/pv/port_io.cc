@@ -23,6 +23,7 @@
 #include <pvmmu/abi.h>
 #include <xen/physdev.h>
 
+#include "cpu/exceptions.h"
 #include "cpu/x86.h"
 #include "mm/core_glue.h"
 #include "pv/domain.h"
@@ -84,19 +85,19 @@ int string_io(Vcpu& v, TrapFrame& f, const PrivInsn& in, unsigned port, uint32_t
         if (done == kRepBatch) return -1;
         const uint64_t last = index + in.size - 1;
         if (last < index || !guest_va_ok(index) || !guest_va_ok(last)) {
-            f.vector = 13, f.error = 0;
+            f.vector = kExcGP, f.error = 0;
             return 1;
         }
         if (ins) {
             const uint32_t value = port_read(d, port, in.size);
             if (platform().copy_to_guest(v, Vaddr{index}, &value, in.size)) {
-                f.vector = 14, f.error = 2;   // a write of the kernel's
+                f.vector = kExcPF, f.error = kPfWrite;   // a write of the kernel's
                 return 1;
             }
         } else {
             uint32_t value = 0;
             if (platform().copy_from_guest(v, &value, Vaddr{index}, in.size)) {
-                f.vector = 14, f.error = 0;
+                f.vector = kExcPF, f.error = 0;   // a read
                 return 1;
             }
             port_write(d, port, in.size, value);

@@ -15,6 +15,7 @@
 // through the guest's tables as any guest pointer is, one pass, no loop
 // over guest data; nothing is trusted beyond the bytes checked.
 #include "core/pt_write.h"
+#include "cpu/exceptions.h"
 #include "cpu/quiesce.h"
 #include "cpu/x86.h"
 #include "mm/core_glue.h"
@@ -26,11 +27,6 @@
 namespace pvmmu::x86 {
 
 namespace {
-
-// #PF error code bits ("Page-Fault Error Code", SDM Vol. 3A §4.7): P 0,
-// W/R 1, U/S 2, RSVD 3, I/D 4, PK 5, SS 6, HLAT 7, SGX 15. The U/S bit is
-// always set here: the kernel runs in ring 3.
-constexpr uint64_t kPfPresent = 1u << 0, kPfWrite = 1u << 1, kPfUser = 1u << 2;
 
 constexpr unsigned kMaxInsn = 15;   // the longest x86 instruction
 
@@ -98,6 +94,7 @@ int in_core_write(Vcpu& v, Vaddr va, const PtWrite& w, uint64_t& old)
 
 unsigned guest_pt_write(Vcpu& v, TrapFrame& f)
 {
+    // The U/S bit is always set here: the kernel runs in ring 3.
     if ((f.error & ~kPfUser) != (kPfPresent | kPfWrite)) return 0;
     // Everything below may fault and fix up (a guest copy): the guest's
     // CR2 is put back when the #PF goes to it after all.

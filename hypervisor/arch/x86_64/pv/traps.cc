@@ -13,6 +13,7 @@
 #include <pvmmu/abi.h>
 
 #include "cpu/entry_defs.h"
+#include "cpu/exceptions.h"
 #include "cpu/percpu.h"
 #include "cpu/selectors.h"
 #include "cpu/x86.h"
@@ -36,9 +37,6 @@ constexpr uint64_t kGuestRflags =
     0x1 | 0x4 | 0x10 | 0x40 | 0x80 | 0x100 | 0x400 | 0x800 | 0x10000 | 0x40000 | 0x200000;
 constexpr uint64_t kRflagsIf = 0x200, kRflagsFixed = 0x2, kRflagsTf = 0x100, kRflagsRf = 0x10000, kRflagsDf = 0x400;
 
-// Vectors with an error code ("Exception and Interrupt Reference").
-bool has_error_code(unsigned v) { return v == 8 || (v >= 10 && v <= 14) || v == 17 || v == 21 || v == 29 || v == 30; }
-
 Platform& platform() { return core()->platform(); }
 
 } // namespace
@@ -46,14 +44,14 @@ Platform& platform() { return core()->platform(); }
 bool guest_bounce(TrapFrame& f)
 {
     // NMI, #DF and #MC are the hypervisor's; nothing else is delivered twice.
-    if (f.vector >= 32 || f.vector == 2 || f.vector == 8 || f.vector == 18) return false;
+    if (f.vector >= kNrExceptions || f.vector == kExcNMI || f.vector == kExcDF || f.vector == kExcMC) return false;
     // Xen gives a page fault of the guest's kernel mode the U/S bit clear
     // and one of its user mode the bit set, whatever ring the CPU saw; a
     // pvmmu guest has only kernel mode. Not delivered, the frame keeps the
     // CPU's code for the crash report (issue 15: the U/S bit is evidence).
     const uint64_t cpu_error = f.error;
-    if (f.vector == 14) f.error &= ~uint64_t(4);
-    if (guest_deliver(f, unsigned(f.vector), has_error_code(unsigned(f.vector)))) return true;
+    if (f.vector == kExcPF) f.error &= ~kPfUser;
+    if (guest_deliver(f, unsigned(f.vector), exception_has_error_code(unsigned(f.vector)))) return true;
     f.error = cpu_error;
     return false;
 }
@@ -106,7 +104,7 @@ bool guest_syscall32(TrapFrame& f)
         f.rflags &= ~kRflagsDf;   // as Xen's switch_to_kernel
         return true;
     }
-    f.vector = 6;
+    f.vector = kExcUD;
     f.error = 0;
     f.rip = uint32_t(f.rip - 2);   // compatibility mode: a 32-bit RIP
     return guest_bounce(f);
@@ -117,7 +115,7 @@ namespace {
 bool deliver_to(Vcpu& v, TrapFrame& f, uint64_t handler, unsigned vector, bool error_code)
 {
     // A #PF the CPU raised (never an INT $14) sets the virtual CR2, as Xen's.
-    const bool page_fault = vector == 14 && error_code;
+    const bool page_fault = vector == kExcPF && error_code;
     if (page_fault) {
         arch(v).cr2 = read_cr2();
         if (vcpu_info* info = guest_vcpu_info(v)) info->arch.cr2 = arch(v).cr2;
