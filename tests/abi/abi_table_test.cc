@@ -2,7 +2,7 @@
 // the code: every hypercall number 0-63 and every listed sub-op is put to the
 // core's real dispatcher (on the sim, with every permission denied, so that
 // nothing can change) and to the bare-metal hypervisor's list of its own
-// hypercalls and sub-ops (arch/guest_surface.h, which its dispatcher is bound
+// hypercalls and sub-ops (pv/surface.h, which its dispatcher is bound
 // to), and every instruction row's bytes to the emulator's decoder. A row
 // that says -ENOSYS where the code answers, or the reverse, fails here.
 #include <cstdlib>
@@ -17,8 +17,8 @@
 #include <xen/grant_table.h>
 #include <xen/physdev.h>
 
-#include "arch/guest_decode.h"
-#include "arch/guest_surface.h"
+#include "pv/decode.h"
+#include "pv/surface.h"
 #include "support/core_fixture.h"
 
 namespace pvmmu::test {
@@ -248,7 +248,7 @@ TEST_F(AbiTableTest, EveryHypercallNumberIsAnsweredExactlyAsTheTableSays)
         // Arguments no hypercall can act on: NULL lists of one entry, flush type 3, xen_version 0.
         const long rc = m.call(v0(), nr, 0, 1, 3, DOMID_SELF);
         EXPECT_EQ(rc != -XEN_ENOSYS, in == "core") << "hypercall " << nr << " on the core: " << rc;
-        EXPECT_EQ(is_arch_hypercall(nr), in == "hv") << "hypercall " << nr << " in arch/guest_surface.h";
+        EXPECT_EQ(is_arch_hypercall(nr), in == "hv") << "hypercall " << nr << " in pv/surface.h";
     }
     EXPECT_EQ(m.call(v0(), 64, 0, 1, 3, DOMID_SELF), -XEN_ENOSYS);
     EXPECT_FALSE(is_arch_hypercall(64));
@@ -281,13 +281,13 @@ TEST_F(AbiTableTest, EverySubOpIsAnsweredExactlyAsTheTableSays)
             const long rc = core_subop(nr, cmd);
             EXPECT_EQ(rc != -XEN_ENOSYS, h.in == "core" && listed) << what << " on the core: " << rc;
             const bool arch = is_arch_hypercall(nr) && arch_subop_known(unsigned(nr), cmd);
-            EXPECT_EQ(arch, h.in == "hv" && listed) << what << " in arch/guest_surface.h";
+            EXPECT_EQ(arch, h.in == "hv" && listed) << what << " in pv/surface.h";
         }
     }
     EXPECT_TRUE(unchanged(before, m));
 }
 
-// vm_assist's rows are the types (guest_decode.h's vm_assist_result): a
+// vm_assist's rows are the types (pv/decode.h's vm_assist_result): a
 // listed type can be disabled; `supported` ones enabled, `differs` ones not.
 TEST(AbiTable, VmAssistTypesAsTheTableSays)
 {

@@ -1,9 +1,9 @@
-// The AML search behind ACPI soft-off and pvpanic (hypervisor/arch/x86_64/src/aml.cc):
+// The AML search behind ACPI soft-off and pvpanic (hypervisor/arch/x86_64/boot/aml.cc):
 // \_S5 declarations as firmwares write them (QEMU's, integers of every
 // width, a root prefix, multi-byte PkgLength), and what must not be believed:
 // a "_S5_" that is not a Name, a package cut short by the table's end,
 // values that do not fit SLP_TYP. pvpanic's port from its _CRS.
-#include "arch/aml.h"
+#include "boot/aml.h"
 
 #include <vector>
 

@@ -1,5 +1,5 @@
 // The forced-emulation CPUID's view of the processor's leaves, Xen 4.17's
-// default PV policy (arch/guest_cpuid.h, docs/abi.md §12.2), compiled for
+// default PV policy (pv/cpuid.h, docs/abi.md §12.2), compiled for
 // the host and fed made-up CPUs: only the features cpufeatureset.h marks
 // 'A' pass, whatever the CPU has; AMD's copies of leaf 1 follow the masked
 // leaf 1; Intel's are cleared; XSAVE and what needs XCR0 go when the
@@ -14,7 +14,7 @@
 #include <map>
 #include <string>
 
-#include "arch/guest_cpuid.h"
+#include "pv/cpuid.h"
 
 namespace pvmmu::x86 {
 namespace {
@@ -281,7 +281,7 @@ TEST_F(PvCpuid, LeafRangeIsXensOnAmd)
 // 'A' features whose instructions or MSRs pvmmu does not provide: a kernel
 // told FSGSBASE runs RDFSBASE (#UD, CR4.FSGSBASE clear); one told of
 // IA32_SPEC_CTRL, IA32_PRED_CMD or IA32_ARCH_CAPABILITIES reads or writes
-// them (#GP from guest_emulate.cc's read_msr/write_msr). Each on a CPU
+// them (#GP from pv/emulate.cc's read_msr/write_msr). Each on a CPU
 // that has it, the other bits of its word kept.
 TEST_F(PvCpuid, CannotBackFsgsbase)
 {

@@ -1,5 +1,5 @@
 // The decoder behind the bare-metal hypervisor's emulation for a PV kernel
-// (arch/guest_decode.h, docs/abi.md §10 "Emulation"), compiled for the host:
+// (pv/decode.h, docs/abi.md §10 "Emulation"), compiled for the host:
 // only the exact instructions are taken, short reads and other prefixes are
 // refused, and INT n is believed only when its bytes and the #GP's error code
 // agree.
@@ -9,7 +9,7 @@
 
 #include <pvmmu/abi.h>
 
-#include "arch/guest_decode.h"
+#include "pv/decode.h"
 
 namespace pvmmu::x86 {
 namespace {
@@ -185,7 +185,7 @@ TEST(VmAssist, XensChecksTypeFirstThenCommand)
     EXPECT_EQ(vm_assist_result(VMASST_CMD_enable, VMASST_TYPE_4gb_segments_notify), 0);
     EXPECT_EQ(vm_assist_result(VMASST_CMD_enable, VMASST_TYPE_pae_extended_cr3), 0);
     EXPECT_EQ(vm_assist_result(VMASST_CMD_enable, VMASST_TYPE_writable_pagetables), 0);
-    EXPECT_EQ(vm_assist_result(VMASST_CMD_enable, VMASST_TYPE_runstate_update_flag), 0);   // guest_runstate.cc
+    EXPECT_EQ(vm_assist_result(VMASST_CMD_enable, VMASST_TYPE_runstate_update_flag), 0);   // pv/runstate.cc
 }
 
 TEST(VmAssist, AssistsPvmmuLacksCannotBeEnabledButDisabled)
@@ -197,7 +197,7 @@ TEST(VmAssist, AssistsPvmmuLacksCannotBeEnabledButDisabled)
 }
 
 
-// Writes to a page-table entry (decode_pte_write, guest_ptwr.cc). Registers
+// Writes to a page-table entry (decode_pte_write, pv/ptwr.cc). Registers
 // hold distinct values, so an address made of the wrong ones is caught.
 namespace ptw {
 

@@ -1,4 +1,4 @@
-// A PV guest's debug registers by Xen 4.17's rules (arch/guest_dr.h,
+// A PV guest's debug registers by Xen 4.17's rules (pv/dr.h,
 // docs/abi.md §12), compiled for the host: which registers exist, which
 // values are refused with which errno (and change nothing), the bits forced,
 // DR4/DR5 and CR4.DE, I/O breakpoints, and how a #DB's DR6 is folded in.
@@ -6,7 +6,7 @@
 
 #include <pvmmu/abi.h>
 
-#include "arch/guest_dr.h"
+#include "pv/dr.h"
 
 namespace pvmmu::x86 {
 namespace {

@@ -1,4 +1,4 @@
-// The bare-metal hypervisor's reader of guest kernels (arch/guest_elf.h),
+// The bare-metal hypervisor's reader of guest kernels (pv/elf.h),
 // compiled for the host: every malformed image is refused with a reason and
 // nothing is read outside the file (the unit label also runs under ASan).
 #include <gtest/gtest.h>
@@ -12,7 +12,7 @@
 #include <pvmmu/abi.h>
 #include <xen/elfnote.h>
 
-#include "arch/guest_elf.h"
+#include "pv/elf.h"
 
 namespace pvmmu::x86 {
 namespace {
@@ -219,7 +219,7 @@ TEST(GuestElf, SegmentsGoToPaddrPlusVirtBaseMinusPaddrOffset)
 
 // Issue 14: a kernel linked at 0 without VIRT_BASE or PADDR_OFFSET notes
 // (both default to 0, as on Xen) is accepted; the loader puts the boot
-// structures after it (guest_loader.cc).
+// structures after it (pv/loader.cc).
 TEST(GuestElf, KernelLinkedAtZeroWithoutVirtBaseIsAccepted)
 {
     Image img;
@@ -385,7 +385,7 @@ TEST(GuestElf, RequiredFeaturePvmmuLacksIsRefusedOptionalOneIgnored)
     EXPECT_STREQ(out.error, "the guest requires a feature pvmmu does not have");
     EXPECT_STREQ(out.detail, "auto_translated_physmap");
 
-    Image linux_notes;   // Debian's Linux 6.1: writable page tables required (guest_ptwr.cc)
+    Image linux_notes;   // Debian's Linux 6.1: writable page tables required (pv/ptwr.cc)
     linux_notes.features = "!writable_page_tables|pae_pgdir_above_4gb";
     linux_notes.build();
     EXPECT_TRUE(parse(linux_notes.bytes, out)) << out.error;

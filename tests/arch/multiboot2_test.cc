@@ -1,5 +1,5 @@
 // The Multiboot 2 boot-information parser of the bare-metal image
-// (hypervisor/arch/x86_64/src/multiboot2.cc), compiled for the host: a loader's
+// (hypervisor/arch/x86_64/boot/multiboot2.cc), compiled for the host: a loader's
 // structure as GRUB lays it out becomes the BootInfo the Multiboot 1 path
 // fills, and every malformed one is refused with its reason — never read past
 // its end: each structure sits flush against an inaccessible page, so one byte
@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "arch/multiboot.h"
+#include "boot/multiboot.h"
 
 using pvmmu::x86::BootInfo;
 using pvmmu::x86::multiboot2_parse;

@@ -1,4 +1,4 @@
-// The bare-metal shootdown mailbox's sequence numbers (arch/shootdown_seq.h;
+// The bare-metal shootdown mailbox's sequence numbers (cpu/shootdown_seq.h;
 // docs/security.md §7.2). A target serves with interrupts enabled (from
 // relax() or a flush wait inside a hypercall), so a shootdown IPI can run a
 // nested serve between an outer serve's read of the request and its
@@ -15,7 +15,7 @@
 #include <utility>
 #include <vector>
 
-#include "arch/shootdown_seq.h"
+#include "cpu/shootdown_seq.h"
 
 namespace pvmmu::test {
 namespace {

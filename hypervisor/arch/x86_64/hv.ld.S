@@ -1,7 +1,7 @@
-/* Linker script of pvmmu-hv (run through the C preprocessor for layout.h).
+/* Linker script of pvmmu-hv (run through the C preprocessor for mm/layout.h).
  *
  * One ELF64 file that a Multiboot 1 loader can load as a flat binary (the
- * a.out kludge, boot32.S): the loaded part is one contiguous range of the
+ * a.out kludge, boot/boot32.S): the loaded part is one contiguous range of the
  * file, [__hv_load_phys, __hv_load_end_phys) at file offset
  * (header offset - (header_addr - load_addr)); the bss follows up to
  * __hv_bss_end_phys. So every loadable section's file offset minus its
@@ -11,9 +11,9 @@
  *
  * .boot runs before paging and is linked at its physical address (1 MiB);
  * the rest runs at HV_IMAGE_VIRT + physical, in L4 slot 261. Sections are page
- * aligned so paging.cc can give each its own permissions: text RX, rodata R,
+ * aligned so mm/paging.cc can give each its own permissions: text RX, rodata R,
  * data and bss RW, never W and X together. */
-#include "arch/layout.h"
+#include "mm/layout.h"
 
 OUTPUT_FORMAT("elf64-x86-64")
 OUTPUT_ARCH(i386:x86-64)

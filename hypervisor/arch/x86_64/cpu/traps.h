@@ -1,0 +1,82 @@
+// Traps: the register frame cpu/trap_entry.S (and pv/syscall_entry.S) builds, the
+// vectors the platform uses, and the C++ side of the entry (cpu/traps.cc). An
+// exception in ring 0 is the hypervisor's own bug — reported (vector, error
+// code, RIP, CR2, the CPU), the run ends — except a fault of guest_copy or
+// of load_gs_user_sel's segment load, which is fixed up; one from ring 3 is
+// first given to what Xen emulates for a PV kernel (pv/emulate.cc), else
+// bounced to the guest's trap table (pv/traps.cc) or crashes its domain.
+#pragma once
+
+#include <atomic>
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cpu/entry_defs.h"
+#include "cpu/exceptions.h"
+
+namespace pvmmu::x86 {
+
+struct TrapFrame {
+    uint64_t r15, r14, r13, r12, r11, r10, r9, r8;
+    uint64_t rbp, rdi, rsi, rdx, rcx, rbx, rax;
+    uint64_t vector, error;
+    uint64_t rip, cs, rflags, rsp, ss;   // pushed by the CPU
+};
+static_assert(sizeof(TrapFrame) == TRAP_FRAME_SIZE);
+static_assert(sizeof(TrapFrame) % 16 == 0);   // keeps the call aligned (cpu/trap_entry.S)
+
+inline constexpr uint8_t kVectorShootdown = 0xf0;
+inline constexpr uint8_t kVectorKick = 0xf1;   // wakes an idle CPU to run a vCPU (VCPUOP_up)
+inline constexpr uint8_t kVectorSpurious = 0xff;
+
+// The entry stubs of cpu/trap_entry.S, in IDT order: exceptions 0-31, then
+// kVectorShootdown, kVectorKick and kVectorSpurious.
+extern "C" const uint64_t trap_stubs[kNrExceptions + 3];
+
+const char* exception_name(uint64_t vector);
+
+// selftest=dbentry (boot/main.cc, cpu/traps.cc): the domain whose first #DB from ring 3
+// is turned into a #DB held over its INT1; 0: none. Set at boot, cleared by
+// the CPU that runs it, read by every CPU's #DB from ring 3.
+extern std::atomic<unsigned> g_debug_entry_selftest;
+
+// cpu/trap_entry.S: the IRETQ that returns to every TrapFrame.
+extern "C" const char trap_return_iretq[];
+// pv/syscall_entry.S: where SYSCALL lands (IA32_LSTAR).
+extern "C" [[gnu::visibility("hidden")]] void syscall_entry();
+// ... and from compatibility mode (IA32_CSTAR): VECTOR_SYSCALL32.
+extern "C" [[gnu::visibility("hidden")]] void syscall32_entry();
+
+// pv/syscall_entry.S: guest_copy's (and guest_probe_read's) instructions that
+// touch guest memory, and load_gs_user_sel's load of a guest's selector, each
+// followed by its fixup, up to guest_copy_extable_end.
+extern "C" const uint64_t guest_copy_extable[], guest_copy_extable_end[];
+extern "C" size_t guest_copy(void* dst, const void* src, size_t n);
+// Loads sel into %gs, or null where the CPU refuses it, with the PerCpu
+// parked in IA32_KERNEL_GS_BASE meanwhile; the base the descriptor gave, 0
+// for null (pv/syscall_entry.S; SEGBASE_GS_USER_SEL, pv/segment_base.cc). IF
+// must be clear. load_gs_user_sel_load: its load, the one instruction
+// whose fault resumes from an entry that found the PerCpu parked (cpu/traps.cc).
+extern "C" uint64_t load_gs_user_sel(uint16_t sel);
+extern "C" const char load_gs_user_sel_load[];
+// pv/syscall_entry.S: reads a byte of guest memory with the SMAP window open or
+// not; 0 if it read, 1 if it faulted (the self-test of cpu/cpu_features.h).
+extern "C" int guest_probe_read(const void* va, bool open);
+
+// Called from cpu/trap_entry.S, for every vector and for hypercalls
+// (VECTOR_SYSCALL, from pv/syscall_entry.S), which go to syscall_dispatch
+// (pv/hypercall.cc) with interrupts on.
+extern "C" void trap_dispatch(TrapFrame* f);
+void syscall_dispatch(TrapFrame* f);
+
+// Boot self-test (cmdline "selftest=trap"): raises #UD so the QEMU test can
+// check that an exception is reported with its vector and RIP.
+void raise_test_exception();
+
+// Boot self-test (cmdline "selftest=overflow"): recurses until the stack runs
+// into its guard page. The page fault cannot push its frame there, so the CPU
+// raises #DF, which runs on its IST stack and is reported.
+void overflow_stack();
+
+} // namespace pvmmu::x86

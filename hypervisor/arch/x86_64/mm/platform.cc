@@ -1,0 +1,86 @@
+// BareMetal; see mm/platform.h.
+#include "mm/platform.h"
+
+#include <pvmmu/abi.h>
+
+#include "core/hypervisor.h"
+
+#include "boot/exit.h"
+#include "cpu/percpu.h"
+#include "cpu/shootdown.h"
+#include "cpu/traps.h"
+#include "cpu/x86.h"
+#include "mm/core_glue.h"
+#include "mm/direct_map.h"
+#include "mm/layout.h"
+#include "mm/m2p_map.h"
+#include "mm/native_window.h"
+#include "mm/paging.h"
+#include "pv/descriptors.h"
+#include "pv/domain.h"
+
+namespace pvmmu::x86 {
+
+void BareMetal::flush_tlbs(CpuMask cpus, FlushRequest req) { shootdown_flush(cpus, req); }
+
+void BareMetal::relax()
+{
+    shootdown_serve();
+    pause();
+}
+
+// Guest memory through the guest's own page tables: the vCPU asking is the
+// one running here, its L4 is loaded, and the hypervisor touches the guest
+// address directly. CR0.WP makes read-only guest pages (its page tables)
+// unwritable here too; a fault is fixed up (cpu/traps.cc) into -EFAULT. Only the
+// guest's part of the address space may be named: never a reserved L4 slot,
+// where the hypervisor itself is mapped.
+namespace {
+
+bool guest_range(const Vcpu& v, uint64_t va, size_t n)
+{
+    const uint64_t last = va + n - 1;
+    // Not wrapping, and both ends in one of the guest's two parts (pv/domain.h),
+    // so everything between them is in it too, whatever n.
+    return &v == this_cpu().vcpu && last >= va &&
+           (last < kGuestLowerEnd || va >= kGuestUpperStart);
+}
+
+} // namespace
+
+int BareMetal::copy_from_guest(Vcpu& v, void* dst, Vaddr src, size_t n)
+{
+    if (n == 0) return 0;
+    if (!guest_range(v, src.v, n)) return -XEN_EFAULT;
+    return guest_copy(dst, reinterpret_cast<const void*>(src.v), n) ? -XEN_EFAULT : 0;
+}
+
+int BareMetal::copy_to_guest(Vcpu& v, Vaddr dst, const void* src, size_t n)
+{
+    if (n == 0) return 0;
+    if (!guest_range(v, dst.v, n)) return -XEN_EFAULT;
+    return guest_copy(reinterpret_cast<void*>(dst.v), src, n) ? -XEN_EFAULT : 0;
+}
+
+// NEW_BASEPTR of the running vCPU: its new L4 (validated, so it holds the
+// hypervisor's slots) goes into CR3, which also flushes this CPU's TLB.
+void BareMetal::load_base(Vcpu& v)
+{
+    if (&v == this_cpu().vcpu) write_cr3(maddr_of(v.guest_table).v);
+}
+
+// MMUEXT_SET_LDT: validated copies of the guest's descriptors (pv/descriptors.cc).
+int BareMetal::set_ldt(Vcpu& v, Vaddr base, uint32_t ents) { return guest_set_ldt(v, base, ents); }
+
+// The hypervisor's own L4 entries (slots 257, 261, 262; P|RW, never US), so
+// a guest's L4 can stay loaded while the hypervisor runs; in slot 256 the
+// M2P, read-only to every guest as on Xen; and in slot 271 the owner's unsafe
+// native window, which only a benchmark domain has.
+uint64_t BareMetal::reserved_l4_entry(DomId owner, unsigned slot) const
+{
+    if (slot == HV_SLOT_M2P) return m2p_map_l4e();
+    if (slot == HV_SLOT_NATIVE_WINDOW) return native_window_l4e(owner);
+    return slot < kEntriesPerTable ? dmap<const uint64_t>(hv_root())[slot] : 0;
+}
+
+} // namespace pvmmu::x86

@@ -1,0 +1,92 @@
+// The hardware-independent half of pv/emulate.cc (docs/abi.md §10
+// "Emulation"): what the bytes at a refused instruction's RIP ask for, and
+// vm_assist's answer. Pure functions of their arguments, so the host's unit
+// tests feed them every short, prefixed and mismatched input
+// (tests/arch/guest_decode_test.cc).
+#pragma once
+
+#include <stdint.h>
+
+namespace pvmmu::x86 {
+
+// The instructions emulated for a #GP(0): 0F xx after one optional REX
+// prefix; port I/O (IN, OUT, INS, OUTS) after an optional operand-size
+// (66) and REP (F3) prefix and one REX; CLI and STI.
+enum class PrivOp : uint8_t {
+    None, Clts, Wbinvd, ReadCr, WriteCr, ReadDr, WriteDr, Rdmsr, Wrmsr, In, Out, Ins, Outs, Cli, Sti
+};
+
+struct PrivInsn {
+    PrivOp op = PrivOp::None;
+    uint8_t cr = 0;    // Read/WriteCr, Read/WriteDr: the control or debug register (REX.R extends it)
+    uint8_t reg = 0;   // Read/WriteCr, Read/WriteDr: the general register, ModRM numbering (REX.B extends it)
+    uint8_t len = 0;   // the instruction's length
+    uint8_t size = 0;  // port I/O: the bytes per access, 1, 2 or 4
+    bool rep = false;  // INS / OUTS with REP: RCX times
+    int16_t port = -1; // IN / OUT: the immediate port, -1 when it is %dx
+};
+
+// b: the n bytes at RIP that could be read (n may be short: the next page
+// may be gone).
+PrivInsn decode_privileged(const uint8_t* b, unsigned n);
+
+// Whether the hypervisor emulates a decoded instruction (rdmsr, wrmsr: of
+// MSR `msr`, the guest's ECX), before the checks of its value (CR0's other
+// bits, the hypercall page's frame). The rest keeps its #GP(0). The
+// emulator asks it first, and docs/abi.md §12's instruction table is
+// checked against it (tests/abi/abi_table_test.cc).
+bool emulated(const PrivInsn& in, uint32_t msr);
+
+// Xen's forced-emulation prefix and CPUID: 0f 0b 'x' 'e' 'n' 0f a2.
+inline constexpr unsigned kForcedCpuidLen = 7;
+bool is_forced_cpuid(const uint8_t* b, unsigned n);
+
+// The vector of the INT n (CD ib) at RIP whose gate the #GP's error code
+// names (IDT bit set, EXT clear; index n * 8 + 2 on a CPU, n * 16 + 2 under
+// QEMU's TCG), or -1.
+int software_int_vector(const uint8_t* b, unsigned n, uint64_t error);
+
+// Writes to a page-table entry that Xen's "writable page tables" emulate
+// for a PV kernel (docs/abi.md §12.5; pv/ptwr.cc), after LOCK (F0) and
+// operand size (66), each optional, in either order, then one optional REX.
+// Of 1, 2, 4 or 8 bytes (byte opcode; else REX.W 8, 66 2, neither 4): MOV
+// r/m, r (88, 89) and MOV r/m, imm (C6 /0 ib, C7 /0 iw/id); XCHG r/m, r
+// (86, 87); AND and OR r/m with r (20, 21; 08, 09), imm8 (80 /4, /1; 83 /4,
+// /1 sign-extended) or imm16/32 (81 /4, /1). 64-bit only: CMPXCHG r/m64, r64
+// (0F B1); BTS and BTR r/m64, imm8 (0F BA /5, /6). Only a memory operand.
+// Any other prefix (address size, segment, REP), LOCK on a MOV: not decoded.
+enum class PteOp : uint8_t { None, Mov, Xchg, Cmpxchg, And, Or, Bts, Btr };
+
+struct PteWriteInsn {
+    PteOp op = PteOp::None;
+    uint8_t size = 0;       // bytes written: 1, 2, 4 or 8
+    uint8_t reg = 0;        // XCHG: the register that receives the old value (RAX..R15)
+    uint8_t reg_shift = 0;  // 8 for AH, CH, DH, BH (a byte form without REX), else 0
+    uint8_t len = 0;        // the instruction's length
+    uint64_t ea = 0;        // the memory operand's effective address
+    uint64_t src = 0;       // the value, `size` bytes (register or sign-extended immediate); BTS/BTR: the bit
+};
+
+// b: the n bytes read at `rip`; regs: RAX..R15 in ModRM numbering, for the
+// address (base, index, RIP-relative) and the source.
+PteWriteInsn decode_pte_write(const uint8_t* b, unsigned n, const uint64_t regs[16], uint64_t rip);
+
+// RFLAGS after the instruction (`in` the flags before): CMPXCHG's are
+// CMP RAX, old's; AND's and OR's the result's at the operand's size (CF,
+// OF clear; AF kept, it is undefined); BTS's and BTR's CF the bit's old
+// value (the rest kept); MOV and XCHG change none. `old` is the operand's
+// value before (the entry's bytes at the operand, low-aligned), `rax` the
+// guest's.
+uint64_t pte_write_flags(const PteWriteInsn& in, uint64_t flags, uint64_t old, uint64_t rax);
+
+// XCHG's register after it, from its value `reg` before and the operand's
+// old value: 8 bytes replace it, 4 zero-extend, 2 and 1 replace only their
+// bytes (AH..BH: bits 15:8).
+uint64_t pte_xchg_result(const PteWriteInsn& in, uint64_t reg, uint64_t old);
+
+// vm_assist(cmd, type): Xen's checks in Xen's order (type, then command);
+// 0 when the caller is to set (enable) or clear (disable) the type's bit,
+// else the negative errno.
+long vm_assist_result(uint32_t cmd, uint32_t type);
+
+} // namespace pvmmu::x86

@@ -1,0 +1,95 @@
+// Hypercalls from ring 3 (SPEC §3 "Other hypercalls", docs/abi.md "Bare-metal
+// guest ABI"): pv/syscall_entry.S hands over the guest's registers in Xen's
+// x86-64 PV order — number in RAX, arguments in RDI, RSI, RDX, R10, R8, R9,
+// result in RAX. Every call goes to the core's hypercall() (core/hypercall.h),
+// as a multicall's entries do; the hypercalls only a machine with real vCPUs
+// has are in the table here, which the core reaches for every number its own
+// table lacks (BareMetal::arch_hypercall), so that they run inside a
+// multicall as on Xen. A number in neither table is -ENOSYS.
+#include <pvmmu/abi.h>
+
+#include "core/hypercall.h"
+#include "cpu/percpu.h"
+#include "cpu/quiesce.h"
+#include "cpu/x86.h"
+#include "mm/core_glue.h"
+#include "mm/platform.h"
+#include "pv/domain.h"
+#include "pv/hypercall.h"
+#include "pv/surface.h"
+
+namespace pvmmu::x86 {
+
+namespace {
+
+using ArchHandler = HcResult (*)(Vcpu&, HypercallFrame&);
+
+// A handler that always completes, its result the call's.
+template <long (*Handler)(Vcpu&, HypercallFrame&)>
+HcResult completes(Vcpu& v, HypercallFrame& f)
+{
+    return done(Handler(v, f));
+}
+
+constexpr HypercallTable<ArchHandler>::Entry kArchEntries[] = {
+    {__HYPERVISOR_set_trap_table, do_set_trap_table},
+    {__HYPERVISOR_set_gdt, completes<do_set_gdt>},
+    {__HYPERVISOR_update_descriptor, completes<do_update_descriptor>},
+    {__HYPERVISOR_stack_switch, completes<do_stack_switch>},
+    {__HYPERVISOR_fpu_taskswitch, completes<do_fpu_taskswitch>},
+    {__HYPERVISOR_vm_assist, completes<do_vm_assist>},
+    {__HYPERVISOR_set_callbacks, completes<do_set_callbacks>},
+    {__HYPERVISOR_console_io, do_console_io},
+    {__HYPERVISOR_iret, do_iret},
+    {__HYPERVISOR_sched_op, completes<do_sched_op>},
+    {__HYPERVISOR_callback_op, completes<do_callback_op>},
+    {__HYPERVISOR_vcpu_op, completes<do_vcpu_op>},
+    {__HYPERVISOR_event_channel_op, completes<do_event_channel_op>},
+    {__HYPERVISOR_memory_op, completes<do_memory_op>},
+    {__HYPERVISOR_pvmmu_op, completes<do_pvmmu_op>},
+    {__HYPERVISOR_set_debugreg, completes<do_set_debugreg>},
+    {__HYPERVISOR_get_debugreg, completes<do_get_debugreg>},
+    {__HYPERVISOR_physdev_op, completes<do_physdev_op>},
+    {__HYPERVISOR_set_segment_base, completes<do_set_segment_base>},
+};
+constexpr HypercallTable<ArchHandler> kArch(kArchEntries);
+
+// The table is the one pv/surface.h lists (the host's ABI-table test reads that list).
+constexpr bool table_is_the_surface()
+{
+    if (sizeof(kArchEntries) / sizeof(kArchEntries[0]) != sizeof(kArchHypercalls) / sizeof(kArchHypercalls[0]))
+        return false;
+    for (unsigned i = 0; i < sizeof(kArchHypercalls) / sizeof(kArchHypercalls[0]); ++i)
+        if (kArchEntries[i].op != kArchHypercalls[i]) return false;
+    return true;
+}
+static_assert(table_is_the_surface(), "pv/surface.h's kArchHypercalls must list this table's numbers");
+
+} // namespace
+
+HcResult BareMetal::arch_hypercall(Vcpu& v, HypercallFrame& f)
+{
+    const ArchHandler h = kArch.find(f.op);
+    return h ? h(v, f) : done(-XEN_ENOSYS);
+}
+
+// Every hypercall, the core's and the platform's, direct or in a multicall,
+// goes through the core's hypercall(). Xen's continuation: the arguments now
+// describe what is left, and the guest re-executes its SYSCALL (2 bytes) with
+// RAX still the number, so interrupts are taken between the rounds.
+void syscall_dispatch(TrapFrame* f)
+{
+    const Section in_core;   // kept out while the invariant check runs
+    Vcpu& v = *this_cpu().vcpu;
+    HypercallFrame hf{f->rax, {f->rdi, f->rsi, f->rdx, f->r10, f->r8, f->r9}};
+    const HcResult r = hypercall(*core(), v, hf);
+    if (!r.preempted()) {
+        f->rax = uint64_t(r.rc);
+        return;
+    }
+    f->rdi = hf.arg[0], f->rsi = hf.arg[1], f->rdx = hf.arg[2];
+    f->r10 = hf.arg[3], f->r8 = hf.arg[4], f->r9 = hf.arg[5];
+    f->rip -= 2;
+}
+
+} // namespace pvmmu::x86

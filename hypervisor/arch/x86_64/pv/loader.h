@@ -1,0 +1,23 @@
+// Building a PV domain from a guest kernel (loader.cc).
+#pragma once
+
+#include "pv/domain.h"
+
+namespace pvmmu::x86 {
+
+// Builds domain `id` from the ELF image [file, file + size) with nr_frames
+// frames and nr_vcpus vCPUs (vCPU i on CPU first_cpu + i), loads it and
+// prepares vCPU 0 to start at its entry point with start_info in %rsi; the
+// domain then counts as running (guest_shutdown). 0, or a negative Xen errno
+// with the reason printed.
+// `cmdline` goes to start_info.cmd_line (the module string without its first
+// word, the kernel's name).
+int guest_load(DomId id, const uint8_t* file, size_t size, uint64_t nr_frames, unsigned nr_vcpus,
+               CpuId first_cpu, const char* cmdline, GuestDomain& out);
+
+// Xen's x86-64 PV hypercall page (32 bytes per number) written at `page`
+// (pv/loader.cc): for XEN_ELFNOTE_HYPERCALL_PAGE at load, and for a
+// write of Xen's hypercall-page MSR (pv/emulate.cc).
+void write_hypercall_page(uint8_t* page);
+
+} // namespace pvmmu::x86

@@ -1,0 +1,272 @@
+// The guest's virtual IDT (SPEC §5; Xen's x86-64 PV trap ABI, docs/abi.md
+// §10): set_trap_table, the bounce of an exception to the guest's handler,
+// the iret hypercall that returns from it, and the registrations a PV kernel
+// makes at start of day (set_callbacks / callback_op, stack_switch).
+//
+// Every guest kernel runs in ring 3 and pvmmu has no guest user mode, so a
+// bounce never switches stacks: the frame goes below the interrupted RSP
+// (aligned to 16 as the CPU does), laid out as Xen lays it out — from the
+// lowest address: RCX, R11, [error code], RIP, CS, RFLAGS, RSP, SS. The
+// handler pops RCX and R11 and ends with the iret hypercall, whose stub
+// pushes RAX, R11, RCX on top of (flags, RIP, CS, RFLAGS, RSP, SS): that is
+// struct iret_context (<xen/arch-x86/xen-x86_64.h>).
+#include <pvmmu/abi.h>
+
+#include "cpu/entry_defs.h"
+#include "cpu/exceptions.h"
+#include "cpu/percpu.h"
+#include "cpu/selectors.h"
+#include "cpu/x86.h"
+#include "mm/core_glue.h"
+#include "pv/domain.h"
+#include "pv/hypercall.h"
+#include "pv/run.h"
+#include "pv/surface.h"
+#include "pv/traps.h"
+#include "pv/vcpu_info.h"
+
+namespace pvmmu::x86 {
+
+namespace {
+
+// RFLAGS a guest may set through iret: CF PF AF ZF SF TF DF OF RF AC ID. IF
+// is always on, bit 1 always set; IOPL, NT, VM, VIF, VIP never. RF, as on
+// Xen, lets a #DB handler return to the instruction its instruction
+// breakpoint stopped at (guest_debug.cc) without hitting it again.
+constexpr uint64_t kGuestRflags =
+    0x1 | 0x4 | 0x10 | 0x40 | 0x80 | 0x100 | 0x400 | 0x800 | 0x10000 | 0x40000 | 0x200000;
+constexpr uint64_t kRflagsIf = 0x200, kRflagsFixed = 0x2, kRflagsTf = 0x100, kRflagsRf = 0x10000, kRflagsDf = 0x400;
+
+Platform& platform() { return core()->platform(); }
+
+} // namespace
+
+bool guest_bounce(TrapFrame& f)
+{
+    // NMI, #DF and #MC are the hypervisor's; nothing else is delivered twice.
+    if (f.vector >= kNrExceptions || f.vector == kExcNMI || f.vector == kExcDF || f.vector == kExcMC) return false;
+    // Xen gives a page fault of the guest's kernel mode the U/S bit clear
+    // and one of its user mode the bit set, whatever ring the CPU saw; a
+    // pvmmu guest has only kernel mode. Not delivered, the frame keeps the
+    // CPU's code for the crash report (issue 15: the U/S bit is evidence).
+    const uint64_t cpu_error = f.error;
+    if (f.vector == kExcPF) f.error &= ~kPfUser;
+    if (guest_deliver(f, unsigned(f.vector), exception_has_error_code(unsigned(f.vector)))) return true;
+    f.error = cpu_error;
+    return false;
+}
+
+bool trap_entry_ok(const trap_info_t& t) { return !t.address || guest_va_ok(t.address); }
+
+TrapEntry trap_entry(const trap_info_t& t) { return TrapEntry{t.address, uint8_t(t.flags & 3)}; }
+
+bool callbacks_ok(uint64_t event, uint64_t failsafe, uint64_t syscall)
+{
+    return guest_va_ok(event) && guest_va_ok(failsafe) && guest_va_ok(syscall);
+}
+
+void set_callbacks(VcpuArch& a, uint64_t event, uint64_t failsafe, uint64_t syscall)
+{
+    a.callback[CALLBACKTYPE_event] = event;
+    a.callback[CALLBACKTYPE_failsafe] = failsafe;
+    a.callback[CALLBACKTYPE_syscall] = syscall;
+}
+
+// The kernel stack's SP must be a guest address (Xen does not look; pvmmu
+// refuses one it could never switch to). Any SS is taken, its RPL forced to
+// 3, as Xen does: Linux names its own __KERNEL_DS (0x18). pvmmu has no guest
+// user mode yet, so the pair is only recorded.
+bool kernel_stack_ok(uint64_t sp) { return guest_va_ok(sp); }
+uint16_t kernel_stack_selector(uint64_t ss) { return uint16_t(ss) | 3; }
+
+namespace {
+bool deliver_to(Vcpu& v, TrapFrame& f, uint64_t handler, unsigned vector, bool error_code);
+} // namespace
+
+bool guest_deliver(TrapFrame& f, unsigned vector, bool error_code)
+{
+    Vcpu& v = *this_cpu().vcpu;
+    const uint64_t handler = arch(v).trap[vector].address;
+    return handler && deliver_to(v, f, handler, vector, error_code);
+}
+
+// SYSCALL from compatibility mode (syscall32_entry), as Xen 4.17 bounces it
+// for a 64-bit PV guest: to the syscall32 callback (CALLBACKTYPE_syscall32)
+// with the frame of an event without error code (RCX and R11 as SYSCALL left
+// them, CS FLAT_RING3_CS32), or, without one, a #UD at the SYSCALL (RIP back
+// over its 2 bytes) to the trap table's handler. False: neither could be
+// delivered (the caller crashes the domain).
+bool guest_syscall32(TrapFrame& f)
+{
+    Vcpu& v = *this_cpu().vcpu;
+    if (const uint64_t cb = arch(v).callback[CALLBACKTYPE_syscall32]) {
+        if (!deliver_to(v, f, cb, VECTOR_SYSCALL32, false)) return false;
+        f.rflags &= ~kRflagsDf;   // as Xen's switch_to_kernel
+        return true;
+    }
+    f.vector = kExcUD;
+    f.error = 0;
+    f.rip = uint32_t(f.rip - 2);   // compatibility mode: a 32-bit RIP
+    return guest_bounce(f);
+}
+
+namespace {
+
+bool deliver_to(Vcpu& v, TrapFrame& f, uint64_t handler, unsigned vector, bool error_code)
+{
+    // A #PF the CPU raised (never an INT $14) sets the virtual CR2, as Xen's.
+    const bool page_fault = vector == kExcPF && error_code;
+    if (page_fault) {
+        arch(v).cr2 = read_cr2();
+        if (vcpu_info* info = guest_vcpu_info(v)) info->arch.cr2 = arch(v).cr2;
+    }
+
+    uint64_t frame[8];
+    unsigned n = 0;
+    frame[n++] = f.rcx;
+    frame[n++] = f.r11;
+    if (error_code) frame[n++] = f.error;
+    frame[n++] = f.rip;
+    // RPL 0 in the frame's CS says "kernel context" (Xen clears it for an
+    // event in the guest's kernel mode, which is all a pvmmu guest has):
+    // Linux's entry code tells kernel from user mode by it, and would
+    // SWAPGS on RPL 3. iret takes either and returns with RPL 3.
+    frame[n++] = f.cs & ~3ull;
+    frame[n++] = f.rflags;
+    frame[n++] = f.rsp;
+    frame[n++] = f.ss;
+    const uint64_t sp = (f.rsp & ~15ull) - n * sizeof(uint64_t);
+    if (platform().copy_to_guest(v, Vaddr{sp}, frame, n * sizeof(uint64_t))) return false;
+    if (page_fault) arch(v).counters.faults.fetch_add(1, std::memory_order_relaxed);
+    f.rip = handler;
+    f.rsp = sp;
+    f.cs = HV_SEL_GUEST_CS64;
+    f.ss = HV_SEL_GUEST_DS;
+    // TF and RF off in the handler, as the CPU clears them delivering an event.
+    f.rflags = (f.rflags & kGuestRflags & ~(kRflagsTf | kRflagsRf)) | kRflagsIf | kRflagsFixed;
+    return true;
+}
+
+} // namespace
+
+// set_trap_table(const trap_info_t* list), with Xen's semantics: each entry
+// replaces its vector's (handler and DPL, TI_GET_DPL), one at a time as it is
+// read, up to the first whose address is 0; the other vectors keep theirs. A
+// NULL list clears every vector. An error stops the list where it is (the
+// entries before stay, as on Xen): a handler that is not a guest address
+// -EINVAL (Xen checks only that it is canonical), an unreadable entry
+// -EFAULT. Xen sets no bound on the list; so that no call holds the CPU
+// unboundedly, it continues (a continuation, direct or in a multicall) every
+// kTrapBatch entries.
+HcResult do_set_trap_table(Vcpu& v, HypercallFrame& f)
+{
+    constexpr unsigned kTrapBatch = 64;
+    VcpuArch& a = arch(v);
+    if (!f.arg[0]) {
+        for (TrapEntry& t : a.trap) t = TrapEntry{};
+        return done(0);
+    }
+    uint64_t list = f.arg[0];
+    for (unsigned i = 0; i < kTrapBatch; ++i, list += sizeof(trap_info_t)) {
+        trap_info_t t;
+        if (platform().copy_from_guest(v, &t, Vaddr{list}, sizeof(t))) return done(-XEN_EFAULT);
+        if (t.address == 0) return done(0);
+        if (!trap_entry_ok(t)) return done(-XEN_EINVAL);
+        a.trap[t.vector] = trap_entry(t);
+    }
+    f.arg[0] = list;   // what is left
+    return preempted();   // the multicall or syscall_dispatch issues it again
+}
+
+// iret: the frame is struct iret_context at the guest's RSP. RIP and RSP
+// must be guest addresses and SS the flat ring-3 selector; CS is any
+// selector with RPL 3 forced, as on Xen, so a 32-bit code segment of the
+// guest's (or FLAT_RING3_CS32) returns to compatibility mode. The CPU's
+// checks at the IRETQ do the rest: a selector that is not a present DPL-3
+// code segment, or a RIP past its limit, is refused there and the domain
+// crashed (traps.cc), as a bad frame is here — the guest cannot be returned
+// to (Xen calls the failsafe callback). RAX, R11 and RCX come back from the
+// frame; the other registers are as the guest left them.
+// The frame is the guest's registers, not the call's arguments (it takes
+// none): inside a multicall too, where it is the last entry run (Xen's
+// mc_exit).
+HcResult do_iret(Vcpu& v, HypercallFrame&)
+{
+    TrapFrame& f = guest_regs();
+    iret_context ctx;
+    if (platform().copy_from_guest(v, &ctx, Vaddr{f.rsp}, sizeof(ctx))) guest_crash(f, "iret: unreadable frame");
+    if (!guest_va_ok(ctx.rip) || !guest_va_ok(ctx.rsp) || (ctx.ss | 3) != HV_SEL_GUEST_DS)
+        guest_crash(f, "iret: bad frame");
+    f.r11 = ctx.r11;
+    f.rcx = ctx.rcx;
+    f.rip = ctx.rip;
+    f.cs = uint16_t(ctx.cs) | 3;
+    f.rflags = (ctx.rflags & kGuestRflags) | kRflagsIf | kRflagsFixed;
+    f.rsp = ctx.rsp;
+    f.ss = HV_SEL_GUEST_DS;
+    return ends_multicall(long(ctx.rax));   // syscall_dispatch puts it in RAX
+}
+
+namespace {
+
+long register_callback(Vcpu& v, unsigned type, uint64_t address)
+{
+    if (type >= 8 || type == CALLBACKTYPE_sysenter_deprecated) return -XEN_EINVAL;
+    if (address && !guest_va_ok(address)) return -XEN_EINVAL;
+    arch(v).callback[type] = address;
+    return 0;
+}
+
+// Xen 4.17 unregisters only the NMI callback (xen_conform_guest): the
+// callbacks a guest cannot run without are -EINVAL, the types it does not
+// know -ENOSYS (sysenter_deprecated and sfmask among them).
+long unregister_callback(Vcpu& v, unsigned type)
+{
+    switch (type) {
+    case CALLBACKTYPE_nmi: return register_callback(v, type, 0);
+    case CALLBACKTYPE_event: case CALLBACKTYPE_failsafe: case CALLBACKTYPE_syscall: case CALLBACKTYPE_sysenter:
+    case CALLBACKTYPE_syscall32: return -XEN_EINVAL;
+    default: return -XEN_ENOSYS;
+    }
+}
+
+} // namespace
+
+// set_callbacks(event, failsafe, syscall): recorded, checked; pvmmu delivers
+// no events yet, so none is ever called.
+long do_set_callbacks(Vcpu& v, HypercallFrame& f)
+{
+    if (!callbacks_ok(f.arg[0], f.arg[1], f.arg[2])) return -XEN_EINVAL;
+    set_callbacks(arch(v), f.arg[0], f.arg[1], f.arg[2]);
+    return 0;
+}
+
+// callback_op(CALLBACKOP_register | CALLBACKOP_unregister, arg).
+long do_callback_op(Vcpu& v, HypercallFrame& f)
+{
+    const uint32_t cmd = uint32_t(f.arg[0]);   // an int in Xen's prototype
+    if (!arch_subop_known(__HYPERVISOR_callback_op, cmd)) return -XEN_ENOSYS;
+    if (cmd == CALLBACKOP_register) {
+        callback_register_t r;
+        if (platform().copy_from_guest(v, &r, Vaddr{f.arg[1]}, sizeof(r))) return -XEN_EFAULT;
+        return r.address ? register_callback(v, r.type, r.address) : -XEN_EINVAL;
+    }
+    if (cmd == CALLBACKOP_unregister) {
+        callback_unregister_t u;
+        if (platform().copy_from_guest(v, &u, Vaddr{f.arg[1]}, sizeof(u))) return -XEN_EFAULT;
+        return unregister_callback(v, u.type);
+    }
+    return -XEN_ENOSYS;
+}
+
+// stack_switch(ss, sp): the kernel stack for a switch from guest user mode,
+// which pvmmu does not have yet: recorded and checked (kernel_stack_ok).
+long do_stack_switch(Vcpu& v, HypercallFrame& f)
+{
+    if (!kernel_stack_ok(f.arg[1])) return -XEN_EINVAL;
+    arch(v).kernel_ss = kernel_stack_selector(f.arg[0]);
+    arch(v).kernel_sp = f.arg[1];
+    return 0;
+}
+
+} // namespace pvmmu::x86

@@ -1,0 +1,37 @@
+// A PV guest's virtual IDT and callbacks (traps.cc): delivering an
+// exception or event to the handler the guest registered, and the checks
+// set_trap_table, set_callbacks and stack_switch share with VCPUOP_initialise.
+#pragma once
+
+#include "cpu/traps.h"
+#include "pv/domain.h"
+
+namespace pvmmu::x86 {
+
+// An exception of the running vCPU (from ring 3) delivered to the handler its
+// trap table names, with Xen's x86-64 PV bounce frame on the guest's stack;
+// false when there is no handler or the frame cannot be written.
+bool guest_bounce(TrapFrame& f);
+
+// An event of `vector` delivered to the running vCPU's handler for it, with
+// the bounce frame above, an error code in it only when `error_code`: what
+// guest_bounce does for a hardware exception, and a software INT n uses
+// (no error code, RIP past the instruction). False as guest_bounce.
+bool guest_deliver(TrapFrame& f, unsigned vector, bool error_code);
+
+// SYSCALL from compatibility mode (VECTOR_SYSCALL32): the guest's syscall32
+// callback, or #UD; false when neither can be delivered.
+bool guest_syscall32(TrapFrame& f);
+
+// The checks of set_trap_table (one entry; address 0 = no handler),
+// set_callbacks and stack_switch, and what they set (pv/traps.cc): one
+// piece of code for the hypercalls and for VCPUOP_initialise, which takes
+// the same state from a vcpu_guest_context (pv/vcpu_op.cc).
+bool trap_entry_ok(const trap_info_t& t);
+TrapEntry trap_entry(const trap_info_t& t);
+bool callbacks_ok(uint64_t event, uint64_t failsafe, uint64_t syscall);
+void set_callbacks(VcpuArch& a, uint64_t event, uint64_t failsafe, uint64_t syscall);
+bool kernel_stack_ok(uint64_t sp);
+uint16_t kernel_stack_selector(uint64_t ss);
+
+} // namespace pvmmu::x86

@@ -1,0 +1,62 @@
+// Where a vCPU's vcpu_info lives (<xen/vcpu.h> VCPUOP_register_vcpu_info;
+// docs/abi.md §10 "vcpu_info"): shared_info's slot for it until the guest
+// registers a place of its own, as Xen does. pvmmu writes a vcpu_info in
+// three places (the time at the vCPU's start, pv/run.cc; the virtual CR2
+// of a bounced #PF and of `mov` to %cr2): each asks guest_vcpu_info.
+//
+// The frame is held as Xen holds it: a general and a writable type
+// reference for the domain's life (Domain::held, released at teardown), so
+// it never becomes a page table while the hypervisor writes into it.
+#include <pvmmu/abi.h>
+
+#include "core/refs.h"
+#include "mm/core_glue.h"
+#include "pv/domain.h"
+#include "pv/vcpu_info.h"
+
+namespace pvmmu::x86 {
+
+vcpu_info* guest_vcpu_info(Vcpu& v)
+{
+    if (vcpu_info* r = arch(v).info.load(std::memory_order_acquire)) return r;
+    GuestDomain& d = guest_domain(v);
+    return d.shared && v.id < XEN_LEGACY_MAX_VCPUS ? &d.shared->vcpu_info[v.id] : nullptr;
+}
+
+// VCPUOP_register_vcpu_info(t, {mfn, offset}) with Xen 4.17's checks: the
+// record must fit in the page (-ENXIO); then, -EINVAL: once per vCPU; only the caller
+// itself or a vCPU that is not up; the frame the domain's and able to be
+// writable (not a page table). The current contents move there (zeros with
+// the upcall masked for a vCPU without a shared_info slot), then, as Xen
+// marks everything pending so that no event is lost, evtchn_upcall_pending
+// and every evtchn_pending_sel bit are set (pvmmu delivers no events yet).
+long vcpu_info_register(Vcpu& caller, Vcpu& t, uint64_t arg)
+{
+    vcpu_register_vcpu_info r;
+    Hypervisor& hv = *core();
+    if (hv.platform().copy_from_guest(caller, &r, Vaddr{arg}, sizeof(r))) return -XEN_EFAULT;
+    if (r.offset > kPageSize - sizeof(vcpu_info)) return -XEN_ENXIO;
+    VcpuArch& a = arch(t);
+    const VcpuState s = a.state.load(std::memory_order_acquire);
+    if (&t != &caller && (s == VcpuState::Up || s == VcpuState::Busy)) return -XEN_EINVAL;
+    GuestDomain& g = guest_domain(caller);
+    g.vcpu_info_lock.lock(hv.platform());
+    long rc = a.info.load(std::memory_order_relaxed) ? -XEN_EINVAL : 0;
+    if (!rc && hold_writable(hv, g.dom, Mfn{r.mfn})) rc = -XEN_EINVAL;
+    if (!rc) {
+        auto* info = reinterpret_cast<vcpu_info*>(static_cast<uint8_t*>(hv.mem().frame(Mfn{r.mfn})) + r.offset);
+        if (const vcpu_info* old = guest_vcpu_info(t)) {
+            *info = *old;
+        } else {
+            *info = vcpu_info{};
+            info->evtchn_upcall_mask = 1;
+        }
+        a.info.store(info, std::memory_order_release);
+        info->evtchn_upcall_pending = 1;
+        info->evtchn_pending_sel = ~xen_ulong_t(0);
+    }
+    g.vcpu_info_lock.unlock();
+    return rc;
+}
+
+} // namespace pvmmu::x86

@@ -1,0 +1,223 @@
+// vcpu_op (SPEC §3; <xen/vcpu.h>): secondary vCPUs of a domain. Each vCPU is
+// pinned to its own CPU (vCPU i on CPU first_cpu + i, domain_builder.h), which idles
+// until the vCPU is brought up. docs/abi.md §10 lists where pvmmu differs
+// from Xen.
+#include <stddef.h>
+
+#include <pvmmu/abi.h>
+
+#include "core/refs.h"
+#include "cpu/lapic.h"
+#include "cpu/percpu.h"
+#include "cpu/quiesce.h"
+#include "cpu/selectors.h"
+#include "cpu/x86.h"
+#include "mm/core_glue.h"
+#include "mm/paging.h"
+#include "pv/domain.h"
+#include "pv/hypercall.h"
+#include "pv/run.h"
+#include "pv/runstate.h"
+#include "pv/surface.h"
+#include "pv/traps.h"
+#include "pv/vcpu_info.h"
+#include "pv/vcpu_op.h"
+
+namespace pvmmu::x86 {
+
+namespace {
+
+constexpr uint64_t kRflagsIf = 0x200, kRflagsFixed = 0x2;
+
+// VCPUOP_initialise, as Xen's arch_set_info_guest for a 64-bit PV vCPU: from
+// the context the registers (user_regs), the L4 (ctrlreg[3]), the virtual CR2
+// (ctrlreg[2]), the segment bases (fs_base, gs_base_kernel, gs_base_user),
+// the whole virtual IDT (trap_ctxt[], by position: an address of 0 leaves
+// that vector without a handler), the event, failsafe and syscall callbacks
+// and the kernel stack (kernel_ss, kernel_sp), each with the check the
+// hypercall that sets it applies (set_segment_base, set_trap_table,
+// set_callbacks, stack_switch): -EINVAL for a value it refuses. So nothing
+// the vCPU set before it went down survives. kernel_ss = kernel_sp = 0 is
+// taken as no kernel stack, what a new vCPU has (stack_switch would refuse
+// it). The rest of vcpu_guest_context is not used (docs/abi.md §12.3).
+long initialise_locked(Vcpu& self, Vcpu& t, uint64_t ctx_va);
+
+// The vCPU is Busy while it changes: a second initialise meanwhile gets
+// -EBUSY, an up -EINVAL. Its state afterwards is Initialised, or Down when
+// the call fails: a failure may leave the trap table half-taken, which no
+// VCPUOP_up may run — the vCPU needs a successful initialise first.
+long initialise(Vcpu& self, Vcpu& t, uint64_t ctx_va)
+{
+    std::atomic<VcpuState>& st = arch(t).state;
+    VcpuState was = st.load(std::memory_order_acquire);
+    do {
+        if (was == VcpuState::Up) return -XEN_EEXIST;
+        if (was == VcpuState::Busy) return -XEN_EBUSY;
+    } while (!st.compare_exchange_weak(was, VcpuState::Busy, std::memory_order_acq_rel));
+    const long rc = initialise_locked(self, t, ctx_va);
+    st.store(rc ? VcpuState::Down : VcpuState::Initialised, std::memory_order_release);
+    return rc;
+}
+
+// The context's trap_ctxt[] into t's virtual IDT, a few entries at a time
+// (the whole array is 4 KiB: not one stack object). t is Busy, not running.
+long take_trap_table(Vcpu& self, Vcpu& t, uint64_t ctx_va)
+{
+    constexpr unsigned kChunk = 16;
+    constexpr unsigned kEntries = sizeof(vcpu_guest_context_t::trap_ctxt) / sizeof(trap_info_t);
+    static_assert(kEntries == sizeof(VcpuArch::trap) / sizeof(TrapEntry) && kEntries % kChunk == 0);
+    Platform& p = core()->platform();
+    VcpuArch& a = arch(t);
+    for (unsigned i = 0; i < kEntries; i += kChunk) {
+        trap_info_t chunk[kChunk];
+        const uint64_t va = ctx_va + offsetof(vcpu_guest_context_t, trap_ctxt) + i * sizeof(trap_info_t);
+        if (p.copy_from_guest(self, chunk, Vaddr{va}, sizeof(chunk))) return -XEN_EFAULT;
+        for (unsigned j = 0; j < kChunk; ++j) {
+            if (!trap_entry_ok(chunk[j])) return -XEN_EINVAL;
+            a.trap[i + j] = trap_entry(chunk[j]);
+        }
+    }
+    return 0;
+}
+
+// The context's words initialise_locked takes besides user_regs and trap_ctxt.
+struct ContextWords {
+    uint64_t cr2, cr3;
+    uint64_t stack[2];  // kernel_ss, kernel_sp: adjacent in the context
+    uint64_t event, failsafe, syscall;
+    uint64_t base[3];   // fs_base, gs_base_kernel, gs_base_user: adjacent in the context
+};
+
+long read_words(Vcpu& self, uint64_t ctx_va, ContextWords& w)
+{
+    static_assert(offsetof(vcpu_guest_context_t, gs_base_user) == offsetof(vcpu_guest_context_t, fs_base) + 16);
+    static_assert(offsetof(vcpu_guest_context_t, kernel_sp) == offsetof(vcpu_guest_context_t, kernel_ss) + 8);
+    Platform& p = core()->platform();
+    auto word = [&](uint64_t* to, size_t off, size_t len) {
+        return p.copy_from_guest(self, to, Vaddr{ctx_va + off}, len) != 0;
+    };
+    using C = vcpu_guest_context_t;
+    if (word(&w.cr2, offsetof(C, ctrlreg[2]), 8) || word(&w.cr3, offsetof(C, ctrlreg[3]), 8) ||
+        word(w.stack, offsetof(C, kernel_ss), 16) || word(&w.event, offsetof(C, event_callback_eip), 8) ||
+        word(&w.failsafe, offsetof(C, failsafe_callback_eip), 8) ||
+        word(&w.syscall, offsetof(C, syscall_callback_eip), 8) || word(w.base, offsetof(C, fs_base), 24))
+        return -XEN_EFAULT;
+    return 0;
+}
+
+long initialise_locked(Vcpu& self, Vcpu& t, uint64_t ctx_va)
+{
+    VcpuArch& a = arch(t);
+    Platform& p = core()->platform();
+    cpu_user_regs_t r;
+    ContextWords w;
+    if (p.copy_from_guest(self, &r, Vaddr{ctx_va + offsetof(vcpu_guest_context_t, user_regs)}, sizeof(r)) ||
+        read_words(self, ctx_va, w))
+        return -XEN_EFAULT;
+    if (!guest_va_ok(r.rip) || !guest_va_ok(r.rsp)) return -XEN_EINVAL;
+    if (!guest_va_ok(w.base[0]) || !guest_va_ok(w.base[1]) || !guest_va_ok(w.base[2])) return -XEN_EINVAL;
+    if (!callbacks_ok(w.event, w.failsafe, w.syscall)) return -XEN_EINVAL;
+    const bool no_stack = w.stack[0] == 0 && w.stack[1] == 0;
+    if (!no_stack && !kernel_stack_ok(w.stack[1])) return -XEN_EINVAL;
+    const Mfn l4{xen_cr3_to_pfn(w.cr3)};
+    if ((w.cr3 & (kPageSize - 1)) || !core()->mem().valid(l4)) return -XEN_EINVAL;
+    // Last of the checks, as it changes t: a failure from here on leaves t
+    // Down (initialise), never Initialised with part of a table.
+    if (long rc = take_trap_table(self, t, ctx_va)) return rc;
+    // The vCPU holds a type reference to its L4, as NEW_BASEPTR takes one.
+    if (int rc = get_page_and_type(*core(), l4, t.domain->id, PageType::L4)) return rc;
+    if (t.has_table) put_page_and_type(*core(), t.guest_table);
+    t.guest_table = l4;
+    t.has_table = true;
+
+    // The callbacks only callback_op registers (NMI, syscall32, sysenter)
+    // are not in the context: none, as for a vCPU never initialised, which
+    // is the only kind Xen initialises.
+    for (uint64_t& c : a.callback) c = 0;
+    set_callbacks(a, w.event, w.failsafe, w.syscall);
+    a.kernel_ss = no_stack ? 0 : kernel_stack_selector(w.stack[0]);
+    a.kernel_sp = w.stack[1];
+    // Xen's PV vCPU takes ctrlreg[2] as its CR2; the shared page's copy
+    // (vcpu_info.arch.cr2) is left as it is, as Xen leaves it.
+    a.cr2 = w.cr2;
+    // The context's debugreg[], ctrlreg[4] and IOPL are not read (docs/abi.md
+    // §12.3): the vCPU starts as a new one, whatever it had set before it
+    // went down — no breakpoint armed, IOPL 0, CR4.DE clear.
+    a.dr = DebugRegs{};
+    a.iopl = 0;
+    a.cr4_de = false;
+
+    TrapFrame& f = a.start;
+    f = TrapFrame{};
+    f.r15 = r.r15, f.r14 = r.r14, f.r13 = r.r13, f.r12 = r.r12, f.r11 = r.r11, f.r10 = r.r10;
+    f.r9 = r.r9, f.r8 = r.r8, f.rbp = r.rbp, f.rdi = r.rdi, f.rsi = r.rsi, f.rdx = r.rdx;
+    f.rcx = r.rcx, f.rbx = r.rbx, f.rax = r.rax;
+    f.rip = r.rip;
+    f.cs = HV_SEL_GUEST_CS64;
+    f.rflags = kRflagsIf | kRflagsFixed;
+    f.rsp = r.rsp;
+    f.ss = HV_SEL_GUEST_DS;
+    a.fs_base = w.base[0], a.gs_base_kernel = w.base[1], a.gs_base_user = w.base[2];
+    return 0;
+}
+
+} // namespace
+
+long vcpu_up(Vcpu& t)
+{
+    VcpuState was = VcpuState::Initialised;
+    if (!arch(t).state.compare_exchange_strong(was, VcpuState::Up, std::memory_order_acq_rel))
+        return was == VcpuState::Up ? 0 : -XEN_EINVAL;
+    guest_domain(t).nr_up.fetch_add(1, std::memory_order_acq_rel);
+    PerCpu& c = g_cpus[t.cpu];
+    c.next.store(&t, std::memory_order_release);
+    lapic_send_fixed(c.apic_id, kVectorKick);
+    return 0;
+}
+
+// vcpu_op(cmd, vcpuid, arg).
+long do_vcpu_op(Vcpu& v, HypercallFrame& f)
+{
+    Domain& d = *v.domain;
+    // An int cmd and an unsigned int vCPU in Xen's prototype: the arguments'
+    // high halves are not looked at.
+    const uint32_t cmd = uint32_t(f.arg[0]), id = uint32_t(f.arg[1]);
+    if (id >= d.nr_vcpus) return -XEN_ENOENT;   // Xen checks the vCPU first
+    if (!arch_subop_known(__HYPERVISOR_vcpu_op, cmd)) return -XEN_ENOSYS;
+    Vcpu& t = d.vcpus[id];
+    switch (cmd) {
+    case VCPUOP_initialise:
+        return initialise(v, t, f.arg[2]);
+    case VCPUOP_up:
+        return vcpu_up(t);
+    case VCPUOP_down:
+        // Only the calling vCPU: its CPU goes idle. Its state is gone (it must
+        // be initialised again), where Xen would resume it.
+        if (&t != &v) return -XEN_EINVAL;
+        // The last vCPU up going down: nothing can bring a vCPU of the
+        // domain up again (only its own vCPUs can), so the domain shuts
+        // down with poweroff, as Xen does, and the run can end.
+        if (guest_domain(v).nr_up.fetch_sub(1, std::memory_order_acq_rel) == 1) guest_shutdown(SHUTDOWN_poweroff);
+        runstate_change(v, RUNSTATE_offline);   // while its tables are loaded
+        // Off the vCPU's tables before it is Down: once Down, another vCPU
+        // may initialise it and drop the last reference to its old L4. Out of
+        // the hypercall's section first: leave() may enter one of its own.
+        section_leave();
+        cli();
+        cpu_leave_vcpu();
+        arch(v).state.store(VcpuState::Down, std::memory_order_release);
+        cpu_idle();
+    case VCPUOP_is_up:
+        return arch(t).state.load(std::memory_order_acquire) == VcpuState::Up;
+    case VCPUOP_get_runstate_info:
+        return runstate_get(v, t, f.arg[2]);
+    case VCPUOP_register_runstate_memory_area:
+        return runstate_register(v, t, f.arg[2]);
+    case VCPUOP_register_vcpu_info:
+        return vcpu_info_register(v, t, f.arg[2]);
+    default:
+        return -XEN_ENOSYS;
+    }
+}
+
+} // namespace pvmmu::x86
