@@ -186,7 +186,7 @@ long fill(PerCpu& c, unsigned w, const Domain& d, const xen_pfn_t* frames, uint3
     for (uint32_t page = 0; page * kEntriesPerPage < entries; ++page) {
         const Mfn m{frames[page]};
         g_source[c.id].gdt_mfn[w][page] = m.v;
-        if (const long rc = copy_page(hv, d, m, buf + page * kEntriesPerPage, on_page(entries, page), false))
+        if (const long rc = copy_page(hv, d, m, buf + size_t{page} * kEntriesPerPage, on_page(entries, page), false))
             return rc;
     }
     return 0;
@@ -217,7 +217,7 @@ long fill_ldt(CpuLdt& l, unsigned w, const Vcpu& v, uint64_t base, uint32_t entr
         Mfn m{0};
         if (const long rc = guest_frame(hv, v, base + page * kPageSize, m)) return rc;
         src.ldt_mfn[w][page] = m.v;
-        if (const long rc = copy_page(hv, *v.domain, m, buf + page * kEntriesPerPage, on_page(entries, page), true))
+        if (const long rc = copy_page(hv, *v.domain, m, buf + size_t{page} * kEntriesPerPage, on_page(entries, page), true))
             return rc;
     }
     return 0;
