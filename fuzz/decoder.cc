@@ -276,8 +276,69 @@ HypercallFrame Decoder::xv_args()
 HypercallFrame Decoder::raw_args()
 {
     HypercallFrame f{in_.u8() % 4 ? in_.u8() % 64 : in_.u64(), {}};
+    if (f.op == __HYPERVISOR_event_channel_op || f.op == __HYPERVISOR_set_timer_op ||
+        f.op == __HYPERVISOR_vcpu_op || f.op == __HYPERVISOR_sched_op)
+        return event_args(f.op);
     uint64_t* area = alloc<uint64_t>(8);
     for (uint64_t& a : f.arg) a = in_.u8() % 2 ? in_.u64() : ptr_arg(area);
+    return f;
+}
+
+// Mostly 0-3 (ports, vCPUs, VIRQs that exist), else up to 69 (past the first
+// bucket of 64 ports and NR_VIRQS), else anything.
+uint32_t Decoder::small()
+{
+    switch (in_.u8() % 4) {
+    case 0: return in_.u8() % 70;
+    case 1: return in_.u32();
+    default: return in_.u8() % 4;
+    }
+}
+
+uint16_t Decoder::domid()
+{
+    static constexpr uint16_t kChoices[] = {DOMID_SELF, kIds[0], kIds[1], 9};
+    return kChoices[in_.u8() % 4];
+}
+
+HypercallFrame Decoder::event_args(uint64_t op)
+{
+    uint32_t* words = alloc<uint32_t>(8);
+    for (unsigned i = 0; words && i < 8; ++i) words[i] = small();
+    HypercallFrame f{op, {}};
+    switch (op) {
+    case __HYPERVISOR_event_channel_op: {
+        const uint32_t cmd = in_.u8() % 16;
+        // The sub-ops whose struct starts with a domid_t (two for alloc_unbound).
+        if (words && (cmd == EVTCHNOP_alloc_unbound || cmd == EVTCHNOP_status || cmd == EVTCHNOP_reset ||
+                      cmd == EVTCHNOP_bind_interdomain))
+            words[0] = domid() | uint32_t(domid()) << 16;
+        f.arg[0] = cmd;
+        f.arg[1] = ptr_arg(words);
+        break;
+    }
+    case __HYPERVISOR_set_timer_op:
+        f.arg[0] = in_.u8() % 2 ? uint64_t(in_.u8()) * 1'000'000 : in_.u64();
+        break;
+    case __HYPERVISOR_vcpu_op: {
+        f.arg[0] = in_.u8() % 4 ? VCPUOP_set_periodic_timer + in_.u8() % 4 : in_.u8() % 16;
+        f.arg[1] = in_.u8() % 3;
+        auto* t = reinterpret_cast<uint64_t*>(words);
+        if (t) t[0] = in_.u8() % 2 ? uint64_t(in_.u8()) * 1'000'000 : in_.u64();
+        f.arg[2] = ptr_arg(words);
+        break;
+    }
+    default: {   // sched_op: yield, block, poll and the rest
+        f.arg[0] = in_.u8() % 5;
+        sched_poll_t* p = alloc<sched_poll_t>(1);
+        if (p) {
+            set_xen_guest_handle(p->ports, reinterpret_cast<evtchn_port_t*>(uintptr_t(ptr_arg(words))));
+            p->nr_ports = in_.u8() % 4 ? in_.u8() % 5 : in_.u32();
+            p->timeout = in_.u8() % 2 ? 0 : uint64_t(in_.u8()) * 1'000'000;
+        }
+        f.arg[1] = ptr_arg(p);
+    }
+    }
     return f;
 }
 

@@ -46,6 +46,10 @@ public:
     HypercallFrame uva_args();
     HypercallFrame xv_args();
     HypercallFrame raw_args();
+    // The event, timer and scheduling hypercalls (core/event_ops.h): small
+    // ports, vCPUs and VIRQs, the domains' ids, deadlines near the fuzz
+    // platform's clock; raw_args takes these for their numbers.
+    HypercallFrame event_args(uint64_t op);
     HypercallFrame multicall_args(unsigned depth);   // entries of any kind, nested up to 2 deep
 
     // The caller's own writes to a frame it may write (how it builds tables).
@@ -79,6 +83,8 @@ private:
     uint64_t foreigndom();
     uint64_t pdone_arg(uint32_t preset);
     uint32_t count_arg(uint32_t n);
+    uint32_t small();
+    uint16_t domid();
     void ext_op(mmuext_op_t& o);
     bool guest_writable(Mfn m);
     // Two reads in one expression would be unsequenced: these keep the order.

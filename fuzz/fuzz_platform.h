@@ -10,6 +10,7 @@
 
 #include <pvmmu/abi.h>
 
+#include "core/event_ops.h"
 #include "core/hypervisor.h"
 #include "core/platform.h"
 
@@ -48,6 +49,25 @@ public:
         return 0;
     }
     void load_base(Vcpu&) override { ++base_loads; }
+    // The event, timer and scheduling hypercalls (core/event_ops.h) on a
+    // clock that advances 1 ms a call. A vCPU left blocked is taken to its
+    // next deadline, as its timer interrupt would; with none bound it stays
+    // blocked, and the invariant checker watches that no event it should
+    // have woken on is lost.
+    HcResult arch_hypercall(Vcpu& v, HypercallFrame& f) override
+    {
+        if (!hv_) return Platform::arch_hypercall(v, f);
+        EventOut out;
+        now_ns += 1'000'000;
+        const HcResult r = event_hypercall(*hv_, v, f, now_ns, out);
+        if (out.block && vcpu_blocked(v)) {
+            const uint64_t next = next_deadline(v);
+            if (next != kNever && next > now_ns) now_ns = next;
+        }
+        (void)timer_expire(*hv_, v, now_ns);
+        return r;
+    }
+    uint64_t now_ns = 0;
 
     // Whether [a, a + n) is guest memory.
     bool inside(uint64_t a, size_t n) const { return a >= base_ && n <= len_ && a - base_ <= len_ - n; }

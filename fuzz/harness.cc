@@ -13,6 +13,8 @@
 #include <pvmmu/abi.h>
 
 #include "ad_walker.h"
+#include "core/event_invariants.h"
+#include "core/events.h"
 #include "core/invariants.h"
 #include "decoder.h"
 #include "fuzz_platform.h"
@@ -48,11 +50,16 @@ struct Workspace {
     std::unique_ptr<uint8_t[]> guest{new uint8_t[kGuestBytes]};
     std::vector<FrameTally> scratch = std::vector<FrameTally>(kMachineFrames);
     StateSnapshot before, after;
+    // Each domain's shared_info (host memory the guests cannot write: only
+    // the core sets its bits), and the other domain's copy before a call.
+    std::unique_ptr<shared_info_t[]> shared{new shared_info_t[2]};
+    std::unique_ptr<shared_info_t> other_before{new shared_info_t};
 
     Workspace& reset()
     {
         machine.reset();
         std::memset(guest.get(), 0, kGuestBytes);
+        std::memset(shared.get(), 0, 2 * sizeof(shared_info_t));
         return *this;
     }
 };
@@ -76,6 +83,8 @@ public:
             spec.nr_frames = kDomFrames[i];
             build_rc_ |= build_domain(hv_, doms_[i], spec, lays_[i]);
             if (config & (16 << i)) doms_[i].policy.allow(Perm::MapForeign);
+            events_[i] = std::make_unique<DomainEvents>(&ws.shared[i]);
+            doms_[i].events = events_[i].get();
         }
     }
 
@@ -91,6 +100,7 @@ private:
     }
 
     bool check(const char* when);
+    bool check_events(unsigned other);
     void publish_roots();
     bool call(uint8_t op, HypercallFrame f, bool single);
     void fail(const std::string& what);
@@ -103,6 +113,7 @@ private:
     FuzzPlatform plat_;
     Hypervisor hv_;
     Domain doms_[2];
+    std::unique_ptr<DomainEvents> events_[2];
     DomainLayout lays_[2];
     unsigned nr_doms_ = 1;
     int build_rc_ = 0;
@@ -166,6 +177,26 @@ bool Harness::check(const char* when)
     return false;
 }
 
+// Every domain's event state is consistent and no event was lost (no guest
+// consumes here, so "pending and unmasked" must always be selected); the
+// other domain's shared_info is as it was before the call: no event or
+// timer for another domain.
+bool Harness::check_events(unsigned other)
+{
+    InvariantReport r;
+    for (unsigned i = 0; i < nr_doms_; ++i) check_event_invariants(doms_[i], r);
+    if (!r.ok()) {
+        fail(std::string("event invariant violated: ") + r[0].reason + " (port or vCPU " + std::to_string(r[0].index) +
+             ")");
+        return false;
+    }
+    if (other != caller_ && std::memcmp(ws_.other_before.get(), &ws_.shared[other], sizeof(shared_info_t))) {
+        fail("a call changed another domain's shared_info");
+        return false;
+    }
+    return true;
+}
+
 void Harness::publish_roots()
 {
     if (!ad_) return;
@@ -185,6 +216,8 @@ bool Harness::call(uint8_t op, HypercallFrame f, bool single)
     Vcpu& v = doms_[caller_].vcpus[vcpu_];
     trace_.push_back(Trace{op, uint8_t(caller_), uint8_t(vcpu_), f, 0});
     if (single) ws_.before.take(hv_, kFirstDomFrame, bool(ad_));
+    const unsigned other = nr_doms_ == 2 ? 1 - caller_ : caller_;
+    std::memcpy(ws_.other_before.get(), &ws_.shared[other], sizeof(shared_info_t));
     ++out_.calls;
     long rc = 0;
     for (uint64_t round = 0;; ++round) {
@@ -207,6 +240,11 @@ bool Harness::call(uint8_t op, HypercallFrame f, bool single)
     }
     trace_.back().rc = rc;
     if (opt_.verbose) verbose(trace_.back());
+    if (opt_.inject == Inject::DropSelectorsAfterEachCall)
+        for (unsigned i = 0; i < nr_doms_; ++i)
+            for (vcpu_info_t& vi : ws_.shared[i].vcpu_info) vi.evtchn_pending_sel = 0;
+    if (opt_.inject == Inject::SignalOtherDomain && other != caller_) ws_.shared[other].evtchn_mask[63] ^= 1;
+    if (!check_events(other)) return false;
     // A batch whose *pdone cannot be written returns -EFAULT after its requests
     // ran (docs/abi.md): a refusal only when pdone is NULL or writable.
     const bool batch = f.op == __HYPERVISOR_mmu_update || f.op == __HYPERVISOR_mmuext_op;

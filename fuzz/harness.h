@@ -27,6 +27,8 @@ enum class Inject : uint8_t {
     None,
     BumpCountAfterFirstCall,    // the checker must fail
     WriteAfterRefusedRequest,   // the refused-request compare must fail
+    DropSelectorsAfterEachCall, // every vCPU's evtchn_pending_sel cleared: an event is lost
+    SignalOtherDomain,          // a bit of the other domain's shared_info set: isolation broken
 };
 
 struct Options {

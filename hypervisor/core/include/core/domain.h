@@ -9,6 +9,7 @@ namespace pvmmu {
 inline constexpr unsigned kMaxVcpus = kMaxCpus;
 
 struct Domain;
+class DomainEvents;
 
 struct Vcpu {
     Domain* domain = nullptr;
@@ -36,6 +37,9 @@ struct Domain {
     static constexpr unsigned kMaxHeld = 2 + kMaxVcpus;
     Mfn held[kMaxHeld] = {};
     unsigned nr_held = 0;
+    // Its event channels, timers and block/poll state (core/events.h),
+    // the platform's; null: every event hypercall is -ENOSYS.
+    DomainEvents* events = nullptr;
 
     // The physical CPUs of the vCPUs named in a bitmap over this domain's vCPUs.
     CpuMask cpus_of(uint64_t vcpu_bits) const

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/domain_builder.h"
+#include "core/events.h"
 #include "core/hypercall.h"
 #include "sim/arena.h"
 #include "sim/tlb.h"
@@ -60,6 +61,17 @@ public:
     Domain* create_domain(DomId id, uint64_t nr_frames, unsigned vcpus, DomainLayout& out,
                           int* rc = nullptr);
 
+    // Gives d event channels, timers and blocking (core/events.h), its
+    // shared_info in its own frame `shared_gpfn` (a data frame: the guest
+    // reads its bits at layout.va(shared_gpfn); it must not make it a page
+    // table). The sim has no interrupts: a guest program looks at its
+    // evtchn_upcall_pending itself; SCHEDOP_block and SCHEDOP_poll spin,
+    // serving shootdowns and firing the vCPU's due timers, until woken.
+    DomainEvents* enable_events(Domain& d, const DomainLayout& layout, uint64_t shared_gpfn);
+    // System time in ns since the machine was made (what vcpu_time_info
+    // would give; the sim has no TSC).
+    uint64_t system_time_ns() const;
+
     // Runs fn on every vCPU of d, each on its own thread, and returns when all
     // have finished. A finished vCPU keeps serving shootdowns until then.
     void run(Domain& d, const std::function<void(GuestContext&)>& fn);
@@ -77,6 +89,8 @@ public:
     int copy_to_guest(Vcpu& v, Vaddr dst, const void* src, size_t n) override;
     void load_base(Vcpu& v) override;
     void tables_written(Mfn m) override;
+    // The event, timer and scheduling hypercalls (core/event_ops.h).
+    HcResult arch_hypercall(Vcpu& v, HypercallFrame& f) override;
 
     struct Cpu;   // one simulated CPU: TLB, mailbox, counters (machine.cc)
 
@@ -108,7 +122,9 @@ private:
     std::unique_ptr<Cpu> control_;   // the initiator for threads bound to no CPU
     std::unique_ptr<std::atomic<uint64_t>[]> shadow_;   // walker-visible PTEs (non-coherent)
     std::deque<Domain> domains_;
+    std::deque<std::unique_ptr<DomainEvents>> events_;
     CpuId next_cpu_ = 0;
+    uint64_t start_ns_ = 0;   // system time 0, on the host's steady clock
 };
 
 } // namespace pvmmu::sim
