@@ -436,8 +436,14 @@ int run_configs(const RunOptions& o)
         for (size_t i = 0; i < ends.size(); ++i) {
             std::string what;
             const int c = domain_verdict(ends[i], what);
-            std::printf("pvmmu-run: %s: %s (exit %d): %s\n", domain_label(doms, i).c_str(), word_of(c), c,
-                        printable(what).c_str());
+            const std::string label = domain_label(doms, i);
+            // Domains start once every one is built: a refusal stops them all.
+            if (code == kRefused && c != kRefused)
+                std::printf("pvmmu-run: %s: not started: the hypervisor stopped at the refused domain\n", label.c_str());
+            else if (c == 0)
+                std::printf("pvmmu-run: %s: %s\n", label.c_str(), what.c_str());
+            else
+                std::printf("pvmmu-run: %s: %s (exit %d): %s\n", label.c_str(), word_of(c), c, printable(what).c_str());
             if (c > worst) worst = c;
         }
         if (worst > code) {

@@ -23,6 +23,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -81,6 +82,13 @@ void show_tail(const std::string& path)
         if (!l.empty() && l.back() == '\n') l.pop_back();
         std::printf("| %s\n", printable(l).c_str());
     }
+}
+
+// Whether a file the child wrote reached the cap (RLIMIT_FSIZE) it ran under.
+bool at_cap(const std::string& path, const Options& o)
+{
+    struct stat st = {};
+    return stat(path.c_str(), &st) == 0 && uint64_t(st.st_size) >= o.file_cap;
 }
 
 } // namespace
@@ -290,7 +298,7 @@ int run_child(const Launch& l, const Options& o, int expect_status, bool need_re
         if (from_file) show_tail(child_log);
         return kCrashed;
     }
-    if (!exited && WTERMSIG(wait_status) == SIGXFSZ) {
+    if ((!exited && WTERMSIG(wait_status) == SIGXFSZ) || (from_file && (at_cap(l.console_file, o) || at_cap(child_log, o)))) {
         why = "its console or log file reached the launcher's cap of " + std::to_string(o.file_cap >> 20) + " MiB";
         return kCrashed;
     }
