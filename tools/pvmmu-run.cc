@@ -314,11 +314,14 @@ int launch(const Backend& b, const std::vector<Domain>& doms, const Options& o, 
     if (b.lacks) why = b.lacks(doms);
     if (!why.empty()) return kSkipped;
     Launch l;
-    if (const int rc = b.prepare(doms, o, l, why)) return rc;
+    const int prepared = b.prepare(doms, o, l, why);
+    // A signal while the back end prepared (Ctrl-C reaches make-iso.sh or
+    // fetch-xen.sh too, which then fail): the run was ended, whatever they said.
     if (const int sig = interrupted()) {
-        why = "interrupted before the machine started";
+        why = "interrupted by SIG" + std::string(sigabbrev_np(sig)) + " before the machine started";
         return kInterruptedBase + sig;
     }
+    if (prepared) return prepared;
     std::vector<std::string> own;
     if (!console) console = &own;
     int code = run_child(l, o, kPoweroffStatus, need_result, why, console);
