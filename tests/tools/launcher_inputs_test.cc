@@ -78,7 +78,7 @@ TEST_F(Inputs, APathIsShownEscaped)
 
 TEST_F(Inputs, AnXlCfgWithANulByteIsRefusedBeforeParsing)
 {
-    // libxlutil's lexer asserts on this one (the launcher aborted).
+    // libxlutil's lexer asserts on this one (SIGABRT) if it ever sees it.
     const std::string p = write("nul.cfg", std::string("kernel = \"a\0b\"\n", 15));
     DomainConfig c;
     std::string err;

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # pvmmu-run as a person runs it: typed at a terminal. `script` gives the
 # launcher a pseudo-terminal as its controlling terminal and stdin (CI has
-# none), so QEMU, in its own process group, would be a background job of that
-# terminal: with the terminal as its input, -serial stdio stopped it
-# (SIGTTIN/SIGTTOU, state T) and the run timed out. Then Ctrl-C's SIGINT: the
-# run ends at once, exit 130, no QEMU left behind.
+# none), so QEMU, in its own process group, is a background job of that
+# terminal: were the terminal its input, -serial stdio would stop it
+# (SIGTTIN/SIGTTOU, state T) and the run would time out. Then Ctrl-C's
+# SIGINT: the run ends at once, exit 130, no QEMU left behind.
 #
 #   launcher_tty_test.sh PVMMU_RUN
 set -uo pipefail

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # tools/make-iso.sh puts the file it is given in the ISO, whatever its path
 # holds: a kernel path with '=' (KERNEL=STRING ends the path at the first
-# '=', which booted `dir/k` for `dir/k=v`) goes whole through --module, as the
-# Bochs back end and ./pvmmu iso pass it.
+# '=', which would put `dir/k` in the ISO for `dir/k=v`) goes whole through
+# --module, as the Bochs back end and ./pvmmu iso pass it.
 #
 #   make_iso_test.sh PVMMU_HV KERNEL
 set -uo pipefail

@@ -186,7 +186,7 @@ int in_child(F body, bool with_pty)
 // At a terminal (forkpty: the launcher in its session's foreground group),
 // the emulator's input must not be that terminal: as a background process
 // group, reading it or setting its modes (QEMU's -serial stdio does both)
-// stops it with SIGTTIN/SIGTTOU, and the run timed out.
+// would stop it with SIGTTIN/SIGTTOU until the timeout.
 TEST_F(RunChild, TheChildsInputIsNeverTheLaunchersTerminal)
 {
     const int code = in_child([this] {
