@@ -156,9 +156,10 @@ int run_child(const Launch& l, const Options& o, int expect_status, bool need_re
               std::vector<std::string>* console = nullptr);
 
 // Helpers of the back ends.
-// `s` as it may reach a terminal: control characters (C0, DEL, and the C1
-// controls U+0080..U+009F in UTF-8) written as \n, \t, \xNN, so a name or a path from a config or
-// an image cannot move the cursor, set a title or run an escape sequence.
+// `s` as it may reach a terminal: control characters (C0 but a tab, DEL, and
+// the C1 controls U+0080..U+009F in UTF-8) written as \n or \xNN, so a
+// name or a path from a config or an image, or a guest's console line,
+// cannot move the cursor back, set a title or run an escape sequence.
 std::string printable(const std::string& s);
 std::string quoted(const std::string& s);                 // for /bin/sh
 int run_tool(const std::string& command, std::string& out);  // its exit status; stdout in `out`

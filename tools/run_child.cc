@@ -346,9 +346,7 @@ std::string printable(const std::string& s)
         const auto next = i + 1 < s.size() ? static_cast<unsigned char>(s[i + 1]) : 0;
         if (c == '\n') {
             p += "\\n";
-        } else if (c == '\t') {
-            p += "\\t";
-        } else if (c < 0x20 || c == 0x7f) {
+        } else if ((c < 0x20 && c != '\t') || c == 0x7f) {   // a tab moves the cursor only forward
             hex(c);
         } else if (c == 0xc2 && next >= 0x80 && next <= 0x9f) {
             // U+0080..U+009F in UTF-8: the C1 controls (CSI is U+009B).

@@ -264,7 +264,7 @@ TEST_F(RunChild, ASignalEndsTheRunAndRemovesItsFiles)
 TEST(Printable, ControlCharactersAreEscaped)
 {
     EXPECT_EQ(printable("a\033]0;title\007b"), "a\\x1b]0;title\\x07b");
-    EXPECT_EQ(printable("line\nnext\tend\x7f"), "line\\nnext\\tend\\x7f");
+    EXPECT_EQ(printable("line\nnext\tend\x7f\r"), "line\\nnext\tend\\x7f\\x0d");
     EXPECT_EQ(printable("csi \xc2\x9b" "31m"), "csi \\xc2\\x9b31m");
     EXPECT_EQ(printable("caf\xc3\xa9 \xc5\x9b"), "caf\xc3\xa9 \xc5\x9b");   // letters stay
 }
