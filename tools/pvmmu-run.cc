@@ -322,9 +322,11 @@ int launch(const Backend& b, const std::vector<Domain>& doms, const Options& o, 
         return kInterruptedBase + sig;
     }
     if (prepared) return prepared;
+    // Without a console asked for, only the lines domain_ends reads are kept.
     std::vector<std::string> own;
+    int code = run_child(l, o, kPoweroffStatus, need_result, why, console ? console : &own,
+                         console ? nullptr : domain_line);
     if (!console) console = &own;
-    int code = run_child(l, o, kPoweroffStatus, need_result, why, console);
     const std::vector<DomainEnd> e = domain_ends(*console, doms.size());
     if (code < kInterruptedBase) {
         for (size_t i = 0; i < e.size(); ++i) {

@@ -152,8 +152,12 @@ extern const Backend kLibvirt;
 // status that must go with it (-1: the result's own code, as a sim program
 // exits). need_result false: a run judged by its status and the worst result
 // line, if any. Crash, timeout, no result: 6, with `why`.
+// `console` gets the lines echoed, or with `keep` only those it keeps, at
+// most kMaxKeptLines of them (a guest that prints without end cannot grow
+// the launcher's memory through it).
 int run_child(const Launch& l, const Options& o, int expect_status, bool need_result, std::string& why,
-              std::vector<std::string>* console = nullptr);
+              std::vector<std::string>* console = nullptr, bool (*keep)(const std::string&) = nullptr);
+constexpr size_t kMaxKeptLines = 65536;
 
 // Helpers of the back ends.
 // `s` as it may reach a terminal: control characters (C0 but a tab, DEL, and

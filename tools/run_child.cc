@@ -112,8 +112,11 @@ Launch::~Launch()
 }
 
 int run_child(const Launch& l, const Options& o, int expect_status, bool need_result, std::string& why,
-              std::vector<std::string>* console)
+              std::vector<std::string>* console, bool (*keep)(const std::string&))
 {
+    auto record = [&](const std::string& line) {
+        if (console && (!keep || (console->size() < kMaxKeptLines && keep(line)))) console->push_back(line);
+    };
     const bool from_file = !l.console_file.empty();
     const std::string child_log = l.console_file + ".log";   // the emulator's own output
     // The console comes in on `in`; the child (or the session) writes to
@@ -235,7 +238,7 @@ int run_child(const Launch& l, const Options& o, int expect_status, bool need_re
             }
             if (buf[i] != '\n') --i;   // a full line: cut here, this byte starts the next
             if (!o.quiet) std::printf("%s\n", printable(line).c_str());
-            if (console) console->push_back(line);
+            record(line);
             if (expect_status < 0 || is_result(line)) last = line;
             if (is_result(line) && code_of(line) > worst) worst = code_of(line);
             if (ended) {
@@ -258,7 +261,7 @@ int run_child(const Launch& l, const Options& o, int expect_status, bool need_re
     }
     if (!line.empty()) {   // an unterminated last line still counts as the last line
         if (!o.quiet) std::printf("%s\n", printable(line).c_str());
-        if (console) console->push_back(line);
+        record(line);
         last = line;
         if (line.rfind("Test result: ", 0) == 0 && code_of(line) > worst) worst = code_of(line);
     }

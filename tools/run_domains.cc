@@ -24,6 +24,8 @@ DomainEnd* owner(std::vector<DomainEnd>& ends, unsigned id)
 
 } // namespace
 
+bool domain_line(const std::string& l) { return starts(l, "domain") || starts(l, "pvmmu: "); }
+
 std::vector<DomainEnd> domain_ends(const std::vector<std::string>& console, size_t n)
 {
     std::vector<DomainEnd> ends(n);

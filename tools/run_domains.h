@@ -18,6 +18,10 @@ struct DomainEnd {
     std::string shutdown;    // its shutdown reason ("poweroff", "crash", ...; "": none seen)
 };
 
+// Whether a console line may be one domain_ends reads (the hypervisor's own
+// "domain ..." and "pvmmu: ..." lines): the others need not be kept.
+bool domain_line(const std::string& l);
+
 // The ends of modules 0..n-1 as the console tells them.
 std::vector<DomainEnd> domain_ends(const std::vector<std::string>& console, size_t n);
 

@@ -164,6 +164,25 @@ TEST(DomainEnds, ABootCheckOnADomainNamesIt)
     EXPECT_EQ(what, "refused: deny= names unknown commands (629145)");
 }
 
+// The launcher keeps only the hypervisor's lines for this, and a bounded
+// number of them, whatever a guest prints.
+TEST(DomainEnds, OnlyTheHypervisorsLinesAreKept)
+{
+    Launch l;
+    l.args = {"/bin/sh", "-c",
+              "echo 'domain 1: loading module 0 (\"k\", 1 bytes)'; i=0; while [ $i -lt 70000 ]; do echo guest; "
+              "i=$((i+1)); done; echo 'pvmmu: domain 1 shut down (poweroff) by vCPU 0'; exit 65"};
+    Options o;
+    o.quiet = true;
+    o.timeout_s = 50;
+    std::string why;
+    std::vector<std::string> kept;
+    run_child(l, o, kPoweroffStatus, false, why, &kept, domain_line);
+    ASSERT_EQ(kept.size(), 2u);
+    std::string what;
+    EXPECT_EQ(domain_verdict(domain_ends(kept, 1)[0], what), 0) << what;
+}
+
 TEST(DomainEnds, XensConsoleIsNotPvmmus)
 {
     EXPECT_FALSE(from_pvmmu(domain_ends({"(XEN) Hardware Dom0 halted"}, 1)));
