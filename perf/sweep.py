@@ -20,6 +20,7 @@ so tests/tools/sweep_test.py runs them without a machine.
 import csv
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -110,15 +111,34 @@ def slot_uri(uri, slot):
     return f"{uri}.slot{slot}"
 
 
+def terminal_text(text):
+    """`text` with its control characters (C0, DEL, C1) as '?': what a remote
+    host says (its hostname, CPU model, error messages) reaches the user's
+    terminal, and must not move its cursor or run an escape sequence."""
+    return "".join("?" if ord(c) < 0x20 or 0x7f <= ord(c) <= 0x9f else c for c in str(text))
+
+
+def scrubbed(value):
+    """A JSON value with every string in it made terminal_text."""
+    if isinstance(value, str):
+        return terminal_text(value)
+    if isinstance(value, list):
+        return [scrubbed(v) for v in value]
+    if isinstance(value, dict):
+        return {terminal_text(k): scrubbed(v) for k, v in value.items()}
+    return value
+
+
 def describe_host(build, uri):
-    """The host's description from `pvmmu-run --describe-host` (a dict), or
+    """The host's description from `pvmmu-run --describe-host` (a dict, its
+    strings without control characters: a remote host chooses them), or
     raises RuntimeError with pvmmu-run's reason."""
     runner = os.path.join(build, "tools", "pvmmu-run")
     r = subprocess.run([runner, "--platform", f"libvirt={uri}", "--describe-host"], capture_output=True, text=True,
-                       timeout=120)
+                       timeout=120, errors="replace")
     if r.returncode != 0:
-        raise RuntimeError((r.stderr or r.stdout).strip() or f"pvmmu-run exited {r.returncode}")
-    return json.loads(r.stdout)
+        raise RuntimeError(terminal_text((r.stderr or r.stdout).strip() or f"pvmmu-run exited {r.returncode}"))
+    return scrubbed(json.loads(r.stdout))
 
 
 def uri_host(uri):
@@ -131,8 +151,10 @@ def host_labels(descriptions):
     """Short names for the host column: each host's hostname, with #N where
     several share one (two roots on one machine); a host that could not be
     described goes by its URI's host. descriptions: (uri, dict or None) in
-    --hosts order."""
-    names = [(d or {}).get("hostname") or uri_host(u) for u, d in descriptions]
+    --hosts order. A label keeps a hostname's own characters (letters,
+    digits, '.', '-', '_'); any other is '_', as the remote host chose it."""
+    names = [re.sub(r"[^A-Za-z0-9._-]", "_", str((d or {}).get("hostname") or uri_host(u)))
+             for u, d in descriptions]
     seen, labels = {}, []
     for n in names:
         seen[n] = seen.get(n, 0) + 1
@@ -261,8 +283,19 @@ def write_plot(doc, path):
     series = sorted({(r["host"], r["mode"]) for r in doc["results"]})
     if not workloads:
         raise RuntimeError("no results to plot")
-    def q(text):   # inside gnuplot's '...': a quote doubled, so no name ends the string
-        return str(text).replace("'", "''")
+    def q(text):
+        """Text inside gnuplot's '...': a quote doubled, so nothing ends the
+        string; no line end (a newline would start a gnuplot command, and
+        `!cmd` runs a shell), no control character, no '`' or '@' (gnuplot's
+        command and macro substitutions) and no '\\'."""
+        text = str(text)
+        if any(ord(c) < 0x20 or 0x7f <= ord(c) <= 0x9f or c in "`@\\" for c in text):
+            raise ValueError(f"cannot give gnuplot the text {terminal_text(text)!r}: it has a control character, "
+                             "'`', '@' or '\\'")
+        return text.replace("'", "''")
+
+    def label(text):   # a series' or panel's title: names from remote hosts, any character not plain is '_'
+        return q(re.sub(r"[^A-Za-z0-9 ._:#+,()%=/-]", "_", str(text)))
 
     with tempfile.TemporaryDirectory() as tmp:
         script = [f"set terminal {'svg size 1000,460 dynamic' if path.endswith('.svg') else 'pngcairo size 1000,460'}"
@@ -282,9 +315,9 @@ def write_plot(doc, path):
                     for r in rows:
                         f.write(f"{r['vcpus']} {r['pte_updates_per_s']} {r['pte_updates_per_s_min']} "
                                 f"{r['pte_updates_per_s_max']}\n")
-                plots.append(f"'{q(data)}' using 1:2:3:4 with yerrorlines title '{q(host)} {q(mode)}'")
+                plots.append(f"'{q(data)}' using 1:2:3:4 with yerrorlines title '{label(host)} {label(mode)}'")
             vcpus = sorted({r["vcpus"] for r in doc["results"]})
-            script += ["set xtics (" + ", ".join(str(v) for v in vcpus) + ")", f"set title '{q(wl)}'",
+            script += ["set xtics (" + ", ".join(str(v) for v in vcpus) + ")", f"set title '{label(wl)}'",
                        "plot " + ", ".join(plots)]
         script.append("unset multiplot")
         r = subprocess.run(["gnuplot"], input="\n".join(script) + "\n", capture_output=True, text=True)

@@ -4,12 +4,15 @@
 # Multiboot 2 (`multiboot2`) and passes each guest kernel as a module
 # (`module2`): what `./pvmmu iso` and the ISO boot test (tests/qemu) run.
 #
-#   make-iso.sh --image PVMMU_HV --out ISO [--append CMDLINE] [KERNEL[=STRING]...]
+#   make-iso.sh --image PVMMU_HV --out ISO [--append CMDLINE]
+#               [--module KERNEL STRING | KERNEL[=STRING]]...
 #
 # The hypervisor gets CMDLINE; guest kernels are ELF files, one module2 and
 # one domain each, in the order given. STRING (default: the file's name) is
 # the module's string: a name, then the domain's words (vcpus=N frames=F;
-# docs/abi.md §10). GRUB talks on the serial console (COM1, 115200 8N1) and on
+# docs/abi.md §10). In KERNEL=STRING the first '=' ends the path; a path
+# that has a '=' of its own goes with --module, which takes it whole. GRUB
+# talks on the serial console (COM1, 115200 8N1) and on
 # the screen, and boots at once (timeout 0).
 #
 # Needs grub-mkrescue (Debian grub-common), GRUB's i386-pc modules
@@ -18,15 +21,20 @@
 set -euo pipefail
 
 image='' out='' append=''
-kernels=()
+paths=() strings=()   # one per module, in order
 while (($#)); do
   case $1 in
     --image) image=${2:?--image needs a path}; shift ;;
     --out) out=${2:?--out needs a path}; shift ;;
     --append) append=${2?--append needs a command line}; shift ;;
-    -h | --help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --module)
+      (($# >= 3)) || { echo "make-iso.sh: --module needs a path and a string" >&2; exit 2; }
+      paths+=("$2") strings+=("$3"); shift 2 ;;
+    -h | --help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "make-iso.sh: unknown option '$1'" >&2; exit 2 ;;
-    *) kernels+=("$1") ;;
+    *)
+      # KERNEL=STRING: the path ends at the first '='; KERNEL alone: its name.
+      if [[ $1 == *=* ]]; then paths+=("${1%%=*}") strings+=("${1#*=}"); else paths+=("$1") strings+=("${1##*/}"); fi ;;
   esac
   shift
 done
@@ -48,17 +56,19 @@ fi
 safe() { [[ $1 =~ ^[A-Za-z0-9._=,:/+\ -]*$ ]]; }
 tree=$(mktemp -d)
 trap 'rm -rf "$tree"' EXIT
+trap 'exit 129' HUP   # through the EXIT trap: no folder left behind
+trap 'exit 130' INT
+trap 'exit 143' TERM
 mkdir -p "$tree/boot/grub"
 cp "$image" "$tree/boot/pvmmu-hv"
-safe "$append" || { echo "make-iso.sh: --append '$append' has characters GRUB would read as syntax" >&2; exit 2; }
+safe "$append" || { printf 'make-iso.sh: --append %q has characters GRUB would read as syntax\n' "$append" >&2; exit 2; }
 mods=''
 i=0
-for k in "${kernels[@]}"; do
-  path=${k%%=*} string=${k##*/}
-  if [[ $k == *=* ]]; then string=${k#*=}; fi
-  [[ -f $path ]] || { echo "make-iso.sh: no guest kernel at '$path'" >&2; exit 1; }
-  safe "$string" || { echo "make-iso.sh: module string '$string' has characters GRUB would read as syntax" >&2; exit 2; }
-  cp "$path" "$tree/boot/guest$i"
+for ((j = 0; j < ${#paths[@]}; ++j)); do
+  path=${paths[j]} string=${strings[j]}
+  [[ -f $path ]] || { printf 'make-iso.sh: no guest kernel at %q\n' "$path" >&2; exit 1; }
+  safe "$string" || { printf 'make-iso.sh: module string %q has characters GRUB would read as syntax\n' "$string" >&2; exit 2; }
+  cp -- "$path" "$tree/boot/guest$i"
   mods+="  module2 /boot/guest$i $string"$'\n'
   i=$((i + 1))
 done

@@ -20,14 +20,14 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
-#include <fstream>
-#include <iterator>
 #include <string>
 #include <vector>
 
 #include "bzimage.h"
+#include "input_file.h"
 #include "kvm_probe.h"
 #include "run_backend.h"
+#include "run_domains.h"
 #include "run_libvirt.h"
 #include "xl_config.h"
 
@@ -86,7 +86,13 @@ void usage(FILE* f)
         "exits with the worst outcome:\n"
         "  0 SUCCESS, 3 SKIP, 4 ERROR (the test is broken), 5 FAILURE (what it tests is),\n"
         "  6 crashed, timed out, printed no `Test result:` line last, or exited with\n"
-        "    another status than that line's; 2 usage error.\n"
+        "    another status than that line's; 7 REFUSED: the hypervisor did not build\n"
+        "    a domain (its image, size or words; the domain and the reason are named);\n"
+        "  2 usage error (a config or kernel file that cannot be read or is refused);\n"
+        "  128+N interrupted by signal N (SIGINT, SIGTERM, SIGHUP): the machine is ended and\n"
+        "    the run's files (ISO, unpacked kernels, uploaded volumes) removed.\n"
+        "The guest console is echoed with control characters escaped (\\xNN); the\n"
+        "emulator's input is a pipe, never the terminal (Ctrl-C ends the run).\n"
         "\n"
         "  --platform P     where the guest runs (one launcher, back ends in tools/run_*.cc):\n"
         "                   sim    the simulated machine (default)\n"
@@ -165,12 +171,16 @@ void usage(FILE* f)
         "                   with libxlutil: name, vcpus, memory in MiB, kernel = a guest\n"
         "                   kernel or a guest program's name (a Linux bzImage is unpacked\n"
         "                   to its ELF, as xl does: XZ only, into $TMPDIR/pvmmu-kernel-*,\n"
-        "                   removed when the run ends but not when pvmmu-run is killed\n"
-        "                   or interrupted), extra = more module words)\n"
+        "                   removed when the run ends, on SIGINT/SIGTERM/SIGHUP too, not\n"
+        "                   on SIGKILL), extra = more module words)\n"
         "                   together on the bare-metal hypervisor, one CPU per vCPU (qemu,\n"
         "                   also for --platform sim; bochs; libvirt), or one as Xen's dom0 (xen);\n"
-        "                   exit 0 when the last domain powers off (or by the last\n"
-        "                   `Test result:` line, if one is printed), else 6\n"
+        "                   one line per domain by its own end (pvmmu's `domain N shut\n"
+        "                   down (REASON)` line): exit 0 only when every domain powered\n"
+        "                   off (and by the worst `Test result:` line, if any is printed),\n"
+        "                   7 when one was refused, else 6. Each file and kernel must be\n"
+        "                   a regular file (an xl.cfg at most 1 MiB, without NUL bytes; a\n"
+        "                   kernel at most the domain's memory)\n"
         "  --pool NAME      libvirt: upload the images to this storage pool, as volumes\n"
         "                   deleted after the run (a remote URI: always, default pool\n"
         "                   `default`; a local one: only with --pool)\n"
@@ -285,16 +295,49 @@ std::string x86_lacks(const TestInfo& t)
     return "";
 }
 
+// A domain as the launcher's lines name it: its number and name, escaped.
+std::string domain_label(const std::vector<Domain>& doms, size_t i)
+{
+    const Domain& d = doms[i];
+    const std::string name = d.name.empty() ? d.kernel.substr(d.kernel.rfind('/') + 1) : d.name;
+    return "domain " + std::to_string(i + 1) + " (" + printable(name) + ")";
+}
+
 // Boots the domains on a back end and judges the run: a result after which
 // the last domain powered off, or (need_result false) the power-off alone.
+// A domain the hypervisor refused to build makes the run kRefused, with the
+// domain and the loader's reason. `ends`: each domain's end, as its console
+// lines tell it (run_domains.h).
 int launch(const Backend& b, const std::vector<Domain>& doms, const Options& o, bool need_result, std::string& why,
-           std::vector<std::string>* console = nullptr)
+           std::vector<std::string>* console = nullptr, std::vector<DomainEnd>* ends = nullptr)
 {
     if (b.lacks) why = b.lacks(doms);
     if (!why.empty()) return kSkipped;
     Launch l;
-    if (const int rc = b.prepare(doms, o, l, why)) return rc;
-    return run_child(l, o, kPoweroffStatus, need_result, why, console);
+    const int prepared = b.prepare(doms, o, l, why);
+    // A signal while the back end prepared (Ctrl-C reaches make-iso.sh or
+    // fetch-xen.sh too, which then fail): the run was ended, whatever they said.
+    if (const int sig = interrupted()) {
+        why = "interrupted by SIG" + std::string(sigabbrev_np(sig)) + " before the machine started";
+        return kInterruptedBase + sig;
+    }
+    if (prepared) return prepared;
+    // Without a console asked for, only the lines domain_ends reads are kept.
+    std::vector<std::string> own;
+    int code = run_child(l, o, kPoweroffStatus, need_result, why, console ? console : &own,
+                         console ? nullptr : domain_line);
+    if (!console) console = &own;
+    const std::vector<DomainEnd> e = domain_ends(*console, doms.size());
+    if (code < kInterruptedBase) {
+        for (size_t i = 0; i < e.size(); ++i) {
+            if (e[i].refused.empty()) continue;
+            why = domain_label(doms, i) + ": refused: " + printable(e[i].refused);
+            code = kRefused;
+            break;
+        }
+    }
+    if (ends) *ends = e;
+    return code;
 }
 
 // The ELFs unpacked from bzImages for one run, removed when it ends.
@@ -310,16 +353,14 @@ struct Unpacked {
 // before loading it, into a temporary file that becomes the module (QEMU
 // reads it when the machine starts); any other file goes as it is. False,
 // with the reason printed, for a bzImage that cannot be unpacked.
-bool unpack_kernel(std::string& kernel, Unpacked& made)
+bool unpack_kernel(std::string& kernel, const std::vector<uint8_t>& file, Unpacked& made)
 {
-    std::ifstream in(kernel, std::ios::binary);
-    const std::vector<uint8_t> file((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     std::vector<uint8_t> elf;
     std::string why;
     switch (bzimage_unpack(file, elf, why)) {
     case BzImage::NotOne: return true;
     case BzImage::Refused:
-        std::fprintf(stderr, "pvmmu-run: kernel '%s': %s\n", kernel.c_str(), why.c_str());
+        std::fprintf(stderr, "pvmmu-run: kernel '%s': %s\n", printable(kernel).c_str(), why.c_str());
         return false;
     case BzImage::Unpacked: break;
     }
@@ -327,7 +368,7 @@ bool unpack_kernel(std::string& kernel, Unpacked& made)
     std::string path = std::string(dir && *dir ? dir : "/tmp") + "/pvmmu-kernel-XXXXXX";
     const int fd = mkstemp(path.data());
     if (fd < 0) {
-        std::fprintf(stderr, "pvmmu-run: kernel '%s': no temporary file for its ELF: %s\n", kernel.c_str(),
+        std::fprintf(stderr, "pvmmu-run: kernel '%s': no temporary file for its ELF: %s\n", printable(kernel).c_str(),
                      std::strerror(errno));
         return false;
     }
@@ -335,11 +376,12 @@ bool unpack_kernel(std::string& kernel, Unpacked& made)
     const bool ok = write(fd, elf.data(), elf.size()) == ssize_t(elf.size());
     close(fd);
     if (!ok) {
-        std::fprintf(stderr, "pvmmu-run: kernel '%s': could not write its ELF to %s\n", kernel.c_str(), path.c_str());
+        std::fprintf(stderr, "pvmmu-run: kernel '%s': could not write its ELF to %s\n", printable(kernel).c_str(),
+                     printable(path).c_str());
         return false;
     }
-    std::printf("pvmmu-run: kernel %s: a bzImage, its ELF (%zu bytes) unpacked to %s\n", kernel.c_str(), elf.size(),
-                path.c_str());
+    std::printf("pvmmu-run: kernel %s: a bzImage, its ELF (%zu bytes) unpacked to %s\n", printable(kernel).c_str(),
+                elf.size(), printable(path).c_str());
     kernel = path;
     return true;
 }
@@ -365,17 +407,20 @@ int run_configs(const RunOptions& o)
         Domain d;
         d.name = c.name;
         d.kernel = find(c.kernel) ? find(c.kernel)->kernel : c.kernel;
-        if (access(d.kernel.c_str(), R_OK) != 0) {
-            std::fprintf(stderr, "pvmmu-run: %s: kernel '%s': not a guest program, nor a readable file\n",
-                         path.c_str(), c.kernel.c_str());
+        // A kernel larger than the domain's memory could never be loaded.
+        const uint64_t cap = uint64_t(c.memory) << 20;
+        std::vector<uint8_t> image;
+        if (!read_input_file(d.kernel, cap, image, err)) {
+            std::fprintf(stderr, "pvmmu-run: '%s': kernel: not a guest program, and the file %s\n",
+                         printable(path).c_str(), err.c_str());
             return 2;
         }
-        if (!unpack_kernel(d.kernel, unpacked)) return 2;
+        if (!unpack_kernel(d.kernel, image, unpacked)) return 2;
         // The module's path as it goes to the machine (a bzImage's: the
         // temporary ELF's, under $TMPDIR): a ',' or ' ' would split it.
         if (d.kernel.find_first_of(", ") != std::string::npos) {
-            std::fprintf(stderr, "pvmmu-run: %s: kernel '%s': the module's path %s has a ',' or ' ' in it%s\n",
-                         path.c_str(), c.kernel.c_str(), d.kernel.c_str(),
+            std::fprintf(stderr, "pvmmu-run: '%s': kernel '%s': the module's path %s has a ',' or ' ' in it%s\n",
+                         printable(path).c_str(), printable(c.kernel).c_str(), printable(d.kernel).c_str(),
                          d.kernel == c.kernel ? "" : " (set TMPDIR to a directory without them)");
             return 2;
         }
@@ -383,12 +428,35 @@ int run_configs(const RunOptions& o)
         d.vcpus = unsigned(c.vcpus);
         d.frames = static_cast<unsigned long>(c.memory) * 256;
         std::printf("pvmmu-run: domain %zu: %s: kernel %s, %ld vCPUs, %ld MiB\n", doms.size() + 1,
-                    c.name.c_str(), d.kernel.c_str(), c.vcpus, c.memory);
+                    printable(c.name).c_str(), printable(d.kernel).c_str(), c.vcpus, c.memory);
         doms.push_back(d);
     }
     std::string why;
-    const int code = launch(b, doms, o, false, why);
-    std::printf("pvmmu-run: %s (exit %d)%s%s\n", word_of(code), code, why.empty() ? "" : ": ", why.c_str());
+    std::vector<DomainEnd> ends;
+    int code = launch(b, doms, o, false, why, nullptr, &ends);
+    // Each domain by its own end (pvmmu's console only: Xen's dom0 has the
+    // run's verdict alone). The run succeeds only if every domain did.
+    if (from_pvmmu(ends) && code < kInterruptedBase) {
+        int worst = 0;
+        for (size_t i = 0; i < ends.size(); ++i) {
+            std::string what;
+            const int c = domain_verdict(ends[i], what);
+            const std::string label = domain_label(doms, i);
+            // Domains start once every one is built: a refusal stops them all.
+            if (code == kRefused && c != kRefused)
+                std::printf("pvmmu-run: %s: not started: the hypervisor stopped at the refused domain\n", label.c_str());
+            else if (c == 0)
+                std::printf("pvmmu-run: %s: %s\n", label.c_str(), what.c_str());
+            else
+                std::printf("pvmmu-run: %s: %s (exit %d): %s\n", label.c_str(), word_of(c), c, printable(what).c_str());
+            if (c > worst) worst = c;
+        }
+        if (worst > code) {
+            code = worst;
+            if (why.empty()) why = "not every domain powered off (above)";
+        }
+    }
+    std::printf("pvmmu-run: %s (exit %d)%s%s\n", word_of(code), code, why.empty() ? "" : ": ", printable(why).c_str());
     return code;
 }
 
@@ -506,15 +574,15 @@ int run_fuzz(RunOptions o)
         why = "the console says: " + first_alarm;
     }
     if (code != 0) {
-        std::printf("pvmmu-run: fuzz: FAILED (seed %llu): %s\n", f.seed, why.c_str());
+        std::printf("pvmmu-run: fuzz: FAILED (seed %llu): %s\n", f.seed, printable(why).c_str());
         const size_t from = console.size() > 40 ? console.size() - 40 : 0;
         std::printf("pvmmu-run: fuzz: the console's last %zu lines:\n", console.size() - from);
-        for (size_t i = from; i < console.size(); ++i) std::printf("| %s\n", console[i].c_str());
+        for (size_t i = from; i < console.size(); ++i) std::printf("| %s\n", printable(console[i]).c_str());
         std::printf("pvmmu-run: fuzz: seed %llu; the last progress line said %llu operations; replay: %s "
                     "[--trace N to print each operation from the N-th]\n",
                     f.seed, ops_done, fuzz_replay(o, 0).c_str());
     } else {
-        std::printf("pvmmu-run: fuzz: seed %llu: %s\n", f.seed, done.c_str());
+        std::printf("pvmmu-run: fuzz: seed %llu: %s\n", f.seed, printable(done).c_str());
     }
     std::printf("pvmmu-run: fuzz: %s (exit %d) in %.1f s\n", word_of(code), code, secs);
     return code;
@@ -527,7 +595,8 @@ const char* word_of(int code)
     case 3: return "SKIP";
     case 4: return "ERROR";
     case 5: return "FAILURE";
-    default: return "CRASHED";
+    case kRefused: return "REFUSED";
+    default: return code >= kInterruptedBase ? "INTERRUPTED" : "CRASHED";
     }
 }
 
@@ -549,6 +618,7 @@ int kvm_self_test_command()
 
 int main(int argc, char** argv)
 {
+    catch_interrupts();
     RunOptions o;
     bool list = false, describe_host = false;
     std::string boot_args, print_xml;
@@ -752,9 +822,10 @@ int main(int argc, char** argv)
         }
         const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         std::printf("pvmmu-run: %s: %s (exit %d) in %.1f s%s%s\n", n.c_str(), word_of(code), code, s,
-                    why.empty() ? "" : ": ", why.c_str());
+                    why.empty() ? "" : ": ", printable(why).c_str());
         std::fflush(stdout);
         if (code > worst) worst = code;
+        if (code >= kInterruptedBase) break;   // the run was ended: no more programs
     }
     return worst;
 }

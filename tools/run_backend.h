@@ -16,6 +16,21 @@ namespace pvmmu::run {
 
 constexpr int kSkipped = 3;
 constexpr int kCrashed = 6;
+// A domain the hypervisor refused to build (its image, its size, its words):
+// the console's `pvmmu: FAILED: domain N ...` line, named with its reason.
+constexpr int kRefused = 7;
+
+// SIGINT, SIGTERM and SIGHUP end a run as a verdict, not by killing the
+// launcher: the child's process group is killed and the run's files (a
+// scratch folder, unpacked kernels, uploaded volumes) are removed on the way
+// out; the launcher then exits 128 + the signal's number, as a shell would.
+constexpr int kInterruptedBase = 128;
+void catch_interrupts();
+int interrupted();   // the signal caught, or 0
+
+// A console line longer than this is cut into pieces of this size: a child
+// that never writes a newline cannot grow the launcher's memory.
+constexpr size_t kMaxConsoleLine = 4096;
 
 // QEMU's exit status for the hypervisor's isa-debug-exit code (boot_defs.h;
 // docs/boot.md "Exit codes"). Every back end's run ends with a status on this
@@ -38,6 +53,9 @@ struct Options {
     bool quiet = false;
     std::string cpu;       // QEMU's -cpu for qemu and xen ("": kTcgCpu or kKvmCpu; xen: max)
     std::string hv_args;   // pvmmu-hv's command line (qemu: -append; libvirt: <cmdline>; bochs: GRUB's), e.g. selftest=trap
+    // The most a child may write to a file (RLIMIT_FSIZE): a console in a file
+    // (Bochs's COM1) and the emulator's own log stop growing there.
+    unsigned long long file_cap = 256ull << 20;
 };
 
 // A domain to boot: a guest kernel, its size and vCPUs, and what only pvmmu
@@ -134,10 +152,19 @@ extern const Backend kLibvirt;
 // status that must go with it (-1: the result's own code, as a sim program
 // exits). need_result false: a run judged by its status and the worst result
 // line, if any. Crash, timeout, no result: 6, with `why`.
+// `console` gets the lines echoed, or with `keep` only those it keeps, at
+// most kMaxKeptLines of them (a guest that prints without end cannot grow
+// the launcher's memory through it).
 int run_child(const Launch& l, const Options& o, int expect_status, bool need_result, std::string& why,
-              std::vector<std::string>* console = nullptr);
+              std::vector<std::string>* console = nullptr, bool (*keep)(const std::string&) = nullptr);
+constexpr size_t kMaxKeptLines = 65536;
 
 // Helpers of the back ends.
+// `s` as it may reach a terminal: control characters (C0 but a tab, DEL, and
+// the C1 controls U+0080..U+009F in UTF-8) written as \n or \xNN, so a
+// name or a path from a config or an image, or a guest's console line,
+// cannot move the cursor back, set a title or run an escape sequence.
+std::string printable(const std::string& s);
 std::string quoted(const std::string& s);                 // for /bin/sh
 int run_tool(const std::string& command, std::string& out);  // its exit status; stdout in `out`
 bool on_path(const std::string& program);

@@ -43,7 +43,8 @@ int prepare(const std::vector<Domain>& doms, const Options& o, Launch& l, std::s
     if (!o.hv_args.empty()) cmd += " --append " + quoted(o.hv_args);   // GRUB's multiboot2 line
     for (const Domain& d : doms) {
         const std::string name = d.name.empty() ? d.kernel.substr(d.kernel.rfind('/') + 1) : d.name;
-        cmd += " " + quoted(d.kernel + "=" + name + " " + module_words(d));
+        // --module: the path whole (KERNEL=STRING would end it at a '=' in it).
+        cmd += " --module " + quoted(d.kernel) + " " + quoted(name + " " + module_words(d));
     }
     std::string out;
     const int rc = run_tool(cmd + " 2>&1", out);

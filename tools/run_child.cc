@@ -4,6 +4,10 @@
 // ends with the status that goes with it; a crash, a run with no result, a
 // status other than the expected one, or one that outlives --timeout gives 6
 // (its process group is killed, so a hung guest never hangs the launcher).
+// The launcher keeps its terminal: the child's input is a pipe the launcher
+// holds, never the terminal, so a run typed at a shell is not stopped by job
+// control (a background process group reading its terminal gets SIGTTIN) and
+// Ctrl-C reaches the launcher, which ends the child's group and cleans up.
 #include "run_backend.h"
 
 #include <cctype>
@@ -18,12 +22,21 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 namespace pvmmu::run {
 
 namespace {
+
+volatile sig_atomic_t g_interrupted = 0;
+
+void on_interrupt(int sig)
+{
+    if (!g_interrupted) g_interrupted = sig;
+}
 
 int code_of(const std::string& last)
 {
@@ -65,10 +78,31 @@ void show_tail(const std::string& path)
     }
     std::fclose(f);
     std::printf("pvmmu-run: the emulator's last lines:\n");
-    for (const std::string& l : lines) std::printf("| %s", l.c_str());
+    for (std::string& l : lines) {
+        if (!l.empty() && l.back() == '\n') l.pop_back();
+        std::printf("| %s\n", printable(l).c_str());
+    }
+}
+
+// Whether a file the child wrote reached the cap (RLIMIT_FSIZE) it ran under.
+bool at_cap(const std::string& path, const Options& o)
+{
+    struct stat st = {};
+    return stat(path.c_str(), &st) == 0 && uint64_t(st.st_size) >= o.file_cap;
 }
 
 } // namespace
+
+void catch_interrupts()
+{
+    struct sigaction sa = {};
+    sa.sa_handler = on_interrupt;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = 0;   // no SA_RESTART: the wait for the console returns EINTR
+    for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaction(sig, &sa, nullptr);
+}
+
+int interrupted() { return g_interrupted; }
 
 Launch::~Launch()
 {
@@ -78,8 +112,11 @@ Launch::~Launch()
 }
 
 int run_child(const Launch& l, const Options& o, int expect_status, bool need_result, std::string& why,
-              std::vector<std::string>* console)
+              std::vector<std::string>* console, bool (*keep)(const std::string&))
 {
+    auto record = [&](const std::string& line) {
+        if (console && (!keep || (console->size() < kMaxKeptLines && keep(line)))) console->push_back(line);
+    };
     const bool from_file = !l.console_file.empty();
     const std::string child_log = l.console_file + ".log";   // the emulator's own output
     // The console comes in on `in`; the child (or the session) writes to
@@ -92,27 +129,45 @@ int run_child(const Launch& l, const Options& o, int expect_status, bool need_re
         in = fds[0];
         out = fds[1];
     }
-    if (in < 0 || out < 0) {
+    // The child's input: a pipe whose writing end the launcher holds for the
+    // run (a later change may forward what is typed to the guest's console).
+    int input[2] = {-1, -1};
+    if (in < 0 || out < 0 || pipe2(input, O_CLOEXEC) != 0) {
         why = std::string(from_file ? l.console_file + ": " : "pipe: ") + std::strerror(errno);
         if (in >= 0) close(in);
         if (out >= 0) close(out);
         return kCrashed;
     }
+    struct InputPipe {
+        int fd;
+        ~InputPipe() { close(fd); }
+    } const keep_input{input[1]};
     pid_t pid = -1;
     if (l.session) {
         if (const int rc = l.session->start(out, why)) {
             l.session->stop();
             close(in);
+            close(input[0]);
             return rc;
         }
     } else if ((pid = fork()) < 0) {
         why = std::string("fork: ") + std::strerror(errno);
         close(in);
         close(out);
+        close(input[0]);
         return kCrashed;
     }
     if (pid == 0) {
         setpgid(0, 0);   // its own process group, so a kill reaches every thread and child
+        // Signals the launcher catches are back to their defaults in the child
+        // (execv does that for caught ones; ignored ones would stay ignored).
+        for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGTTIN, SIGTTOU}) signal(sig, SIG_DFL);
+        dup2(input[0], STDIN_FILENO);
+        if (from_file) {
+            // Its console and its log are files: neither grows past the cap.
+            const rlimit cap{rlim_t(o.file_cap), rlim_t(o.file_cap)};
+            setrlimit(RLIMIT_FSIZE, &cap);
+        }
         dup2(out, STDOUT_FILENO);
         dup2(out, STDERR_FILENO);
         close(in);
@@ -124,6 +179,7 @@ int run_child(const Launch& l, const Options& o, int expect_status, bool need_re
         std::fprintf(stderr, "pvmmu-run: cannot execute %s: %s\n", argv[0], std::strerror(errno));
         _exit(127);
     }
+    close(input[0]);
     if (pid > 0) {
         setpgid(pid, pid);
         close(out);
@@ -133,6 +189,7 @@ int run_child(const Launch& l, const Options& o, int expect_status, bool need_re
     std::string line, last;
     int worst = 0;   // of every `Test result:` line
     bool timed_out = false, reaped = false;
+    int signal_caught = 0;
     int wait_status = 0;   // the child's, once reaped
     int status = 0;        // its exit status, or the one its ending line stands for
     // The ending line seen (and the lines after it that it asks for).
@@ -142,6 +199,7 @@ int run_child(const Launch& l, const Options& o, int expect_status, bool need_re
     bool escape = false;
     char buf[4096];
     for (bool done = false; !done;) {
+        if ((signal_caught = interrupted())) break;
         const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
         if (left.count() <= 0) {
             timed_out = true;
@@ -174,12 +232,13 @@ int run_child(const Launch& l, const Options& o, int expect_status, bool need_re
                 escape = !std::isalpha(static_cast<unsigned char>(buf[i]));
                 continue;
             }
-            if (buf[i] != '\n') {
+            if (buf[i] != '\n' && line.size() < kMaxConsoleLine) {
                 line += buf[i];
                 continue;
             }
-            if (!o.quiet) std::printf("%s\n", line.c_str());
-            if (console) console->push_back(line);
+            if (buf[i] != '\n') --i;   // a full line: cut here, this byte starts the next
+            if (!o.quiet) std::printf("%s\n", printable(line).c_str());
+            record(line);
             if (expect_status < 0 || is_result(line)) last = line;
             if (is_result(line) && code_of(line) > worst) worst = code_of(line);
             if (ended) {
@@ -201,15 +260,15 @@ int run_child(const Launch& l, const Options& o, int expect_status, bool need_re
         std::fflush(stdout);
     }
     if (!line.empty()) {   // an unterminated last line still counts as the last line
-        if (!o.quiet) std::printf("%s\n", line.c_str());
-        if (console) console->push_back(line);
+        if (!o.quiet) std::printf("%s\n", printable(line).c_str());
+        record(line);
         last = line;
         if (line.rfind("Test result: ", 0) == 0 && code_of(line) > worst) worst = code_of(line);
     }
     if (l.session) {
         if (ended) l.session->settle();
         l.session->stop();   // a machine that ran on, or one that timed out, is destroyed
-    } else if (timed_out || ended) {
+    } else if (timed_out || ended || signal_caught) {
         kill(-pid, SIGKILL);
     }
     close(in);
@@ -218,8 +277,9 @@ int run_child(const Launch& l, const Options& o, int expect_status, bool need_re
     while (!reaped && pid > 0) {
         const pid_t r = waitpid(pid, &wait_status, WNOHANG);
         if (r == pid || (r < 0 && errno != EINTR)) break;
-        if (r == 0 && std::chrono::steady_clock::now() >= deadline) {
-            timed_out = true;
+        if (r == 0 && (std::chrono::steady_clock::now() >= deadline || interrupted())) {
+            signal_caught = interrupted();
+            timed_out = !signal_caught;
             kill(-pid, SIGKILL);
             while (waitpid(pid, &wait_status, 0) < 0 && errno == EINTR) {
             }
@@ -230,11 +290,19 @@ int run_child(const Launch& l, const Options& o, int expect_status, bool need_re
     // A session's machine gives no exit status: only an ending line stands for one.
     const bool exited = ended || l.session || WIFEXITED(wait_status);
     if (!ended) status = l.session ? -1 : exited ? WEXITSTATUS(wait_status) : -1;
+    if (signal_caught) {
+        why = std::string("interrupted by SIG") + sigabbrev_np(signal_caught) + ": the run was ended";
+        return kInterruptedBase + signal_caught;
+    }
     if (timed_out) {
         char secs[32];
         std::snprintf(secs, sizeof(secs), "%g", o.timeout_s);
         why = std::string("timed out after ") + secs + " s";
         if (from_file) show_tail(child_log);
+        return kCrashed;
+    }
+    if ((!exited && WTERMSIG(wait_status) == SIGXFSZ) || (from_file && (at_cap(l.console_file, o) || at_cap(child_log, o)))) {
+        why = "its console or log file reached the launcher's cap of " + std::to_string(o.file_cap >> 20) + " MiB";
         return kCrashed;
     }
     if (!exited) {
@@ -266,6 +334,33 @@ int run_child(const Launch& l, const Options& o, int expect_status, bool need_re
     }
     // Several domains print a result each: the worst of them, not the last.
     return worst > code ? worst : code;
+}
+
+std::string printable(const std::string& s)
+{
+    std::string p;
+    auto hex = [&p](unsigned char c) {
+        char h[8];
+        std::snprintf(h, sizeof(h), "\\x%02x", c);
+        p += h;
+    };
+    for (size_t i = 0; i < s.size(); ++i) {
+        const auto c = static_cast<unsigned char>(s[i]);
+        const auto next = i + 1 < s.size() ? static_cast<unsigned char>(s[i + 1]) : 0;
+        if (c == '\n') {
+            p += "\\n";
+        } else if ((c < 0x20 && c != '\t') || c == 0x7f) {   // a tab moves the cursor only forward
+            hex(c);
+        } else if (c == 0xc2 && next >= 0x80 && next <= 0x9f) {
+            // U+0080..U+009F in UTF-8: the C1 controls (CSI is U+009B).
+            hex(c);
+            hex(next);
+            ++i;
+        } else {
+            p += char(c);
+        }
+    }
+    return p;
 }
 
 std::string quoted(const std::string& s)

@@ -248,6 +248,9 @@ public:
         }
         if (pid_ == 0) {
             setpgid(0, 0);
+            // Not the launcher's terminal: a background process group that
+            // touched it would be stopped (run_child.cc).
+            if (const int null_fd = open("/dev/null", O_RDONLY); null_fd >= 0) dup2(null_fd, STDIN_FILENO);
             dup2(console_fd, STDOUT_FILENO);   // libxl's messages, too
             dup2(console_fd, STDERR_FILENO);
             _exit(monitor(spec_, console_fd));

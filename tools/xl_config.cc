@@ -2,6 +2,11 @@
 #include "xl_config.h"
 
 #include <cstdio>
+#include <cstring>
+#include <vector>
+
+#include "input_file.h"
+#include "run_backend.h"
 
 extern "C" {
 #include <libxlutil.h>
@@ -11,7 +16,17 @@ namespace pvmmu::run {
 
 bool read_xl_config(const std::string& path, DomainConfig& out, std::string& err)
 {
-    XLU_Config* cfg = xlu_cfg_init(stderr, path.c_str());
+    // Read here, once, and checked before libxlutil sees it: a NUL byte in a
+    // quoted string trips an assertion in its lexer (the process aborts).
+    std::vector<uint8_t> text;
+    if (!read_input_file(path, kMaxXlConfigBytes, text, err)) return false;
+    if (!text.empty() && std::memchr(text.data(), 0, text.size())) {
+        err = "'" + printable(path) + "': has a NUL byte: not an xl.cfg text file";
+        return false;
+    }
+    // The name libxlutil's messages give the file: escaped, as every path shown.
+    const std::string shown = printable(path);
+    XLU_Config* cfg = xlu_cfg_init(stderr, shown.c_str());
     if (!cfg) {
         err = "out of memory";
         return false;
@@ -21,10 +36,10 @@ bool read_xl_config(const std::string& path, DomainConfig& out, std::string& err
     out = DomainConfig{};
     const size_t slash = path.find_last_of('/');
     out.name = path.substr(slash == std::string::npos ? 0 : slash + 1);
-    if (xlu_cfg_readfile(cfg, path.c_str()) != 0) {
-        err = "cannot read or parse " + path;
+    if (xlu_cfg_readdata(cfg, reinterpret_cast<const char*>(text.data()), int(text.size())) != 0) {
+        err = "cannot parse '" + printable(path) + "' (libxlutil's message above)";
     } else if (xlu_cfg_get_string(cfg, "kernel", &s, 0) != 0) {
-        err = path + ": no `kernel`";
+        err = "'" + printable(path) + "': no `kernel`";
     } else {
         out.kernel = s;
         if (xlu_cfg_get_string(cfg, "name", &s, 1) == 0) out.name = s;
@@ -32,7 +47,7 @@ bool read_xl_config(const std::string& path, DomainConfig& out, std::string& err
         const int v = xlu_cfg_get_bounded_long(cfg, "vcpus", 1, 64, &out.vcpus, 0);
         const int m = xlu_cfg_get_bounded_long(cfg, "memory", 4, 4096, &out.memory, 0);
         ok = (v == 0 || v == ESRCH) && (m == 0 || m == ESRCH);
-        if (!ok) err = path + ": `vcpus` must be 1..64 and `memory` 4..4096 (MiB)";
+        if (!ok) err = "'" + printable(path) + "': `vcpus` must be 1..64 and `memory` 4..4096 (MiB)";
     }
     xlu_cfg_destroy(cfg);
     return ok;

@@ -3,6 +3,7 @@
 // the bare-metal hypervisor (docs/guest.md "On bare metal").
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 namespace pvmmu::run {
@@ -14,6 +15,9 @@ struct DomainConfig {
     long memory = 64;     // `memory`, MiB
     std::string extra;    // `extra`: more words for the domain's module string
 };
+
+// An xl.cfg is a few lines; a bigger file is refused unread.
+constexpr uint64_t kMaxXlConfigBytes = 1 << 20;
 
 // true, or false with `err` saying why (libxlutil's own report goes to stderr).
 bool read_xl_config(const std::string& path, DomainConfig& out, std::string& err);

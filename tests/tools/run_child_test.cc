@@ -5,8 +5,15 @@
 #include "run_backend.h"
 
 #include <chrono>
+#include <csignal>
 #include <cstdlib>
 #include <filesystem>
+#include <thread>
+
+#include <pty.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <gtest/gtest.h>
 
@@ -154,6 +161,112 @@ TEST_F(RunChild, TheScratchFolderGoesWithTheLaunch)
         ASSERT_TRUE(std::filesystem::is_directory(dir));
     }
     EXPECT_FALSE(std::filesystem::exists(dir));
+}
+
+// Run in a child process of the test, with `body`'s return as its exit status:
+// for what changes the process (its terminal, a caught signal).
+template <typename F>
+int in_child(F body, bool with_pty)
+{
+    int master = -1;
+    const pid_t pid = with_pty ? forkpty(&master, nullptr, nullptr, nullptr) : fork();
+    if (pid == 0) _exit(body());
+    if (pid < 0) return -1;
+    if (master >= 0) {
+        char buf[256];
+        while (read(master, buf, sizeof(buf)) > 0) {   // EIO once the child is gone
+        }
+        close(master);
+    }
+    int st = 0;
+    waitpid(pid, &st, 0);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+// At a terminal (forkpty: the launcher in its session's foreground group),
+// the emulator's input must not be that terminal: as a background process
+// group, reading it or setting its modes (QEMU's -serial stdio does both)
+// would stop it with SIGTTIN/SIGTTOU until the timeout.
+TEST_F(RunChild, TheChildsInputIsNeverTheLaunchersTerminal)
+{
+    const int code = in_child([this] {
+        shell("if [ -t 0 ]; then echo 'Test result: FAILURE'; else echo 'Test result: SUCCESS'; fi; exit 65");
+        return run();
+    }, true);
+    EXPECT_EQ(code, 0);
+}
+
+// A child that never writes a newline cannot grow the launcher's memory.
+TEST_F(RunChild, ALineWithoutANewlineIsCutAtTheCap)
+{
+    shell("head -c 100000 /dev/zero | tr '\\0' x; echo; echo 'Test result: SUCCESS'; exit 65");
+    EXPECT_EQ(run(), 0) << why;
+    ASSERT_GE(console.size(), 100000 / kMaxConsoleLine);
+    size_t total = 0;
+    for (const std::string& c : console) {
+        EXPECT_LE(c.size(), kMaxConsoleLine);
+        if (c != "Test result: SUCCESS") total += c.size();
+    }
+    EXPECT_EQ(total, 100000u);
+}
+
+// Bochs's way, a console in a file: the file (and the emulator's log) stop at
+// the cap, and the run says so.
+TEST_F(RunChild, AConsoleFileStopsAtTheCap)
+{
+    l.scratch = make_scratch();
+    ASSERT_FALSE(l.scratch.empty());
+    l.console_file = l.scratch + "/com1";
+    o.file_cap = 1 << 20;
+    shell("exec yes 'no newline ever' | tr -d '\\n' >" + l.console_file);
+    EXPECT_EQ(run(), kCrashed);
+    EXPECT_NE(why.find("cap of 1 MiB"), std::string::npos) << why;
+    struct stat st = {};
+    ASSERT_EQ(stat(l.console_file.c_str(), &st), 0);
+    EXPECT_LE(st.st_size, 1 << 20);
+}
+
+// SIGTERM (or Ctrl-C's SIGINT) ends the run: the child's group is killed, the
+// launch's scratch folder (Bochs's ISO and console) goes, and the run says
+// 128 + the signal.
+TEST_F(RunChild, ASignalEndsTheRunAndRemovesItsFiles)
+{
+    const std::string dir = make_scratch();
+    ASSERT_FALSE(dir.empty());
+    const std::string pidfile = dir + ".pid";
+    const int code = in_child([&] {
+        catch_interrupts();
+        int rc;
+        {
+            Launch run;
+            run.scratch = dir;
+            run.args = {"/bin/sh", "-c", "echo $$ >" + pidfile + "; exec sleep 60"};
+            std::thread([] {
+                std::this_thread::sleep_for(std::chrono::milliseconds(500));
+                kill(getpid(), SIGTERM);
+            }).detach();
+            rc = run_child(run, o, kPoweroffStatus, true, why);
+        }
+        return rc;
+    }, false);
+    EXPECT_EQ(code, kInterruptedBase + SIGTERM);
+    EXPECT_FALSE(std::filesystem::exists(dir));
+    // The child (its group) is gone too.
+    FILE* f = std::fopen(pidfile.c_str(), "r");
+    ASSERT_NE(f, nullptr);
+    int child = 0;
+    ASSERT_EQ(std::fscanf(f, "%d", &child), 1);
+    std::fclose(f);
+    std::remove(pidfile.c_str());
+    EXPECT_NE(kill(child, 0), 0);
+}
+
+TEST(Printable, ControlCharactersAreEscaped)
+{
+    EXPECT_EQ(printable("a\033]0;title\007b"), "a\\x1b]0;title\\x07b");
+    EXPECT_EQ(printable("line\nnext\tend\x7f\r"), "line\\nnext\tend\\x7f\\x0d");
+    EXPECT_EQ(printable("csi \xc2\x9b" "31m"), "csi \\xc2\\x9b31m");
+    EXPECT_EQ(printable("caf\xc3\xa9 \xc5\x9b"), "caf\xc3\xa9 \xc5\x9b");   // letters stay
 }
 
 } // namespace

@@ -174,5 +174,58 @@ class MergeTest(unittest.TestCase):
         self.assertIn("4 results, 1 failed cell(s)", text)
 
 
+class HostileHostTest(unittest.TestCase):
+    """What a remote host says (--describe-host's JSON) is untrusted: its
+    hostname reaches gnuplot's script and the terminal."""
+
+    EVIL = "vm'\n!touch /tmp/pvmmu-sweep-pwned\n\x1b]0;title\x07"
+
+    def test_a_label_keeps_only_a_hostnames_characters(self):
+        self.assertEqual(sweep.host_labels([("u1", {"hostname": self.EVIL})]),
+                         ["vm___touch__tmp_pvmmu-sweep-pwned___0_title_"])
+
+    def test_a_description_reaches_the_terminal_without_control_characters(self):
+        d = sweep.scrubbed({"hostname": self.EVIL, "cpus": 4, "cpu_model": "x\x9b31m", "list": ["\x1b[2J"]})
+        self.assertEqual(d["hostname"], "vm'?!touch /tmp/pvmmu-sweep-pwned??]0;title?")
+        self.assertEqual(d["cpus"], 4)
+        self.assertEqual(d["cpu_model"], "x?31m")
+        self.assertEqual(d["list"], ["?[2J"])
+
+    def test_gnuplots_script_runs_no_command_whatever_the_label(self):
+        # A label that did not come through host_labels (a document merged
+        # from elsewhere): still no line of the script is a command of its own.
+        import shutil
+        import subprocess
+        seen = {}
+
+        def fake_run(cmd, input=None, **kw):
+            seen["script"] = input
+            return subprocess.CompletedProcess(cmd, 0, "", "")
+
+        results = [dict(row("native", "private", 1, 1000), host=self.EVIL, uri="u")]
+        doc = {"results": results, "date": "2026-12-07T00:00:00Z"}
+        old_run, old_which = sweep.subprocess.run, shutil.which
+        sweep.subprocess.run, shutil.which = fake_run, lambda name: "/usr/bin/" + name
+        try:
+            sweep.write_plot(doc, "/tmp/plot.svg")
+        finally:
+            sweep.subprocess.run, shutil.which = old_run, old_which
+        lines = seen["script"].splitlines()
+        self.assertFalse([ln for ln in lines if ln.lstrip().startswith(("!", "system", "shell"))], lines)
+        self.assertTrue(all(ord(c) >= 0x20 for ln in lines for c in ln), lines)
+        self.assertEqual(len(lines), 12, lines)   # the commands written, no more
+
+    def test_an_output_path_with_a_line_end_is_refused(self):
+        import shutil
+        old_which = shutil.which
+        shutil.which = lambda name: "/usr/bin/" + name
+        try:
+            with self.assertRaises(ValueError):
+                sweep.write_plot({"results": [dict(row("native", "private", 1, 1), host="h", uri="u")],
+                                  "date": "2026-12-07"}, "/tmp/x\n!id.svg")
+        finally:
+            shutil.which = old_which
+
+
 if __name__ == "__main__":
     unittest.main()
