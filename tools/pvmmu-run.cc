@@ -309,14 +309,15 @@ struct Unpacked {
 // A bzImage kernel (Linux's vmlinuz) is unpacked to its ELF, as xl does
 // before loading it, into a temporary file that becomes the module (QEMU
 // reads it when the machine starts); any other file goes as it is. False,
-// with the reason printed, for a bzImage that cannot be unpacked.
-bool unpack_kernel(std::string& kernel, Unpacked& made)
+// with the reason printed, for a bzImage that cannot be unpacked. max: the
+// domain's memory, the most its ELF may unpack to.
+bool unpack_kernel(std::string& kernel, Unpacked& made, size_t max)
 {
     std::ifstream in(kernel, std::ios::binary);
     const std::vector<uint8_t> file((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     std::vector<uint8_t> elf;
     std::string why;
-    switch (bzimage_unpack(file, elf, why)) {
+    switch (bzimage_unpack(file, elf, why, max)) {
     case BzImage::NotOne: return true;
     case BzImage::Refused:
         std::fprintf(stderr, "pvmmu-run: kernel '%s': %s\n", kernel.c_str(), why.c_str());
@@ -370,7 +371,7 @@ int run_configs(const RunOptions& o)
                          path.c_str(), c.kernel.c_str());
             return 2;
         }
-        if (!unpack_kernel(d.kernel, unpacked)) return 2;
+        if (!unpack_kernel(d.kernel, unpacked, size_t(c.memory > 0 ? c.memory : 0) << 20)) return 2;
         // The module's path as it goes to the machine (a bzImage's: the
         // temporary ELF's, under $TMPDIR): a ',' or ' ' would split it.
         if (d.kernel.find_first_of(", ") != std::string::npos) {

@@ -283,7 +283,7 @@ int guest_load(DomId id, const uint8_t* file, size_t size, uint64_t nr_frames, u
                CpuId first_cpu, const char* cmdline, GuestDomain& out);
 
 // Xen's x86-64 PV hypercall page (32 bytes per number) written at `page`
-// (guest_loader.cc): for XEN_ELFNOTE_HYPERCALL_PAGE at load, and for a
+// (guest_place.cc): for XEN_ELFNOTE_HYPERCALL_PAGE at load, and for a
 // write of Xen's hypercall-page MSR (guest_emulate.cc).
 void write_hypercall_page(uint8_t* page);
 
