@@ -73,6 +73,24 @@ TEST(DomainBuilder, FramesWhoseEndWrapsAreRefused)
     EXPECT_EQ(build_domain(m.hv(), d, spec, lay), -XEN_EINVAL);
 }
 
+// vCPUs on CPUs first_cpu.. whose end wraps 32 bits: refused, never
+// brought online at CPU 0xffffffff.
+TEST(DomainBuilder, CpusWhoseEndWrapsAreRefused)
+{
+    sim::DirectMachine m{256};
+    Domain d;
+    DomainLayout lay;
+    DomainSpec spec;
+    spec.id = 1;
+    spec.nr_frames = 64;
+    spec.first = m.arena().allocate(64);
+    spec.nr_vcpus = 2;
+    spec.first_cpu = 0xffffffff;
+    EXPECT_EQ(build_domain(m.hv(), d, spec, lay), -XEN_EINVAL);
+    spec.first_cpu = kMaxCpus - 1;   // its second vCPU past the last CPU
+    EXPECT_EQ(build_domain(m.hv(), d, spec, lay), -XEN_EINVAL);
+}
+
 // The harness's machine refuses a domain the arena has no room for, as
 // sim::Machine does, instead of building it on Mfn{~0}.
 TEST(DomainBuilder, DirectMachineRefusesADomainPastItsArena)

@@ -217,7 +217,7 @@ bool find_legacy(const uint8_t* file, size_t size, const Elf64_Ehdr& eh, GuestEl
     static constexpr char kName[] = "__xen_guest";
     for (unsigned i = 0; i < eh.e_shnum; ++i) {
         const Elf64_Shdr sh = shdr(i);
-        if (sh.sh_name >= names.sh_size || names.sh_size - sh.sh_name < sizeof(kName) ||
+        if (!range_within(sh.sh_name, sizeof(kName), 0, names.sh_size) ||
             memcmp(file + names.sh_offset + sh.sh_name, kName, sizeof(kName)) != 0)
             continue;
         if (sh.sh_type == SHT_NOBITS || !in_file(size, sh.sh_offset, sh.sh_size))
