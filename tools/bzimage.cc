@@ -3,6 +3,8 @@
 
 #include <cstring>
 
+#include "core/range.h"
+
 namespace pvmmu::run {
 
 namespace {
@@ -53,19 +55,29 @@ BzImage bzimage_unpack(const std::vector<uint8_t>& file, std::vector<uint8_t>& e
     // sectors (0 meaning 4); the payload's offset is counted from there.
     const uint64_t setup_sects = f[kSetupSects] ? f[kSetupSects] : 4;
     const uint64_t at = (setup_sects + 1) * 512 + le32(f + kPayloadOffset), len = le32(f + kPayloadLength);
-    if (at > file.size() || len > file.size() - at || len == 0) {
+    if (len == 0 || !range_within(at, len, 0, file.size())) {
         why = "the bzImage's payload lies outside the file";
         return BzImage::Refused;
     }
     const char* format = format_of(f + at, len);
     if (format && std::strcmp(format, "xz") == 0) return bzimage_unxz(f + at, len, max, elf, why) ? BzImage::Unpacked : BzImage::Refused;
     if (format && std::strcmp(format, "elf") == 0) {
+        if (len > max) {
+            why = "the bzImage's ELF payload is larger than " + bzimage_size_words(max) + ", the most taken";
+            return BzImage::Refused;
+        }
         elf.assign(f + at, f + at + len);
         return BzImage::Unpacked;
     }
     why = format ? std::string("the bzImage's payload is ") + format + "-compressed; pvmmu-run unpacks xz only"
                  : "the bzImage's payload is in no format pvmmu-run knows";
     return BzImage::Refused;
+}
+
+std::string bzimage_size_words(size_t max)
+{
+    constexpr size_t kMiB = size_t(1) << 20;
+    return max % kMiB == 0 ? std::to_string(max / kMiB) + " MiB" : std::to_string(max) + " bytes";
 }
 
 } // namespace pvmmu::run

@@ -17,12 +17,14 @@ enum class BzImage {
     Refused,    // a bzImage pvmmu-run cannot unpack; why says what it is
 };
 
-// The largest ELF unpacked (a guard against a payload that never ends).
-constexpr size_t kMaxUnpackedKernel = size_t(1) << 30;
+// max: the largest ELF taken, XZ-unpacked or not; pvmmu-run passes the
+// domain's memory (a kernel larger than it cannot load). A payload that
+// unpacks past it is refused as soon as it does: never more than max bytes
+// held, nothing written anywhere.
+BzImage bzimage_unpack(const std::vector<uint8_t>& file, std::vector<uint8_t>& elf, std::string& why, size_t max);
 
-// max: the largest ELF taken (tests pass a smaller one).
-BzImage bzimage_unpack(const std::vector<uint8_t>& file, std::vector<uint8_t>& elf, std::string& why,
-                       size_t max = kMaxUnpackedKernel);
+// max in words: "64 MiB", or bytes where it is not a whole MiB.
+std::string bzimage_size_words(size_t max);
 
 // One XZ stream of n bytes at p into out, at most max bytes; false with why
 // set where it cannot (bzimage_xz.cc with liblzma, else

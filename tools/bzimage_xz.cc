@@ -6,6 +6,7 @@
 #include <lzma.h>
 
 #include "bzimage.h"
+#include "core/range.h"
 
 namespace pvmmu::run {
 
@@ -49,7 +50,7 @@ bool bzimage_unxz(const uint8_t* p, size_t n, size_t max, std::vector<uint8_t>& 
         s.avail_out = chunk.size();
         r = lzma_code(&s, LZMA_FINISH);
         const size_t got = chunk.size() - s.avail_out;
-        if (got > max - out.size()) {
+        if (!range_within(out.size(), got, 0, max)) {
             too_big = true;
             break;
         }
@@ -60,7 +61,7 @@ bool bzimage_unxz(const uint8_t* p, size_t n, size_t max, std::vector<uint8_t>& 
     if (r == LZMA_STREAM_END && !too_big) return true;
     out.clear();
     if (too_big)
-        why = "the XZ payload unpacks past " + std::to_string(max >> 20) + " MiB";
+        why = "the XZ payload unpacks past " + bzimage_size_words(max) + ", the most taken";
     else if (r == LZMA_BUF_ERROR)
         why = "the XZ payload is truncated";
     else if (r == LZMA_MEMLIMIT_ERROR)

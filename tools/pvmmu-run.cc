@@ -352,12 +352,13 @@ struct Unpacked {
 // A bzImage kernel (Linux's vmlinuz) is unpacked to its ELF, as xl does
 // before loading it, into a temporary file that becomes the module (QEMU
 // reads it when the machine starts); any other file goes as it is. False,
-// with the reason printed, for a bzImage that cannot be unpacked.
-bool unpack_kernel(std::string& kernel, const std::vector<uint8_t>& file, Unpacked& made)
+// with the reason printed, for a bzImage that cannot be unpacked. max: the
+// domain's memory, the most its ELF may unpack to.
+bool unpack_kernel(std::string& kernel, const std::vector<uint8_t>& file, Unpacked& made, size_t max)
 {
     std::vector<uint8_t> elf;
     std::string why;
-    switch (bzimage_unpack(file, elf, why)) {
+    switch (bzimage_unpack(file, elf, why, max)) {
     case BzImage::NotOne: return true;
     case BzImage::Refused:
         std::fprintf(stderr, "pvmmu-run: kernel '%s': %s\n", printable(kernel).c_str(), why.c_str());
@@ -415,7 +416,7 @@ int run_configs(const RunOptions& o)
                          printable(path).c_str(), err.c_str());
             return 2;
         }
-        if (!unpack_kernel(d.kernel, image, unpacked)) return 2;
+        if (!unpack_kernel(d.kernel, image, unpacked, size_t(cap))) return 2;
         // The module's path as it goes to the machine (a bzImage's: the
         // temporary ELF's, under $TMPDIR): a ',' or ' ' would split it.
         if (d.kernel.find_first_of(", ") != std::string::npos) {

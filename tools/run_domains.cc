@@ -36,8 +36,8 @@ std::vector<DomainEnd> domain_ends(const std::vector<std::string>& console, size
         if (std::sscanf(l.c_str(), "domain %u: loading module %u (%n", &id, &module, &at) == 2 && at) {
             if (module < n) ends[module].id = id;
             refusal.clear();
-        } else if (starts(l, "domain: guest image refused: ")) {
-            refusal = l.substr(std::strlen("domain: guest image refused: "));
+        } else if (std::sscanf(l.c_str(), "domain %u: guest image refused: %n", &id, &at) == 1 && at) {
+            refusal = l.substr(size_t(at));
         } else if (starts(l, "domain: ") && l.find(" refused") != std::string::npos) {
             refusal = l.substr(std::strlen("domain: "));
         } else if (std::sscanf(l.c_str(), "pvmmu: FAILED: domain %u%n", &id, &at) == 1 && at) {

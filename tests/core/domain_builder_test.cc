@@ -57,6 +57,53 @@ TEST(DomainBuilder, TablesPastTheDomainAreRefused)
     EXPECT_EQ(Built(~0ull - 2).rc, -XEN_EINVAL);   // no wrap
 }
 
+// Frames that would end past 2^64 (the sum first + n wraps to a small
+// number): refused, never read from the frame table.
+TEST(DomainBuilder, FramesWhoseEndWrapsAreRefused)
+{
+    sim::DirectMachine m{256};
+    Domain d;
+    DomainLayout lay;
+    DomainSpec spec;
+    spec.id = 1;
+    spec.nr_frames = 64;
+    spec.first = Mfn{~0ull - 16};
+    EXPECT_EQ(build_domain(m.hv(), d, spec, lay), -XEN_EINVAL);
+    spec.first = Mfn{m.arena().nr_frames() - 32};   // in the arena, its end past it
+    EXPECT_EQ(build_domain(m.hv(), d, spec, lay), -XEN_EINVAL);
+}
+
+// vCPUs on CPUs first_cpu.. whose end wraps 32 bits: refused, never
+// brought online at CPU 0xffffffff.
+TEST(DomainBuilder, CpusWhoseEndWrapsAreRefused)
+{
+    sim::DirectMachine m{256};
+    Domain d;
+    DomainLayout lay;
+    DomainSpec spec;
+    spec.id = 1;
+    spec.nr_frames = 64;
+    spec.first = m.arena().allocate(64);
+    spec.nr_vcpus = 2;
+    spec.first_cpu = 0xffffffff;
+    EXPECT_EQ(build_domain(m.hv(), d, spec, lay), -XEN_EINVAL);
+    spec.first_cpu = kMaxCpus - 1;   // its second vCPU past the last CPU
+    EXPECT_EQ(build_domain(m.hv(), d, spec, lay), -XEN_EINVAL);
+}
+
+// The harness's machine refuses a domain the arena has no room for, as
+// sim::Machine does, instead of building it on Mfn{~0}.
+TEST(DomainBuilder, DirectMachineRefusesADomainPastItsArena)
+{
+    sim::DirectMachine m{256};
+    DomainLayout lay;
+    int rc = 0;
+    EXPECT_EQ(m.create_domain(1, 512, 1, lay, 0, &rc), nullptr);
+    EXPECT_EQ(rc, -XEN_ENOMEM);
+    EXPECT_NE(m.create_domain(2, 64, 1, lay, 0, &rc), nullptr);
+    EXPECT_EQ(rc, 0);
+}
+
 TEST(DomainBuilder, APhysmapAtLinuxsVirtBaseUsesItsL3Entry)
 {
     // Linux's VIRT_BASE (__START_KERNEL_map): slot 511, L3 entry 510.

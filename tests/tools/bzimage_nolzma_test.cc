@@ -11,6 +11,9 @@
 namespace pvmmu::run {
 namespace {
 
+// The most unpacked in these tests: a domain of 64 MiB.
+constexpr size_t kCap = size_t(64) << 20;
+
 // setup_sects 3, the payload 0x40 bytes into the protected-mode part (as
 // bzimage_test.cc builds them).
 std::vector<uint8_t> bzimage(const std::vector<uint8_t>& payload)
@@ -31,7 +34,7 @@ TEST(BzImageWithoutLzma, AnXzPayloadIsRefusedSayingSo)
     std::vector<uint8_t> xz = {0xfd, '7', 'z', 'X', 'Z', 0}, out;
     xz.resize(256, 0x55);
     std::string why;
-    EXPECT_EQ(bzimage_unpack(bzimage(xz), out, why), BzImage::Refused);
+    EXPECT_EQ(bzimage_unpack(bzimage(xz), out, why, kCap), BzImage::Refused);
     EXPECT_NE(why.find("built without liblzma"), std::string::npos) << why;
     EXPECT_TRUE(out.empty());
 }
@@ -41,7 +44,7 @@ TEST(BzImageWithoutLzma, AnUncompressedElfPayloadStillUnpacks)
     std::vector<uint8_t> elf = {0x7f, 'E', 'L', 'F'}, out;
     elf.resize(4096, 7);
     std::string why;
-    ASSERT_EQ(bzimage_unpack(bzimage(elf), out, why), BzImage::Unpacked) << why;
+    ASSERT_EQ(bzimage_unpack(bzimage(elf), out, why, kCap), BzImage::Unpacked) << why;
     EXPECT_EQ(out, elf);
 }
 

@@ -14,6 +14,9 @@
 namespace pvmmu::run {
 namespace {
 
+// The most unpacked in these tests: a domain of 64 MiB.
+constexpr size_t kCap = size_t(64) << 20;
+
 std::vector<uint8_t> some_elf()
 {
     std::vector<uint8_t> e(100000);
@@ -61,7 +64,7 @@ TEST(BzImage, XzPayloadUnpacksToTheElf)
     const std::vector<uint8_t> elf = some_elf();
     std::vector<uint8_t> out;
     std::string why;
-    ASSERT_EQ(bzimage_unpack(bzimage(xz(elf)), out, why), BzImage::Unpacked) << why;
+    ASSERT_EQ(bzimage_unpack(bzimage(xz(elf)), out, why, kCap), BzImage::Unpacked) << why;
     EXPECT_EQ(out, elf);
 }
 
@@ -72,7 +75,7 @@ TEST(BzImage, AWrongSizeHintStillUnpacks)
     std::vector<uint8_t> p = xz(elf), out;
     put32(p, p.size() - 4, 1);
     std::string why;
-    ASSERT_EQ(bzimage_unpack(bzimage(p), out, why), BzImage::Unpacked) << why;
+    ASSERT_EQ(bzimage_unpack(bzimage(p), out, why, kCap), BzImage::Unpacked) << why;
     EXPECT_EQ(out, elf);
 }
 
@@ -83,7 +86,7 @@ TEST(BzImage, SetupSectsZeroMeansFour)
     f[0x1f1] = 0;                                  // 4 sectors: the part starts at 0xa00
     f.insert(f.begin() + 0x800, 0x200, 0);         // the payload moves there
     std::string why;
-    ASSERT_EQ(bzimage_unpack(f, out, why), BzImage::Unpacked) << why;
+    ASSERT_EQ(bzimage_unpack(f, out, why, kCap), BzImage::Unpacked) << why;
     EXPECT_EQ(out, elf);
 }
 
@@ -92,7 +95,7 @@ TEST(BzImage, AnUncompressedElfPayloadIsTakenAsItIs)
     const std::vector<uint8_t> elf = some_elf();
     std::vector<uint8_t> out;
     std::string why;
-    ASSERT_EQ(bzimage_unpack(bzimage(elf), out, why), BzImage::Unpacked) << why;
+    ASSERT_EQ(bzimage_unpack(bzimage(elf), out, why, kCap), BzImage::Unpacked) << why;
     EXPECT_EQ(out, elf);
 }
 
@@ -100,8 +103,8 @@ TEST(BzImage, APlainElfIsNotOne)
 {
     std::vector<uint8_t> out;
     std::string why;
-    EXPECT_EQ(bzimage_unpack(some_elf(), out, why), BzImage::NotOne);
-    EXPECT_EQ(bzimage_unpack({}, out, why), BzImage::NotOne);
+    EXPECT_EQ(bzimage_unpack(some_elf(), out, why, kCap), BzImage::NotOne);
+    EXPECT_EQ(bzimage_unpack({}, out, why, kCap), BzImage::NotOne);
     EXPECT_TRUE(out.empty());
 }
 
@@ -117,12 +120,12 @@ TEST(BzImage, OtherFormatsAreRefusedByName)
         std::vector<uint8_t> p = f.magic, out;
         p.resize(64, 0x55);
         std::string why;
-        EXPECT_EQ(bzimage_unpack(bzimage(p), out, why), BzImage::Refused) << f.name;
+        EXPECT_EQ(bzimage_unpack(bzimage(p), out, why, kCap), BzImage::Refused) << f.name;
         EXPECT_NE(why.find(std::string(f.name) + "-compressed"), std::string::npos) << why;
     }
     std::vector<uint8_t> out;
     std::string why;
-    EXPECT_EQ(bzimage_unpack(bzimage(std::vector<uint8_t>(64, 0x55)), out, why), BzImage::Refused);
+    EXPECT_EQ(bzimage_unpack(bzimage(std::vector<uint8_t>(64, 0x55)), out, why, kCap), BzImage::Refused);
     EXPECT_NE(why.find("no format"), std::string::npos) << why;
 }
 
@@ -131,23 +134,23 @@ TEST(BzImage, BadHeadersAndPayloadsAreRefused)
     const std::vector<uint8_t> p = xz(some_elf());
     std::vector<uint8_t> out;
     std::string why;
-    EXPECT_EQ(bzimage_unpack(bzimage(p, 0x207), out, why), BzImage::Refused);
+    EXPECT_EQ(bzimage_unpack(bzimage(p, 0x207), out, why, kCap), BzImage::Refused);
     EXPECT_NE(why.find("2.7"), std::string::npos) << why;
 
     std::vector<uint8_t> f = bzimage(p);
     put32(f, 0x24c, uint32_t(f.size()));   // longer than what is left of the file
-    EXPECT_EQ(bzimage_unpack(f, out, why), BzImage::Refused);
+    EXPECT_EQ(bzimage_unpack(f, out, why, kCap), BzImage::Refused);
     EXPECT_NE(why.find("outside the file"), std::string::npos) << why;
     put32(f, 0x24c, 0);
-    EXPECT_EQ(bzimage_unpack(f, out, why), BzImage::Refused);
+    EXPECT_EQ(bzimage_unpack(f, out, why, kCap), BzImage::Refused);
 
     std::vector<uint8_t> cut(p.begin(), p.begin() + long(p.size() / 2));   // truncated stream
-    EXPECT_EQ(bzimage_unpack(bzimage(cut), out, why), BzImage::Refused);
+    EXPECT_EQ(bzimage_unpack(bzimage(cut), out, why, kCap), BzImage::Refused);
     EXPECT_NE(why.find("truncated"), std::string::npos) << why;
 
     std::vector<uint8_t> bad = p;
     for (size_t i = 40; i < 60; ++i) bad[i] ^= 0x5a;   // inside the compressed block
-    EXPECT_EQ(bzimage_unpack(bzimage(bad), out, why), BzImage::Refused);
+    EXPECT_EQ(bzimage_unpack(bzimage(bad), out, why, kCap), BzImage::Refused);
     EXPECT_NE(why.find("corrupt"), std::string::npos) << why;
 }
 
@@ -180,9 +183,9 @@ TEST(BzImage, AHugeDictionaryIsRefusedByTheMemoryLimit)
     std::vector<uint8_t> out;
     std::string why;
     // The rewrite itself is sound: a 4 MiB dictionary unpacks.
-    ASSERT_EQ(bzimage_unpack(bzimage(with_dictionary(p, 4u << 20)), out, why), BzImage::Unpacked) << why;
+    ASSERT_EQ(bzimage_unpack(bzimage(with_dictionary(p, 4u << 20)), out, why, kCap), BzImage::Unpacked) << why;
     EXPECT_EQ(out, elf);
-    EXPECT_EQ(bzimage_unpack(bzimage(with_dictionary(p, 3u << 29)), out, why), BzImage::Refused);   // 1.5 GiB
+    EXPECT_EQ(bzimage_unpack(bzimage(with_dictionary(p, 3u << 29)), out, why, kCap), BzImage::Refused);   // 1.5 GiB
     EXPECT_NE(why.find("LZMA_MEMLIMIT_ERROR"), std::string::npos) << why;
     EXPECT_TRUE(out.empty());
 }
@@ -195,7 +198,7 @@ TEST(BzImage, AHugeDeclaredSizeReservesLittle)
     std::vector<uint8_t> p = xz(elf), out;
     put32(p, p.size() - 4, 1u << 30);
     std::string why;
-    ASSERT_EQ(bzimage_unpack(bzimage(p), out, why), BzImage::Unpacked) << why;
+    ASSERT_EQ(bzimage_unpack(bzimage(p), out, why, kCap), BzImage::Unpacked) << why;
     EXPECT_EQ(out, elf);
     EXPECT_LT(out.capacity(), size_t(16) << 20);
 }
@@ -210,6 +213,34 @@ TEST(BzImage, TheLimitItselfUnpacks)
     EXPECT_EQ(out, elf);
     EXPECT_EQ(bzimage_unpack(bzimage(p), out, why, elf.size() - 1), BzImage::Refused);
     EXPECT_NE(why.find("unpacks past"), std::string::npos) << why;
+}
+
+// An uncompressed ELF payload is held to the same cap as an XZ one.
+TEST(BzImage, AnElfPayloadLargerThanTheCapIsRefused)
+{
+    const std::vector<uint8_t> elf = some_elf();
+    std::vector<uint8_t> out;
+    std::string why;
+    ASSERT_EQ(bzimage_unpack(bzimage(elf), out, why, elf.size()), BzImage::Unpacked) << why;
+    EXPECT_EQ(bzimage_unpack(bzimage(elf), out, why, elf.size() - 1), BzImage::Refused);
+    EXPECT_EQ(why, "the bzImage's ELF payload is larger than 99999 bytes, the most taken");
+}
+
+// A payload that unpacks past the cap stops there: a 16 MiB run of zeros
+// (a few KiB of XZ) under a 1 MiB cap, never held whole.
+TEST(BzImage, AnXzPayloadPastTheCapStopsAtTheCap)
+{
+    std::vector<uint8_t> big(size_t(16) << 20, 0);
+    std::memcpy(big.data(), "\x7f" "ELF", 4);
+    const std::vector<uint8_t> p = xz(big);
+    big.clear();
+    big.shrink_to_fit();
+    std::vector<uint8_t> out;
+    std::string why;
+    EXPECT_EQ(bzimage_unpack(bzimage(p), out, why, size_t(1) << 20), BzImage::Refused);
+    EXPECT_EQ(why, "the XZ payload unpacks past 1 MiB, the most taken");
+    EXPECT_TRUE(out.empty());
+    EXPECT_LE(out.capacity(), size_t(2) << 20);
 }
 
 } // namespace

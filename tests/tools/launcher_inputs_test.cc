@@ -142,7 +142,7 @@ TEST(DomainEnds, ARefusedDomainGetsTheLoadersReason)
     const std::vector<std::string> console = {
         "domain 1: loading module 0 (\"k vcpus=1 frames=4096\", 100 bytes)",
         "domain 2: loading module 1 (\"bad vcpus=1 frames=4096\", 18 bytes)",
-        "domain: guest image refused: shorter than an ELF header",
+        "domain 2: guest image refused: shorter than an ELF header",
         "pvmmu: FAILED: domain 2 was not built",
     };
     const std::vector<DomainEnd> e = domain_ends(console, 2);

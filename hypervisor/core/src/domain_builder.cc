@@ -5,6 +5,7 @@
 
 #include <pvmmu/abi.h>
 
+#include "core/range.h"
 #include "core/refs.h"
 
 namespace pvmmu {
@@ -25,9 +26,9 @@ int build_domain(Hypervisor& hv, Domain& d, const DomainSpec& spec, DomainLayout
     // VIRT_BASE, 0xffffffff80000000, is L3 entry 510 of slot 511), and its
     // L2s must fit the one L3 that slot gets.
     const unsigned slot = table_index(spec.physmap, Level::L4), l3i = table_index(spec.physmap, Level::L3);
-    if (spec.nr_vcpus == 0 || spec.nr_vcpus > kMaxVcpus || spec.first_cpu + spec.nr_vcpus > kMaxCpus ||
+    if (spec.nr_vcpus == 0 || spec.nr_vcpus > kMaxVcpus || !range_within(spec.first_cpu, spec.nr_vcpus, 0, kMaxCpus) ||
         n <= npt || pt > n - npt || nl2 > kEntriesPerTable - l3i || (spec.physmap.v & ((1ull << 30) - 1)) ||
-        !canonical(spec.physmap) || hv.l4_slot_reserved(slot) || spec.first.v + n > hv.mem().nr_frames)
+        !canonical(spec.physmap) || hv.l4_slot_reserved(slot) || !range_within(spec.first.v, n, 0, hv.mem().nr_frames))
         return -XEN_EINVAL;
     for (uint64_t i = 0; i < n; ++i) {
         const FrameInfo& f = hv.frame(Mfn{spec.first.v + i});

@@ -26,6 +26,7 @@
 #include "pv/loader.h"
 #include "pv/run.h"
 #include "pv/vcpu_op.h"
+#include "core/range.h"
 
 extern "C" void switch_stack(uint64_t top, void (*fn)());
 
@@ -177,7 +178,7 @@ void apply_module_words(const char* cmdline, unsigned& nr, CpuId& next_cpu, unsi
             (void)domain_uint(nr + 1, cl, "frames", frames);
             (void)domain_uint(nr + 1, cl, "vcpus", vcpus);
         }
-        if (vcpus == 0 || next_cpu + vcpus > cpus_online) {
+        if (vcpus == 0 || !range_within(next_cpu, vcpus, 0, cpus_online)) {
             printk("pvmmu: FAILED: domain %u wants vcpus=%lu, but only %u of %u CPUs are left (one per vCPU)\n",
                    nr + 1, vcpus, cpus_online - next_cpu, cpus_online);
             hv_exit(HV_EXIT_FAILURE);

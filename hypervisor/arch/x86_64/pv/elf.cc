@@ -1,4 +1,4 @@
-// The guest kernel reader; see arch/guest_elf.h.
+// The guest kernel reader; see pv/elf.h.
 #include "pv/elf.h"
 
 #include <elf.h>
@@ -8,6 +8,7 @@
 #include <xen/elfnote.h>
 
 #include "core/pte.h"
+#include "core/range.h"
 
 namespace pvmmu::x86 {
 
@@ -20,13 +21,22 @@ namespace {
 constexpr const char* kSupportedFeatures[] = {"mmu_pt_update_preserve_ad", "pae_pgdir_above_4gb",
                                               "writable_page_tables"};
 
-bool in_file(size_t size, uint64_t off, uint64_t len) { return off <= size && len <= size - off; }
+bool in_file(size_t size, uint64_t off, uint64_t len) { return range_within(off, len, 0, size); }
 
 bool fail(GuestElf& out, const char* why)
 {
     out.error = why;
     return false;
 }
+
+bool fail(GuestElf& out, const char* why, uint64_t value)
+{
+    guest_detail_hex(out.detail, value);
+    return fail(out, why);
+}
+
+// [va, va + len) ends at or below 2^64.
+bool below_top(uint64_t va, uint64_t len) { return len == 0 || len - 1 <= ~va; }
 
 bool feature_supported(const char* name, size_t n)
 {
@@ -65,7 +75,7 @@ uint64_t note_value(const uint8_t* desc, uint32_t descsz)
 // LOADER, GUEST_OS and XEN_VERSION strings (Xen compares prefixes).
 struct Said {
     bool notes = false, legacy = false;
-    bool paddr_offset = false;
+    bool paddr_offset = false, entry = false;
     uint64_t hypercall_pfn = 0;   // legacy HYPERCALL_PAGE: a page number from VIRT_BASE
     bool legacy_hypercall = false;
     char loader[8] = {}, guest_os[8] = {}, xen_version[8] = {};
@@ -90,19 +100,24 @@ bool starts(const char (&s)[8], const char* prefix)
 // owners' notes.
 bool read_notes(const uint8_t* p, uint64_t len, GuestElf& out, Said& said)
 {
-    for (uint64_t off = 0; off + sizeof(Elf64_Nhdr) <= len;) {
+    for (uint64_t off = 0; range_within(off, sizeof(Elf64_Nhdr), 0, len);) {
         Elf64_Nhdr h;
         memcpy(&h, p + off, sizeof(h));
-        const uint64_t name = off + sizeof(h), desc = name + ((uint64_t(h.n_namesz) + 3) & ~3ull);
-        const uint64_t next = desc + ((uint64_t(h.n_descsz) + 3) & ~3ull);
-        if (next > len) return fail(out, "a note runs past its segment");
+        // Each size below 2^32 + 3: their sum cannot wrap 64 bits.
+        const uint64_t name_len = (uint64_t(h.n_namesz) + 3) & ~3ull, desc_len = (uint64_t(h.n_descsz) + 3) & ~3ull;
+        const uint64_t name = off + sizeof(h), desc = name + name_len;
+        if (!range_within(name, name_len + desc_len, 0, len)) return fail(out, "a note runs past its segment");
+        const uint64_t next = desc + desc_len;
         off = next;
         if (h.n_namesz != 4 || memcmp(p + name, "Xen", 4) != 0) continue;
         said.notes = true;
         const uint8_t* d = p + desc;
         const char* str = reinterpret_cast<const char*>(d);
         switch (h.n_type) {
-        case XEN_ELFNOTE_ENTRY: out.entry = note_value(d, h.n_descsz); break;
+        case XEN_ELFNOTE_ENTRY:
+            out.entry = note_value(d, h.n_descsz);
+            said.entry = true;
+            break;
         case XEN_ELFNOTE_HYPERCALL_PAGE:
             out.hypercall_page = note_value(d, h.n_descsz);
             out.has_hypercall_page = true;
@@ -113,6 +128,10 @@ bool read_notes(const uint8_t* p, uint64_t len, GuestElf& out, Said& said)
         case XEN_ELFNOTE_PADDR_OFFSET:
             out.paddr_offset = note_value(d, h.n_descsz);
             said.paddr_offset = true;
+            break;
+        case XEN_ELFNOTE_INIT_P2M:
+            out.init_p2m = note_value(d, h.n_descsz);
+            out.has_init_p2m = true;
             break;
         case XEN_ELFNOTE_LOADER: keep_string(said.loader, str, h.n_descsz); break;
         case XEN_ELFNOTE_GUEST_OS: keep_string(said.guest_os, str, h.n_descsz); break;
@@ -198,7 +217,7 @@ bool find_legacy(const uint8_t* file, size_t size, const Elf64_Ehdr& eh, GuestEl
     static constexpr char kName[] = "__xen_guest";
     for (unsigned i = 0; i < eh.e_shnum; ++i) {
         const Elf64_Shdr sh = shdr(i);
-        if (sh.sh_name >= names.sh_size || names.sh_size - sh.sh_name < sizeof(kName) ||
+        if (!range_within(sh.sh_name, sizeof(kName), 0, names.sh_size) ||
             memcmp(file + names.sh_offset + sh.sh_name, kName, sizeof(kName)) != 0)
             continue;
         if (sh.sh_type == SHT_NOBITS || !in_file(size, sh.sh_offset, sh.sh_size))
@@ -245,32 +264,78 @@ bool guest_elf_parse(const uint8_t* file, size_t size, GuestElf& out)
     // PADDR_OFFSET to 0 (to VIRT_BASE for a legacy string), and a segment
     // goes to p_paddr + VIRT_BASE - PADDR_OFFSET.
     if (!said.paddr_offset) out.paddr_offset = said.notes ? 0 : out.virt_base;
+    if (!canonical(Vaddr{out.virt_base})) return fail(out, "XEN_ELFNOTE_VIRT_BASE is not canonical", out.virt_base);
+    if (out.paddr_offset > out.virt_base)
+        return fail(out, "XEN_ELFNOTE_PADDR_OFFSET is above XEN_ELFNOTE_VIRT_BASE", out.paddr_offset);
     if (said.legacy_hypercall) {
+        // A page number: shifted, it must neither lose bits nor wrap VIRT_BASE.
+        if (said.hypercall_pfn > (~0ull >> kPageShift) || !below_top(out.virt_base, said.hypercall_pfn << kPageShift))
+            return fail(out, "HYPERCALL_PAGE of the __xen_guest string is past the address space", said.hypercall_pfn);
         out.hypercall_page = out.virt_base + (said.hypercall_pfn << kPageShift);
         out.has_hypercall_page = true;
     }
-    if (!out.entry) out.entry = eh.e_entry;
-    const uint64_t virt_offset = out.virt_base - out.paddr_offset;
+    if (!said.entry) out.entry = eh.e_entry;
+    if (out.has_init_p2m && (!canonical(Vaddr{out.init_p2m}) || (out.init_p2m & (kPageSize - 1))))
+        return fail(out, "XEN_ELFNOTE_INIT_P2M is not a canonical page address", out.init_p2m);
 
     for (unsigned i = 0; i < eh.e_phnum; ++i) {
         Elf64_Phdr ph;
         memcpy(&ph, file + eh.e_phoff + i * sizeof(ph), sizeof(ph));
         if (ph.p_type != PT_LOAD || ph.p_memsz == 0) continue;
-        ph.p_vaddr = ph.p_paddr + virt_offset;
         if (out.nr_segments == GuestElf::kMaxSegments) return fail(out, "too many loadable segments");
         if (ph.p_filesz > ph.p_memsz || !in_file(size, ph.p_offset, ph.p_filesz))
             return fail(out, "a segment outside the file");
-        // The page-rounded end must not wrap either: it bounds the image.
-        if (ph.p_vaddr + ph.p_memsz + kPageSize < ph.p_vaddr || !canonical(Vaddr{ph.p_vaddr}) ||
-            !canonical(Vaddr{ph.p_vaddr + ph.p_memsz - 1}))
+        // At p_paddr + VIRT_BASE - PADDR_OFFSET (PADDR_OFFSET <= VIRT_BASE):
+        // a p_paddr below PADDR_OFFSET is a segment below VIRT_BASE.
+        if (ph.p_paddr < out.paddr_offset)
+            return fail(out, "XEN_ELFNOTE_VIRT_BASE is above the image's first segment", out.virt_base);
+        const uint64_t from_base = ph.p_paddr - out.paddr_offset;
+        if (!below_top(out.virt_base, from_base)) return fail(out, "a segment outside the address space");
+        ph.p_vaddr = out.virt_base + from_base;
+        // Its page-rounded end bounds the image: below 2^64 with a page to
+        // spare, so the image's end is never 0.
+        if (ph.p_memsz > ~0ull - 2 * kPageSize ||
+            !below_top(ph.p_vaddr, ((ph.p_memsz + kPageSize - 1) & ~(kPageSize - 1)) + kPageSize) ||
+            !canonical(Vaddr{ph.p_vaddr}) || !canonical(Vaddr{ph.p_vaddr + (ph.p_memsz - 1)}))
             return fail(out, "a segment outside the address space");
+        for (unsigned j = 0; j < out.nr_segments; ++j)
+            if (ranges_overlap(ph.p_vaddr, ph.p_memsz, out.seg[j].vaddr, out.seg[j].memsz))
+                return fail(out, "two loadable segments overlap");
         out.seg[out.nr_segments++] = GuestSegment{ph.p_vaddr, ph.p_memsz, ph.p_offset, ph.p_filesz};
         const uint64_t end = (ph.p_vaddr + ph.p_memsz + kPageSize - 1) & ~(kPageSize - 1);
         if (end > out.image_end) out.image_end = end;
         if (ph.p_vaddr < out.image_start) out.image_start = ph.p_vaddr;
     }
     if (!out.nr_segments) return fail(out, "no loadable segment");
+
+    bool entry_in = false, hcall_in = false;
+    for (unsigned i = 0; i < out.nr_segments; ++i) {
+        const GuestSegment& s = out.seg[i];
+        entry_in |= point_within(out.entry, s.vaddr, s.memsz);
+        hcall_in |= range_within(out.hypercall_page, kPageSize, s.vaddr, s.memsz);
+    }
+    if (!entry_in)
+        return fail(out, said.entry ? "XEN_ELFNOTE_ENTRY is not in a loadable segment"
+                                    : "the ELF entry point (e_entry) is not in a loadable segment", out.entry);
+    if (out.has_hypercall_page && (!hcall_in || (out.hypercall_page & (kPageSize - 1))))
+        return fail(out, said.notes ? "XEN_ELFNOTE_HYPERCALL_PAGE is not a page of a loadable segment"
+                                    : "HYPERCALL_PAGE of the __xen_guest string is not a page of a loadable segment",
+                    out.hypercall_page);
     return true;
+}
+
+void guest_detail_hex(char (&out)[48], uint64_t v)
+{
+    char digits[16];
+    unsigned n = 0;
+    do {
+        digits[n++] = "0123456789abcdef"[v & 0xf];
+        v >>= 4;
+    } while (v);
+    out[0] = '0';
+    out[1] = 'x';
+    for (unsigned i = 0; i < n; ++i) out[2 + i] = digits[n - 1 - i];
+    out[2 + n] = 0;
 }
 
 } // namespace pvmmu::x86

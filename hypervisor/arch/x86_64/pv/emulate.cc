@@ -50,7 +50,7 @@
 #include "pv/domain.h"
 #include "pv/emulate.h"
 #include "pv/fpu.h"
-#include "pv/loader.h"
+#include "pv/place.h"
 #include "pv/port_io.h"
 #include "pv/ptwr.h"
 #include "pv/segment_base.h"

@@ -15,9 +15,4 @@ namespace pvmmu::x86 {
 int guest_load(DomId id, const uint8_t* file, size_t size, uint64_t nr_frames, unsigned nr_vcpus,
                CpuId first_cpu, const char* cmdline, GuestDomain& out);
 
-// Xen's x86-64 PV hypercall page (32 bytes per number) written at `page`
-// (pv/loader.cc): for XEN_ELFNOTE_HYPERCALL_PAGE at load, and for a
-// write of Xen's hypercall-page MSR (pv/emulate.cc).
-void write_hypercall_page(uint8_t* page);
-
 } // namespace pvmmu::x86

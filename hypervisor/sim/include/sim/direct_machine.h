@@ -21,7 +21,8 @@ public:
     }
 
     // A domain with `nr_frames` frames and `vcpus` vCPUs on CPUs first_cpu...
-    // Returns nullptr if the builder refused (its errno in *rc).
+    // Returns nullptr if the arena has no room (-ENOMEM in *rc, as
+    // sim::Machine) or the builder refused (its errno in *rc).
     Domain* create_domain(DomId id, uint64_t nr_frames, unsigned vcpus, DomainLayout& layout,
                           CpuId first_cpu = 0, int* rc = nullptr)
     {
@@ -32,7 +33,7 @@ public:
         spec.first_cpu = first_cpu;
         spec.first = arena_.allocate(nr_frames);
         spec.nr_frames = nr_frames;
-        const int r = build_domain(hv_, d, spec, layout);
+        const int r = spec.first.v == ~0ull ? -XEN_ENOMEM : build_domain(hv_, d, spec, layout);
         if (rc) *rc = r;
         return r == 0 ? &d : nullptr;
     }
