@@ -1,6 +1,7 @@
-/* Facts shared by the guest entry assembly (pv/syscall_entry.S, cpu/trap_entry.S)
- * and the C++ that reads the frames it builds: PerCpu field offsets (asserted
- * in cpu/percpu.h) and the pseudo-vector a hypercall's TrapFrame carries. */
+/* Facts shared by the guest entry assembly (pv/syscall_entry.S,
+ * pv/guest_enter.S, cpu/trap_entry.S) and the C++ that reads the frames it
+ * builds: PerCpu field offsets (asserted in cpu/percpu.h) and the
+ * pseudo-vector a hypercall's TrapFrame carries. */
 #pragma once
 
 #define PERCPU_STACK_TOP 8    /* PerCpu::stack_top: TSS.RSP0, where ring 3 enters */

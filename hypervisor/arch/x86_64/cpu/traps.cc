@@ -138,11 +138,11 @@ bool held_over_debug_trap(const TrapFrame& f)
     fatal(f);
 }
 
-// A ring-0 fault at an instruction of the exception table (pv/syscall_entry.S)
-// resumes at its fixup.
+// A ring-0 fault at an instruction of the fixup table (cpu/extable.h) resumes
+// at its fixup.
 bool ring0_fixup(TrapFrame& f)
 {
-    for (const uint64_t* e = guest_copy_extable; e != guest_copy_extable_end; e += 2)
+    for (const uint64_t* e = hv_extable; e != hv_extable_end; e += 2)
         if (f.rip == e[0]) {
             f.rip = e[1];
             return true;
@@ -151,7 +151,7 @@ bool ring0_fixup(TrapFrame& f)
 }
 
 // An entry that found the PerCpu parked in IA32_KERNEL_GS_BASE by
-// load_gs_user_sel (pv/syscall_entry.S) is the hypervisor's own code, not a
+// load_gs_user_sel (pv/segment_base.S) is the hypervisor's own code, not a
 // ring change: the CPU refusing the guest's selector (#GP, #NP) resumes at
 // the load's fixup, and trap_return parks the PerCpu again before the IRETQ.
 // Anything else there (an NMI, #MC) stays fatal, on the right PerCpu.
