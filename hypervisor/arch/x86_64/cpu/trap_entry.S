@@ -24,7 +24,7 @@ trap_stub_\vec:
 
 /* Vectors 8, 10-14, 17, 21, 29, 30 push an error code. */
 	TRAP_STUB 0, 0
-/* selftest=dbentry only (cpu/traps.cc): an INT $1 that ends where the #DB stub
+/* selftest=dbentry only (boot/selftest.cc): an INT $1 that ends where the #DB stub
  * starts, so the frame it pushes on the #DB IST stack is the one the CPU
  * pushes there for a #DB held over a guest's INT1 (RIP: the stub, ring 0). */
 	.balign 16

@@ -36,11 +36,6 @@ extern "C" const uint64_t trap_stubs[kNrExceptions + 3];
 
 const char* exception_name(uint64_t vector);
 
-// selftest=dbentry (boot/main.cc, cpu/traps.cc): the domain whose first #DB from ring 3
-// is turned into a #DB held over its INT1; 0: none. Set at boot, cleared by
-// the CPU that runs it, read by every CPU's #DB from ring 3.
-extern std::atomic<unsigned> g_debug_entry_selftest;
-
 // cpu/trap_entry.S: the IRETQ that returns to every TrapFrame.
 extern "C" const char trap_return_iretq[];
 // pv/syscall_entry.S: where SYSCALL lands (IA32_LSTAR).
@@ -71,14 +66,5 @@ extern "C" int guest_probe_read(const void* va, bool open);
 // (pv/hypercall.cc) with interrupts on.
 extern "C" void trap_dispatch(TrapFrame* f);
 void syscall_dispatch(TrapFrame* f);
-
-// Boot self-test (cmdline "selftest=trap"): raises #UD so the QEMU test can
-// check that an exception is reported with its vector and RIP.
-void raise_test_exception();
-
-// Boot self-test (cmdline "selftest=overflow"): recurses until the stack runs
-// into its guard page. The page fault cannot push its frame there, so the CPU
-// raises #DF, which runs on its IST stack and is reported.
-void overflow_stack();
 
 } // namespace pvmmu::x86
