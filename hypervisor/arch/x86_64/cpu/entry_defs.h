@@ -24,6 +24,7 @@
 /* ... and by syscall32_entry (SYSCALL from compatibility mode, IA32_CSTAR). */
 #define VECTOR_SYSCALL32 0x101
 
-/* RFLAGS bits SYSCALL clears (IA32_FMASK): TF, IF, DF, IOPL, NT, AC. IF stays
- * clear until the entry is on the hypervisor's stack with the hypervisor's %gs. */
+/* RFLAGS bits SYSCALL clears (IA32_FMASK): TF, IF, DF, IOPL, NT, AC (as
+ * cpu/cpu_bits.h's RFLAGS_*, asserted in pv/run.cc). IF stays clear until
+ * the entry is on the hypervisor's stack with the hypervisor's %gs. */
 #define SYSCALL_RFLAGS_MASK 0x47700

@@ -16,6 +16,7 @@
 #include "boot/multiboot.h"
 #include "core/domain_builder.h"
 #include "core/refs.h"
+#include "cpu/cpu_bits.h"
 #include "cpu/selectors.h"
 #include "lib/console.h"
 #include "mm/core_glue.h"
@@ -32,7 +33,7 @@ namespace pvmmu::x86 {
 namespace {
 
 constexpr uint64_t kStackPages = 4;
-constexpr uint64_t kRflagsIf = 1ull << 9, kRflagsFixed = 1ull << 1;
+constexpr uint64_t kRflagsIf = RFLAGS_IF, kRflagsFixed = RFLAGS_FIXED;
 
 uint64_t pages(uint64_t bytes) { return (bytes + kPageSize - 1) >> kPageShift; }
 

@@ -49,8 +49,7 @@ void load_user_gs(Vcpu& v, uint16_t sel)
     uint64_t flags;
     asm volatile("pushfq\n\tpop %0\n\tcli" : "=r"(flags) : : "memory");
     const uint64_t base = load_gs_user_sel(sel);
-    constexpr uint64_t kIf = 1u << 9;   // RFLAGS.IF ("EFLAGS Register", SDM Vol. 1)
-    if (flags & kIf) sti();
+    if (flags & RFLAGS_IF) sti();
     arch(v).gs_base_user = base;
 }
 
