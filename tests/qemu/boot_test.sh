@@ -17,7 +17,7 @@
 # written to.
 #
 # A normal boot must: end QEMU through isa-debug-exit with HV_EXIT_SUCCESS
-# (status 33, arch/boot_defs.h); announce every CPU once ("cpu K online" for
+# (status 33, hypervisor/arch/x86_64/boot/boot_defs.h); announce every CPU once ("cpu K online" for
 # K = 0..N-1); print the memory map with a usable region; pass the
 # hypervisor's own page-table invariants ("invariants: ok") and the core's
 # ("core invariants: ok"); report no violation, exception or panic.

@@ -50,6 +50,11 @@ SECTIONS
     .rodata : AT(ADDR(.rodata) - HV_IMAGE_VIRT) {
         __hv_rodata_start = .;
         *(.rodata .rodata.*)
+        /* The fault-fixup table: (instruction, fixup) pairs (cpu/extable.h). */
+        . = ALIGN(8);
+        hv_extable = .;
+        KEEP(*(.extable))
+        hv_extable_end = .;
         /* Filled at link time in a static, non-PIE link: read-only. */
         *(.data.rel.ro .data.rel.ro.*)
         *(.got .got.plt .igot.plt)

@@ -1035,7 +1035,7 @@ void update_descriptor_checks(const start_info_t* si, bool pvmmu)
     check("update_descriptor at a misaligned address: -EINVAL", update_descriptor(entry1 + 4, kDescData3), -XEN_EINVAL);
     check("update_descriptor of a TSS: -EINVAL", update_descriptor(entry1, kDescTss3), -XEN_EINVAL);
     check("update_descriptor of an interrupt gate: -EINVAL", update_descriptor(entry1, kDescIntr3), -XEN_EINVAL);
-    // Xen's rule (and pvmmu's, guest_gdt.cc): a DPL below 3 raised to 3, in
+    // Xen's rule (and pvmmu's, hypervisor/arch/x86_64/pv/descriptors.cc): a DPL below 3 raised to 3, in
     // the frame too; 32-bit code, any descriptor not present taken as it is.
     check("update_descriptor of DPL-0 data", update_descriptor(entry1, kDescData3 & ~kDescDpl), 0);
     check("  the frame holds it with DPL 3", g_gdt_page[1] == kDescData3, 1);

@@ -28,7 +28,7 @@ using namespace tiny;
 // edge_jump(target, rax, rdi) jumps to target with those registers set and
 // returns the vector of the trap it ends with (a handler below records what
 // the bounce frame says). The frame, from the handler's RSP: RCX, R11, the
-// error code for #GP, then RIP (guest_traps.cc).
+// error code for #GP, then RIP (hypervisor/arch/x86_64/pv/traps.cc).
 extern "C" HIDDEN uint64_t edge_jump(uint64_t target, uint64_t rax, uint64_t rdi);
 // edge_iret32(rip, rax, rflags): the iret hypercall to FLAT_RING3_CS32:rip
 // (compatibility mode, RPL 0: the guest's kernel mode on Xen) with RAX and

@@ -214,7 +214,7 @@ extern "C" [[noreturn]] void xenpv_start(const start_info_t* si)
     // An empty GDT while %ds still holds 0x0b: the hypercall returns, the
     // next load of 0x0b is #GP.
     g_gdt[1] = kData3;
-    // Xen's rule (guest_gdt.cc): a DPL below 3 raised to 3, in the frame
+    // Xen's rule (hypervisor/arch/x86_64/pv/descriptors.cc): a DPL below 3 raised to 3, in the frame
     // too; 32-bit code (compatibility mode) and data with L set taken.
     const uint64_t taken[][2] = {{kCode0, kCode3}, {kData3 & ~kDpl, kData3}, {kCode32 & ~kDpl, kCode32},
                                  {kData3 | (1ull << 53), kData3 | (1ull << 53)}, {kTss3 & ~kP, kTss3 & ~kP}};

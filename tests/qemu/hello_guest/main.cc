@@ -85,7 +85,7 @@ extern "C" [[noreturn]] void xenpv_start(const start_info_t* si)
               hypercall(__HYPERVISOR_console_io, CONSOLEIO_write, 0x7fffffff, uint64_t(end - 17 * 128)), -XEN_EFAULT);
     }
     // The hypervisor copies 8 bytes at a time, then the rest byte by byte:
-    // a fault in either part is -EFAULT (arch syscall_entry.S, guest_copy).
+    // a fault in either part is -EFAULT (hypervisor/arch/x86_64/mm/guest_copy.S).
     {
         const uint64_t end = si->pt_base + (si->nr_pages << 12);
         check("console_io whose word straddles the end of memory",

@@ -7,6 +7,7 @@
 #include "boot/boot_alloc.h"
 #include "boot/exit.h"
 #include "boot/multiboot.h"
+#include "boot/selftest.h"
 #include "boot/smp.h"
 #include "boot/time.h"
 #include "cpu/cpu_features.h"
@@ -60,18 +61,6 @@ void find_cpus(uint32_t bsp_apic)
     g_nr_cpus = 1;
     for (unsigned i = 0; i < g_found.count && g_nr_cpus < kMaxCpus; ++i)
         if (g_found.apic_ids[i] != bsp_apic) percpu_area_build(g_nr_cpus++, g_found.apic_ids[i]);
-}
-
-// Self-test (cmdline "selftest=badmap"): plants the three kinds of mapping the
-// invariant check exists to refuse, so the QEMU test proves it catches them.
-void plant_bad_mappings()
-{
-    const Maddr f = boot_alloc_frame();
-    const uint64_t spare = HV_PERCPU_VIRT + uint64_t(kMaxCpus) * HV_PERCPU_STRIDE;
-    map_page(Vaddr{spare}, f, pte_bit::P | pte_bit::RW);                         // W+X
-    map_page(Vaddr{spare + kPageSize}, f, hv_pte::kRodata | pte_bit::US);        // user
-    map_page(Vaddr{0x0000'4000'0000'0000}, f, hv_pte::kRodata);                  // guest half
-    printk("selftest: planted a W+X page, a user page and a lower-half page\n");
 }
 
 void report_invariants()
@@ -202,30 +191,7 @@ void apply_module_words(const char* cmdline, unsigned& nr, CpuId& next_cpu, unsi
     if (unsafe && guest_domains_started() > 1)
         boot_failed(unsafe, "an unsafe-native-pt domain must run alone; domains", guest_domains_started());
     report_core_invariants();
-    // Self-test (cmdline "selftest=badreturn"): the last domain's first
-    // entry names the hypervisor's stack selector with RPL 3, a frame no
-    // guest can ask for and every CPU (TCG too) refuses. The IRETQ faults in
-    // ring 0 on the guest's %gs (cpu/trap_entry.S), on the last vCPU's CPU; that
-    // domain must crash, not the hypervisor or the other domains.
-    if (nr && cmdline_has(g_boot, "selftest=badreturn")) {
-        printk("selftest: domain %u starts with a ring-0 stack selector\n", nr);
-        arch(g_guests[nr - 1].dom.vcpus[0]).start.ss = HV_SEL_DS | 3;
-    }
-    // Self-test (cmdline "selftest=dbentry"): the last domain's first #DB
-    // from ring 3 becomes a #DB held over an INT1, over the INT1's frame on
-    // the #DB IST stack (cpu/traps.cc); that domain must crash, not the hypervisor.
-    if (nr && cmdline_has(g_boot, "selftest=dbentry")) {
-        printk("selftest: domain %u's first #DB lands on the #DB stub\n", nr);
-        g_debug_entry_selftest.store(nr, std::memory_order_relaxed);   // before any vCPU starts
-    }
-    // Self-test (cmdline "selftest=smap"): the hypervisor reads domain 1's
-    // entry point, a present user page, under its page tables: outside
-    // guest_copy's window the read must fault.
-    if (nr && cmdline_has(g_boot, "selftest=smap")) {
-        Vcpu& v = g_guests[0].dom.vcpus[0];
-        if (!smap_selftest(maddr_of(v.guest_table).v, arch(v).start.rip))
-            boot_failed(1, "selftest: SMAP did not keep the hypervisor out of a user page; CR4", read_cr4());
-    }
+    selftests(g_boot, SelftestStep::GuestsBuilt, g_guests, nr);
     for (unsigned d = nr; d-- > 0;) {
         if (!runs[d]) continue;
         Vcpu& v = g_guests[d].dom.vcpus[0];
@@ -264,19 +230,10 @@ void apply_module_words(const char* cmdline, unsigned& nr, CpuId& next_cpu, unsi
            shootdown_ipis_sent());
 
     report_invariants();
-    // Before any domain runs, so a panic on purpose also ends a machine with
-    // guests (a libvirt domain that must end crashed: tests/tools/libvirt_*).
-    if (cmdline_has(g_boot, "selftest=trap")) {
-        printk("selftest: raising #UD\n");
-        raise_test_exception();
-    }
+    selftests(g_boot, SelftestStep::BeforeGuests);
     if (g_boot.nr_modules) run_guests(online);
     report_core();
-
-    if (cmdline_has(g_boot, "selftest=overflow")) {
-        printk("selftest: overflowing the stack into its guard page\n");
-        overflow_stack();
-    }
+    selftests(g_boot, SelftestStep::CoreChecked);
     if (online != g_nr_cpus) {
         printk("pvmmu: FAILED: not every CPU came online\n");
         hv_exit(HV_EXIT_FAILURE);
@@ -313,7 +270,7 @@ extern "C" [[noreturn]] void bsp_main(uint32_t mb_info, uint32_t mb_magic)
 
     boot_alloc_init(g_boot);
     paging_build(g_boot);
-    if (cmdline_has(g_boot, "selftest=badmap")) plant_bad_mappings();
+    selftests(g_boot, SelftestStep::Paging);
     percpu_area_build(0, 0);   // APIC ID filled in once the APIC is up
     percpu_load(g_cpus[0]);
     switch_stack(g_cpus[0].stack_top, bsp_continue);

@@ -9,6 +9,23 @@
 #define CR0_WP   (1 << 16)   /* supervisor writes honour read-only pages */
 #define CR0_PG   (1 << 31)   /* paging */
 
+/* RFLAGS ("EFLAGS Register", SDM Vol. 1; 64-bit RFLAGS keeps its bits). */
+#define RFLAGS_CF    (1 << 0)
+#define RFLAGS_FIXED (1 << 1)    /* reserved, always 1 */
+#define RFLAGS_PF    (1 << 2)
+#define RFLAGS_AF    (1 << 4)
+#define RFLAGS_ZF    (1 << 6)
+#define RFLAGS_SF    (1 << 7)
+#define RFLAGS_TF    (1 << 8)    /* single step */
+#define RFLAGS_IF    (1 << 9)    /* interrupts enabled */
+#define RFLAGS_DF    (1 << 10)   /* string instructions count down */
+#define RFLAGS_OF    (1 << 11)
+#define RFLAGS_IOPL  (3 << 12)   /* I/O privilege level */
+#define RFLAGS_NT    (1 << 14)
+#define RFLAGS_RF    (1 << 16)   /* resume: no instruction breakpoint on the next instruction */
+#define RFLAGS_AC    (1 << 18)   /* alignment check; with CR4.SMAP, user pages open to ring 0 */
+#define RFLAGS_ID    (1 << 21)
+
 /* CR4. */
 #define CR4_DE   (1 << 3)    /* debugging extensions: DR4/DR5 #UD, I/O breakpoints */
 #define CR4_PAE  (1 << 5)    /* 64-bit page-table entries; required for IA-32e */

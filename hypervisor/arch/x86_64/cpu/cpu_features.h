@@ -8,7 +8,7 @@
 //    faults instead of running the guest's code;
 //  - SMAP: ring 0 never reads or writes a user page unless EFLAGS.AC is set.
 //    A PV guest kernel runs in ring 3, so all of a guest's memory is user
-//    pages; guest_copy (pv/syscall_entry.S) is the one place that sets AC (STAC)
+//    pages; guest_copy (mm/guest_copy.S) is the one place that sets AC (STAC)
 //    and it clears it (CLAC) before it returns. Every entry to the hypervisor
 //    clears AC too (cpu/trap_entry.S): an interrupt or exception keeps the
 //    interrupted code's AC, which a guest may have set in ring 3 (SYSCALL

@@ -1,7 +1,7 @@
 // The hypervisor's GDT page and the shared IDT; see cpu/descriptors.h.
 #include "cpu/descriptors.h"
-#include "cpu/exceptions.h"
 
+#include "cpu/exceptions.h"
 #include "cpu/traps.h"
 
 namespace pvmmu::x86 {

@@ -1,6 +1,7 @@
-/* Facts shared by the guest entry assembly (pv/syscall_entry.S, cpu/trap_entry.S)
- * and the C++ that reads the frames it builds: PerCpu field offsets (asserted
- * in cpu/percpu.h) and the pseudo-vector a hypercall's TrapFrame carries. */
+/* Facts shared by the guest entry assembly (pv/syscall_entry.S,
+ * pv/guest_enter.S, cpu/trap_entry.S) and the C++ that reads the frames it
+ * builds: PerCpu field offsets (asserted in cpu/percpu.h) and the
+ * pseudo-vector a hypercall's TrapFrame carries. */
 #pragma once
 
 #define PERCPU_STACK_TOP 8    /* PerCpu::stack_top: TSS.RSP0, where ring 3 enters */
@@ -23,6 +24,7 @@
 /* ... and by syscall32_entry (SYSCALL from compatibility mode, IA32_CSTAR). */
 #define VECTOR_SYSCALL32 0x101
 
-/* RFLAGS bits SYSCALL clears (IA32_FMASK): TF, IF, DF, IOPL, NT, AC. IF stays
- * clear until the entry is on the hypervisor's stack with the hypervisor's %gs. */
+/* RFLAGS bits SYSCALL clears (IA32_FMASK): TF, IF, DF, IOPL, NT, AC (as
+ * cpu/cpu_bits.h's RFLAGS_*, asserted in pv/run.cc). IF stays clear until
+ * the entry is on the hypervisor's stack with the hypervisor's %gs. */
 #define SYSCALL_RFLAGS_MASK 0x47700

@@ -24,7 +24,7 @@ trap_stub_\vec:
 
 /* Vectors 8, 10-14, 17, 21, 29, 30 push an error code. */
 	TRAP_STUB 0, 0
-/* selftest=dbentry only (cpu/traps.cc): an INT $1 that ends where the #DB stub
+/* selftest=dbentry only (boot/selftest.cc): an INT $1 that ends where the #DB stub
  * starts, so the frame it pushes on the #DB IST stack is the one the CPU
  * pushes there for a #DB held over a guest's INT1 (RIP: the stub, ring 0). */
 	.balign 16
@@ -83,7 +83,7 @@ trap_common:
 /* From ring 0 %gs is the hypervisor's, except on the short paths between a
  * ring change and its SWAPGS: a stub and trap_common up to the SWAPGS above,
  * syscall_entry's SWAPGS, trap_return from its SWAPGS to the IRETQ, and this
- * code up to its own SWAPGS; and inside load_gs_user_sel (pv/syscall_entry.S),
+ * code up to its own SWAPGS; and inside load_gs_user_sel (pv/segment_base.S),
  * which parks the PerCpu in IA32_KERNEL_GS_BASE while it loads a guest's
  * selector into %gs. IF is clear on all of them, but an NMI or #MC can
  * arrive there, the IRETQ faults when the CPU refuses the guest's frame, and

@@ -1,9 +1,10 @@
 // The C++ side of trap entry; see cpu/traps.h.
-#include "cpu/exceptions.h"
 #include "cpu/traps.h"
 
 #include "boot/exit.h"
+#include "boot/selftest.h"
 #include "cpu/descriptors.h"
+#include "cpu/exceptions.h"
 #include "cpu/lapic.h"
 #include "cpu/percpu.h"
 #include "cpu/shootdown.h"
@@ -17,7 +18,6 @@
 
 namespace pvmmu::x86 {
 
-std::atomic<unsigned> g_debug_entry_selftest;
 
 namespace {
 
@@ -47,30 +47,6 @@ constexpr const char* kNames[kNrExceptions] = {
                      f.error & kPfRsvd ? ", reserved bit" : "", f.error & kPfInstr ? ", instruction fetch" : "");
     }
     panic("unhandled exception %lu at rip 0x%lx", f.vector, f.rip);
-}
-
-// selftest=dbentry (boot/main.cc): the first #DB from ring 3 of domain
-// g_debug_entry_selftest is turned into the state a #DB held over an INT1
-// leaves on a CPU (debug_over_debug_entry), which neither TCG nor Bochs
-// produces: the guest's %gs back, RSP where the stub would start, and an
-// INT $1 that ends at the stub, whose frame overwrites the guest's at the
-// top of the #DB IST stack as the held-over #DB's does.
-extern "C" char debug_entry_selftest_int1[];
-
-[[noreturn]] void debug_entry_selftest()
-{
-    g_debug_entry_selftest.store(0, std::memory_order_relaxed);   // once
-    const uint64_t below_frame = this_cpu().tss.ist[kIstDebug - 1] - 5 * 8;
-    if (reinterpret_cast<uint64_t>(debug_entry_selftest_int1) + 2 != trap_stubs[1])
-        panic("selftest: dbentry: the INT $1 does not end at the #DB stub");
-    printk("selftest: dbentry: the #DB stub's frame over the guest's\n");
-    asm volatile("swapgs\n\t"
-                 "mov %0, %%rsp\n\t"
-                 "jmp debug_entry_selftest_int1"
-                 :
-                 : "r"(below_frame)
-                 : "memory");
-    __builtin_unreachable();
 }
 
 // A held-over #DB (below) that landed on the #DB stub itself: the guest's
@@ -138,11 +114,11 @@ bool held_over_debug_trap(const TrapFrame& f)
     fatal(f);
 }
 
-// A ring-0 fault at an instruction of the exception table (pv/syscall_entry.S)
-// resumes at its fixup.
+// A ring-0 fault at an instruction of the fixup table (cpu/extable.h) resumes
+// at its fixup.
 bool ring0_fixup(TrapFrame& f)
 {
-    for (const uint64_t* e = guest_copy_extable; e != guest_copy_extable_end; e += 2)
+    for (const uint64_t* e = hv_extable; e != hv_extable_end; e += 2)
         if (f.rip == e[0]) {
             f.rip = e[1];
             return true;
@@ -151,7 +127,7 @@ bool ring0_fixup(TrapFrame& f)
 }
 
 // An entry that found the PerCpu parked in IA32_KERNEL_GS_BASE by
-// load_gs_user_sel (pv/syscall_entry.S) is the hypervisor's own code, not a
+// load_gs_user_sel (pv/segment_base.S) is the hypervisor's own code, not a
 // ring change: the CPU refusing the guest's selector (#GP, #NP) resumes at
 // the load's fixup, and trap_return parks the PerCpu again before the IRETQ.
 // Anything else there (an NMI, #MC) stays fatal, on the right PerCpu.
@@ -228,10 +204,7 @@ static void dispatch(TrapFrame* f)
         return;
     default:
         if ((f->cs & 3) == 3) {
-            if (f->vector == kExcDB) {   // selftest=dbentry: looked at on a #DB only
-                const unsigned selftest = g_debug_entry_selftest.load(std::memory_order_relaxed);
-                if (selftest && this_cpu().vcpu && this_cpu().vcpu->domain->id == selftest) debug_entry_selftest();
-            }
+            if (f->vector == kExcDB) selftest_guest_debug();
             // What Xen emulates for a PV kernel first (pv/emulate.cc), then its handler.
             if (!guest_emulate(*f) && !guest_bounce(*f)) guest_crash(*f, "exception in the guest");
             return;
@@ -240,19 +213,5 @@ static void dispatch(TrapFrame* f)
         fatal(*f);
     }
 }
-
-void raise_test_exception() { asm volatile("ud2"); }
-
-namespace {
-[[gnu::noinline]] uint64_t recurse(uint64_t depth)
-{
-    volatile uint8_t frame[512];
-    frame[0] = uint8_t(depth);
-    if (depth == ~0ull) return 0;   // never: keeps the recursion from looking infinite
-    return recurse(depth + 1) + frame[0];
-}
-} // namespace
-
-void overflow_stack() { (void)recurse(0); }
 
 } // namespace pvmmu::x86

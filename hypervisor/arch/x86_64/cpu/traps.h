@@ -36,11 +36,6 @@ extern "C" const uint64_t trap_stubs[kNrExceptions + 3];
 
 const char* exception_name(uint64_t vector);
 
-// selftest=dbentry (boot/main.cc, cpu/traps.cc): the domain whose first #DB from ring 3
-// is turned into a #DB held over its INT1; 0: none. Set at boot, cleared by
-// the CPU that runs it, read by every CPU's #DB from ring 3.
-extern std::atomic<unsigned> g_debug_entry_selftest;
-
 // cpu/trap_entry.S: the IRETQ that returns to every TrapFrame.
 extern "C" const char trap_return_iretq[];
 // pv/syscall_entry.S: where SYSCALL lands (IA32_LSTAR).
@@ -48,19 +43,21 @@ extern "C" [[gnu::visibility("hidden")]] void syscall_entry();
 // ... and from compatibility mode (IA32_CSTAR): VECTOR_SYSCALL32.
 extern "C" [[gnu::visibility("hidden")]] void syscall32_entry();
 
-// pv/syscall_entry.S: guest_copy's (and guest_probe_read's) instructions that
-// touch guest memory, and load_gs_user_sel's load of a guest's selector, each
-// followed by its fixup, up to guest_copy_extable_end.
-extern "C" const uint64_t guest_copy_extable[], guest_copy_extable_end[];
+// The fault-fixup table (cpu/extable.h; hv.ld.S gathers it): guest_copy's
+// (and guest_probe_read's) instructions that touch guest memory, and
+// load_gs_user_sel's load of a guest's selector, each followed by its fixup,
+// up to hv_extable_end.
+extern "C" const uint64_t hv_extable[], hv_extable_end[];
+// mm/guest_copy.S: copies n bytes to or from guest memory; the count NOT copied.
 extern "C" size_t guest_copy(void* dst, const void* src, size_t n);
 // Loads sel into %gs, or null where the CPU refuses it, with the PerCpu
 // parked in IA32_KERNEL_GS_BASE meanwhile; the base the descriptor gave, 0
-// for null (pv/syscall_entry.S; SEGBASE_GS_USER_SEL, pv/segment_base.cc). IF
+// for null (pv/segment_base.S; SEGBASE_GS_USER_SEL, pv/segment_base.cc). IF
 // must be clear. load_gs_user_sel_load: its load, the one instruction
 // whose fault resumes from an entry that found the PerCpu parked (cpu/traps.cc).
 extern "C" uint64_t load_gs_user_sel(uint16_t sel);
 extern "C" const char load_gs_user_sel_load[];
-// pv/syscall_entry.S: reads a byte of guest memory with the SMAP window open or
+// mm/guest_copy.S: reads a byte of guest memory with the SMAP window open or
 // not; 0 if it read, 1 if it faulted (the self-test of cpu/cpu_features.h).
 extern "C" int guest_probe_read(const void* va, bool open);
 
@@ -69,14 +66,5 @@ extern "C" int guest_probe_read(const void* va, bool open);
 // (pv/hypercall.cc) with interrupts on.
 extern "C" void trap_dispatch(TrapFrame* f);
 void syscall_dispatch(TrapFrame* f);
-
-// Boot self-test (cmdline "selftest=trap"): raises #UD so the QEMU test can
-// check that an exception is reported with its vector and RIP.
-void raise_test_exception();
-
-// Boot self-test (cmdline "selftest=overflow"): recurses until the stack runs
-// into its guard page. The page fault cannot push its frame there, so the CPU
-// raises #DF, which runs on its IST stack and is reported.
-void overflow_stack();
 
 } // namespace pvmmu::x86

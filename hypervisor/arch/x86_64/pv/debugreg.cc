@@ -22,6 +22,7 @@
 //   is refused (-EPERM, as Xen), and masked again when DR7 is loaded.
 #include <pvmmu/abi.h>
 
+#include "cpu/cpu_bits.h"
 #include "cpu/cpu_features.h"
 #include "cpu/exceptions.h"
 #include "cpu/percpu.h"
@@ -132,8 +133,7 @@ bool guest_debug_in_hypervisor(const TrapFrame& f)
 
 void guest_debug_after_emulation(TrapFrame& f, uint32_t hits)
 {
-    constexpr uint64_t kRflagsTf = 0x100;
-    if (f.rflags & kRflagsTf) hits |= kDr6Bs;
+    if (f.rflags & RFLAGS_TF) hits |= kDr6Bs;
     if (!hits) return;
     // As Xen records what its emulator matched: with the reserved ones.
     arch(*this_cpu().vcpu).dr.dr6 |= hits | kDr6Default;

@@ -232,8 +232,8 @@ bool parity_even(uint64_t r)
     return !(x & 1);
 }
 
-// RFLAGS bits ("EFLAGS Register", SDM Vol. 1 §3.4.3).
-constexpr uint64_t kCf = 1u << 0, kPf = 1u << 2, kAf = 1u << 4, kZf = 1u << 6, kSf = 1u << 7, kOf = 1u << 11;
+// The arithmetic flags of RFLAGS (cpu/cpu_bits.h).
+constexpr uint64_t kCf = RFLAGS_CF, kPf = RFLAGS_PF, kAf = RFLAGS_AF, kZf = RFLAGS_ZF, kSf = RFLAGS_SF, kOf = RFLAGS_OF;
 
 uint64_t logic_flags(uint64_t flags, uint64_t r, unsigned size = 8)
 {

@@ -344,7 +344,7 @@ bool guest_emulate(TrapFrame& f)
     f.rip += unsigned(len);
     // RF ends with an instruction that completes, as the CPU clears it: an
     // instruction breakpoint on the next one fires.
-    f.rflags &= ~uint64_t(1u << 16);
+    f.rflags &= ~uint64_t(RFLAGS_RF);
     // The single-step trap the instruction would have taken, as the CPU
     // delivers it after an instruction that completes, and the I/O
     // breakpoints it met.

@@ -10,6 +10,7 @@
 #include "boot/multiboot.h"
 #include "core/domain_builder.h"
 #include "core/refs.h"
+#include "cpu/cpu_bits.h"
 #include "cpu/selectors.h"
 #include "lib/console.h"
 #include "mm/core_glue.h"
@@ -26,7 +27,7 @@ namespace pvmmu::x86 {
 
 namespace {
 
-constexpr uint64_t kRflagsIf = 1ull << 9, kRflagsFixed = 1ull << 1;
+constexpr uint64_t kRflagsIf = RFLAGS_IF, kRflagsFixed = RFLAGS_FIXED;
 
 // Guest bytes at virtual address va of a domain whose memory is the
 // physically contiguous run the builder gave it.

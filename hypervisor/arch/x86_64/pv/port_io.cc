@@ -23,6 +23,7 @@
 #include <pvmmu/abi.h>
 #include <xen/physdev.h>
 
+#include "cpu/cpu_bits.h"
 #include "cpu/exceptions.h"
 #include "cpu/x86.h"
 #include "mm/core_glue.h"
@@ -36,7 +37,6 @@ namespace {
 
 constexpr unsigned kRepBatch = 1024;
 constexpr uint16_t kPciConfigAddress = 0xcf8;
-constexpr uint64_t kRflagsDf = 0x400;
 
 Platform& platform() { return core()->platform(); }
 
@@ -79,7 +79,7 @@ int string_io(Vcpu& v, TrapFrame& f, const PrivInsn& in, unsigned port, uint32_t
     GuestDomain& d = guest_domain(v);
     const bool ins = in.op == PrivOp::Ins;
     uint64_t& index = ins ? f.rdi : f.rsi;
-    const int64_t step = f.rflags & kRflagsDf ? -int64_t(in.size) : int64_t(in.size);
+    const int64_t step = f.rflags & RFLAGS_DF ? -int64_t(in.size) : int64_t(in.size);
     uint64_t count = in.rep ? f.rcx : 1;
     for (unsigned done = 0; count; ++done) {
         if (done == kRepBatch) return -1;

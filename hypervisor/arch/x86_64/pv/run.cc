@@ -138,6 +138,7 @@ void syscall_init()
     // IRETQ, but STAR[63:48] is set as SYSRET would need it (cpu/descriptors.h).
     wrmsr(kMsrStar, (uint64_t(HV_SEL_GUEST_CS32) << 48) | (uint64_t(HV_SEL_CS) << 32));
     wrmsr(kMsrLstar, reinterpret_cast<uint64_t>(&syscall_entry));
+    static_assert(SYSCALL_RFLAGS_MASK == (RFLAGS_TF | RFLAGS_IF | RFLAGS_DF | RFLAGS_IOPL | RFLAGS_NT | RFLAGS_AC));
     wrmsr(kMsrFmask, SYSCALL_RFLAGS_MASK);
     // SYSCALL from compatibility mode (a guest's 32-bit code segment) takes
     // CSTAR: an entry of its own, which bounces it as Xen does (cpu/traps.cc).

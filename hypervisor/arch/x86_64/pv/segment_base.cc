@@ -39,7 +39,7 @@ namespace {
 // %gs base; a selector the CPU refuses is loaded as null, whose base is 0,
 // and the call still returns 0 (Xen never built an error into it; Linux
 // would BUG()). The load writes IA32_GS_BASE, the PerCpu while the
-// hypervisor runs: load_gs_user_sel (pv/syscall_entry.S) parks the PerCpu in
+// hypervisor runs: load_gs_user_sel (pv/segment_base.S) parks the PerCpu in
 // IA32_KERNEL_GS_BASE around it, so an entry at any of its instructions (an
 // NMI, #MC, or the load's fault) recovers it; interrupts are off meanwhile,
 // as nothing else may run on the parked state.
@@ -49,8 +49,7 @@ void load_user_gs(Vcpu& v, uint16_t sel)
     uint64_t flags;
     asm volatile("pushfq\n\tpop %0\n\tcli" : "=r"(flags) : : "memory");
     const uint64_t base = load_gs_user_sel(sel);
-    constexpr uint64_t kIf = 1u << 9;   // RFLAGS.IF ("EFLAGS Register", SDM Vol. 1)
-    if (flags & kIf) sti();
+    if (flags & RFLAGS_IF) sti();
     arch(v).gs_base_user = base;
 }
 

@@ -12,6 +12,7 @@
 // struct iret_context (<xen/arch-x86/xen-x86_64.h>).
 #include <pvmmu/abi.h>
 
+#include "cpu/cpu_bits.h"
 #include "cpu/entry_defs.h"
 #include "cpu/exceptions.h"
 #include "cpu/percpu.h"
@@ -34,8 +35,10 @@ namespace {
 // Xen, lets a #DB handler return to the instruction its instruction
 // breakpoint stopped at (guest_debug.cc) without hitting it again.
 constexpr uint64_t kGuestRflags =
-    0x1 | 0x4 | 0x10 | 0x40 | 0x80 | 0x100 | 0x400 | 0x800 | 0x10000 | 0x40000 | 0x200000;
-constexpr uint64_t kRflagsIf = 0x200, kRflagsFixed = 0x2, kRflagsTf = 0x100, kRflagsRf = 0x10000, kRflagsDf = 0x400;
+    RFLAGS_CF | RFLAGS_PF | RFLAGS_AF | RFLAGS_ZF | RFLAGS_SF | RFLAGS_TF | RFLAGS_DF | RFLAGS_OF | RFLAGS_RF |
+    RFLAGS_AC | RFLAGS_ID;
+constexpr uint64_t kRflagsIf = RFLAGS_IF, kRflagsFixed = RFLAGS_FIXED, kRflagsTf = RFLAGS_TF, kRflagsRf = RFLAGS_RF,
+                   kRflagsDf = RFLAGS_DF;
 
 Platform& platform() { return core()->platform(); }
 

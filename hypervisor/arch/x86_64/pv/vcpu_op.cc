@@ -7,6 +7,7 @@
 #include <pvmmu/abi.h>
 
 #include "core/refs.h"
+#include "cpu/cpu_bits.h"
 #include "cpu/lapic.h"
 #include "cpu/percpu.h"
 #include "cpu/quiesce.h"
@@ -27,7 +28,7 @@ namespace pvmmu::x86 {
 
 namespace {
 
-constexpr uint64_t kRflagsIf = 0x200, kRflagsFixed = 0x2;
+constexpr uint64_t kRflagsIf = RFLAGS_IF, kRflagsFixed = RFLAGS_FIXED;
 
 // VCPUOP_initialise, as Xen's arch_set_info_guest for a 64-bit PV vCPU: from
 // the context the registers (user_regs), the L4 (ctrlreg[3]), the virtual CR2

@@ -1,0 +1,68 @@
+/* The hypervisor's one way into guest memory (mm/platform.cc's
+ * copy_from_guest and copy_to_guest): a copy whose faults are fixed up into
+ * a short count, and the probe the SMAP self-test reads with. */
+#include "cpu/extable.h"
+#include "cpu/smap_asm.h"
+
+	.text
+
+/* size_t guest_copy(void* dst, const void* src, size_t n): copies n bytes
+ * where one side is guest memory (already checked to lie in the guest's
+ * part of the address space) and returns how many were NOT copied. Words
+ * first, then the n % 8 bytes left: one REP MOVSQ iteration per 8 bytes, not
+ * eight REP MOVSB ones (the same on a CPU with fast strings, but under an
+ * emulator each iteration is a load and a store; requests are copied here).
+ * A fault on the copy (not present, or a write to a read-only page under
+ * CR0.WP) resumes at its instruction's fixup through the fixup table (cpu/extable.h)
+ * (cpu/traps.cc), with RCX the words or bytes left ("REP/REPE/..." in SDM Vol. 2B)
+ * and RDX still n. The guest's pages are user pages (its kernel runs in ring
+ * 3): under SMAP this is the one window that opens them (STAC), closed on
+ * every way out (CLAC; the fault's entry closed it too, and its IRETQ to the
+ * fixup restored the AC it found set). */
+	.globl guest_copy
+guest_copy:
+	SMAP_OPEN
+	mov %rdx, %rcx
+	shr $3, %rcx
+.Lcopy_words:
+	rep movsq
+	EXTABLE_ENTRY(.Lcopy_words, .Lcopy_words_fixup)
+	mov %edx, %ecx
+	and $7, %ecx
+.Lcopy_bytes:
+	rep movsb
+	EXTABLE_ENTRY(.Lcopy_bytes, .Lcopy_bytes_fixup)
+	xor %eax, %eax
+	jmp .Lcopy_out
+.Lcopy_words_fixup:
+	and $7, %edx			/* words left, and the tail not started */
+	lea (%rdx,%rcx,8), %rax
+	jmp .Lcopy_out
+.Lcopy_bytes_fixup:
+	mov %rcx, %rax
+.Lcopy_out:
+	SMAP_CLOSE
+	ret
+
+/* int guest_probe_read(const void* va, bool open): reads the byte at va, a
+ * guest address, with the SMAP window open (STAC) or closed; 0 if it read, 1
+ * if it faulted. Only for the boot self-test "selftest=smap"
+ * (cpu/cpu_features.cc), which shows that a read outside guest_copy faults. */
+	.globl guest_probe_read
+guest_probe_read:
+	test %esi, %esi
+	jz .Lprobe
+	SMAP_OPEN
+.Lprobe:
+	xor %eax, %eax
+.Lprobe_read:
+	movb (%rdi), %cl
+	EXTABLE_ENTRY(.Lprobe_read, .Lprobe_fixup)
+	jmp .Lprobe_out
+.Lprobe_fixup:
+	mov $1, %eax
+.Lprobe_out:
+	SMAP_CLOSE
+	ret
+
+	.section .note.GNU-stack, "", @progbits
