@@ -37,7 +37,8 @@ uint64_t g_lo, g_cur, g_end;   // this operation's arrays lie in [g_lo, g_cur)
 // image's one page without a mapping: as an empty L4 it validated, and a
 // NEW_BASEPTR to it took the guest's address space away (seed 2027, after
 // some 6 million operations: a #PF at the instruction after the mmuext_op,
-// its bounce frame unwritable).
+// its bounce frame unwritable). Not the sealed page either, read-only in the
+// physmap (sealed.S): pinned as a table, its words would be entries.
 uint64_t own_data_gpfn()
 {
     switch (rng.below(4)) {
@@ -46,7 +47,7 @@ uint64_t own_data_gpfn()
     default: {
         const uint64_t hole_c = (uint64_t(g_code_b) + 2 * kPage - g.physmap) / kPage;
         const uint64_t gp = g.nr_pt + rng.below(g.code[1] - g.nr_pt);
-        return gp == hole_c ? g.text : gp;
+        return gp == hole_c || gp == sealed_gpfn() ? g.text : gp;
     }
     }
 }
