@@ -95,6 +95,34 @@ uint64_t alloc_a(uint64_t bytes)
     return p;
 }
 
+namespace {
+
+// An offset into a run of `span` bytes, moved back so that `bytes` from it
+// stay inside (a run shorter than `bytes` from its start): the pointers into
+// the live tables are drawn as before, so the draws, and with them every other
+// operation of a seed, stay the same. Both kinds of pointer need it: what
+// follows the last live table is the guest's own writable memory, so a
+// multicall's first entry at offset 0xff8 has its result written back there,
+// and the multicall goes on through the physmap, an entry at a time, across
+// the guest's own text (seed 20261207, operation 29246218).
+uint64_t within(uint64_t off, uint64_t span, uint64_t bytes)
+{
+    if (bytes > span) bytes = span;
+    return off + bytes > span ? (span - bytes) & ~7ull : off;
+}
+
+// A pointer into the live tables (read-only in the physmap), with `bytes`
+// after it that are still theirs. The word in the table is drawn first, the
+// table second: the order every recorded seed ran with.
+uint64_t live_table_pointer(uint64_t bytes)
+{
+    const uint64_t word = rng.below(kPage / 8);
+    const uint64_t table = rng.below(g.nr_pt);
+    return g.physmap + within(table * kPage + word * 8, g.nr_pt * kPage, bytes);
+}
+
+} // namespace
+
 void zero_after(uint64_t va)
 {
     for (unsigned s = 0; s < 2; ++s) {
@@ -139,9 +167,9 @@ uint64_t pick_pointer(uint64_t room)
         const Seg s = segment(unsigned(rng.below(2)));
         return g.va(s.first + s.pages) - 1 - rng.below(room < 64 ? room + 1 : 64);
     }
-    if (r < 70) {   // readable, not writable
+    if (r < 70) {   // readable, not writable, all `room` bytes (the code pages end at the canonical boundary)
         switch (rng.below(3)) {
-        case 0: return g.physmap + rng.below(g.nr_pt) * kPage + rng.below(kPage / 8) * 8;
+        case 0: return live_table_pointer(room);
         case 1: return kCodeVa + rng.below(2 * kPage);
         default: return kLowerEnd - 1 - rng.below(16);   // across the canonical boundary
         }
@@ -152,11 +180,11 @@ uint64_t pick_pointer(uint64_t room)
     return v;
 }
 
-uint64_t pick_refused_pointer()
+uint64_t pick_refused_pointer(uint64_t bytes)
 {
     if (rng.below(3)) return pick_bad_va();
     switch (rng.below(3)) {
-    case 0: return g.physmap + rng.below(g.nr_pt) * kPage + rng.below(kPage / 8) * 8;
+    case 0: return live_table_pointer(bytes);
     case 1: return kCodeVa + rng.below(2 * kPage);
     default: return kLowerEnd - 1 - rng.below(16);
     }

@@ -137,8 +137,11 @@ uint64_t pick_pointer(uint64_t room);
 // A pointer the hypervisor must refuse, or read only where what it reads is
 // harmless as requests of any kind (the live tables, the code pages): never
 // pool A, whose old contents — earlier arrays, copies of tables, the
-// hypervisor's outputs — read as a request list could be anything.
-uint64_t pick_refused_pointer();
+// hypervisor's outputs — read as a request list could be anything. All
+// `bytes` from it (the array it stands for: at least the first element,
+// which the hypervisor reads whole and refuses, so it goes no further) are
+// refused or read-only alike.
+uint64_t pick_refused_pointer(uint64_t bytes);
 // A place for an array the guest fills now: pool A, or 0 when none is left.
 uint64_t alloc_a(uint64_t bytes);
 void alloc_reset();

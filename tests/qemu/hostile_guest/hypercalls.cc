@@ -88,7 +88,7 @@ uint64_t stub(unsigned vector) { return uint64_t(hostile_trap_stubs) + 16 * (32 
 uint64_t list_or_bad(uint64_t bytes, uint64_t& list)
 {
     list = rng.one_in(8) ? 0 : alloc_a(bytes);
-    return list ? list : pick_refused_pointer();
+    return list ? list : pick_refused_pointer(bytes);
 }
 
 mmu_update_t pick_request()
