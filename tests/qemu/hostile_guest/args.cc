@@ -203,7 +203,16 @@ uint64_t pick_mfn(Use u)
             if (table_ok) return g.mfn(g.scratch_l1);
             break;
         case 5: case 6: return g.mfn(pool_a(unsigned(rng.below(kRegionA - 1))));
-        case 7: return g.mfn(own_data_gpfn());
+        case 7: {
+            // Not for a GDT: set_gdt takes a writable frame and writes back
+            // every present descriptor whose DPL it raises (docs/abi.md §10
+            // "GDT"), which in the guest's image is its own code (seed
+            // 20261207, op 11210185, seen by the image check: set_gdt of the
+            // frame of setup()'s code). The console text reads as descriptors
+            // that are not present: taken as they are, never written.
+            const uint64_t gp = own_data_gpfn();
+            return g.mfn(u == Use::Gdt ? g.text : gp);
+        }
         case 8:
             if (u == Use::Baseptr) return g.mfn(0);   // its own L4: a reload
             if (live_ok) {

@@ -5,7 +5,8 @@
 // progress=N (a progress line every N operations), trace=N (print each
 // operation from the N-th on, before it runs: the last one printed before a
 // hypervisor crash is the one that crashed it; and compare the guest's own
-// page tables after each of them), edges=0 (no SYSCALL at the
+// page tables and image after each of them, the direct hypercalls made from
+// the sealed page, sealed.S), edges=0 (no SYSCALL at the
 // canonical boundary). The domain must be booted with the word
 // `invariant-check` (pvmmu_op's check, docs/abi.md §10).
 #include "hostile.h"
