@@ -138,9 +138,9 @@ uint64_t pick_pointer(uint64_t room);
 // harmless as requests of any kind (the live tables, the code pages): never
 // pool A, whose old contents — earlier arrays, copies of tables, the
 // hypervisor's outputs — read as a request list could be anything. All
-// `bytes` from it (the array it stands for: at least the first element,
-// which the hypervisor reads whole and refuses, so it goes no further) are
-// refused or read-only alike.
+// `bytes` from it (the array it stands for) are refused or read-only alike:
+// the hypervisor stops at the first element, which it refuses or whose
+// result it cannot write back, as long as that element is whole in there.
 uint64_t pick_refused_pointer(uint64_t bytes);
 // A place for an array the guest fills now: pool A, or 0 when none is left.
 uint64_t alloc_a(uint64_t bytes);
