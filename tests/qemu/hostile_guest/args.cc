@@ -99,8 +99,10 @@ namespace {
 
 // An offset into a run of `span` bytes, moved back so that `bytes` from it
 // stay inside (a run shorter than `bytes` from its start): the pointers into
-// the live tables are drawn as before, so the draws, and with them every other
-// operation of a seed, stay the same. Both kinds of pointer need it: what
+// the live tables take the same draws, so every operation draws what it did
+// and a seed replays the same up to the first pointer moved (what that call
+// then does differently may steer later ones: a pool B frame that is a table
+// or not, vCPU 1's state, the trap table). Both kinds of pointer need it: what
 // follows the last live table is the guest's own writable memory, so a
 // multicall's first entry at offset 0xff8 has its result written back there,
 // and the multicall goes on through the physmap, an entry at a time, across
