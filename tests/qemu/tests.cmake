@@ -88,7 +88,7 @@ pvmmu_xenpv_guest(surface-guest SOURCES ${_qemu_dir}/surface_guest/main.cc
 # The hostile guest (docs/security.md §7.10): random hypercalls, instructions
 # and exception handlers from a seed; `./pvmmu fuzz --platform qemu` runs it.
 set(_hostile ${_qemu_dir}/hostile_guest)
-pvmmu_xenpv_guest(hostile-guest SOURCES ${_hostile}/main.cc ${_hostile}/setup.cc ${_hostile}/args.cc
+pvmmu_xenpv_guest(hostile-guest SOURCES ${_hostile}/sealed.S ${_hostile}/main.cc ${_hostile}/setup.cc ${_hostile}/args.cc
   ${_hostile}/hypercalls.cc ${_hostile}/instructions.cc ${_hostile}/traps.cc ${_hostile}/traps.S
   ${_hostile}/probes.S INCLUDES ${_qemu_dir})
 # Loader tests (issue 14, item 6): kernels linked at 0 without ENTRY or

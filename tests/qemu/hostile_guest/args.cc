@@ -37,7 +37,8 @@ uint64_t g_lo, g_cur, g_end;   // this operation's arrays lie in [g_lo, g_cur)
 // image's one page without a mapping: as an empty L4 it validated, and a
 // NEW_BASEPTR to it took the guest's address space away (seed 2027, after
 // some 6 million operations: a #PF at the instruction after the mmuext_op,
-// its bounce frame unwritable).
+// its bounce frame unwritable). Not the sealed page either, read-only in the
+// physmap (sealed.S): pinned as a table, its words would be entries.
 uint64_t own_data_gpfn()
 {
     switch (rng.below(4)) {
@@ -46,7 +47,7 @@ uint64_t own_data_gpfn()
     default: {
         const uint64_t hole_c = (uint64_t(g_code_b) + 2 * kPage - g.physmap) / kPage;
         const uint64_t gp = g.nr_pt + rng.below(g.code[1] - g.nr_pt);
-        return gp == hole_c ? g.text : gp;
+        return gp == hole_c || gp == sealed_gpfn() ? g.text : gp;
     }
     }
 }
@@ -94,6 +95,36 @@ uint64_t alloc_a(uint64_t bytes)
     return p;
 }
 
+namespace {
+
+// An offset into a run of `span` bytes, moved back so that `bytes` from it
+// stay inside (a run shorter than `bytes` from its start): the pointers into
+// the live tables take the same draws, so every operation draws what it did
+// and a seed replays the same up to the first pointer moved (what that call
+// then does differently may steer later ones: a pool B frame that is a table
+// or not, vCPU 1's state, the trap table). Both kinds of pointer need it: what
+// follows the last live table is the guest's own writable memory, so a
+// multicall's first entry at offset 0xff8 has its result written back there,
+// and the multicall goes on through the physmap, an entry at a time, across
+// the guest's own text (seed 20261207, operation 29246218).
+uint64_t within(uint64_t off, uint64_t span, uint64_t bytes)
+{
+    if (bytes > span) bytes = span;
+    return off + bytes > span ? (span - bytes) & ~7ull : off;
+}
+
+// A pointer into the live tables (read-only in the physmap), with `bytes`
+// after it that are still theirs. The word in the table is drawn first, the
+// table second: the order every recorded seed ran with.
+uint64_t live_table_pointer(uint64_t bytes)
+{
+    const uint64_t word = rng.below(kPage / 8);
+    const uint64_t table = rng.below(g.nr_pt);
+    return g.physmap + within(table * kPage + word * 8, g.nr_pt * kPage, bytes);
+}
+
+} // namespace
+
 void zero_after(uint64_t va)
 {
     for (unsigned s = 0; s < 2; ++s) {
@@ -138,9 +169,9 @@ uint64_t pick_pointer(uint64_t room)
         const Seg s = segment(unsigned(rng.below(2)));
         return g.va(s.first + s.pages) - 1 - rng.below(room < 64 ? room + 1 : 64);
     }
-    if (r < 70) {   // readable, not writable
+    if (r < 70) {   // readable, not writable, all `room` bytes (the code pages end at the canonical boundary)
         switch (rng.below(3)) {
-        case 0: return g.physmap + rng.below(g.nr_pt) * kPage + rng.below(kPage / 8) * 8;
+        case 0: return live_table_pointer(room);
         case 1: return kCodeVa + rng.below(2 * kPage);
         default: return kLowerEnd - 1 - rng.below(16);   // across the canonical boundary
         }
@@ -151,11 +182,11 @@ uint64_t pick_pointer(uint64_t room)
     return v;
 }
 
-uint64_t pick_refused_pointer()
+uint64_t pick_refused_pointer(uint64_t bytes)
 {
     if (rng.below(3)) return pick_bad_va();
     switch (rng.below(3)) {
-    case 0: return g.physmap + rng.below(g.nr_pt) * kPage + rng.below(kPage / 8) * 8;
+    case 0: return live_table_pointer(bytes);
     case 1: return kCodeVa + rng.below(2 * kPage);
     default: return kLowerEnd - 1 - rng.below(16);
     }
@@ -174,7 +205,16 @@ uint64_t pick_mfn(Use u)
             if (table_ok) return g.mfn(g.scratch_l1);
             break;
         case 5: case 6: return g.mfn(pool_a(unsigned(rng.below(kRegionA - 1))));
-        case 7: return g.mfn(own_data_gpfn());
+        case 7: {
+            // Not for a GDT: set_gdt takes a writable frame and writes back
+            // every present descriptor whose DPL it raises (docs/abi.md §10
+            // "GDT"), which in the guest's image is its own code (seed
+            // 20261207, op 11210185, seen by the image check: set_gdt of the
+            // frame of setup()'s code). The console text reads as descriptors
+            // that are not present: taken as they are, never written.
+            const uint64_t gp = own_data_gpfn();
+            return g.mfn(u == Use::Gdt ? g.text : gp);
+        }
         case 8:
             if (u == Use::Baseptr) return g.mfn(0);   // its own L4: a reload
             if (live_ok) {

@@ -103,6 +103,9 @@ void note(const char* what, uint64_t a0 = 0, uint64_t a1 = 0, uint64_t a2 = 0, u
           uint64_t a5 = 0);
 void noted_result(int64_t rc);
 void print_recent_ops();
+// From trace=N on: fails, naming the operation, when it changed the guest's
+// own tables, text, read-only data or layout (main.cc).
+void check_after_op();
 
 uint64_t now_ns();
 
@@ -113,7 +116,13 @@ void setup(const start_info_t* si, uint64_t initial_sp);
 uint64_t protected_hash();
 void protected_snapshot();
 void protected_diff();   // prints the entries that differ from the snapshot
+// The guest's own text, read-only data, layout and options, hashed per page
+// after setup; own_image_changed() compares, own_image_diff() says where.
+void own_image_snapshot();
+bool own_image_changed();
+void own_image_diff();
 extern uint8_t g_code_b[3 * kPage];   // two code pages and a hole (setup.cc)
+uint64_t sealed_gpfn();   // the sealed page's frame (sealed.S): read-only, never drawn
 // A pool A frame (region A but its hole), by index < kRegionA - 1.
 uint64_t pool_a(unsigned i);
 // Rewrites a pool B frame with random entries (made writable in the physmap
@@ -128,8 +137,11 @@ uint64_t pick_pointer(uint64_t room);
 // A pointer the hypervisor must refuse, or read only where what it reads is
 // harmless as requests of any kind (the live tables, the code pages): never
 // pool A, whose old contents — earlier arrays, copies of tables, the
-// hypervisor's outputs — read as a request list could be anything.
-uint64_t pick_refused_pointer();
+// hypervisor's outputs — read as a request list could be anything. All
+// `bytes` from it (the array it stands for) are refused or read-only alike:
+// the hypervisor stops at the first element, which it refuses or whose
+// result it cannot write back, as long as that element is whole in there.
+uint64_t pick_refused_pointer(uint64_t bytes);
 // A place for an array the guest fills now: pool A, or 0 when none is left.
 uint64_t alloc_a(uint64_t bytes);
 void alloc_reset();
@@ -209,6 +221,14 @@ void op_iret();
 } // namespace hostile
 
 extern "C" {
+HIDDEN extern char __init_array_start[];   // the start of .data (guest/platform/xenpv/xenpv.ld)
+// The sealed page (sealed.S): a hypercall and the check of the image after it.
+HIDDEN extern char hostile_sealed_page[];
+HIDDEN extern uint64_t hostile_sealed_ref;
+HIDDEN uint64_t hostile_sealed_hash();
+HIDDEN long hostile_sealed_hypercall(uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3, uint64_t a4, uint64_t nr,
+                                     uint64_t op);
+[[noreturn]] HIDDEN void hostile_image_broken(uint64_t op);
 HIDDEN extern uint64_t hostile_raw_nr, hostile_raw_args[6];
 HIDDEN extern uint64_t hostile_iret_via;
 HIDDEN extern char hostile_probe_resume[];

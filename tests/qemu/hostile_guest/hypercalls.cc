@@ -88,7 +88,7 @@ uint64_t stub(unsigned vector) { return uint64_t(hostile_trap_stubs) + 16 * (32 
 uint64_t list_or_bad(uint64_t bytes, uint64_t& list)
 {
     list = rng.one_in(8) ? 0 : alloc_a(bytes);
-    return list ? list : pick_refused_pointer();
+    return list ? list : pick_refused_pointer(bytes);
 }
 
 mmu_update_t pick_request()
@@ -775,9 +775,12 @@ void op_hypercall()
                                   : probe(hs_raw_syscall, hs_raw_syscall_f, hs_raw_syscall_e);
         if (p.traps) fail("a SYSCALL (%s) trapped: vector %u at %x", c.name, p.vector, p.rip);
         rc = int64_t(p.rax);
+    } else if (stats.ops >= opt.trace_from) {   // the image checked as the call returns (sealed.S)
+        rc = hostile_sealed_hypercall(c.a[0], c.a[1], c.a[2], c.a[3], c.a[4], c.nr, stats.ops);
     } else {
         rc = hypercall(unsigned(c.nr), c.a[0], c.a[1], c.a[2], c.a[3], c.a[4]);
     }
+    if (stats.ops >= opt.trace_from) check_after_op();
     noted_result(rc);
     check_result(c, rc);
 }

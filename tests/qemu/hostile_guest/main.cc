@@ -5,7 +5,8 @@
 // progress=N (a progress line every N operations), trace=N (print each
 // operation from the N-th on, before it runs: the last one printed before a
 // hypervisor crash is the one that crashed it; and compare the guest's own
-// page tables after each of them), edges=0 (no SYSCALL at the
+// page tables and image after each of them, the direct hypercalls made from
+// the sealed page, sealed.S), edges=0 (no SYSCALL at the
 // canonical boundary). The domain must be booted with the word
 // `invariant-check` (pvmmu_op's check, docs/abi.md §10).
 #include "hostile.h"
@@ -281,12 +282,43 @@ void check(const char* when)
         protected_diff();
         fail("the guest's own page tables changed %s (above)", when);
     }
+    if (own_image_changed()) {
+        own_image_diff();
+        fail("the guest's own text, read-only data or layout changed %s (above)", when);
+    }
     if (stats.ops % opt.progress_every == 0 || stats.ops == opt.ops)
         say("hostile: %u ops (%u hypercalls, %u refused; %u instructions, %u traps; %u checks), invariants ok "
             "(%u frames, %u tables, %u entries), %u s",
             stats.ops, stats.hypercalls, stats.refused, stats.probes, stats.traps, stats.checks, r.frames, r.tables,
             r.entries, (now_ns() - g_start_ns) / 1000000000ull);
 }
+
+[[noreturn]] void image_changed_by(uint64_t op)
+{
+    const Recent& r = g_recent[op % kRecent];
+    own_image_diff();
+    fail("the guest's own text, read-only data or layout changed by operation %u, %s(%x, %x, %x, %x, %x, %x)", op,
+         r.index == op && r.what ? r.what : "?", r.a[0], r.a[1], r.a[2], r.a[3], r.a[4], r.a[5]);
+}
+
+} // namespace
+
+// From trace=N on, the guest's own tables and image are compared after every
+// operation too (hashes, no hypercall), so a change is reported at the
+// operation that made it; the module string keeps its length, and so its
+// layout, which a replay needs. The image is compared again after each
+// hypercall returns, before any more of the operation's code runs: a write
+// across the guest's text is then named before the code it broke runs.
+void check_after_op()
+{
+    if (protected_hash() != g_hash) {
+        protected_diff();
+        fail("the guest's own page tables changed by operation %u (above)", stats.ops);
+    }
+    if (own_image_changed()) image_changed_by(stats.ops);
+}
+
+namespace {
 
 bool time_up()
 {
@@ -310,6 +342,10 @@ void one_op()
 
 using namespace hostile;
 
+// The sealed page's check found the image changed (sealed.S): what more can
+// be said, if the code that says it is whole.
+extern "C" void hostile_image_broken(uint64_t op) { image_changed_by(op); }
+
 extern "C" [[noreturn]] void xenpv_start(const start_info_t* si, uint64_t initial_sp)
 {
     read_options(si);
@@ -318,19 +354,13 @@ extern "C" [[noreturn]] void xenpv_start(const start_info_t* si, uint64_t initia
     g_start_ns = now_ns();
     g_hash = protected_hash();
     protected_snapshot();
+    own_image_snapshot();
     say("hostile: seed %u: up to %u ops, up to %u s (0: no limit), invariant check every %u ops%s", opt.seed,
         opt.ops, opt.time_s, opt.check_every, opt.edges ? "" : ", no SYSCALL at the canonical boundary");
     check("after setup");
     while (stats.ops < opt.ops && !(stats.ops % 64 == 0 && time_up())) {
         one_op();
-        // From trace=N on, the guest's own tables are compared after every
-        // operation too (a hash, no hypercall), so a change is reported at
-        // the operation that made it; the module string keeps its length,
-        // and so its layout, which a replay needs.
-        if (stats.ops >= opt.trace_from && protected_hash() != g_hash) {
-            protected_diff();
-            fail("the guest's own page tables changed by operation %u (above)", stats.ops);
-        }
+        if (stats.ops >= opt.trace_from) check_after_op();
         ++stats.ops;
         if (stats.ops % opt.check_every == 0) check("");
     }

@@ -69,6 +69,8 @@ constexpr uint64_t kReadOnly = pte::P | pte::US | pte::A;
 // they run (pool A's would).
 alignas(4096) uint8_t g_code_b[3 * kPage];
 
+uint64_t sealed_gpfn() { return (uint64_t(hostile_sealed_page) - g.physmap) / kPage; }
+
 uint64_t pool_a(unsigned i)
 {
     const uint64_t gp = g.region_a + i;
@@ -140,6 +142,10 @@ void setup(const start_info_t* si, uint64_t initial_sp)
     must("hole A", uvm(g.va(g.hole_a), 0));
     must("hole B", uvm(g.va(g.hole_b), 0));
     must("hole C", uvm(uint64_t(g_code_b) + 2 * kPage, 0));
+    // The sealed page: its reference hash, then read-only (sealed.S).
+    hostile_sealed_ref = hostile_sealed_hash();
+    must("the sealed page read-only",
+         uvm(uint64_t(hostile_sealed_page), g.maddr(sealed_gpfn()) | kReadOnly));
     const auto* code = reinterpret_cast<const uint8_t*>(kLowerEnd - 2);
     if (code[0] != 0x0f || code[1] != 0x05) must("the code page at the canonical boundary", -XEN_EINVAL);
     install_traps();
@@ -190,6 +196,60 @@ uint64_t protected_hash()
     mix(words(g.l2)[511]);
     for (unsigned i = 0; i < 512; ++i) mix(words(g.code_l1)[i]);
     return h;
+}
+
+// The guest's own image: text, read-only data and notes, from the hypercall
+// page (first in .text) to the start of .data (guest/platform/xenpv/xenpv.ld),
+// each page hashed on its own, and the layout and options as one more part.
+// Nothing may change them after setup: every pointer the guest hands the
+// hypervisor leads into pool A or to memory it must refuse (args.cc), so a
+// change is a write through a pointer drawn wrong, or a hypervisor's stray one.
+namespace {
+constexpr unsigned kMaxImageParts = 128;
+uint64_t g_image_ref[kMaxImageParts + 1];
+
+uint64_t image_begin() { return uint64_t(hypercall_page); }
+uint64_t image_pages() { return (uint64_t(__init_array_start) - image_begin()) / kPage; }
+
+// FNV-1a's multiply over 64-bit words: any one word changed changes it.
+uint64_t words_hash(const void* p, uint64_t bytes)
+{
+    const auto* w = static_cast<const volatile uint64_t*>(p);
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (uint64_t i = 0; i < bytes / 8; ++i) h = (h ^ w[i]) * 0x100000001b3ull;
+    return h;
+}
+
+uint64_t image_part_hash(unsigned part)
+{
+    if (part == kMaxImageParts) return words_hash(&g, sizeof g) ^ words_hash(&opt, sizeof opt);
+    return words_hash(reinterpret_cast<const void*>(image_begin() + part * kPage), kPage);
+}
+} // namespace
+
+void own_image_snapshot()
+{
+    if (image_pages() > kMaxImageParts) must("the image is too large to hash (pages=)", -XEN_E2BIG);
+    for (unsigned p = 0; p < image_pages(); ++p) g_image_ref[p] = image_part_hash(p);
+    g_image_ref[kMaxImageParts] = image_part_hash(kMaxImageParts);
+}
+
+bool own_image_changed()
+{
+    for (unsigned p = 0; p < image_pages(); ++p)
+        if (image_part_hash(p) != g_image_ref[p]) return true;
+    return image_part_hash(kMaxImageParts) != g_image_ref[kMaxImageParts];
+}
+
+void own_image_diff()
+{
+    unsigned shown = 0;
+    for (unsigned p = 0; p < image_pages(); ++p)
+        if (image_part_hash(p) != g_image_ref[p] && shown++ < 8)
+            say("hostile:   image page at %x (text and read-only data from %x to %x) changed",
+                image_begin() + p * kPage, image_begin(), uint64_t(__init_array_start));
+    if (image_part_hash(kMaxImageParts) != g_image_ref[kMaxImageParts])
+        say("hostile:   the layout (g at %x) or the options (opt at %x) changed", uint64_t(&g), uint64_t(&opt));
 }
 
 void op_write_pool_b()
