@@ -17,12 +17,20 @@ import sweep  # noqa: E402
 
 
 class Recorder:
-    """A run that sleeps a little and counts the jobs on each host at once."""
+    """A run that counts the jobs on each host at once. With `gate` (hosts and
+    a count), each job waits until every one of those hosts has had that many
+    jobs running at once (or 30 s pass): so a test of the most a host runs
+    together does not depend on how the threads happen to be scheduled."""
 
-    def __init__(self, fail=()):
-        self.lock = threading.Lock()
+    def __init__(self, fail=(), gate=None):
+        self.lock = threading.Condition()
         self.now, self.most, self.ran, self.slots = {}, {}, [], {}
         self.fail = set(fail)
+        self.gate = gate
+
+    def _gate_open(self):
+        hosts, want = self.gate
+        return all(self.most.get(h, 0) >= want for h in hosts)
 
     def __call__(self, host, slot, cell):
         with self.lock:
@@ -32,6 +40,9 @@ class Recorder:
             assert slot not in busy, f"slot {slot} of {host} given twice at once"
             busy.add(slot)
             self.ran.append((host, cell))
+            if self.gate:
+                self.lock.notify_all()
+                self.lock.wait_for(self._gate_open, timeout=30)
         time.sleep(0.02)
         with self.lock:
             self.now[host] -= 1
@@ -43,7 +54,7 @@ class Recorder:
 
 class ScheduleTest(unittest.TestCase):
     def test_one_machine_per_host_by_default(self):
-        rec = Recorder()
+        rec = Recorder(gate=(["a", "b"], 1))
         jobs = sweep.make_jobs(list(range(12)), ["a", "b"], every_host=False)
         out = sweep.schedule(jobs, ["a", "b"], 1, rec)
         self.assertEqual(rec.most, {"a": 1, "b": 1})
@@ -55,7 +66,7 @@ class ScheduleTest(unittest.TestCase):
         self.assertGreater(sum(1 for h, _ in rec.ran if h == "b"), 0)
 
     def test_per_host_allows_that_many_at_once(self):
-        rec = Recorder()
+        rec = Recorder(gate=(["a", "b"], 3))
         jobs = sweep.make_jobs(list(range(16)), ["a", "b"], every_host=False)
         sweep.schedule(jobs, ["a", "b"], 3, rec)
         self.assertEqual(rec.most, {"a": 3, "b": 3})
