@@ -14,7 +14,7 @@
 #   the project's machines (docs/boot.md "KVM that is not a CPU"): it does not
 #   qualify, and the test is skipped (77) saying so. Any other outcome fails.
 set -u
-IMAGE= ACCEL= TIMEOUT=60
+IMAGE='' ACCEL='' TIMEOUT=60
 while [ $# -gt 0 ]; do
   case $1 in
     --image) IMAGE=$2; shift 2 ;;
@@ -23,12 +23,12 @@ while [ $# -gt 0 ]; do
     *) echo "usage: $0 --image PATH --accel tcg|kvm [--timeout S]" >&2; exit 2 ;;
   esac
 done
-[ -n "$IMAGE" ] && [ -n "$ACCEL" ] || { echo "usage: $0 --image PATH --accel tcg|kvm" >&2; exit 2; }
+if [ -z "$IMAGE" ] || [ -z "$ACCEL" ]; then echo "usage: $0 --image PATH --accel tcg|kvm" >&2; exit 2; fi
 QEMU=${QEMU:-qemu-system-x86_64}
 if ! command -v "$QEMU" >/dev/null; then
   echo "SKIP: $QEMU not installed (./pvmmu deps)"; exit 77
 fi
-if [ "$ACCEL" = kvm ] && ! [ -r /dev/kvm -a -w /dev/kvm ]; then
+if [ "$ACCEL" = kvm ] && ! { [ -r /dev/kvm ] && [ -w /dev/kvm ]; }; then
   echo "SKIP: /dev/kvm is not usable here"; exit 77
 fi
 

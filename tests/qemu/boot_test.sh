@@ -95,7 +95,7 @@
 # grub-mkrescue, GRUB's BIOS modules or xorriso.
 set -uo pipefail
 
-image='' iso=0 disk=0 cpus=4 mem=256 limit=60 selftest='' guest='' expect='' domains=1 words= accel=tcg kvm_check= no_smap=0
+image='' iso=0 disk=0 cpus=4 mem=256 limit=60 selftest='' guest='' expect='' domains=1 words='' accel=tcg kvm_check='' no_smap=0
 ends=debug-exit machine=pc pvpanic_port=
 while (($#)); do
   case $1 in
@@ -136,8 +136,7 @@ default_cpu='qemu64,+smep,+smap,+umip'
 [[ $accel == kvm ]] && default_cpu=host
 cpu=${QEMU_CPU:-$default_cpu}
 if [[ $accel == kvm ]]; then
-  verdict=$("$kvm_check" --kvm-self-test 2>&1)
-  if (($? != 0)); then
+  if ! verdict=$("$kvm_check" --kvm-self-test 2>&1); then
     echo "SKIP: KVM does not run pvmmu here: ${verdict#pvmmu-run: }"
     exit 77
   fi
@@ -293,7 +292,7 @@ if [[ $expect == stop ]]; then
   expect '^stop guest: waited$' "the other domain ran on"
   l1=$(grep -n '^pvmmu: domain 1 shut down' "$log" | head -1 | cut -d: -f1)
   l2=$(grep -n '^stop guest: waited$' "$log" | head -1 | cut -d: -f1)
-  [[ -n $l1 && -n $l2 ]] && ((l1 < l2)) || fail "the waiting domain did not outlast the spinning one"
+  { [[ -n $l1 && -n $l2 ]] && ((l1 < l2)); } || fail "the waiting domain did not outlast the spinning one"
   after=$(sed -n '/^pvmmu: domain 1 shut down/,$p' "$log" | grep -c '^stop guest: spinning$')
   ((after <= 1)) || fail "the spinning vCPU printed $after lines after its domain shut down"
 elif [[ $expect == isolation ]]; then
@@ -304,7 +303,7 @@ elif [[ $expect == isolation ]]; then
   # just past its ends are the other's.
   read -r f1 n1 < <(sed -nE 's/^domain 1: ([0-9]+) frames from mfn (0x[0-9a-f]+),.*/\2 \1/p' "$log")
   read -r f2 _ < <(sed -nE 's/^domain 2: ([0-9]+) frames from mfn (0x[0-9a-f]+),.*/\2 \1/p' "$log")
-  [[ -n ${f1:-} && -n ${f2:-} ]] && (( f2 == f1 + n1 )) || fail "domain 2's frames (${f2:-?}) do not follow domain 1's (${f1:-?} + ${n1:-?})"
+  { [[ -n ${f1:-} && -n ${f2:-} ]] && (( f2 == f1 + n1 )); } || fail "domain 2's frames (${f2:-?}) do not follow domain 1's (${f1:-?} + ${n1:-?})"
   # Each domain printed 30 lines a byte per console_io call, all at once:
   # every line must still be whole, the hypervisor's messages at line starts.
   n=$(grep -Ec '^isolation guest: frames 0x[0-9a-f]+\.\.0x[0-9a-f]+ line 0x[0-9a-f]+$' "$log")

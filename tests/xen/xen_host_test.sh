@@ -123,7 +123,7 @@ qemu=$!
 # Xen gets it first it halts instead (noreboot), and its line ends the run.
 ended=timeout
 while ((SECONDS - start < limit)); do
-  if ! kill -0 "$qemu" 2>/dev/null; then ended=exit; break; fi
+  if ! kill -0 "$qemu" 2>/dev/null; then ended='exit'; break; fi
   if grep -Eqs '\(XEN\) (Hardware Dom0|Panic on CPU)' "$log"; then ended=xen; break; fi
   sleep 1
 done
