@@ -30,11 +30,6 @@ protected:
         const State b = state();
         return a.ports == b.ports && a.shared == b.shared && a.valid == b.valid;
     }
-    Domain* second_domain()
-    {
-        DomainLayout l2;
-        return m.create_domain(2, 64, 1, l2, 2);
-    }
 };
 
 // --- refused ------------------------------------------------------------------

@@ -67,6 +67,13 @@ protected:
         return s;
     }
 
+    // Domain 2: 64 frames, one vCPU on CPU 2, no event state of its own yet.
+    Domain* second_domain()
+    {
+        DomainLayout l2;
+        return m.create_domain(2, 64, 1, l2, 2);
+    }
+
     bool pending(unsigned port) const { return (shared->evtchn_pending[port / 64] >> (port % 64)) & 1; }
     void mask(unsigned port) { shared->evtchn_mask[port / 64] |= 1ul << (port % 64); }
     vcpu_info_t& info(unsigned vcpu) { return shared->vcpu_info[vcpu]; }

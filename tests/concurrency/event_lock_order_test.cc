@@ -1,0 +1,69 @@
+// Two domains bind to each other's ports at once (EVTCHNOP_bind_interdomain,
+// core/src/evtchn_op.cc): each call holds its own domain's event lock, so a
+// call that also took the other domain's lock would deadlock against the
+// mirror call (domain 1 waiting for 2's lock while 2 waits for 1's). Both
+// threads must finish; a watchdog ends the test with a failure instead of a
+// hang.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <thread>
+
+#include "support/event_fixture.h"
+
+namespace pvmmu::test {
+namespace {
+
+class EventLockOrder : public EventTest {};
+
+TEST_F(EventLockOrder, TwoDomainsBindingToEachOtherAtOnceBothFinish)
+{
+    Domain* d2 = second_domain();
+    ASSERT_NE(d2, nullptr);
+    shared_info_t s2{};
+    DomainEvents e2(&s2);
+    d2->events = &e2;
+
+    // An unbound port in each domain, offered to the other.
+    EventOut o;
+    evtchn_alloc_unbound_t a1{DOMID_SELF, d2->id, 0};
+    ASSERT_EQ(evtchn_op(hv(), v0(), EVTCHNOP_alloc_unbound, Vaddr{uint64_t(&a1)}, o), 0);
+    evtchn_alloc_unbound_t a2{DOMID_SELF, d->id, 0};
+    ASSERT_EQ(evtchn_op(hv(), d2->vcpus[0], EVTCHNOP_alloc_unbound, Vaddr{uint64_t(&a2)}, o), 0);
+
+    constexpr unsigned kRounds = 200'000;
+    std::atomic<unsigned> finished{0}, ready{0};
+    auto binder = [&](Vcpu& v, DomId remote, uint32_t port) {
+        ready.fetch_add(1);
+        while (ready.load() < 2) {}   // both start together
+        for (unsigned i = 0; i < kRounds; ++i) {
+            evtchn_bind_interdomain_t b{remote, port, 0};
+            EventOut kicks;
+            const long rc = evtchn_op(hv(), v, EVTCHNOP_bind_interdomain, Vaddr{uint64_t(&b)}, kicks);
+            if (rc != -XEN_EOPNOTSUPP) {
+                std::fprintf(stderr, "bind_interdomain answered %ld\n", rc);
+                std::abort();
+            }
+        }
+        finished.fetch_add(1);
+    };
+    std::thread t1(binder, std::ref(v0()), d2->id, a2.port);
+    std::thread t2(binder, std::ref(d2->vcpus[0]), d->id, a1.port);
+
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (finished.load() < 2 && std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    if (finished.load() < 2) {
+        std::fprintf(stderr, "deadlock: %u of 2 threads finished in 30 s\n", finished.load());
+        std::_Exit(1);   // the threads spin for ever: no join possible
+    }
+    t1.join();
+    t2.join();
+    d2->events = nullptr;
+}
+
+} // namespace
+} // namespace pvmmu::test
