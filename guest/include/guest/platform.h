@@ -1,6 +1,6 @@
 // The two narrow interfaces the guest library runs on (docs/design.md §6), so the same
-// library and the same test programs run on the simulated machine now and on
-// bare metal later:
+// library and the same test programs run on the simulated machine and on bare
+// metal:
 //   Transport — issue a hypercall; an interrupt point for spin loops.
 //   Memory    — 64-bit load / store / cmpxchg, an instruction fetch, and a cache
 //               clean, at a guest virtual address.
