@@ -1,4 +1,4 @@
-# Code that runs without an OS (SPEC §2): the hypervisor core and the guest
+# Code that runs without an OS (docs/design.md §2): the hypervisor core and the guest
 # library. No exceptions, no RTTI.
 set(PVMMU_NO_OS_FLAGS -fno-exceptions -fno-rtti)
 

@@ -1,7 +1,7 @@
 // Concurrent "hardware" for the fuzzer: a thread that keeps setting Accessed and
 // Dirty bits in the live page tables while the hypercalls run, as the x86 walker
 // does — a locked compare-exchange on a present entry, A on every level, D on
-// writable L1 entries (SPEC §4: hardware may set A/D at any time; the core must
+// writable L1 entries (docs/design.md §4: hardware may set A/D at any time; the core must
 // tolerate exactly that). It walks one random path per step from the roots the
 // harness publishes after each hypercall round, so a stale root makes it walk
 // tables the core is tearing down: a harsher adversary than a CPU whose TLB was

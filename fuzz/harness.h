@@ -1,4 +1,4 @@
-// The hypercall fuzzer's harness (issue 5), separate from libFuzzer's entry
+// The hypercall fuzzer's harness, separate from libFuzzer's entry
 // point so the same code replays the corpus and the regressions as unit tests
 // in every build (tests/invariants/fuzz_replay_test.cc).
 //

@@ -1,4 +1,4 @@
-// libFuzzer entry point of the hypercall fuzzer (issue 5; the harness is
+// libFuzzer entry point of the hypercall fuzzer (the harness is
 // harness.cc). Any broken invariant or state change by a refused request aborts,
 // which libFuzzer records as a crash with the input that caused it.
 // Built twice: hypercall_fuzzer, and hypercall_fuzzer_ad with

@@ -1,7 +1,7 @@
 // The image fuzzer's harness (fuzz/image_fuzzer.cc; replayed by
 // tests/arch/image_replay_test.cc): one input is a guest kernel file as a
 // user hands it to pvmmu-run, an ELF or a bzImage around one. The bzImage is
-// unpacked (tools/bzimage.cc, capped), the ELF read (guest_elf.cc) and
+// unpacked (tools/bzimage.cc, capped), the ELF read (pv/elf.cc) and
 // placed (pv/place.cc) in domains of several sizes; an accepted image is
 // built by the core's builder on a hosted machine and written through a fake
 // memory that records every byte. Invariants: every write lands inside the

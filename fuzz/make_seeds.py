@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes the hand-made seed inputs of fuzz/corpus/ (issue 5).
+"""Writes the hand-made seed inputs of fuzz/corpus/.
 
 Each seed is a small program in the harness's input language (fuzz/harness.cc:
 every picker reads the bytes these helpers emit, in the same order), covering

@@ -1,4 +1,4 @@
-// The state a refused request must leave as it found it (SPEC §3: "a failed
+// The state a refused request must leave as it found it (docs/design.md §3: "a failed
 // request changes nothing"): every frame's owner, counts, type word and m2p
 // entry, the memory of every guest-owned frame, and the vCPUs' base pointers.
 // Flush records, the TLB clock and frames' flush stamps are not state (a refused

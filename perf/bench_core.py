@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The core's cost per PTE (issue 2): instructions under callgrind, then time.
+"""The core's cost per PTE: instructions under callgrind, then time.
 
 Runs pvmmu-core-count under callgrind for each scenario of core_scenarios.h
 (instructions of the measured hypercalls only, the same on every run), checks

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Page-fault and map latency (issue 4, lmbench's lat_pagefault and lat_mmap,
+"""Page-fault and map latency (lmbench's lat_pagefault and lat_mmap,
 seed 004): the host driver of the guest program guest/bench/fault
 (`./pvmmu bench fault`).
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The mprotect scaling benchmark (SPEC §7, issue 4): the host driver.
+"""The mprotect scaling benchmark (docs/design.md §7): the host driver.
 
 Runs the guest program guest/bench/mprotect once per (workload, vCPU count) on
 a platform, reads its `bench ...` console lines (one per mode and run; every
@@ -133,7 +133,7 @@ BATCHED = ["linux-xen", "atomic-array", "flag-range"]
 def comparison(doc):
     """pvmmu next to Xen: per (workload, vCPUs, mode) the cost per PTE update on
     each (instructions under tcg-icount, else ns) and Xen's over pvmmu's; then
-    issue 13's targets. [] unless both hypervisors ran."""
+    the targets of docs/results.md §9. [] unless both hypervisors ran."""
     by = {(r["hypervisor"], r["workload"], r["vcpus"], r["mode"]): r for r in doc["results"]}
     if {r["hypervisor"] for r in doc["results"]} != {"pvmmu", "xen"}:
         return [], []
@@ -181,7 +181,7 @@ def print_comparison(doc, out):
               f"{ratio:>9}", file=out)
     print("('-': the mode needs what that hypervisor lacks: native and unsafe pvmmu's unsafe-native-pt window, "
           "flag-range its cmd 4)", file=out)
-    print("targets (issue 13):", file=out)
+    print("targets:", file=out)
     for ok, what in targets:
         print(f"  {'met ' if ok else 'MISS'} {what}", file=out)
 
@@ -235,7 +235,7 @@ def write_plot(doc, path):
 
 
 def check(doc):
-    """The exact targets of issue 4 (counts, never timings). Returns failures."""
+    """The exact targets of the benchmark (counts, never timings). Returns failures."""
     bad = []
     batch = doc["params"].get("batch") or ENTRIES_PER_L1
     expect_hc = {"native": 0, "per-pte": 1024, "linux-xen": -(-ENTRIES_PER_L1 // 31),
@@ -263,7 +263,8 @@ def check(doc):
         if (r["tlb_flushes_local_per_mprotect"], r["tlb_flushes_remote_per_mprotect"]) != (local, remote):
             bad.append(f"{name}: flushes per mprotect local {r['tlb_flushes_local_per_mprotect']} remote "
                        f"{r['tlb_flushes_remote_per_mprotect']} (designed: {local} / {remote})")
-    # Side by side (instruction counts, never timings): issue 13's targets,
+    # Side by side (instruction counts, never timings): the targets of
+    # docs/results.md §9,
     # which are set for whole-L1 batches.
     if all(r["instructions_per_pte"] is not None for r in doc["results"]) and not doc["params"].get("batch"):
         bad += [what for ok, what in comparison(doc)[1] if not ok]
@@ -325,7 +326,7 @@ def run_hosts(opts, workloads):
 def main():
     ap = argparse.ArgumentParser(
         prog="pvmmu bench mprotect",
-        description="The mprotect scaling benchmark (SPEC §7): every update mode, per workload and vCPU count. "
+        description="The mprotect scaling benchmark (docs/design.md §7): every update mode, per workload and vCPU count. "
                     "Without options: the sim, 1, 2 and 4 vCPUs, both workloads, all modes (about a minute).",
         epilog=f"modes: {', '.join(MODES)} (on --platform qemu, native boots the domain with the "
                "benchmark-only, unsafe unsafe-native-pt; on xen, native, unsafe and flag-range are not run). "

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""TLB-miss cost (issue 4, seed 000's "wicked" test): the host driver of the
+"""TLB-miss cost (seed 000's "wicked" test): the host driver of the
 guest program guest/bench/tlb-miss (`./pvmmu bench tlb-miss`).
 
 Every vCPU stores one word per page across far more pages than its TLB holds,

@@ -1,7 +1,7 @@
 // pvmmu-core-count SCENARIO [ROUNDS]: runs one scenario of core_scenarios.h with
 // callgrind collecting only inside the measured hypercalls, so that
 //   valgrind --tool=callgrind --collect-atstart=no pvmmu-core-count SCENARIO
-// reports the instructions of those hypercalls alone (SPEC §9: callgrind is
+// reports the instructions of those hypercalls alone (docs/design.md §9: callgrind is
 // deterministic; timers are not). The last line says how many PTEs they changed;
 // perf/bench_core.py divides. Outside valgrind it only runs the rounds.
 #include <cstdio>

@@ -1,4 +1,4 @@
-// The scenarios of the core's per-PTE cost (issue 2, SPEC §4 "Cost"): one full L1
+// The scenarios of the core's per-PTE cost (docs/design.md §4 "Cost"): one full L1
 // of data pages on the DirectMachine, changed by one hypercall and changed back by
 // a second, so every round starts from the same state and counts the same
 // instructions. A step is measured or only restores (the lowering after a

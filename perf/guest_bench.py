@@ -137,7 +137,7 @@ class QemuPlatform:
 
 
 class XenHostPlatform(QemuPlatform):
-    """The Xen host this driver runs on, from its dom0 (issue 13 part 6): the
+    """The Xen host this driver runs on, from its dom0: the
     program's guest kernel as a PV domU of that host's Xen, created through
     libxenlight by `pvmmu-run --platform xen-host --config FILE`. Xen's
     modes only, as for --platform xen; no emulator, so no --accel (times are

@@ -1,4 +1,4 @@
-"""Benchmark sweeps over several libvirt hosts (issue 16 part 3):
+"""Benchmark sweeps over several libvirt hosts:
 `./pvmmu bench mprotect --hosts URI1,URI2,... [--per-host N]`.
 
 The single-host benchmark (bench_mprotect.py) runs its (workload, vCPUs) guest

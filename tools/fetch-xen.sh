@@ -3,7 +3,7 @@
 # (a Multiboot ELF that QEMU's -kernel boots), without installing the package:
 # installing xen-hypervisor-4.17-amd64 would touch the host's boot set-up
 # (GRUB entries), so the package is fetched with `apt-get download` and
-# unpacked with `dpkg-deb -x` into a folder of the build (issue 13).
+# unpacked with `dpkg-deb -x` into a folder of the build.
 #
 #   tools/fetch-xen.sh OUT
 #

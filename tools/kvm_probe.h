@@ -1,4 +1,4 @@
-// Whether this host's /dev/kvm can run pvmmu (issue 15 item 5): the launcher
+// Whether this host's /dev/kvm can run pvmmu: the launcher
 // uses KVM by default only where /dev/kvm is usable AND the accelerator
 // qualification passes: syscall-probe (tests/kvm/syscall_probe.S), a
 // Multiboot kernel of its own that enters ring 3 and comes back by SYSCALL

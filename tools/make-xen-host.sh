@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A Xen host to run under QEMU (issue 13 part 6): Debian 12's Linux kernel as
+# A Xen host to run under QEMU: Debian 12's Linux kernel as
 # dom0 of Debian's Xen 4.17 (tools/fetch-xen.sh) with an initramfs holding
 # busybox and Xen's toolstack (xl, xenstored, xenconsoled and the libraries
 # they load), so `pvmmu-run --platform xen-host` runs in a dom0 as it would on

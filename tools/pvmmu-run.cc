@@ -1,4 +1,4 @@
-// pvmmu-run: runs guest programs and reports their outcome (SPEC §6, the Xen
+// pvmmu-run: runs guest programs and reports their outcome (docs/design.md §6, the Xen
 // Test Framework's runner). Each program runs as a child process with its
 // console captured and echoed; the last console line must be
 // `Test result: SUCCESS|SKIP|ERROR|FAILURE`, mapped to the exit codes 0/3/4/5.
@@ -286,7 +286,7 @@ const Backend* backend_of(const std::string& platform)
     return nullptr;
 }
 
-// Why x86 cannot run a test: SPEC §5 properties it does not have, so what
+// Why x86 cannot run a test: docs/design.md §5 properties it does not have, so what
 // these tests count (faults on cached misses, cleans) cannot happen there.
 std::string x86_lacks(const TestInfo& t)
 {

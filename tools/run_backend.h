@@ -183,9 +183,9 @@ std::string pvmmu_modules(const std::vector<Domain>& doms);
 // The device whose port pvmmu-hv writes its exit code to (docs/boot.md "Exit codes").
 constexpr const char* kIsaDebugExit = "isa-debug-exit,iobase=0xf4,iosize=0x04";
 // QEMU's CPU models. TCG: its default model with the protection features a
-// modern CPU has and pvmmu-hv turns on (SMEP, SMAP, UMIP: arch/cpu_features.h),
-// all of which TCG implements, so every TCG run exercises them. KVM: the
-// host's own CPU (issue 15).
+// modern CPU has and pvmmu-hv turns on (SMEP, SMAP, UMIP:
+// hypervisor/arch/x86_64/cpu/cpu_features.h), all of which TCG implements, so
+// every TCG run exercises them. KVM: the host's own CPU.
 constexpr const char* kTcgCpu = "qemu64,+smep,+smap,+umip";
 constexpr const char* kKvmCpu = "host";
 // QEMU's options for TCG where every instruction takes 1 ns (--accel tcg-icount).

@@ -1,4 +1,4 @@
-// The launcher's child process and the judgement of its console (SPEC §6, the
+// The launcher's child process and the judgement of its console (docs/design.md §6, the
 // Xen Test Framework's runner), shared by every platform: the last
 // `Test result: SUCCESS|SKIP|ERROR|FAILURE` line gives 0/3/4/5 when the run
 // ends with the status that goes with it; a crash, a run with no result, a

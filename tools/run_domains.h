@@ -2,9 +2,9 @@
 // of several domains is judged domain by domain (docs/boot.md "The launcher's
 // back ends"): `domain N: loading module I (...)` ties module I (the I-th
 // domain pvmmu-run gave) to domain id N; `pvmmu: domain N shut down (REASON)
-// by vCPU M` is its end (hypervisor/arch/x86_64/src/guest_run.cc); a
+// by vCPU M` is its end (hypervisor/arch/x86_64/pv/run.cc); a
 // `pvmmu: FAILED: domain N ...` line, after the loader's `domain: guest image
-// refused: WHY`, says it was never built (main.cc, guest_loader.cc).
+// refused: WHY`, says it was never built (boot/main.cc, pv/loader.cc).
 #pragma once
 
 #include <string>

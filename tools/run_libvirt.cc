@@ -1,6 +1,6 @@
 // The libvirt back end: pvmmu's machine (run_libvirt_xml.cc) started as a
 // transient domain through libvirt's C API on any URI; by default the
-// embedded QEMU driver rooted in the build tree, so no daemon runs (issue 16).
+// embedded QEMU driver rooted in the build tree, so no daemon runs.
 // The domain starts paused with its console opened, so no line is lost, then
 // resumes. The run ends at pvmmu-hv's own last line, which names the code
 // isa-debug-exit would have given (kPvmmuEndings), as under Bochs; then the

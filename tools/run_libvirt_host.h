@@ -1,4 +1,4 @@
-// The libvirt back end's host side (run_libvirt_host.cc; issue 16 part 3):
+// The libvirt back end's host side (run_libvirt_host.cc):
 // what a benchmark sweep over several hosts needs from each one, its
 // description, and, for a host that is not this machine, pvmmu's images
 // uploaded to one of its storage pools so nothing is copied by hand.

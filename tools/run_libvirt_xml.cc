@@ -1,11 +1,11 @@
 // The domain XML of pvmmu's machine for libvirt (run_libvirt.h). Each
 // element stands for one fact learned when booting pvmmu-hv through
-// libvirt 9.0 (issue 16): without <acpi/> libvirt adds -no-acpi and pvmmu
+// libvirt 9.0: without <acpi/> libvirt adds -no-acpi and pvmmu
 // finds one CPU (the MADT is an ACPI table); without seclabel none the DAC
 // security driver takes the whole module string of <initrd> for one file
 // and the start fails. No isa-debug-exit: libvirt reads its every code as a
-// crash, so pvmmu-hv ends such a machine as libvirt understands (issue 16
-// part 2, arch/exit.h): ACPI soft-off after the last domain (shut off,
+// crash, so pvmmu-hv ends such a machine as libvirt understands
+// (hypervisor/arch/x86_64/boot/exit.h): ACPI soft-off after the last domain (shut off,
 // reason shutdown: <on_poweroff>destroy), a panic or failed boot through
 // the <panic model='isa'/> device (crashed, reason panicked: kept by
 // <on_crash>preserve, so virsh shows it, until the launcher destroys it).

@@ -1,5 +1,5 @@
 // The xen back end: Debian's Xen 4.17 (tools/fetch-xen.sh, never installed)
-// under QEMU's TCG with the guest kernel as dom0 (issue 13), the reference
+// under QEMU's TCG with the guest kernel as dom0, the reference
 // pvmmu's behaviour is compared with. Xen boots one domain here and knows
 // none of pvmmu's module words: dom0's module string carries only the
 // domain's `extra` words (start_info.cmd_line). Xen does not power QEMU off

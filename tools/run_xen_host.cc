@@ -1,4 +1,4 @@
-// The xen-host back end (issue 13 part 6): pvmmu-run in the dom0 of a real
+// The xen-host back end: pvmmu-run in the dom0 of a real
 // Xen host creates the guest kernel as a PV domU through Xen's own
 // toolstack libraries from libxen-dev: libxenlight creates, unpauses and
 // destroys the domain and names its console's pty (which xenconsoled in

@@ -1,6 +1,6 @@
 // mprotect on an address space: VMAs first, then each L1's share through the
 // range updater under the L1's lock, then one flush for whatever was reduced
-// (SPEC §6); see guest/address_space.h and guest/change_pte_range.h.
+// (docs/design.md §6); see guest/address_space.h and guest/change_pte_range.h.
 #include "guest/address_space.h"
 #include "guest/change_pte_range.h"
 #include "guest/tlb.h"

@@ -103,7 +103,7 @@ TEST(GuestElf, NoteRunningPastItsSegmentIsRefused)
     EXPECT_STREQ(out.error, "a note runs past its segment");
 }
 
-// Xen's loader's defaults (issue 14): ENTRY is e_entry; a segment goes to
+// Xen's loader's defaults: ENTRY is e_entry; a segment goes to
 // p_paddr + VIRT_BASE - PADDR_OFFSET, PADDR_OFFSET 0 when absent.
 TEST(GuestElf, MissingEntryNoteIsTheElfEntry)
 {

@@ -1,4 +1,4 @@
-// The A/D accounting harness (issue 2 §5): writer vCPUs keep writing a set of
+// The A/D accounting harness: writer vCPUs keep writing a set of
 // pages while an updater vCPU rewrites the same PTEs with hypercalls, from values
 // it read before the writers dirtied them. Work goes in rounds; at the start of a
 // round every A and D bit is cleared and every TLB flushed, at the end the bits

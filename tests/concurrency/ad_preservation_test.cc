@@ -1,4 +1,4 @@
-// A/D preservation with real threads (issue 2 §5): writers on other vCPUs set A
+// A/D preservation with real threads: writers on other vCPUs set A
 // and D while cmd 2 and cmd 4 rewrite the same entries from stale values; every
 // bit the walkers set is accounted for. The same harness with cmd 0
 // read-modify-write must see losses, or it could not see them at all.

@@ -1,4 +1,4 @@
-// The pvmmu ABI header (SPEC §3): the FLAG_RANGE val word's fields sit where the
+// The pvmmu ABI header (docs/design.md §3): the FLAG_RANGE val word's fields sit where the
 // spec table puts them, encode and decode are inverse on everything encodable, and
 // the limits are enforced; the command numbers agree with Xen's.
 #include <gtest/gtest.h>

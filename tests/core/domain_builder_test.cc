@@ -1,6 +1,6 @@
 // The domain builder's table placement (core/domain_builder.h): the initial
 // tables at gpfn first_pt, for a kernel linked at its physmap's base whose
-// image takes gpfn 0 (issue 14: the loader puts them after the image).
+// image takes gpfn 0 (the loader puts them after the image).
 #include <gtest/gtest.h>
 
 #include "core/domain_builder.h"

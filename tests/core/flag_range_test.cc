@@ -1,4 +1,4 @@
-// MMU_FLAG_RANGE_UPDATE (mmu_update cmd 4, SPEC §3): each present entry of the
+// MMU_FLAG_RANGE_UPDATE (mmu_update cmd 4, docs/design.md §3): each present entry of the
 // range becomes (cur & ~M) | (N & M), validated like a cmd-2 update; holes are left
 // alone; a request is all-or-nothing.
 #include "support/core_fixture.h"

@@ -1,6 +1,6 @@
 // The install loop of cmds 0 and 2 (core/pagetable.h, install_entry): a round
 // lost to a hardware A/D update goes round again and is counted
-// (Hypervisor::install_retries, SPEC §7's cmpxchg retries, which the mprotect
+// (Hypervisor::install_retries, docs/design.md §7's cmpxchg retries, which the mprotect
 // benchmark reports); a change other than A/D is refused and not counted.
 #include "core/pagetable.h"
 #include "support/core_fixture.h"
@@ -24,7 +24,7 @@ TEST_F(InstallLoopTest, DirtyBitSetSinceTheReadIsKeptAndTheLostRoundCounted)
     EXPECT_EQ(hv().install_retries() - before, 1u);
 }
 
-// cmd 2 leaving the entry non-present (issue 12, finding 4): the old mapping's
+// cmd 2 leaving the entry non-present: the old mapping's
 // A/D at the install, exactly — not the new value's own bits 5 and 6.
 TEST_F(InstallLoopTest, HandBackLeavesExactlyTheOldMappingsAdInTheClearedEntry)
 {

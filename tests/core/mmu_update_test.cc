@@ -1,4 +1,4 @@
-// HYPERVISOR_mmu_update, commands 0, 1 and 2 and the batch semantics (SPEC §3):
+// HYPERVISOR_mmu_update, commands 0, 1 and 2 and the batch semantics (docs/design.md §3):
 // invalid requests first, then what each command does, every time with the exact
 // rc, done count and the exact set of changes to the machine.
 #include "support/core_fixture.h"
@@ -415,7 +415,7 @@ TEST_F(MmuUpdateTest, AtomicUpdatePreservesDirtySetByHardwareAfterTheGuestRead)
     EXPECT_TRUE(only(Changes(before).word(l1_of(600), idx(600), seen | NX | D), m));
 }
 
-// --- cmd 2's A/D across a frame or P change (issue 12, finding 4) -------------
+// --- cmd 2's A/D across a frame or P change -------------
 // The A/D bits of the replaced entry belong to the frame it mapped: folded only
 // into a new value that maps the same frame, handed back exactly in a value
 // that maps nothing, never carried into another frame's mapping.

@@ -1,4 +1,4 @@
-// HYPERVISOR_mmuext_op (SPEC §3): pinning, base pointers and TLB flushes, batched
+// HYPERVISOR_mmuext_op (docs/design.md §3): pinning, base pointers and TLB flushes, batched
 // with mmu_update's semantics. Flushes are checked as the DirectPlatform records
 // them: CPU mask, kind and address.
 #include "support/core_fixture.h"

@@ -1,4 +1,4 @@
-// HYPERVISOR_multicall (SPEC §3): each entry runs as its own hypercall and gets its
+// HYPERVISOR_multicall (docs/design.md §3): each entry runs as its own hypercall and gets its
 // own result; a failing entry does not stop the list; a nested multicall is
 // refused in that entry; long lists and preempted entries continue.
 #include "support/core_fixture.h"

@@ -1,4 +1,4 @@
-// Per-domain policy hooks (SPEC §4, like Xen's XSM): each command can be denied;
+// Per-domain policy hooks (docs/design.md §4, like Xen's XSM): each command can be denied;
 // a denied request is -EPERM and changes nothing, and only that command is denied.
 #include <functional>
 
@@ -243,7 +243,7 @@ TEST_F(PolicyTest, DenyBitsOnlyEverAdd)
 }
 
 
-// --- a writable raise rechecks the owner (issue 12, finding 7) -------------------
+// --- a writable raise rechecks the owner -------------------
 //
 // Under MapForeign the domain maps, read-only, a frame of domain 2 (gpfn 600's
 // entry, foreigndom 2) and an I/O frame (gpfn 601's, DOMID_IO). Raising RW on

@@ -1,4 +1,4 @@
-// Preemptible batches (SPEC §3, Xen's continuation semantics): after a bounded
+// Preemptible batches (docs/design.md §3, Xen's continuation semantics): after a bounded
 // amount of work a batch yields with its arguments rewritten to describe what is
 // left (PVMMU_MMU_UPDATE_PREEMPTED in the count), *pdone carrying the count so
 // far; issuing the frame again continues where it stopped.
@@ -189,7 +189,7 @@ TEST_F(SmallBudgetTest, BatchOfExactlyTheBudgetIsNotPreempted)
 }
 
 
-// --- work charged for validation (issue 12, finding 8) ---------------------------
+// --- work charged for validation ---------------------------
 //
 // A pin, a base pointer or a link of an upper-level entry validates a whole
 // tree on its first type reference, and its unpin or unlink devalidates it:
@@ -300,8 +300,8 @@ TEST_F(TreeWorkTest, MulticallOfPinsOfBigTreesIsPreempted)
     EXPECT_EQ(continuations, kTrees - 1);
 }
 
-// Table work is charged to the domain that owns the tables (issue 12, finding
-// 8 follow-up): domain 2 pins and unpins a tree as big as the ones above while
+// Table work is charged to the domain that owns the tables:
+// domain 2 pins and unpins a tree as big as the ones above while
 // each of domain 1's requests runs, as another CPU would. Charged to the
 // machine, that made domain 1's batch yield after every request; charged to
 // domain 2, it does not touch domain 1's budget at all.

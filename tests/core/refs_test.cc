@@ -1,4 +1,4 @@
-// Reference accounting (SPEC §4): what each mapping and link holds, validation on
+// Reference accounting (docs/design.md §4): what each mapping and link holds, validation on
 // the first type reference and devalidation on the last, and the TLB-flush clock
 // that keeps a frame from becoming a page table while a stale writable
 // translation to it may survive in some TLB.

@@ -1,4 +1,4 @@
-// HYPERVISOR_update_va_mapping (SPEC §3): the L1 entry that maps va in the caller's
+// HYPERVISOR_update_va_mapping (docs/design.md §3): the L1 entry that maps va in the caller's
 // address space gets a checked normal (cmd 0) update, then the flush the UVMF flags
 // ask for: none, one page or everything, on the local CPU, all of the domain's CPUs
 // or the CPUs of a vCPU bitmap (UVMF_MULTI: a pointer ORed into the flags).
@@ -169,7 +169,7 @@ TEST_F(UpdateVaMappingTest, WalksTheCallersOwnRoot)
 }
 
 
-// --- the walk to the L1 (issue 12, finding 3) ------------------------------------
+// --- the walk to the L1 ------------------------------------
 //
 // Bare metal keeps its own tables in the L4 slots 256-271 of every validated guest
 // L4 (Platform::reserved_l4_entry): in slot 262 a direct map of all machine memory

@@ -1,4 +1,4 @@
-// Entry rules per level (SPEC §4): L2-L4 entries name validated tables of the next
+// Entry rules per level (docs/design.md §4): L2-L4 entries name validated tables of the next
 // lower level of the same domain; disallowed flags (cache attributes, global,
 // protection keys, superpages) are refused; the hypervisor's L4 slots are never
 // the guest's; whole-table validation applies the same rules to every entry.

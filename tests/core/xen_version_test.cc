@@ -1,4 +1,4 @@
-// HYPERVISOR_xen_version (SPEC §3 "Feature discovery"): the interface version, the
+// HYPERVISOR_xen_version (docs/design.md §3 "Feature discovery"): the interface version, the
 // page size, the extra version string and the feature bits, which follow the
 // domain's policy so that a guest never detects a command it may not use.
 #include <cstring>

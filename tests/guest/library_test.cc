@@ -214,7 +214,7 @@ TEST(GuestPteOps, XchgOnTheSameFrameIsOneCmd2Install)
     EXPECT_EQ(f.p.entry(kL1, 9), make_pte(Mfn{0x9000}, pte::P | pte::US | pte::A | pte::D));   // kept with the page
 }
 
-// Another frame (issue 12, finding 4): cleared by cmd 2, which hands the old
+// Another frame: cleared by cmd 2, which hands the old
 // page's A/D back, then written by cmd 0 into the empty entry; the new entry
 // is nv exactly, and `old` reports D even though nv carries D itself. The same
 // under Xen's cmd 2, which would OR the handed-back A/D into a cmd-2 install
@@ -265,7 +265,7 @@ TEST(GuestPteOps, XchgToASwapEntryReportsTheOldBitsAndStoresItExactly)
     EXPECT_EQ(f.p.entry(kL1, 9), swap);
 }
 
-// A refused new value (issue 12 follow-up): the entry had been cleared to hand
+// A refused new value: the entry had been cleared to hand
 // the A/D back and then stayed non-present holding only them (a swap entry to
 // the guest), the old page's D dropped with ptep_cmpxchg's result. Now the old
 // mapping goes back with the D that hardware set after the caller's read, and
@@ -459,7 +459,7 @@ TEST(GuestPte, ModifyKeepsFrameAndAccessedDirtyAndReductionsAreRecognised)
 }
 
 
-// Xen's start of day (issue 13): frames from anywhere, named by the P2M and
+// Xen's start of day: frames from anywhere, named by the P2M and
 // inverted with the M2P, and only the boot region mapped. The library maps
 // the rest of the physmap itself: a new L1 linked into the builder's L2,
 // every entry naming its gpfn's frame with the builder's flags.

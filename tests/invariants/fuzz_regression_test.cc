@@ -17,11 +17,10 @@ fuzz::Outcome replay_regression(const char* name)
     return fuzz::run_input(b.data(), b.size(), fuzz::Options{});
 }
 
-// Found in the first seconds of fuzzing; a harness bug, not a core one: a
-// single mmu_update whose request succeeded but whose pdone pointer was bad
-// returned -EFAULT (as documented: docs/abi.md §3), and the harness took that
-// for a refusal that had changed the state. The harness now counts a call as
-// refused only when pdone is NULL or writable.
+// A harness bug, not a core one: a single mmu_update whose request succeeds
+// but whose pdone pointer is bad returns -EFAULT (as documented: docs/abi.md
+// §3), which is no refusal: the request changed the state. The harness counts
+// a call as refused only when pdone is NULL or writable.
 TEST(FuzzRegression, SuccessfulRequestWithAnUnwritablePdoneIsNoRefusal)
 {
     const fuzz::Outcome o = replay_regression("harness-pdone-efault-after-the-request-ran");

@@ -1,7 +1,7 @@
 // The fuzz harness (fuzz/harness.cc) as a unit test: the corpus and every saved
 // regression replay with no broken invariant and no refused request that changed
 // the state; and the harness is shown to catch both kinds of failure when they
-// are injected (SPEC §9: a detector shown to catch the bug it looks for).
+// are injected (docs/design.md §9: a detector shown to catch the bug it looks for).
 #include <gtest/gtest.h>
 
 #include "fuzz/harness.h"

@@ -54,7 +54,7 @@ private:
     InvariantReport report_;
 };
 
-// EXPECT_TRUE(invariants_hold(m)): every invariant of SPEC §4 holds now.
+// EXPECT_TRUE(invariants_hold(m)): every invariant of docs/design.md §4 holds now.
 inline ::testing::AssertionResult invariants_hold(sim::DirectMachine& m)
 {
     InvariantChecker c(m.hv());

@@ -1,4 +1,4 @@
-// The invariant checker is shown to catch what it looks for (SPEC §9: a detector
+// The invariant checker is shown to catch what it looks for (docs/design.md §9: a detector
 // is shown to catch the bug): each test corrupts a valid machine behind the
 // core's back in one way a core bug could, and expects the checker to fail
 // naming the broken rule.

@@ -3,7 +3,7 @@
 // pinned, linked, unlinked and unpinned, RW flips by every command, new base
 // pointers, foreign mappings with the privilege, and preempted batches checked
 // between their rounds. Its cost on a 4096-frame machine is printed, not asserted
-// (SPEC §9: no timed assertions).
+// (docs/design.md §9: no timed assertions).
 #include <chrono>
 #include <iostream>
 
@@ -155,7 +155,7 @@ TEST_F(InvariantsHoldPreempted, BetweenTheRoundsOfABatch)
     EXPECT_GT(rounds, 5u);
 }
 
-// The cost of one check (issue 5): a 4096-frame machine, one domain of 4064
+// The cost of one check: a 4096-frame machine, one domain of 4064
 // frames (11 tables, ~4100 present entries). Printed; not a timed assertion.
 TEST(InvariantCost, OneCheckOfA4096FrameMachine)
 {

@@ -1,4 +1,4 @@
-// What "a refused request changes nothing" (SPEC §3) leaves aside, pinned down:
+// What "a refused request changes nothing" (docs/design.md §3) leaves aside, pinned down:
 // the two traces a refused request may leave, which the fuzzer's compare
 // (fuzz/state.h) therefore tolerates. Both are as in Xen and neither is
 // observable through references: a nested table validated and then released

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Boots tests/kvm/syscall_probe.S (the accelerator qualification of issue 15)
+# Boots tests/kvm/syscall_probe.S (the accelerator qualification)
 # under QEMU and reads its console.
 #
 #   probe_test.sh --image PATH --accel tcg|kvm [--timeout S]

@@ -1,5 +1,5 @@
 /* syscall-probe: a minimal Multiboot 1 kernel that qualifies an accelerator
- * (KVM, TCG) for pvmmu (issue 15). It sets up what pvmmu-hv sets up for its
+ * (KVM, TCG) for pvmmu. It sets up what pvmmu-hv sets up for its
  * guests' hypercalls — Xen's selectors at GDT offset 0xe000 (0xe008 ring-0
  * code, 0xe02b/0xe033 ring-3 data/code), STAR, LSTAR, FMASK = 0x47700,
  * CSTAR = 0, EFER.SCE|NXE, CR0.WP, CR4.PAE|PGE and SMEP where CPUID has it,

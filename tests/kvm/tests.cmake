@@ -1,4 +1,4 @@
-# The accelerator qualification of issue 15 (included from
+# The accelerator qualification (included from
 # hypervisor/arch/x86_64, with the image's other tests): syscall-probe, a
 # Multiboot kernel of its own that enters ring 3 and comes back by SYSCALL
 # with pvmmu-hv's GDT/STAR/LSTAR/FMASK/EFER/CR4 set-up (syscall_probe.S).

@@ -2,7 +2,7 @@
 # Debian's Linux 6.1 (a Xen PV kernel written by others, CONFIG_XEN_PV) booted
 # unchanged as a PV domain of pvmmu under QEMU's TCG, through the launcher as
 # a user would (`pvmmu-run --platform qemu --config`, `kernel = "vmlinuz"`):
-# how far it gets (issue 14, "kernels written by others"; docs/results.md).
+# how far it gets ("kernels written by others"; docs/results.md).
 #
 #   linux_guest_test.sh --run PVMMU_RUN --source DIR --build DIR
 #                       --furthest MILESTONE --stop REGEX [--timeout S] [--cpu MODEL]

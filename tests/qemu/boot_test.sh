@@ -263,7 +263,7 @@ expect "^pvmmu-hv: x86-64 paravirtual-MMU hypervisor $banner" "the protocol that
 # GRUB passes the words after the image's path, exactly.
 ((iso)) && expect "^boot: cmdline \"$cmdline\"\$" "the command line from grub.cfg"
 # The protection features: on wherever the CPU has them, all of them on the
-# default model (arch/cpu_features.h).
+# default model (hypervisor/arch/x86_64/cpu/cpu_features.h).
 if [[ $cpu == "$default_cpu" && $accel == tcg ]]; then
   smap=on
   ((no_smap)) && smap=absent
@@ -379,7 +379,7 @@ elif [[ -n $guest ]]; then
     case $expect in
       crash) why='exception in the guest: vector 6 \(#UD invalid opcode\), error code 0x0, rip 0x80002' ;;
       # The CPU's error code (W | U/S, not present), not the one Xen would
-      # have delivered to the guest's handler (U/S clear): issue 15.
+      # have delivered to the guest's handler (U/S clear).
       crash-pf) why='exception in the guest: vector 14 \(#PF page fault\), error code 0x6, rip 0x80002[0-9a-f]+, rsp 0x[0-9a-f]+, cr2 0x1000$' ;;
       bad-iret) why='iret: bad frame: ' ;;
       bad-stack) why='exception in the guest: vector 6 \(#UD invalid opcode\), error code 0x0, rip 0x80002[0-9a-f]+, rsp 0xffff830000100000' ;;

@@ -91,7 +91,7 @@ set(_hostile ${_qemu_dir}/hostile_guest)
 pvmmu_xenpv_guest(hostile-guest SOURCES ${_hostile}/sealed.S ${_hostile}/main.cc ${_hostile}/setup.cc ${_hostile}/args.cc
   ${_hostile}/hypercalls.cc ${_hostile}/instructions.cc ${_hostile}/traps.cc ${_hostile}/traps.S
   ${_hostile}/probes.S INCLUDES ${_qemu_dir})
-# Loader tests (issue 14, item 6): kernels linked at 0 without ENTRY or
+# Loader tests: kernels linked at 0 without ENTRY or
 # VIRT_BASE notes, one with a FEATURES note in Xen's syntax, one described by
 # the legacy __xen_guest section (low_guest/head.S, low.ld).
 function(pvmmu_low_guest name)
@@ -126,7 +126,7 @@ pvmmu_qemu_test(qemu_guest_gdt --cpus 1 --guest $<TARGET_FILE:gdt-guest> --expec
 pvmmu_qemu_test(qemu_guest_gdt_smp --cpus 2 --guest $<TARGET_FILE:gdt-guest> --words vcpus=2
   --expect "passed:gdt guest" --no-smap)
 pvmmu_qemu_test(qemu_guest_isolation --cpus 2 --guest $<TARGET_FILE:isolation-guest> --domains 2 --expect isolation)
-# Returns to a non-canonical RIP (issue 12): a guest's SYSCALL at the top of
+# Returns to a non-canonical RIP: a guest's SYSCALL at the top of
 # the lower half crashes its domain and nothing else; the IRETQ that the CPU
 # refuses (a self-test plants the RIP) crashes the domain, not the hypervisor.
 pvmmu_qemu_test(qemu_guest_canonical_edge --cpus 4 --guest $<TARGET_FILE:edge-guest> --expect edge)
@@ -161,7 +161,7 @@ add_test(NAME bochs.debug_entry
 set_tests_properties(bochs.debug_entry PROPERTIES LABELS bochs TIMEOUT 240 SKIP_RETURN_CODE 3
   PASS_REGULAR_EXPRESSION "domain 2 vCPU 0 crashed: a #DB on the #DB entry overwrote its frame[^\n]*\n(.*\n)*pvmmu-run: SUCCESS"
   FAIL_REGULAR_EXPRESSION "PANIC|EXCEPTION|FAILED|timed out")
-# SMAP (issue 15): the hypervisor reads a present page of the guest outside
+# SMAP: the hypervisor reads a present page of the guest outside
 # guest_copy's STAC window, which must fault, then inside it; the guest then
 # runs its checks with SMAP on, as every guest test does (boot_test.sh).
 pvmmu_qemu_test(qemu_guest_smap_selftest --cpus 2 --guest $<TARGET_FILE:isolation-guest> --domains 2 --selftest smap
@@ -169,7 +169,7 @@ pvmmu_qemu_test(qemu_guest_smap_selftest --cpus 2 --guest $<TARGET_FILE:isolatio
 pvmmu_qemu_test(qemu_guest_refused_iret --cpus 2 --guest $<TARGET_FILE:gdt-guest> --domains 2 --selftest badreturn
   --expect refused-return --no-smap)
 
-# Without isa-debug-exit (issue 16 part 2, as under libvirt): the hypervisor
+# Without isa-debug-exit (as under libvirt): the hypervisor
 # powers the machine off by ACPI S5 after its last domain (pc and q35), and
 # reports a panic through pvpanic (QEMU -device pvpanic -action
 # panic=exit-failure), a failed boot check too.
@@ -198,7 +198,7 @@ add_test(NAME qemu_config_two_domains
           --config ${_qemu_dir}/configs/tlb.cfg)
 set_tests_properties(qemu_config_two_domains PROPERTIES LABELS qemu TIMEOUT 120)
 
-# The same machine as a libvirt domain (label libvirt, issue 16): started by
+# The same machine as a libvirt domain (label libvirt): started by
 # pvmmu-run through libvirt's embedded QEMU driver (no daemon), TCG, judged
 # from the console; SKIP (3) where libvirt cannot be used (no libvirt-dev at
 # build time, no QEMU driver). About 3 s, 10 s the first time (the driver
@@ -214,7 +214,7 @@ add_test(NAME libvirt_missing_driver_skips COMMAND pvmmu-run --platform libvirt 
 set_tests_properties(libvirt_missing_driver_skips PROPERTIES LABELS libvirt TIMEOUT 30
   ENVIRONMENT LIBVIRT_DRIVER_DIR=/nonexistent/pvmmu-no-drivers
   PASS_REGULAR_EXPRESSION "SKIP \\(exit 3\\).*(no connection driver.*libvirt-daemon-driver-qemu|built without libvirt)")
-# How the machine ends as libvirt sees it (issue 16 part 2): shut off
+# How the machine ends as libvirt sees it: shut off
 # (shutdown) after a passing run, crashed (panicked) after a panic on purpose,
 # in pvmmu-run's output (tests/tools/libvirt_states_test.sh; about 10 s).
 set(_tools_tests ${PROJECT_SOURCE_DIR}/tests/tools)
@@ -231,20 +231,20 @@ set_tests_properties(libvirt_bench_mprotect PROPERTIES LABELS "libvirt;bench" TI
 set_tests_properties(libvirt_guest_flag_range_basic libvirt_states libvirt_bench_mprotect PROPERTIES
   RESOURCE_LOCK libvirt-embed)
 
-# The same guest kernel on Xen 4.17 (label xen, issue 13): Debian's hypervisor
+# The same guest kernel on Xen 4.17 (label xen): Debian's hypervisor
 # image, fetched into build/xen by tools/fetch-xen.sh (never installed),
 # boots smoke-guest as dom0 under TCG (pvmmu-run --platform xen); and on
 # pvmmu, to show it is the same.
 add_test(NAME xen_smoke_guest
   COMMAND ${PROJECT_SOURCE_DIR}/tests/xen/xen_boot_test.sh --run $<TARGET_FILE:pvmmu-run>
           --kernel $<TARGET_FILE:smoke-guest> --passed "smoke guest")
-# xen_edge_guest: Xen as the reference for issue 12's findings 1 and 9: the
-# edge guest's handled checks hold on Xen as on pvmmu (qemu_guest_canonical_edge).
+# xen_edge_guest: Xen as the reference for the edge guest: its
+# handled checks hold on Xen as on pvmmu (qemu_guest_canonical_edge).
 add_test(NAME xen_edge_guest
   COMMAND ${PROJECT_SOURCE_DIR}/tests/xen/xen_boot_test.sh --run $<TARGET_FILE:pvmmu-run>
           --kernel $<TARGET_FILE:edge-guest> --words role=handled --passed "edge guest")
-# xen_conform_guest: traps and emulation as Xen delivers them (issue 14,
-# items 4 and 5), on Xen 4.17 and on pvmmu (qemu_guest_conform).
+# xen_conform_guest: traps and emulation as Xen delivers them,
+# on Xen 4.17 and on pvmmu (qemu_guest_conform).
 add_test(NAME xen_conform_guest
   COMMAND ${PROJECT_SOURCE_DIR}/tests/xen/xen_boot_test.sh --run $<TARGET_FILE:pvmmu-run>
           --kernel $<TARGET_FILE:conform-guest> --cpus 2 --passed "conform guest")

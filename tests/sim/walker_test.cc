@@ -172,7 +172,7 @@ TEST_F(WalkerTest, DirectIsNullOverFramesThatAreNotConsecutive)
 namespace pvmmu::sim {
 namespace {
 
-// Non-coherent walkers (SPEC §5): walkers see a page-table write only once the
+// Non-coherent walkers (docs/design.md §5): walkers see a page-table write only once the
 // line is cleaned. The hypervisor cleans every table page it wrote before it
 // unlocks it, so its updates never depend on the guest.
 TEST(NonCoherentWalker, SeesHypervisorUpdatesWithoutAGuestClean)

@@ -1,4 +1,4 @@
-// A snapshot of a whole DirectMachine and an exact diff (SPEC §9: tests assert
+// A snapshot of a whole DirectMachine and an exact diff (docs/design.md §9: tests assert
 // that nothing else changed). A snapshot holds every frame's owner, general count,
 // type_info and machine-to-physical entry, every 64-bit word of machine memory,
 // every registered vCPU's base pointers, and the platform's recorded flushes and
@@ -10,7 +10,7 @@
 //   EXPECT_TRUE(unchanged(before, m));                       // a failed request
 //   EXPECT_TRUE(only(Changes(before).word(l1, 7, v).count(f, -1), m));
 //
-// The TLB clock and frames' tlbflush stamps are not part of it (issue 2).
+// The TLB clock and frames' tlbflush stamps are not part of it.
 #pragma once
 
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// pvmmu-run's choice of accelerator (tools/kvm_probe.cc, issue 15 item 5):
+// pvmmu-run's choice of accelerator (tools/kvm_probe.cc):
 // the probe's console judged as tests/kvm/probe_test.sh judges it, and the
 // choice that follows for each --accel. The consoles are what syscall-probe
 // printed under TCG and under this project's /dev/kvm (the PVM back end,

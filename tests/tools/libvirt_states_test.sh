@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# How a pvmmu machine ends under libvirt (issue 16 part 2), through
+# How a pvmmu machine ends under libvirt, through
 # pvmmu-run --platform libvirt[=URI] (default: the embedded driver, no daemon):
 # a guest program that passes must leave its domain "shut off (shutdown)"
 # (pvmmu-hv's ACPI soft-off, <on_poweroff>destroy), one whose hypervisor

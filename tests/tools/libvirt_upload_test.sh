@@ -1,6 +1,6 @@
 #!/bin/bash
-# The images uploaded to a libvirt storage pool (issue 16 part 1's remote
-# host; tools/run_libvirt_host.cc): pvmmu-run --pool on the daemon of this
+# The images uploaded to a libvirt storage pool (a remote host;
+# tools/run_libvirt_host.cc): pvmmu-run --pool on the daemon of this
 # machine (qemu:///system), the path a remote URI takes. A transient dir pool
 # in the build tree; the run must pass, pvmmu-hv and the guest kernel must be
 # read from the pool's volumes (the hypervisor prints the paths it was given),

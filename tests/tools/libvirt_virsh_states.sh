@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # What `virsh list --all` shows on a libvirt daemon host for pvmmu machines
-# that ended (issue 16 part 2): two persistent domains defined from
+# that ended: two persistent domains defined from
 # `pvmmu-run --print-xml` (virsh define, virsh start, as a user of virsh or
 # virt-manager would), one running a passing guest program, one whose
 # hypervisor panics on purpose (--hv-args selftest=trap). The first must end

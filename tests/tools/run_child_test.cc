@@ -1,5 +1,5 @@
 // The launcher's judgement of a run (tools/run_child.cc), with /bin/sh
-// playing the emulator: the exit codes of SPEC §6 from an exit status, from
+// playing the emulator: the exit codes of docs/design.md §6 from an exit status, from
 // a console line that stands for one (Xen halts instead of exiting, Bochs
 // ignores isa-debug-exit), from a console in a file, and on a timeout.
 #include "run_backend.h"

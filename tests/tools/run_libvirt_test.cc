@@ -50,7 +50,7 @@ TEST(LibvirtXml, DescribesTheQemuBackEndsMachine)
     EXPECT_TRUE(has(x, "<acpi/>")) << x;
     EXPECT_TRUE(has(x, "<seclabel type='none' model='dac'/>")) << x;
     EXPECT_TRUE(has(x, "<console type='pty'>")) << x;
-    // The machine ends as libvirt understands (issue 16 part 2): soft-off,
+    // The machine ends as libvirt understands: soft-off,
     // or a panic through pvpanic, kept crashed so virsh shows it.
     EXPECT_FALSE(has(x, "isa-debug-exit")) << "libvirt reads its every code as a crash: " << x;
     EXPECT_TRUE(has(x, "<panic model='isa'>\n      <address type='isa' iobase='0x505'/>\n    </panic>")) << x;

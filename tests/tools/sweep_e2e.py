@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A benchmark sweep over two libvirt hosts for real (issue 16 part 3): two
+"""A benchmark sweep over two libvirt hosts for real: two
 connections to this machine, the embedded QEMU driver in two roots under the
 build tree, so the scheduler, the host descriptions and the merge run with
 real guest runs. Two cells (1 and 2 vCPUs, flag-range, one L1 of pages), one on

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Unit tests of perf/sweep.py (issue 16 part 3): the scheduler (at most N
+"""Unit tests of perf/sweep.py: the scheduler (at most N
 machines per host, cells spread over the hosts or run on every host, a failed
 cell reported) and the merge (the host column, failed cells kept, %native per
 host), with a fake run and made-up rows: no machine is started."""

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Boots a guest kernel as dom0 of Xen 4.17 (Debian's, tools/fetch-xen.sh)
 # under QEMU's TCG through the launcher, `pvmmu-run --platform xen --config`,
-# and checks what the console says (issue 13).
+# and checks what the console says.
 #
 #   xen_boot_test.sh --run PVMMU_RUN --kernel KERNEL [--words W] [--cpus N]
 #                    [--timeout S] --passed WHO

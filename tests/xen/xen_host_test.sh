@@ -2,7 +2,7 @@
 # `pvmmu-run --platform xen-host` where a user with a Xen host runs it: in a
 # Linux dom0 (Debian's kernel, an initramfs with Xen's toolstack; made by
 # tools/make-xen-host.sh) on Debian's Xen 4.17 (tools/fetch-xen.sh), all under
-# QEMU's TCG here (issue 13 part 6). dom0's init runs the launcher on a guest
+# QEMU's TCG here. dom0's init runs the launcher on a guest
 # test, which creates the guest as a domU through libxenlight; with --bench,
 # then a benchmark's driver with ARGS (perf/bench_DRIVER.py --platform
 # xen-host, DRIVER mprotect by default: what `./pvmmu bench DRIVER --platform xen-host ARGS`

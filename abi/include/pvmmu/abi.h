@@ -1,7 +1,7 @@
 /*
  * pvmmu public ABI: Xen's public headers (from Debian's libxen-dev, never copied
  * into this tree) plus pvmmu's extensions to mmu_update and feature discovery.
- * Usable from C and C++, hosted and freestanding. See docs/abi.md and SPEC §3.
+ * Usable from C and C++, hosted and freestanding. See docs/abi.md and docs/design.md §3.
  */
 #ifndef PVMMU_ABI_H
 #define PVMMU_ABI_H
@@ -27,7 +27,7 @@
 #include <xen/event_channel.h>
 #include <xen/memory.h>
 
-/* --- mmu_update commands (SPEC §3): the command is ptr & 7 on x86-64. ------ */
+/* --- mmu_update commands (docs/design.md §3): the command is ptr & 7 on x86-64. ------ */
 
 #define PVMMU_MMU_CMD_MASK 7u
 
@@ -56,7 +56,7 @@
 #define PVMMU_MMU_UPDATE_PREEMPTED 0x80000000u
 
 /*
- * MMU_FLAG_RANGE_UPDATE val word (SPEC §3 table):
+ * MMU_FLAG_RANGE_UPDATE val word (docs/design.md §3 table):
  *   11:0  mask for PTE bits 11:0      (1 = replace)
  *   23:12 mask for PTE bits 63:52
  *   35:24 new PTE bits 11:0           (where the mask is 1)

@@ -1,5 +1,5 @@
-// fault: lmbench's lat_pagefault and lat_mmap as a guest program (issue 4,
-// seed 004; the host half is perf/bench_fault.py, `./pvmmu bench fault`).
+// fault: lmbench's lat_pagefault and lat_mmap as a guest program
+// (seed 004; the host half is perf/bench_fault.py, `./pvmmu bench fault`).
 //
 // Each run builds an address space, maps `pages` pages of anonymous memory,
 // touches every page once (a demand-zero fault each: the guest's handler takes

@@ -1,4 +1,4 @@
-// mprotect: the guest half of SPEC §7's mprotect scaling benchmark (issue 4);
+// mprotect: the guest half of docs/design.md §7's mprotect scaling benchmark;
 // the host half is perf/bench_mprotect.py (`./pvmmu bench mprotect`), which runs
 // this program once per (workload, vCPU count) and reads its console lines.
 //

@@ -1,4 +1,4 @@
-// The update modes of SPEC §7's mprotect benchmark, each as a configuration of
+// The update modes of docs/design.md §7's mprotect benchmark, each as a configuration of
 // the guest library: the best feature level it may use, its batch size, and for
 // the three modes the library itself never uses (native, per-pte, unsafe) a
 // range hook (MmuConfig::change_pte_range) built from the library's own parts.
@@ -17,7 +17,7 @@ struct Mode {
     bool multicall;           // MmuConfig::multicall (linux-xen)
 };
 
-// In SPEC §7's order: native, per-pte, linux-xen, atomic-array, flag-range, unsafe.
+// In docs/design.md §7's order: native, per-pte, linux-xen, atomic-array, flag-range, unsafe.
 const Mode* find_mode(const char* name, unsigned len);
 const Mode& mode_at(unsigned i);
 unsigned nr_modes();

@@ -1,4 +1,4 @@
-// tlb-miss: seed 000's "wicked" test as a guest program (issue 4; the host
+// tlb-miss: seed 000's "wicked" test as a guest program (the host
 // half is perf/bench_tlb_miss.py, `./pvmmu bench tlb-miss`). Every vCPU stores
 // one word per page across far more pages than a TLB holds, so every access
 // misses and walks the page tables; the cost of a TLB miss is then what the

@@ -1,7 +1,7 @@
 // An address space of the guest: one L4 slot's worth of virtual memory (512 GiB)
 // with its own L3/L2/L1 tree, linked into the domain's L4 next to the physmap.
 // It holds VMAs of demand-zero anonymous memory, changes their protection with
-// mprotect (batched per L1, SPEC §6) and handles their page faults: demand-zero
+// mprotect (batched per L1, docs/design.md §6) and handles their page faults: demand-zero
 // pages, and spurious faults fixed locally (seed 004).
 //
 // Locking: the tree lock covers the VMAs and the tree's shape (mmap_sem's job);

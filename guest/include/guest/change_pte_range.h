@@ -1,4 +1,4 @@
-// The library's range updater: one L1's share of an mprotect, batched as SPEC §6
+// The library's range updater: one L1's share of an mprotect, batched as docs/design.md §6
 // says. Per L1 (the caller holds its lock):
 //   FlagRange  every present entry takes the same mask and bits, so the span from
 //              the first to the last entry that changes is one

@@ -24,7 +24,7 @@ private:
     std::atomic<uint64_t> v_{0};
 };
 
-// Events of one vCPU (SPEC §6: faults, spurious faults, local and remote
+// Events of one vCPU (docs/design.md §6: faults, spurious faults, local and remote
 // flushes, cleans), plus the hypercall traffic the batching tests count.
 struct CpuStats {
     Counter faults;            // page faults that reached the library's handler

@@ -1,5 +1,5 @@
 // The domain-wide state of the guest library: start-of-day facts, the feature
-// level found once at start-up (SPEC §6), the frame allocator, the batching
+// level found once at start-up (docs/design.md §6), the frame allocator, the batching
 // configuration, the split page-table locks and the address spaces that page
 // faults are dispatched to. One per domain; each vCPU attaches its Cpu to it.
 #pragma once
@@ -10,7 +10,7 @@
 
 namespace pvmmu::guest {
 
-// How PTEs are changed, best first. Dropping a level is the fallback of SPEC §6:
+// How PTEs are changed, best first. Dropping a level is the fallback of docs/design.md §6:
 // no MMU_FLAG_RANGE_UPDATE -> cmd-2 arrays; no cmd 2 -> cmd 0 with get_and_clear.
 enum class MmuLevel : uint8_t { FlagRange = 0, Atomic = 1, Normal = 2 };
 
@@ -31,7 +31,7 @@ struct PteRange {
     Va va;
 };
 
-// The hook where a platform supplies its own range updater (the reviewers'
+// The hook where a platform supplies its own range updater (an
 // arch_change_pte_range): called per L1 with the L1's lock held; it changes the
 // range's entries to `prot`, adds every page whose access it reduced to `plan`,
 // and returns 0 or a negative Xen errno.
@@ -48,14 +48,14 @@ inline constexpr unsigned kDefaultFlushThreshold = 32;
 struct MmuConfig {
     unsigned batch_ptes = kDefaultBatchPtes;
     // The best level the library may use even when the hypervisor offers more
-    // (benchmarks compare the levels side by side on one hypervisor, SPEC §7).
+    // (benchmarks compare the levels side by side on one hypervisor, docs/design.md §7).
     MmuLevel level_cap = MmuLevel::FlagRange;
     unsigned flush_threshold = kDefaultFlushThreshold;
     ChangePteRangeFn change_pte_range = nullptr;   // nullptr: the library's batching
     void* change_pte_range_ctx = nullptr;
     // Each mmu_update goes out as the one entry of a multicall, as Linux on
     // Xen's lazy-MMU batches did before it issued a one-entry batch directly
-    // (SPEC §7 linux-xen; docs/guest.md "linux-xen and Linux").
+    // (docs/design.md §7 linux-xen; docs/guest.md "linux-xen and Linux").
     bool multicall = false;
 };
 
@@ -118,7 +118,7 @@ public:
     Gpfn l4() const { return boot_.l4; }   // the builder's L4
 
     // The split lock of one page table: every software writer of its entries
-    // holds it (SPEC §4's per-page lock, on the guest side).
+    // holds it (docs/design.md §4's per-page lock, on the guest side).
     SpinLock& pte_lock(Gpfn table) { return pte_locks_[table.v % kPteLocks]; }
 
     // Address spaces page faults are dispatched to.

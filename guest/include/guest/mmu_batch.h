@@ -1,4 +1,4 @@
-// Lazy MMU mode for one page table (SPEC §6): requests for its entries are laid
+// Lazy MMU mode for one page table (docs/design.md §6): requests for its entries are laid
 // out in the vCPU's scratch pages and issued as one mmu_update per `cap`
 // requests. The owner issues what is pending (flush()) before it releases the
 // table's lock, so no request outlives the lock that made it correct.

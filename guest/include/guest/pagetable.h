@@ -17,7 +17,7 @@ namespace pvmmu::guest {
 [[nodiscard]] int physmap_set_writable(Cpu& c, Gpfn g, bool writable);
 
 // A frame ready to become a page table: allocated, zeroed, the zeroing made
-// visible to walkers (a clean per line when the walker is not coherent, SPEC §6:
+// visible to walkers (a clean per line when the walker is not coherent, docs/design.md §6:
 // ordered before the table can be linked), then read-only in the physmap.
 [[nodiscard]] int pt_alloc(Cpu& c, Gpfn& out);
 

@@ -1,6 +1,6 @@
-// The two narrow interfaces the guest library runs on (SPEC §6), so the same
-// library and the same test programs run on the simulated machine now and on
-// bare metal later:
+// The two narrow interfaces the guest library runs on (docs/design.md §6), so the same
+// library and the same test programs run on the simulated machine and on bare
+// metal:
 //   Transport — issue a hypercall; an interrupt point for spin loops.
 //   Memory    — 64-bit load / store / cmpxchg, an instruction fetch, and a cache
 //               clean, at a guest virtual address.
@@ -55,7 +55,7 @@ public:
     // An instruction fetch at va (NX checks).
     [[nodiscard]] virtual bool fetch(Va va) = 0;
     // Make the page-table entry at va (a physmap address) visible to walkers that
-    // are not coherent with the data cache (SPEC §5 platform property).
+    // are not coherent with the data cache (docs/design.md §5 platform property).
     virtual void clean(Va va) = 0;
 
 protected:

@@ -68,7 +68,7 @@ constexpr uint64_t prot_to_bits(unsigned prot)
 
 // The new value of an entry that maps a page (present or PROT_NONE) under prot:
 // one mask and one set of bits, the same for every entry of a range — which is
-// what makes an mprotect range one MMU_FLAG_RANGE_UPDATE request (SPEC §6).
+// what makes an mprotect range one MMU_FLAG_RANGE_UPDATE request (docs/design.md §6).
 constexpr uint64_t pte_modify(uint64_t e, unsigned prot) { return (e & ~kProtBits) | prot_to_bits(prot); }
 
 // Whether going from `from` to `to` takes away any access a TLB may have cached:

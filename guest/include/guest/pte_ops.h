@@ -1,4 +1,4 @@
-// Operations on one page-table entry (SPEC §6), all through hypercalls: page
+// Operations on one page-table entry (docs/design.md §6), all through hypercalls: page
 // tables are read-only to the guest, which reads them through the physmap.
 //
 // Every software writer of an entry holds its table's split lock (PteLock, taken

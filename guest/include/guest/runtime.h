@@ -96,16 +96,16 @@ uint64_t arg_u64(const char* key, uint64_t dflt);
 uint64_t now_ns();
 
 // Rounds of the hypervisor's A/D-preserving install loops that lost to a
-// hardware A/D update and went round again (SPEC §7's cmpxchg retries), counted
+// hardware A/D update and went round again (docs/design.md §7's cmpxchg retries), counted
 // machine-wide since boot. false where the platform cannot tell.
 [[nodiscard]] bool hypervisor_install_retries(uint64_t& out);
 
 // --- Benchmarking only ---------------------------------------------------------
 
-// The ceiling of SPEC §7's "native" mode: a compare-exchange on the page-table
+// The ceiling of docs/design.md §7's "native" mode: a compare-exchange on the page-table
 // entry at machine address `entry` as if the guest's page tables were writable
 // to it, with no hypervisor check, no reference counting and no lock. Unsafe by
-// design (it can break every invariant of SPEC §4); only benchmarks use it, and
+// design (it can break every invariant of docs/design.md §4); only benchmarks use it, and
 // only on entries whose frame and RW-writable reference do not change meaning.
 // false: the platform refuses (it is free to; bare metal under a real policy
 // does), and nothing happened. Otherwise `swapped` says whether `desired` went

@@ -1,4 +1,4 @@
-// The guest test convention (SPEC §6, after the Xen Test Framework): one folder
+// The guest test convention (docs/design.md §6, after the Xen Test Framework): one folder
 // per test under guest/tests/<name>/, defining
 //     const char test_title[] = "...";
 //     const pvmmu::guest::TestConfig test_config = {...};
@@ -14,7 +14,7 @@
 
 namespace pvmmu::guest {
 
-// Hypercall commands a test can have denied by policy (SPEC §4 hooks; the
+// Hypercall commands a test can have denied by policy (docs/design.md §4 hooks; the
 // bits of abi.h's PVMMU_DENY_*, which the platform hands to the hypervisor).
 namespace deny {
 inline constexpr uint32_t kMmuNormal = PVMMU_DENY_MMU_NORMAL;   // mmu_update cmd 0
@@ -41,8 +41,8 @@ struct TestConfig {
     uint32_t deny = 0;                 // deny:: bits, applied before the guest starts
     bool second_domain = false;        // another domain whose frames the test may name
     uint32_t needs = 0;                // needs:: bits
-    bool tlb_caches_invalid = false;   // platform property (SPEC §5)
-    bool coherent_walker = true;       // platform property (SPEC §5)
+    bool tlb_caches_invalid = false;   // platform property (docs/design.md §5)
+    bool coherent_walker = true;       // platform property (docs/design.md §5)
 };
 
 enum class Outcome : uint8_t { Success = 0, Skip = 1, Error = 2, Failure = 3 };

@@ -1,4 +1,4 @@
-// TLB flush policy (SPEC §6): a permission reduction is flushed once per
+// TLB flush policy (docs/design.md §6): a permission reduction is flushed once per
 // mprotect call, page by page (INVLPG) up to a threshold and whole beyond it,
 // only on the vCPUs that may hold the address space. Raises are never flushed
 // preventively: a stale entry that still denies an access is fixed when it

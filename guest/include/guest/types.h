@@ -1,4 +1,4 @@
-// The numbers the guest library handles, as distinct types (STYLE 4): guest
+// The numbers the guest library handles, as distinct types: guest
 // virtual addresses, guest frame numbers (the guest's own numbering of its
 // memory) and machine frame numbers / addresses (what the hypervisor's
 // page tables hold). Mixing them is a compile error.

@@ -1,4 +1,4 @@
-/* The first instructions of a pvmmu guest kernel on bare metal (SPEC §6,
+/* The first instructions of a pvmmu guest kernel on bare metal (docs/design.md §6,
  * docs/abi.md "Bare-metal guest ABI"): the Xen ELF notes the hypervisor's
  * loader reads, the hypercall page it fills, and the entry point. The
  * hypervisor enters in ring 3, 64-bit, interrupts on, RSP at the top of a

@@ -1,4 +1,4 @@
-// The guest runtime's platform on bare metal (SPEC §6, docs/abi.md §10): a
+// The guest runtime's platform on bare metal (docs/design.md §6, docs/abi.md §10): a
 // Xen PV guest kernel in ring 3 of pvmmu-hv. Hypercalls go through the
 // hypercall page (the Transport), memory is plain loads, stores and lock
 // cmpxchg whose faults the library's handler sees first (the Memory), the

@@ -1,5 +1,5 @@
 // batch-partial-failure: an mmu_update batch with a bad request in the middle.
-// Xen's semantics (SPEC §3): requests are done in order, the first failure stops
+// Xen's semantics (docs/design.md §3): requests are done in order, the first failure stops
 // the batch, *done counts the requests completed, the failing request changes
 // nothing — so everything before it is applied and everything after untouched.
 // Checked for several kinds of bad request, at chunk edges (the hypervisor

@@ -1,5 +1,5 @@
 // feature-fallback: the library detects the hypervisor's features once at
-// start-up and falls back (SPEC §6). The policy denies MMU_FLAG_RANGE_UPDATE
+// start-up and falls back (docs/design.md §6). The policy denies MMU_FLAG_RANGE_UPDATE
 // before the guest starts: the library must find no flag-range feature and use
 // cmd-2 arrays. Then cmd 2 is denied too while the library still believes in
 // it: the first mprotect is refused (-EPERM), the library drops to cmd 0 with

@@ -1,4 +1,4 @@
-// foreign-frame-denied: the guest may map only frames it owns (SPEC §4). A frame
+// foreign-frame-denied: the guest may map only frames it owns (docs/design.md §4). A frame
 // of another domain, of the hypervisor or of device memory is refused with
 // -EPERM on every path — cmd 0, cmd 2, update_va_mapping, as a table in an L2
 // entry, pinning it, making it the base pointer, naming the other domain (or

@@ -23,7 +23,7 @@
 //   - update_va_mapping anywhere inside each hypervisor slot, in particular
 //     where bare metal's direct map (slot 262, 2 MiB pages) shows a
 //     2 MiB-aligned frame of ours that we pinned as an L1: -EINVAL and the
-//     L1 unchanged (issue 12, finding 3: the walk took the 2 MiB page's frame
+//     L1 unchanged (the walk took the 2 MiB page's frame
 //     for the L1 and rewrote it);
 //   - NX removal on the read-only physmap mappings of its page tables by cmd 4
 //     and cmd 2: allowed (as on Xen, the guest chooses NX on its own frames),

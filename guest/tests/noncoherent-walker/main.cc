@@ -1,5 +1,5 @@
 // noncoherent-walker: on a machine whose page walkers do not snoop the data
-// cache (SPEC §5), every PTE write the library makes is followed by a clean, and
+// cache (docs/design.md §5), every PTE write the library makes is followed by a clean, and
 // a new table's zeroing is cleaned before the table is linked. Checked by
 // behaviour and by count:
 //   - demand-zero pages, mprotect (cmd 4 over a full L1) and the fault path work
@@ -9,7 +9,7 @@
 //   - a frame whose stale cached lines still map a page becomes an L1 again:
 //     the walker must see the zeroed table, not the stale mapping, and the guest
 //     cleaned every zeroed line itself (the core also cleans the tables it
-//     validates or writes — the two halves of SPEC §5's property).
+//     validates or writes — the two halves of docs/design.md §5's property).
 #include "guest/pagetable.h"
 #include "guest_test_util.h"
 

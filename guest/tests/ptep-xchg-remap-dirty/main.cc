@@ -1,7 +1,7 @@
 // ptep-xchg-remap-dirty: ptep_xchg that moves a live entry to another frame
 // while a writer dirties the old page between the xchg's read of the entry and
 // its install — every time: a probe before the xchg's first hypercall hands
-// the page to vCPU 1 and waits for its store (issue 12, finding 4). The D bit
+// the page to vCPU 1 and waits for its store. The D bit
 // belongs to the old frame, so:
 //   - `old` reports it, also when the new value carries D itself (the library
 //     masked nv's own A/D out of what it read back, so a caller that writes

@@ -4,7 +4,7 @@
 // read-only without any flush — the stale writable entry on vCPU 1 still works,
 // legitimately, while the frame is just a page — and pins the frame as a table
 // again: as the L1 it was, or retyped as an L2 (every other round). From that
-// moment no TLB may still map it writable (SPEC §4: the hypervisor flushes the
+// moment no TLB may still map it writable (docs/design.md §4: the hypervisor flushes the
 // CPUs that may before it retypes the frame): vCPU 1's next write faults, and
 // the new table is exactly what vCPU 0 pinned. This is the class of Xen
 // advisories about TLB entries that survive a change they should not (e.g.

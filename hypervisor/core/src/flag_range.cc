@@ -1,6 +1,6 @@
 // MMU_FLAG_RANGE_UPDATE: each present entry of the range becomes
 // (cur & ~M) | (N & M), installed with the cmd-2 compare-exchange loop so that A/D
-// bits set meanwhile survive unless the mask covers them (SPEC §3).
+// bits set meanwhile survive unless the mask covers them (docs/design.md §3).
 //
 // All-or-nothing without a window: every reference the request needs (writable
 // type references for an RW raise) is taken before the first entry changes, and

@@ -1,4 +1,4 @@
-// Hypercall dispatch table (STYLE 2: a table). A number not in it is the
+// Hypercall dispatch table: one table, no switch. A number not in it is the
 // platform's (Platform::arch_hypercall), whose default is -ENOSYS.
 #include "core/hypercall.h"
 

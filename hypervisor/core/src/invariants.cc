@@ -45,7 +45,7 @@ struct Checker {
         if (o < kMaxDomains && hv.domain(o)) {
             ++owned[o];
         } else if (o == kOwnerXen || o == kOwnerFree) {
-            // Nothing a guest holds may name them (SPEC §4: never hypervisor frames).
+            // Nothing a guest holds may name them (docs/design.md §4: never hypervisor frames).
             if (f.count.load() || ti::count(x))
                 fail(m, kNoIndex, o == kOwnerXen ? "hypervisor frame is referenced" : "free frame is referenced",
                      0, f.count.load());
@@ -57,7 +57,7 @@ struct Checker {
         return x;
     }
 
-    // Who may appear in an L1 entry of a table owned by `self` (SPEC §4).
+    // Who may appear in an L1 entry of a table owned by `self` (docs/design.md §4).
     void l1_target(Mfn t, uint32_t i, DomId self, Pte e)
     {
         const Mfn m = e.mfn();

@@ -17,8 +17,8 @@ struct Stop {
 };
 
 // What only the RW changes of a run need, behind one pointer: one register in
-// the loop, as `hv` alone was (the owner check of a raise added `ctx`, and with
-// it a spill on every RW change).
+// the loop. Passing `hv` and the owner check's `ctx` apart would take two, and
+// cost a spill on every RW change.
 struct RunRefs {
     Hypervisor& hv;
     MapContext ctx;

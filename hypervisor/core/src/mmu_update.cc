@@ -1,5 +1,5 @@
 // HYPERVISOR_mmu_update (hypercall 1): a batch of {ptr, val} requests, the command
-// in ptr & 7 (SPEC §3). Xen's batch semantics: in order; the first failure stops
+// in ptr & 7 (docs/design.md §3). Xen's batch semantics: in order; the first failure stops
 // the batch; *pdone counts completed requests; a failed request changes nothing;
 // preempted after a bounded amount of work and continued where it stopped.
 #include "core/flag_range.h"

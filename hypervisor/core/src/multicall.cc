@@ -15,7 +15,7 @@ namespace pvmmu {
 // Entries run before the multicall itself yields (each is bounded on its own).
 // It yields sooner once its domain has validated or devalidated a budget's
 // worth of page-table entries during the round (Domain::table_work): 64 one-op
-// pins of big trees are not 64 units of work (issue 12, finding 8).
+// pins of big trees are not 64 units of work.
 static constexpr uint64_t kEntriesPerRound = 64;
 
 namespace {

@@ -64,7 +64,7 @@ int validate_table(Hypervisor& hv, Mfn m, Level level)
         return rc;
     }
     // Entries are adjusted only once the whole table is accepted: a failed request
-    // changes nothing (SPEC §3). Nobody can write the table while it is being
+    // changes nothing (docs/design.md §3). Nobody can write the table while it is being
     // validated (no writable mapping and no type reference exist), so a plain
     // update is safe. Reserved L4 slots are zero here and get the platform's
     // entries (core/platform.h reserved_l4_entry).

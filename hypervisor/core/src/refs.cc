@@ -34,7 +34,7 @@ void put_page(Hypervisor& hv, Mfn m)
 }
 
 // Before a frame changes type, no TLB may still hold a translation from its old
-// use (SPEC §4): flush every CPU that has not flushed since the frame was stamped.
+// use (docs/design.md §4): flush every CPU that has not flushed since the frame was stamped.
 static void flush_before_type_change(Hypervisor& hv, FrameInfo& f)
 {
     const CpuMask stale = hv.clock().needing_flush(hv.online_cpus(),
@@ -83,7 +83,7 @@ int get_page_type(Hypervisor& hv, Mfn m, PageType t)
                 f.type_info.fetch_xor(ti::kBusy | ti::kValidated, std::memory_order_acq_rel);
             } else {
                 // Back to the word before this reference (count 0, the old type): a
-                // failed request changes nothing (SPEC §3). Nobody else changes it
+                // failed request changes nothing (docs/design.md §3). Nobody else changes it
                 // while kBusy is set and the count is ours.
                 f.type_info.store(x, std::memory_order_release);
             }

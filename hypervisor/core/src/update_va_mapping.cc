@@ -2,7 +2,7 @@
 // in the calling vCPU's address space, then flush as the UVMF flags say. The
 // install has Xen's normal (cmd 0) semantics.
 //
-// The walk down to the L1 takes no lock and no reference (SPEC §4): every value
+// The walk down to the L1 takes no lock and no reference (docs/design.md §4): every value
 // read on the way is checked before it is used, and the L1 it ends on is taken
 // with a type reference that only a validated L1 of this domain grants. A table
 // unlinked and reused meanwhile can at worst lead to another of the domain's own
@@ -12,7 +12,7 @@
 // enters the hypervisor's L4 slots (bare metal keeps its own tables there, whose
 // 2 MiB leaves name frames the guest may own and have pinned as L1s), stops at
 // any PS entry (guest tables have none, but a table reused meanwhile may), and
-// reads only tables the domain owns (issue 12, finding 3).
+// reads only tables the domain owns.
 #include "core/guest_args.h"
 #include "core/table_cursor.h"
 

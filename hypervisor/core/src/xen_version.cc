@@ -1,6 +1,6 @@
 // HYPERVISOR_xen_version (hypercall 17): the Xen interface version pvmmu speaks,
 // the page size, the feature bits — which follow the domain's policy, so a
-// guest denied a command never detects it (SPEC §3 "Feature discovery") — and
+// guest denied a command never detects it (docs/design.md §3 "Feature discovery") — and
 // the strings and parameters Xen gives every guest. As Xen's default policy:
 // every sub-op but the command line and the build id is open to any domain;
 // those two are for a privileged domain, which pvmmu has none of (-EPERM).

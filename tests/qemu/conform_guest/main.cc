@@ -1,5 +1,5 @@
-// Xen PV ABI conformance of traps and emulation (issue 14, items 4 and 5;
-// docs/abi.md §10 "Emulation", §12): written from Xen's public headers, so
+// Xen PV ABI conformance of traps and emulation
+// (docs/abi.md §10 "Emulation", §12): written from Xen's public headers, so
 // the same kernel boots on pvmmu (qemu_guest_conform) and on Xen 4.17 as
 // dom0 (xen_conform_guest), the reference. What pvmmu answers differently
 // on purpose (documented in docs/abi.md §11) is checked on pvmmu only, found
@@ -34,7 +34,7 @@
 // - VCPUOP_initialise takes trap_ctxt[] (vCPU 1's INT3 reaches the
 //   context's #BP handler); a bad trap handler, callback or kernel_sp is
 //   -EINVAL and the vCPU stays down.
-// - The read-only M2P (issue 14 item 3): XENMEM_machphys_mapping as Xen
+// - The read-only M2P: XENMEM_machphys_mapping as Xen
 //   answers it; at MACH2PHYS_VIRT_START + mfn * 8 each of the guest's frames
 //   reads its gpfn; a frame no domain has (pvmmu: the hypervisor's; Xen: its
 //   shared_info frame, a page of Xen's) reads INVALID_M2P_ENTRY; a store is
@@ -647,7 +647,7 @@ void emulation(const start_info_t* si, bool pvmmu)
     (void)pvmmu;
 }
 
-// set_segment_base and the MSRs of the segment bases (issue 14 item 4): a
+// set_segment_base and the MSRs of the segment bases: a
 // base the guest sets is the one its %fs: or %gs: loads use and rdmsr reads
 // back, after a hypercall and a bounced trap too; the user mode's %gs base
 // is kept for rdmsr of IA32_KERNEL_GS_BASE. A non-canonical base: -EINVAL,

@@ -1,5 +1,5 @@
-// Instructions that end at the top of the lower half (issue 12, findings 1
-// and 9). A SYSCALL at 0x7ffffffffffe saves RIP 0x800000000000, which is not
+// Instructions that end at the top of the lower half.
+// A SYSCALL at 0x7ffffffffffe saves RIP 0x800000000000, which is not
 // canonical: returning there by IRETQ faults in ring 0, on the guest's %gs,
 // and once stopped the whole machine. Booted twice (tests/qemu/tests.cmake):
 // with "role=crash" the domain makes that SYSCALL with no trap table and
@@ -19,7 +19,7 @@
 // The page at 0x7ffffffff000 is mapped through three new tables the guest
 // takes from its first free frames; its bytes are written through the
 // physmap. With role=handled it runs on Xen 4.17 as dom0 too (xen_edge_guest),
-// where every check holds as on pvmmu: the reference for findings 1 and 9.
+// where every check holds as on pvmmu: Xen is the reference.
 #include "tiny_guest.h"
 
 using namespace tiny;
@@ -346,7 +346,7 @@ extern "C" [[noreturn]] void xenpv_start(const start_info_t* si, uint64_t initia
         finish("edge guest");
     }
 
-    // Finding 1: the hypercall runs, then the guest gets #GP(0) at the RIP
+    // A SYSCALL at the top: the hypercall runs, then the guest gets #GP(0) at the RIP
     // after the SYSCALL, as a CPU fetching there would raise it.
     check("an unknown hypercall at the top: #GP", run(page, 0xffe, kSyscall, 2, 63), 13);
     check("  its result", long(edge_rax), -XEN_ENOSYS);
@@ -358,7 +358,7 @@ extern "C" [[noreturn]] void xenpv_start(const start_info_t* si, uint64_t initia
     // Running into the top: the CPU's own #GP, from ring 3.
     check("NOPs into the top: #GP", run(page, 0xff0, "", 0), 13);
 
-    // Finding 9: INT3 and INT 4 reach the guest's #BP and #OF handlers (the
+    // INT n at the top: INT3 and INT 4 reach the guest's #BP and #OF handlers (the
     // RIP after the instruction), any other INT n is #GP with an error code
     // that names a gate of the IDT.
     check("int3: #BP", run(page, 0x100, "\xcc", 1), 3);

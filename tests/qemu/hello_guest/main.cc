@@ -1,4 +1,4 @@
-// The smallest pvmmu guest kernel (issue 6, first guest milestone): it talks
+// The smallest pvmmu guest kernel (first guest milestone): it talks
 // to the hypervisor only through the hypercall page, proves that hypercalls
 // reach both the hypervisor's own table and the core's, that bad guest
 // pointers are -EFAULT (an unmapped address, the hypervisor's slots, a
@@ -9,7 +9,7 @@
 // started); the others must end the domain as a crash, never the hypervisor:
 // `crash-guest` (HELLO_CRASH) executes ud2 with no trap table,
 // `crash-pf-guest` (HELLO_CRASH_PF) writes to an unmapped page with no trap
-// table (the crash must report the CPU's error code, U/S set: issue 15),
+// table (the crash must report the CPU's error code, U/S set),
 // `bad-iret-guest` (HELLO_BAD_IRET) returns by iret to a non-canonical RIP,
 // `bad-stack-guest` (HELLO_BAD_STACK) takes a #UD with its handler set but
 // RSP in the hypervisor's slots, so the bounce frame cannot be written.

@@ -86,7 +86,7 @@ void vsay(const char* fmt, va_list ap);
 struct Options {
     uint64_t seed = 1, ops = 100000, time_s = 0, check_every = 1000, trace_from = ~0ull;
     uint64_t progress_every = 0;   // 0: every check_every * 10 operations
-    bool edges = true;             // SYSCALL at the canonical boundary (finding 1)
+    bool edges = true;             // SYSCALL at the canonical boundary
 };
 extern Options opt;
 

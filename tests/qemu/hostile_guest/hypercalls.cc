@@ -297,7 +297,7 @@ void make_fpu_or_assist(Made& m)
     else m.c.want = -XEN_ENOSYS;
 }
 
-// set_debugreg / get_debugreg (guest_dr.h's rules, exact results) without
+// set_debugreg / get_debugreg (pv/dr.h's rules, exact results) without
 // ever enabling a breakpoint, set_segment_base (any base, exact results),
 // and physdev_op, whose only sub-op,
 // set_iopl, is given an argument it cannot read: the virtual IOPL stays 0,

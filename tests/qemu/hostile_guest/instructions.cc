@@ -270,7 +270,7 @@ void run_insn(const Insn& in)
         }
         if (in.fn == hs_lgdt || in.fn == hs_lidt) a[0] = pick_pointer(10);
         if (in.fn == hs_monitor) a[0] = pool_a_addr(1).va;
-        // Debug registers (set_debugreg's rules, guest_dr.h): DR0 takes a
+        // Debug registers (set_debugreg's rules, pv/dr.h): DR0 takes a
         // guest address, DR7 32 bits. No breakpoint is ever enabled (the
         // guest's own accesses would raise #DB anywhere), so DR7 never gets
         // an L or G bit; DR0 may hold anything then.

@@ -1,4 +1,4 @@
-// Two domains at once (issue 6 "isolation"): the same guest kernel booted as
+// Two domains at once: the same guest kernel booted as
 // domain 1 and domain 2 (tests/qemu/tests.cmake). The builder gives each a
 // contiguous run of frames, domain 2's right after domain 1's (the QEMU test
 // checks that from the hypervisor's lines), so the frame just past each

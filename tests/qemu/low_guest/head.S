@@ -1,4 +1,4 @@
-/* A guest kernel linked at virtual address 0 (issue 14, item 6), as kernels
+/* A guest kernel linked at virtual address 0, as kernels
  * written for Xen often are: no ENTRY, VIRT_BASE or PADDR_OFFSET note (Xen's
  * loader defaults them: e_entry, 0, 0), a FEATURES note in Xen's syntax
  * ('|' between names, '!' on a required one). Built with LEGACY, it has no

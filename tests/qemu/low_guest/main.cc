@@ -1,4 +1,4 @@
-// The loader tests of issue 14 (item 6): a kernel linked at virtual address
+// The loader tests: a kernel linked at virtual address
 // 0 without ENTRY, VIRT_BASE or PADDR_OFFSET notes and with a FEATURES note
 // in Xen's syntax (low-guest), and the same kernel described by the legacy
 // `__xen_guest` section instead of notes (legacy-guest). Each checks what it

@@ -1,4 +1,4 @@
-// A domain's vCPUs stop with it (issue 6): booted twice (tests/qemu/tests.cmake).
+// A domain's vCPUs stop with it: booted twice (tests/qemu/tests.cmake).
 // With "role=spin" on its command line (start_info.cmd_line) the domain
 // starts its vCPU 1, which prints "stop guest: spinning" forever, and shuts
 // down from vCPU 0 once it has seen vCPU 1 run. With "role=wait" the other

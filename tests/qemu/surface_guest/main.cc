@@ -1,4 +1,4 @@
-// docs/abi.md §12.1 on bare metal (issue 14 item 7): every hypercall number
+// docs/abi.md §12.1 on bare metal: every hypercall number
 // 0-63 and every sub-op the table lists (and the numbers between and after
 // them) is put to pvmmu-hv's real dispatcher through the hypercall page, and
 // -ENOSYS must come back exactly where the table says -ENOSYS or has no row.

@@ -1,4 +1,4 @@
-// The smallest guest that runs on both hypervisors (issue 13): booted by Xen
+// The smallest guest that runs on both hypervisors: booted by Xen
 // 4.17 as dom0 (tests/xen/xen_boot_test.sh) and by pvmmu as domain 1, it
 // proves that the loader took pvmmu's ELF notes, that the hypercall page
 // works and that the guest runs in ring 3, then powers off.
@@ -19,7 +19,7 @@ extern "C" [[noreturn]] void xenpv_start(const start_info_t* si)
     check("XENVER_get_features", hypercall(__HYPERVISOR_xen_version, XENVER_get_features, uint64_t(&fi)), 0);
     check("unknown hypercall", hypercall(63), -XEN_ENOSYS);
 
-    // The command line is the kernel's words only (issue 14): pvmmu's own
+    // The command line is the kernel's words only: pvmmu's own
     // module words never reach it. With "hello=world" among the words, the
     // line must be exactly that (qemu_guest_smoke passes it with pvmmu's words).
     const char* cmdline = reinterpret_cast<const char*>(si->cmd_line);
@@ -36,7 +36,7 @@ extern "C" [[noreturn]] void xenpv_start(const start_info_t* si)
         check("  the command line is exactly the kernel's word", n == sizeof(kWant) - 1 && !cmdline[n], 1);
     }
 
-    // The xen_version sub-ops every guest may ask (issue 14), which must
+    // The xen_version sub-ops every guest may ask, which must
     // agree on both hypervisors.
     xen_extraversion_t extra;
     check("XENVER_extraversion", hypercall(__HYPERVISOR_xen_version, XENVER_extraversion, uint64_t(&extra)), 0);

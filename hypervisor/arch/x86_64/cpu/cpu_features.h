@@ -1,4 +1,4 @@
-// The CPU's protection features (issue 15): what CPUID says the CPU has, and
+// The CPU's protection features: what CPUID says the CPU has, and
 // turning it on in each CPU's CR4 as the CPU starts.
 //
 // NX (EFER.NXE) and CR0.WP are on from the first instruction in long mode

@@ -1,4 +1,4 @@
-// TLB shootdown by IPI (SPEC §5): a CPU that must flush other CPUs' TLBs
+// TLB shootdown by IPI (docs/design.md §5): a CPU that must flush other CPUs' TLBs
 // writes a request into each target's mailbox, sends it kVectorShootdown and
 // waits until every target has flushed and acknowledged. A waiting CPU serves
 // its own mailbox while it spins, so two CPUs that shoot at each other (with

@@ -4,9 +4,9 @@
 // in slot HV_SLOT_NATIVE_WINDOW (271, mm/layout.h) an alias of the domain's own
 // frames, page tables included — frame i of its run at HV_NATIVE_WINDOW_VIRT
 // + i * 4 KiB, user-accessible, writable, NX — and nothing else. The guest
-// then changes its PTEs by plain cmpxchg (SPEC §7's `native` ceiling), and can
+// then changes its PTEs by plain cmpxchg (docs/design.md §7's `native` ceiling), and can
 // change anything else there too: stores to its own tables bypass every rule
-// of SPEC §4, so such a domain is outside the threat model.
+// of docs/design.md §4, so such a domain is outside the threat model.
 //
 // Why the core's checks still hold for every other domain: a reserved L4 slot
 // must hold exactly the platform's entry for the table's owner

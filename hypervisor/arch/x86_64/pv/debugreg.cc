@@ -1,4 +1,4 @@
-// A PV guest's debug registers in the CPU (issue 14 item 4; docs/abi.md §12,
+// A PV guest's debug registers in the CPU (docs/abi.md §12,
 // docs/security.md): set_debugreg / get_debugreg and the emulated MOV to and
 // from %drN keep the virtual registers by Xen's rules (pv/dr.h); while
 // the vCPU runs, its DR0-DR3 and DR7 are the CPU's, so its breakpoints are

@@ -1,5 +1,5 @@
-// What Xen emulates for a 64-bit PV kernel (issue 14, items 4 and 5;
-// docs/abi.md §10 "Emulation"). The kernel runs in ring 3, so the CPU
+// What Xen emulates for a 64-bit PV kernel
+// (docs/abi.md §10 "Emulation"). The kernel runs in ring 3, so the CPU
 // refuses it every privileged instruction (#GP(0)), every INT n but through
 // the DPL-3 gates of #BP and #OF (#GP with the IDT vector in the error code)
 // and Xen's forced-emulation prefix (#UD at its UD2). Before such an

@@ -1,4 +1,4 @@
-// Hypercalls from ring 3 (SPEC §3 "Other hypercalls", docs/abi.md "Bare-metal
+// Hypercalls from ring 3 (docs/design.md §3 "Other hypercalls", docs/abi.md "Bare-metal
 // guest ABI"): pv/syscall_entry.S hands over the guest's registers in Xen's
 // x86-64 PV order — number in RAX, arguments in RDI, RSI, RDX, R10, R8, R9,
 // result in RAX. Every call goes to the core's hypercall() (core/hypercall.h),

@@ -59,7 +59,7 @@ bool hypervisor_word(const char* w, size_t n)
 }
 
 // start_info.cmd_line: the module's words after the kernel's name, in order
-// and one space apart, but for the hypervisor's own (issue 14: the kernel
+// and one space apart, but for the hypervisor's own (the kernel
 // sees what Xen would pass it). Cut at the field's size, NUL-terminated.
 void guest_cmdline(const char* words, int8_t (&out)[MAX_GUEST_CMDLINE])
 {

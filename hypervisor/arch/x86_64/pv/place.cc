@@ -1,4 +1,4 @@
-// Placing a guest kernel in its domain; see arch/guest_place.h.
+// Placing a guest kernel in its domain; see pv/place.h.
 #include "pv/place.h"
 
 #include <pvmmu/abi.h>
@@ -20,7 +20,7 @@ bool fail(GuestPlacement& out, const char* why)
 // The 32-byte stub of hypercall `nr` (Xen's x86-64 PV hypercall page): SYSCALL
 // clobbers RCX and R11, so the stub keeps them; the number goes in EAX. The
 // iret stub is jumped to, not called, and never returns: it also pushes RAX,
-// completing struct iret_context on the guest's stack (guest_traps.cc).
+// completing struct iret_context on the guest's stack (pv/traps.cc).
 void write_stub(uint8_t* p, uint32_t nr)
 {
     const uint8_t call[] = {0x51,                 // push %rcx

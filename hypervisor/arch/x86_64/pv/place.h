@@ -8,7 +8,7 @@
 // kernel that starts lower (one linked at 0, which unmaps or writes VA 0 and
 // 0x1000) gets them where Xen puts them: after the console ring, before the
 // stack (<xen/xen.h>, "the layout of the start-of-day memory").
-// Pure and hosted: guest_loader.cc runs it on the direct map, the unit tests
+// Pure and hosted: pv/loader.cc runs it on the direct map, the unit tests
 // and the image fuzzer on a fake memory that records every write.
 #pragma once
 

@@ -1,4 +1,4 @@
-// Port I/O from a PV kernel (issue 14 item 4; docs/abi.md §12): IN, OUT,
+// Port I/O from a PV kernel (docs/abi.md §12): IN, OUT,
 // INS, OUTS, CLI and STI, which the CPU refuses a ring-3 kernel (IOPL 0),
 // and PHYSDEVOP_set_iopl, which allows them, as on Xen 4.17:
 //

@@ -1,4 +1,4 @@
-// The guest's virtual IDT (SPEC §5; Xen's x86-64 PV trap ABI, docs/abi.md
+// The guest's virtual IDT (docs/design.md §5; Xen's x86-64 PV trap ABI, docs/abi.md
 // §10): set_trap_table, the bounce of an exception to the guest's handler,
 // the iret hypercall that returns from it, and the registrations a PV kernel
 // makes at start of day (set_callbacks / callback_op, stack_switch).
@@ -33,7 +33,7 @@ namespace {
 // RFLAGS a guest may set through iret: CF PF AF ZF SF TF DF OF RF AC ID. IF
 // is always on, bit 1 always set; IOPL, NT, VM, VIF, VIP never. RF, as on
 // Xen, lets a #DB handler return to the instruction its instruction
-// breakpoint stopped at (guest_debug.cc) without hitting it again.
+// breakpoint stopped at (pv/debugreg.cc) without hitting it again.
 constexpr uint64_t kGuestRflags =
     RFLAGS_CF | RFLAGS_PF | RFLAGS_AF | RFLAGS_ZF | RFLAGS_SF | RFLAGS_TF | RFLAGS_DF | RFLAGS_OF | RFLAGS_RF |
     RFLAGS_AC | RFLAGS_ID;
@@ -51,7 +51,7 @@ bool guest_bounce(TrapFrame& f)
     // Xen gives a page fault of the guest's kernel mode the U/S bit clear
     // and one of its user mode the bit set, whatever ring the CPU saw; a
     // pvmmu guest has only kernel mode. Not delivered, the frame keeps the
-    // CPU's code for the crash report (issue 15: the U/S bit is evidence).
+    // CPU's code for the crash report (the U/S bit is evidence).
     const uint64_t cpu_error = f.error;
     if (f.vector == kExcPF) f.error &= ~kPfUser;
     if (guest_deliver(f, unsigned(f.vector), exception_has_error_code(unsigned(f.vector)))) return true;

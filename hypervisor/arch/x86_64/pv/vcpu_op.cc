@@ -1,4 +1,4 @@
-// vcpu_op (SPEC §3; <xen/vcpu.h>): secondary vCPUs of a domain. Each vCPU is
+// vcpu_op (docs/design.md §3; <xen/vcpu.h>): secondary vCPUs of a domain. Each vCPU is
 // pinned to its own CPU (vCPU i on CPU first_cpu + i, domain_builder.h), which idles
 // until the vCPU is brought up. docs/abi.md §10 lists where pvmmu differs
 // from Xen.

@@ -55,7 +55,7 @@ struct Domain {
     // Entries of this domain's page tables validated or devalidated
     // (pagetable.cc), counted as they are done. run_batch and multicall charge
     // a batch the growth of its own domain's count while it ran, on top of the
-    // request's own units (issue 12, finding 8). Per domain, so that no domain
+    // request's own units. Per domain, so that no domain
     // can make another's batches yield; the domain's own other vCPUs are
     // counted too and can only make its batch yield sooner, never later (each
     // round still completes a request).

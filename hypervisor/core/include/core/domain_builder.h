@@ -21,7 +21,7 @@ struct DomainSpec {
     // the same 512 GiB slot.
     Vaddr physmap = kDefaultPhysmap;
     // The gpfn of the first table: 0, or (a kernel linked at the physmap's
-    // base, issue 14) after its image, as Xen places them.
+    // base) after its image, as Xen places them.
     uint64_t first_pt = 0;
 };
 

@@ -2,7 +2,7 @@
 // writers that install differently: mod_entry_refs (mmu_update cmds 0/2,
 // core/pagetable.h: an install that keeps hardware's A/D by its AdRule) and
 // emulate_l1_write (core/pt_write.h: an install against exactly the value
-// the write was computed from). SPEC §4's reference invariants hold whatever
+// the write was computed from). docs/design.md §4's reference invariants hold whatever
 // the install does, as long as it either writes `nv` or writes nothing.
 #pragma once
 

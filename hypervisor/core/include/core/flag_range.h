@@ -1,4 +1,4 @@
-// MMU_FLAG_RANGE_UPDATE on one L1 page table (SPEC §3).
+// MMU_FLAG_RANGE_UPDATE on one L1 page table (docs/design.md §3).
 #pragma once
 
 #include "core/pagetable.h"

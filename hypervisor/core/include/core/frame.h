@@ -1,4 +1,4 @@
-// The frame table (SPEC §4): for every machine frame its owner, a general
+// The frame table (docs/design.md §4): for every machine frame its owner, a general
 // reference count, a type with a type count, and the validated / pinned flags,
 // plus the per-page lock that serializes software writers of a page-table page.
 #pragma once

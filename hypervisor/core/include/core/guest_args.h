@@ -43,7 +43,7 @@ namespace pvmmu {
 
 namespace pvmmu {
 
-// The batch loop of mmu_update and mmuext_op (Xen's semantics, SPEC §3):
+// The batch loop of mmu_update and mmuext_op (Xen's semantics, docs/design.md §3):
 // arg[0] the request array, arg[1] the count, arg[2] pdone. Requests are read
 // through a RequestReader; the first failure stops the batch; after
 // preempt_budget units of work the call is preempted with arg[0] and arg[1]
@@ -56,7 +56,7 @@ namespace pvmmu {
 // requests it completed. On top of those units each step is charged the entries
 // of the page tables its domain validated or devalidated meanwhile
 // (Domain::table_work): a pin or a link of a big tree costs what it did, not
-// one unit (issue 12, finding 8), and another domain's work costs nothing.
+// one unit, and another domain's work costs nothing.
 template <class Req, class Handler>
 HcResult run_batch(Hypervisor& hv, Vcpu& v, HypercallFrame& f, long rc, Handler& handler)
 {

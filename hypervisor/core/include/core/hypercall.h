@@ -1,5 +1,5 @@
 // The hypercall entry of the core: one register frame in, a result out.
-// Xen's continuation semantics (SPEC §3): a long batch stops after a bounded
+// Xen's continuation semantics (docs/design.md §3): a long batch stops after a bounded
 // amount of work with its arguments rewritten to describe what is left; the
 // platform lets other work run and issues the same frame again.
 #pragma once
@@ -13,7 +13,7 @@ namespace pvmmu {
 // as XENVER_version and CPUID leaf 0x40000001 give it: major << 16 | minor.
 inline constexpr long kXenVersion = (4 << 16) | 17;
 
-// A table of handlers by hypercall number (STYLE 2), built at compile time
+// A table of handlers by hypercall number, built at compile time
 // from {number, handler} pairs; find() is nullptr for a number without one.
 // The core's table and a platform's own hypercalls both use it.
 template <class Handler>

@@ -49,7 +49,7 @@ public:
     Domain* domain(DomId id) { return id < kMaxDomains ? domains_[id] : nullptr; }
 
     // Rounds of the A/D-preserving install loops that lost to a hardware A/D
-    // update and went round again (SPEC §7's cmpxchg retries), machine-wide.
+    // update and went round again (docs/design.md §7's cmpxchg retries), machine-wide.
     void note_install_retry() { install_retries_.fetch_add(1, std::memory_order_relaxed); }
     uint64_t install_retries() const { return install_retries_.load(std::memory_order_relaxed); }
 

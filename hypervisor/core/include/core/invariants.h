@@ -1,4 +1,4 @@
-// The whole-machine invariants of SPEC §4, checked from scratch: every reference
+// The whole-machine invariants of docs/design.md §4, checked from scratch: every reference
 // count is recomputed from what the validated tables, pins and base pointers
 // actually hold, and every entry of every validated table is re-checked against
 // the rules the hypercalls enforce. Tests and the fuzzer run it after hypercalls;

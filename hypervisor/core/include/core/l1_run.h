@@ -1,5 +1,5 @@
 // The fused path of mmu_update for a run of cmd-0 / cmd-2 requests on one L1
-// table (SPEC §4 "Cost": the mprotect hot path). It does what pt_update would do
+// table (docs/design.md §4 "Cost": the mprotect hot path). It does what pt_update would do
 // for each request, without the per-request lookup, dispatch and policy check.
 #pragma once
 

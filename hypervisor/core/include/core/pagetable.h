@@ -1,4 +1,4 @@
-// Guest page tables (SPEC §4): which entries a guest may install at each level,
+// Guest page tables (docs/design.md §4): which entries a guest may install at each level,
 // the references an entry holds, validation of whole tables, and the install of
 // one entry by a compare-exchange loop that tolerates only hardware A/D changes.
 #pragma once
@@ -7,7 +7,7 @@
 
 namespace pvmmu {
 
-// Flag bits a guest may not set in a present entry (SPEC §4: cache attributes,
+// Flag bits a guest may not set in a present entry (docs/design.md §4: cache attributes,
 // global, protection keys; PS at L2/L3 since pvmmu maps no superpages).
 namespace disallow {
 inline constexpr uint64_t kL1 = pte_bit::PWT | pte_bit::PCD | pte_bit::PAT | pte_bit::G | pte_bit::PK;
@@ -34,7 +34,7 @@ struct MapContext {
 // made, maybe under another foreigndom or a MapForeign privilege withdrawn
 // since, and a raise takes no general reference that would check it again. The
 // caller's own frame, or (while it still holds MapForeign) a frame of the
-// foreign domain this request names; else -EPERM (issue 12, finding 7). The
+// foreign domain this request names; else -EPERM. The
 // entry's general reference keeps the owner from changing meanwhile (it
 // changes only at count 0), so a relaxed load reads the owner it had when the
 // entry was made, and nothing else is read on its strength.
@@ -58,7 +58,7 @@ void put_entry_refs(Hypervisor& hv, Level level, Pte e);
 void devalidate_table(Hypervisor& hv, Mfn m, Level level);
 
 // What an install does with the A/D bits of the entry it replaces, `cur` being
-// its value at the instant of the install (docs/abi.md §4.3, issue 12 finding 4):
+// its value at the instant of the install (docs/abi.md §4.3):
 //   Overwrite  nv as given: cmd 0 (Xen's normal update: A/D set meanwhile are
 //              lost), and cmd 2 when the old entry maps nothing (its bits 5 and 6
 //              are the guest's, not hardware's) or the new one maps another
@@ -139,7 +139,7 @@ template <bool FoldAd>
 // Checked update of one entry of a validated table the caller holds (a type
 // reference and the page lock): validation of `nv`, reference changes, install.
 // A change of flags only (same frame, same P and RW) touches no frame: that is
-// the mprotect hot path of SPEC §4 "Cost", kept inline.
+// the mprotect hot path of docs/design.md §4 "Cost", kept inline.
 template <bool FoldAd>
 [[nodiscard]] inline int mod_entry(Hypervisor& hv, Level level, uint64_t* slot, Pte nv,
                                    const MapContext& ctx)

@@ -26,7 +26,7 @@ struct FlushRequest {
 class Platform {
 public:
     // Flush the TLBs of the given CPUs (the caller's own CPU included if named)
-    // and return only when every one has acknowledged (SPEC §5). A full flush on a
+    // and return only when every one has acknowledged (docs/design.md §5). A full flush on a
     // CPU must be recorded with TlbClock::record_flush.
     virtual void flush_tlbs(CpuMask cpus, FlushRequest req) = 0;
 
@@ -43,7 +43,7 @@ public:
 
     // The core has written entries of page-table page `m` and is about to unlock
     // it. A platform whose walkers are not coherent with the data cache cleans the
-    // page here, so walkers see the hypervisor's writes (SPEC §5); once per page
+    // page here, so walkers see the hypervisor's writes (docs/design.md §5); once per page
     // per batch, not per entry.
     virtual void tables_written(Mfn m) { (void)m; }
 

@@ -1,4 +1,4 @@
-// Per-domain policy hooks (SPEC §4, like Xen's XSM): each command can be denied per
+// Per-domain policy hooks (docs/design.md §4, like Xen's XSM): each command can be denied per
 // domain; a denied request fails with -EPERM and changes nothing.
 #pragma once
 

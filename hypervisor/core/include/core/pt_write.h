@@ -4,7 +4,7 @@
 // done as if the instruction had done it — the entry validated and its
 // references changed exactly as mmu_update cmd 0 would, installed by a
 // compare-exchange against the value the write was computed from. The arch
-// code decodes the instruction (arch/guest_decode.h) and calls this; the sim
+// code decodes the instruction (hypervisor/arch/x86_64/pv/decode.h) and calls this; the sim
 // tests call it directly with threads that set A/D as hardware does.
 //
 // A cold path: nothing of mmu_update's changes for it.

@@ -1,4 +1,4 @@
-// Reference counting on frames (SPEC §4): general references (a mapping or a use
+// Reference counting on frames (docs/design.md §4): general references (a mapping or a use
 // of the frame) and type references (a writable mapping, a link from the next
 // table level up, a pin, a base pointer). Taking the first reference of a
 // page-table type validates the table; dropping the last one devalidates it.
@@ -28,7 +28,7 @@ void put_page_type(Hypervisor& hv, Mfn m);
 
 // get_page_type(m, Writable) with its common case inline: the frame is already
 // typed writable and not being (de)validated, so the reference is one
-// compare-exchange and no type changes (SPEC §4 "Cost": an RW raise's only
+// compare-exchange and no type changes (docs/design.md §4 "Cost": an RW raise's only
 // per-frame atomic). Every other case takes the full path. This is
 // get_page_type's case "count 0 or more, type unchanged": keep the two in step.
 [[nodiscard]] inline int get_writable_type(Hypervisor& hv, Mfn m)

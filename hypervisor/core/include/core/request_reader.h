@@ -1,4 +1,4 @@
-// The guest's array of batch requests as the hypervisor reads it (SPEC §3): one
+// The guest's array of batch requests as the hypervisor reads it (docs/design.md §3): one
 // chunk at a time into hypervisor memory, so each request is read from the guest
 // exactly once (what is checked is what is used) and copies are per chunk, not
 // per request.

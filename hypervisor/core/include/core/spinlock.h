@@ -1,4 +1,4 @@
-// Spin lock for one page-table page (SPEC §4: software writers of one page are
+// Spin lock for one page-table page (docs/design.md §4: software writers of one page are
 // serialized per page; there is no domain-wide lock). While it spins it lets the
 // platform serve TLB-shootdown requests, so a CPU that waits here never blocks a
 // CPU that waits for its acknowledgement.
@@ -31,7 +31,7 @@ private:
 // different domains share: each waiter is served within one hold of every
 // CPU ahead of it, so no domain can starve another's CPU of it, as the
 // test-and-set SpinLock could. Used where one guest's calls can keep the
-// lock busy (the bare-metal GDT copies, arch/guest_gdt.cc).
+// lock busy (the bare-metal GDT copies, hypervisor/arch/x86_64/pv/descriptors.cc).
 class TicketLock {
 public:
     void lock(Platform& p)

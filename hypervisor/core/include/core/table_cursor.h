@@ -1,5 +1,5 @@
 // The page-table page a batch is writing. Lookup, type reference and lock are
-// taken once for a run of requests on the same page (SPEC §3: once per request
+// taken once for a run of requests on the same page (docs/design.md §3: once per request
 // for FLAG_RANGE, and once per run for cmd-2 arrays) and dropped when the batch
 // moves to another page, ends or is preempted.
 #pragma once

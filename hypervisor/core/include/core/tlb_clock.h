@@ -1,4 +1,4 @@
-// TLB-flush timestamps (SPEC §4; Xen's tlbflush clock): a frame may change type only
+// TLB-flush timestamps (docs/design.md §4; Xen's tlbflush clock): a frame may change type only
 // when no TLB can still hold a writable translation to it or a walk through it. Each
 // frame is stamped when its last mapping or link goes; each CPU records when it last
 // flushed its whole TLB. A CPU whose last full flush began before a frame's stamp may

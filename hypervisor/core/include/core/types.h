@@ -1,6 +1,6 @@
 // Strong types for the numbers the core handles: machine frame numbers, machine
 // addresses, guest virtual addresses and page-table entries. Mixing them is a
-// compile error (STYLE 4); each converts only through a named function.
+// compile error; each converts only through a named function.
 #pragma once
 
 #include <stdint.h>

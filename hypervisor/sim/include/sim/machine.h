@@ -1,4 +1,4 @@
-// The simulated SMP machine (SPEC §5): the same core on an arena of machine
+// The simulated SMP machine (docs/design.md §5): the same core on an arena of machine
 // memory, one host thread per vCPU, a software walker that sets A and D by locked
 // compare-exchange on the live entry as x86 hardware does, a software TLB per CPU,
 // and TLB shootdown through per-CPU Boost.Lockfree mailboxes, acknowledged before
@@ -22,7 +22,7 @@ namespace pvmmu::sim {
 struct MachineConfig {
     unsigned cpus = 4;
     uint64_t frames = 16384;
-    // Platform properties (SPEC §5).
+    // Platform properties (docs/design.md §5).
     bool tlb_caches_invalid = false;   // a failed walk is cached as a negative entry
     bool coherent_walker = true;       // false: walkers see PTE writes only once cleaned
     unsigned tlb_entries = 64;         // per CPU, a power of two

@@ -1,4 +1,4 @@
-// A per-CPU software TLB (SPEC §5): caches translations with their permissions,
+// A per-CPU software TLB (docs/design.md §5): caches translations with their permissions,
 // so stale entries and spurious faults happen as on hardware. Direct-mapped by
 // virtual page number. With the "TLB may cache invalid entries" property a failed
 // walk leaves a negative entry that keeps faulting until it is flushed.
