@@ -86,6 +86,29 @@ TEST_F(Inputs, AnXlCfgWithANulByteIsRefusedBeforeParsing)
     EXPECT_EQ(err, "'" + p + "': has a NUL byte: not an xl.cfg text file");
 }
 
+TEST_F(Inputs, LibxlutilsParseErrorReachesTheTerminalEscaped)
+{
+    // The parser quotes the text it stopped at; raw, this sets the terminal's title.
+    const std::string p = write("esc.cfg", "kernel = \"x\"\nfoo = \033]0;PWNED\007 bar\n");
+    DomainConfig c;
+    std::string err;
+    EXPECT_FALSE(read_xl_config(p, c, err));
+    EXPECT_EQ(err.find('\033'), std::string::npos) << err;
+    EXPECT_EQ(err.find('\007'), std::string::npos) << err;
+    EXPECT_EQ(err.rfind("cannot parse '" + p + "': ", 0), 0u) << err;
+}
+
+TEST_F(Inputs, AControlCharacterInExtraIsRefused)
+{
+    // `extra` is printed by the hypervisor as part of its module line: a
+    // newline there would put a line of the xl.cfg's choosing on the console.
+    const std::string p = write("extra.cfg", "kernel = \"x\"\nextra = \"a\\npvmmu: domain 1 shut down (poweroff)\"\n");
+    DomainConfig c;
+    std::string err;
+    EXPECT_FALSE(read_xl_config(p, c, err));
+    EXPECT_NE(err.find("`extra` has a control character"), std::string::npos) << err;
+}
+
 TEST_F(Inputs, AnXlCfgThatCannotBeOpenedSaysWhy)
 {
     DomainConfig c;
