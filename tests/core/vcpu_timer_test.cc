@@ -95,6 +95,23 @@ TEST_F(VcpuTimer, SingleShotInThePastWithoutFlagsIsTakenAndFiresAtOnce)
     EXPECT_EQ(next_deadline(v0()), kNever);   // single-shot: gone once fired
 }
 
+TEST_F(VcpuTimer, SingleShotWithBit63SetIsInThePastAndFiresAtOnce)
+{
+    // Xen reads timeout_abs_ns as a signed system time; ~0 is also the value
+    // that means "no deadline" here, and must not disarm the timer.
+    stop_periodic(v0());
+    const unsigned t = bind_virq(VIRQ_TIMER, 0);
+    for (const uint64_t at : {~uint64_t(0), uint64_t(1) << 63}) {
+        ASSERT_EQ(singleshot(at), 0);
+        EXPECT_EQ(next_deadline(v0()), kNow) << at;
+        EXPECT_TRUE(timer_expire(hv(), v0(), kNow).has(0)) << at;
+        EXPECT_TRUE(pending(t)) << at;
+        shared->evtchn_pending[t / 64] = 0;
+        info(0).evtchn_upcall_pending = 0;
+        info(0).evtchn_pending_sel = 0;
+    }
+}
+
 TEST_F(VcpuTimer, SingleShotFiresOnlyWhenDue)
 {
     stop_periodic(v0());

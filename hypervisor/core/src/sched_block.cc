@@ -41,6 +41,9 @@ long poll(Hypervisor& hv, DomainEvents& e, Vcpu& v, Vaddr arg, EventOut& out)
     VcpuEvents& ve = e.vcpu[v.id];
     ve.blocked.store(true, std::memory_order_seq_cst);
     ve.poll_port.store(-1, std::memory_order_relaxed);
+    // The timeout is set before the vCPU counts as polling, so a wake-up from
+    // here on clears it, and a poll without one never inherits an old one.
+    ve.poll_deadline.store(p.timeout ? p.timeout : kNever, std::memory_order_relaxed);
     e.poll_mask.fetch_or(uint64_t(1) << v.id, std::memory_order_seq_cst);
     long rc = 0;
     bool wait = !upcall_due(e, v.id);
@@ -59,12 +62,12 @@ long poll(Hypervisor& hv, DomainEvents& e, Vcpu& v, Vaddr arg, EventOut& out)
     }
     if (wait) {
         if (p.nr_ports == 1) ve.poll_port.store(int32_t(port), std::memory_order_relaxed);
-        if (p.timeout) ve.poll_deadline.store(p.timeout, std::memory_order_relaxed);
         out.block = true;
         return 0;
     }
     e.poll_mask.fetch_and(~(uint64_t(1) << v.id), std::memory_order_seq_cst);
     ve.poll_port.store(0, std::memory_order_relaxed);
+    ve.poll_deadline.store(kNever, std::memory_order_relaxed);
     ve.blocked.store(false, std::memory_order_seq_cst);
     return rc;
 }

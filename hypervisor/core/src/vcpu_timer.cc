@@ -49,7 +49,9 @@ long vcpu_timer_op(Hypervisor& hv, Vcpu& caller, Vcpu& target, unsigned cmd, Vad
         vcpu_set_singleshot_timer_t s;
         if (plat.copy_from_guest(caller, &s, arg, sizeof(s))) return -XEN_EFAULT;
         if ((s.flags & VCPU_SSHOTTMR_future) && s.timeout_abs_ns < now) return -XEN_ETIME;
-        t.singleshot.store(s.timeout_abs_ns, std::memory_order_relaxed);
+        // Xen takes the deadline as a signed system time: one with bit 63 set
+        // is in the past and fires at once (and ~0 must not read as kNever).
+        t.singleshot.store(s.timeout_abs_ns >> 63 ? now : s.timeout_abs_ns, std::memory_order_relaxed);
         return 0;
     }
     case VCPUOP_stop_singleshot_timer:

@@ -24,8 +24,9 @@ struct EventOut {
 long evtchn_op(Hypervisor& hv, Vcpu& v, unsigned cmd, Vaddr arg, EventOut& out);
 
 // HYPERVISOR_set_timer_op(timeout): the caller's single-shot deadline; 0
-// stops it; a deadline past or more than 2^50 ns ahead fires 100 ms after
-// `now`, as Xen answers an old Linux's wrapped jiffies.
+// stops it; a past deadline fires at once; a negative one (bit 63) or one
+// more than 2^50 ns ahead fires 100 ms after `now`, as Xen answers an old
+// Linux's wrapped jiffies.
 long set_timer_op(Hypervisor& hv, Vcpu& v, uint64_t timeout, uint64_t now);
 
 // VCPUOP_{set,stop}_{singleshot,periodic}_timer by `caller` on its domain's
