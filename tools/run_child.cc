@@ -22,6 +22,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -150,7 +151,9 @@ int run_child(const Launch& l, const Options& o, int expect_status, bool need_re
             close(input[0]);
             return rc;
         }
-    } else if ((pid = fork()) < 0) {
+    }
+    const pid_t launcher = getpid();
+    if (!l.session && (pid = fork()) < 0) {
         why = std::string("fork: ") + std::strerror(errno);
         close(in);
         close(out);
@@ -159,6 +162,10 @@ int run_child(const Launch& l, const Options& o, int expect_status, bool need_re
     }
     if (pid == 0) {
         setpgid(0, 0);   // its own process group, so a kill reaches every thread and child
+        // The emulator ends with the launcher even when no handler runs (SIGKILL,
+        // SIGQUIT, SIGPIPE of `| head`): no machine left running on its own.
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != launcher) _exit(127);
         // Signals the launcher catches are back to their defaults in the child
         // (execv does that for caught ones; ignored ones would stay ignored).
         for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGTTIN, SIGTTOU}) signal(sig, SIG_DFL);
