@@ -17,8 +17,20 @@ bool read_input_file(const std::string& path, uint64_t cap, std::vector<uint8_t>
 {
     out.clear();
     const std::string shown = "'" + printable(path) + "'";
-    // O_NONBLOCK: opening a FIFO for reading would wait for a writer, before
-    // any --timeout runs; it is refused below as not a regular file.
+    // Looked at before it is opened: opening a device node can have effects of
+    // its own (a watchdog armed, a tape rewound).
+    struct stat named = {};
+    if (stat(path.c_str(), &named) != 0) {
+        why = shown + ": " + std::strerror(errno);
+        return false;
+    }
+    if (!S_ISREG(named.st_mode)) {
+        why = shown + ": not a regular file";
+        return false;
+    }
+    // O_NONBLOCK: should the name become a FIFO before the open, opening it
+    // must not wait for a writer before any --timeout runs; the descriptor's
+    // own fstat below refuses it (and anything else that is not this file).
     const int fd = open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
     if (fd < 0) {
         why = shown + ": " + std::strerror(errno);
@@ -28,8 +40,8 @@ bool read_input_file(const std::string& path, uint64_t cap, std::vector<uint8_t>
     bool ok = false;
     if (fstat(fd, &st) != 0) {
         why = shown + ": " + std::strerror(errno);
-    } else if (!S_ISREG(st.st_mode)) {
-        why = shown + ": not a regular file";
+    } else if (!S_ISREG(st.st_mode) || st.st_dev != named.st_dev || st.st_ino != named.st_ino) {
+        why = shown + ": not a regular file (it changed while it was opened)";
     } else if (uint64_t(st.st_size) > cap) {
         why = shown + ": " + std::to_string(st.st_size) + " bytes, more than the " + std::to_string(cap) +
               " this input may have";

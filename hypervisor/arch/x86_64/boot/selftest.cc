@@ -136,7 +136,7 @@ void selftest_guest_debug()
     const unsigned selftest = g_debug_entry_selftest.load(std::memory_order_relaxed);
     if (!selftest || !this_cpu().vcpu || this_cpu().vcpu->domain->id != selftest) return;
     g_debug_entry_selftest.store(0, std::memory_order_relaxed);   // once
-    const uint64_t below_frame = this_cpu().tss.ist[kIstDebug - 1] - 5 * 8;
+    const uint64_t below_frame = this_cpu().tss.ist[kIstDebug - 1] - 5 * sizeof(uint64_t);
     if (reinterpret_cast<uint64_t>(debug_entry_selftest_int1) + 2 != trap_stubs[kExcDB])
         panic("selftest: dbentry: the INT $1 does not end at the #DB stub");
     printk("selftest: dbentry: the #DB stub's frame over the guest's\n");

@@ -17,7 +17,7 @@
 #define VECTOR_GUEST_GS 0x200
 
 /* sizeof(TrapFrame) (cpu/traps.h, asserted there). */
-#define TRAP_FRAME_SIZE (22 * 8)
+#define TRAP_FRAME_SIZE 176   /* 22 registers of 8 bytes */
 
 /* TrapFrame::vector of a frame built by syscall_entry: above every IDT vector. */
 #define VECTOR_SYSCALL 0x100

@@ -23,7 +23,7 @@ struct TrapFrame {
     uint64_t vector, error;
     uint64_t rip, cs, rflags, rsp, ss;   // pushed by the CPU
 };
-static_assert(sizeof(TrapFrame) == size_t{TRAP_FRAME_SIZE});
+static_assert(sizeof(TrapFrame) == TRAP_FRAME_SIZE);
 static_assert(sizeof(TrapFrame) % 16 == 0);   // keeps the call aligned (cpu/trap_entry.S)
 
 inline constexpr uint8_t kVectorShootdown = 0xf0;

@@ -50,7 +50,7 @@ void write_stub(uint8_t* p, uint32_t nr)
 
 void write_hypercall_page(uint8_t* page)
 {
-    for (uint32_t nr = 0; nr < kPageSize / 32; ++nr) write_stub(page + nr * 32, nr);
+    for (uint32_t nr = 0; nr < kPageSize / 32; ++nr) write_stub(page + size_t{nr} * 32, nr);
 }
 
 // The tables at gpfn 0 when the image starts at or above their end, else
