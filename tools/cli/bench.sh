@@ -11,14 +11,14 @@ usage: ./pvmmu bench core [ARGS]
        ./pvmmu bench fault [ARGS]
 
 Installs missing packages, builds what the benchmark needs in build/, then runs it with ARGS:
-  core      perf/bench-core.sh if present, else build/perf/pvmmu-bench-core
-  mprotect  the mprotect scaling benchmark (SPEC §7): perf/bench_mprotect.py
+  core      the core's instructions and time per PTE: perf/bench-core.sh
+  mprotect  the mprotect scaling benchmark: perf/bench_mprotect.py
             running the guest program guest/bench/mprotect; with
             --hosts URI1,URI2,... [--per-host N] a sweep over libvirt hosts
             (perf/sweep.py), merged with a host column
-  tlb-miss  cost of a TLB miss, protected walk against unprotected (seed 000):
+  tlb-miss  cost of a TLB miss, protected walk against unprotected:
             perf/bench_tlb_miss.py running guest/bench/tlb-miss
-  fault     page fault and map latency, TLB flushes per fault (seed 004):
+  fault     page fault and map latency, TLB flushes per fault:
             perf/bench_fault.py running guest/bench/fault
 mprotect, tlb-miss and fault run on --platform sim (default), qemu, xen or
 libvirt[=URI] (pvmmu under QEMU as a libvirt domain; README "Running through
@@ -33,24 +33,14 @@ cmd_bench() {
   if is_help "$what"; then usage_bench; return 0; fi
   shift
 
-  local tool
   case $what in
     core)
       local script="$ROOT/perf/bench-core.sh"
-      tool="$ROOT/build/perf/pvmmu-bench-core"
-      if is_help "${1:-}"; then
-        usage_bench
-        if [[ -f $script ]]; then forward_help "$script"; else forward_help "$tool"; fi
-        return 0
-      fi
+      if is_help "${1:-}"; then usage_bench; forward_help "$script"; return 0; fi
       maybe_deps
       build_tree main || die "build of build/ failed"
-      if [[ -f $script ]]; then
-        if [[ -x $script ]]; then exec "$script" "$@"; fi
-        exec bash "$script" "$@"
-      fi
-      [[ -x $tool ]] || die "no core benchmark yet: neither perf/bench-core.sh nor build/perf/pvmmu-bench-core exists"
-      exec "$tool" "$@"
+      if [[ -x $script ]]; then exec "$script" "$@"; fi
+      exec bash "$script" "$@"
       ;;
     mprotect | tlb-miss | fault)
       # A guest benchmark program (guest/bench/NAME) and its host driver (perf/).

@@ -26,7 +26,7 @@ EOF2
 }
 
 # QEMU exit statuses from the hypervisor's isa-debug-exit codes
-# (hypervisor/arch/x86_64/include/arch/boot_defs.h): status = (code << 1) | 1.
+# (hypervisor/arch/x86_64/boot/boot_defs.h): status = (code << 1) | 1.
 cmd_boot() {
   local cpus=4 mem=256 append='' limit=''
   local -a extra=()

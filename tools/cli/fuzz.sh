@@ -12,9 +12,9 @@ usage: ./pvmmu fuzz [--target hypercall|image] [--time S] [--jobs J] [--runs N] 
        ./pvmmu fuzz --platform qemu [--accel tcg|kvm] [--time S] [--seed N] [--ops N]
                     [--check N] [--trace N] [--no-edges] [--with NAME|none] [--timeout S]
 
-Fuzzes the hypercall interface with libFuzzer (issue 5; fuzz/harness.cc): each
+Fuzzes the hypercall interface with libFuzzer (fuzz/harness.cc): each
 input is a sequence of hypercalls from one or two domains, and after every
-hypercall round the invariant checker (core/invariants.h) must pass and a
+hypercall round the invariant checker (hypervisor/core/include/core/invariants.h) must pass and a
 refused request must have left the machine unchanged. Configures build-fuzz/
 with clang (ASan + UBSan + libFuzzer), builds the fuzzers only, and runs
   build-fuzz/fuzz/hypercall_fuzzer build-fuzz/corpus/ fuzz/corpus/
@@ -25,8 +25,8 @@ build-fuzz/crashes/ with the harness's report, and the command fails.
 
   --target T     hypercall (default) or image: the guest image loader
                  (fuzz/image_harness.h). Each input is a guest kernel file, ELF
-                 or bzImage, read (hypervisor/arch/x86_64/src/guest_elf.cc),
-                 placed (guest_place.cc), built by the core's builder and
+                 or bzImage, read (hypervisor/arch/x86_64/pv/elf.cc),
+                 placed (pv/place.cc), built by the core's builder and
                  written through a fake memory that records every byte; every
                  write must land inside the domain's frames, and everything
                  placed inside it, apart. bzImages go through pvmmu-run's
