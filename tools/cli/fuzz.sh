@@ -14,8 +14,9 @@ usage: ./pvmmu fuzz [--target hypercall|image] [--time S] [--jobs J] [--runs N] 
 
 Fuzzes the hypercall interface with libFuzzer (fuzz/harness.cc): each
 input is a sequence of hypercalls from one or two domains, and after every
-hypercall round the invariant checker (hypervisor/core/include/core/invariants.h) must pass and a
-refused request must have left the machine unchanged. Configures build-fuzz/
+hypercall round the invariant checker
+(hypervisor/core/include/core/invariants.h) must pass and a refused request
+must have left the machine unchanged. Configures build-fuzz/
 with clang (ASan + UBSan + libFuzzer), builds the fuzzers only, and runs
   build-fuzz/fuzz/hypercall_fuzzer build-fuzz/corpus/ fuzz/corpus/
 printing progress every 10 s and a summary: executions, exec/s, coverage
