@@ -1,5 +1,5 @@
 """What the guest benchmark drivers share (perf/bench_*.py): the platforms a
-guest program runs on, the machine description, progress on a terminal, and
+guest program runs on, the machine description, progress on stderr, and
 the guest's `bench KEY=VALUE ...` result lines.
 
 A guest benchmark program (guest/bench/NAME) is written against the guest
@@ -240,20 +240,32 @@ def utc_now():
 
 
 class Progress:
-    """One status line on stderr, only when it is a terminal and the run has
-    taken longer than a second."""
+    """Progress on stderr once the run has taken longer than a second: on a
+    terminal one status line, rewritten in place; otherwise (piped, in a log)
+    plain lines, one when a run starts and one every 10 s while it goes on, so
+    a long benchmark is not silent there either."""
+
+    PLAIN_EVERY = 10.0
 
     def __init__(self, total):
         self.total, self.done, self.start = total, 0, time.monotonic()
         self.live = sys.stderr.isatty()
         self.shown = False
+        self.plain_done, self.plain_at = -1, 0.0
 
     def step(self, what):
-        if not self.live or time.monotonic() - self.start < 1.0:
+        now = time.monotonic()
+        if now - self.start < 1.0:
             return
-        self.shown = True
-        elapsed = time.monotonic() - self.start
-        sys.stderr.write(f"\r\033[K[{min(self.done + 1, self.total)}/{self.total}] {what} ({elapsed:.0f} s)")
+        line = f"[{min(self.done + 1, self.total)}/{self.total}] {what} ({now - self.start:.0f} s)"
+        if self.live:
+            self.shown = True
+            sys.stderr.write(f"\r\033[K{line}")
+        elif self.done != self.plain_done or now - self.plain_at >= self.PLAIN_EVERY:
+            self.plain_done, self.plain_at = self.done, now
+            sys.stderr.write(f"progress: {line}\n")
+        else:
+            return
         sys.stderr.flush()
 
     def advance(self):
