@@ -290,8 +290,8 @@ const Backend* backend_of(const std::string& platform)
 // these tests count (faults on cached misses, cleans) cannot happen there.
 std::string x86_lacks(const TestInfo& t)
 {
-    if (t.tlb_caches_invalid) return "needs a TLB that caches not-present translations (SPEC §5); x86 TLBs never do";
-    if (!t.coherent_walker) return "needs a page walker not coherent with the data cache (SPEC §5); the x86 walker is coherent";
+    if (t.tlb_caches_invalid) return "needs a TLB that caches not-present translations (docs/design.md §5); x86 TLBs never do";
+    if (!t.coherent_walker) return "needs a page walker not coherent with the data cache (docs/design.md §5); the x86 walker is coherent";
     return "";
 }
 

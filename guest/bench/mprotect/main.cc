@@ -38,7 +38,7 @@
 using namespace pvmmu::guest;
 using namespace pvmmu::guest::bench;
 
-const char test_title[] = "mprotect scaling benchmark (SPEC 7): update modes x workload";
+const char test_title[] = "mprotect scaling benchmark (docs/design.md §7): update modes x workload";
 const TestConfig test_config = {.cpus = 2, .frames = 20480};
 
 namespace {

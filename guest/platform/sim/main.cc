@@ -58,7 +58,7 @@ int usage(FILE* f, int rc)
     std::fprintf(f, "usage: guest-<name> [--cpus N] [--interleave] [--tlb-caches-invalid] [--info] [KEY=VALUE...]\n"
                     "  --cpus N   run with N vCPUs instead of the test's default\n"
                     "  --interleave  yield the host CPU at every hypercall entry (races show on a busy host)\n"
-                    "  --tlb-caches-invalid  the TLB caches failed walks (SPEC 5 property; overrides the program's)\n"
+                    "  --tlb-caches-invalid  the TLB caches failed walks (a platform property, docs/design.md §5; overrides the program's)\n"
                     "  --info     print the test's title and configuration, run nothing\n"
                     "  KEY=VALUE  arguments for the program (rt::arg)\n");
     return rc;
