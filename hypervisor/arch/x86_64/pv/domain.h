@@ -6,6 +6,7 @@
 #pragma once
 
 #include "core/domain_builder.h"
+#include "core/events.h"
 #include "core/hypercall_frame.h"
 #include "cpu/percpu.h"
 #include "cpu/traps.h"
@@ -86,6 +87,9 @@ struct GuestDomain {
     DomainLayout layout;
     VcpuArch vcpu[kMaxVcpus];
     shared_info_t* shared = nullptr;         // the domain's shared_info page (direct map)
+    // Where its DomainEvents is built (pv/events.h guest_events_init);
+    // Domain::events points at it from then on.
+    alignas(DomainEvents) unsigned char events_mem[sizeof(DomainEvents)] = {};
     xencons_interface* console = nullptr;    // its console ring (start_info.console.domU)
     std::atomic<unsigned> nr_up{0};          // vCPUs up (vcpu_up) and not down
     std::atomic<unsigned> on_cpu{0};         // vCPUs a CPU has taken to run and not left

@@ -15,6 +15,7 @@
 #include "mm/core_glue.h"
 #include "mm/platform.h"
 #include "pv/domain.h"
+#include "pv/events.h"
 #include "pv/hypercall.h"
 #include "pv/surface.h"
 
@@ -34,6 +35,7 @@ HcResult completes(Vcpu& v, HypercallFrame& f)
 constexpr HypercallTable<ArchHandler>::Entry kArchEntries[] = {
     {__HYPERVISOR_set_trap_table, do_set_trap_table},
     {__HYPERVISOR_set_gdt, completes<do_set_gdt>},
+    {__HYPERVISOR_set_timer_op, completes<do_set_timer_op>},
     {__HYPERVISOR_update_descriptor, completes<do_update_descriptor>},
     {__HYPERVISOR_stack_switch, completes<do_stack_switch>},
     {__HYPERVISOR_fpu_taskswitch, completes<do_fpu_taskswitch>},
@@ -83,6 +85,7 @@ void syscall_dispatch(TrapFrame* f)
     Vcpu& v = *this_cpu().vcpu;
     HypercallFrame hf{f->rax, {f->rdi, f->rsi, f->rdx, f->r10, f->r8, f->r9}};
     const HcResult r = hypercall(*core(), v, hf);
+    events_on_return(v);
     if (!r.preempted()) {
         f->rax = uint64_t(r.rc);
         return;
