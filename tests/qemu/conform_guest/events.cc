@@ -2,19 +2,36 @@
 // on pvmmu (qemu_guest_conform) and on Xen 4.17 as dom0 (xen_conform_guest)
 // with the same answers: each sub-op's errnos, a local event (an IPI to
 // itself) seen in shared_info's pending and mask bitmaps and in the
-// vcpu_info's selector and upcall flag, with upcalls masked throughout (this
-// guest has no event callback), and VIRQ_TIMER raised by a single-shot timer
-// whose deadline has passed. Nothing here blocks: SCHEDOP_poll is only asked
-// with a port already pending.
+// vcpu_info's selector and upcall flag with upcalls masked, VIRQ_TIMER
+// raised by a single-shot timer whose deadline has passed, and last the
+// upcall to the event callback on a hypercall's return once unmasked.
+// Nothing here blocks: SCHEDOP_poll is only asked with a port already pending.
 #include "tiny_guest.h"
 
 #include <xen/event_channel.h>
 #include <xen/version.h>
+#include <xen/callback.h>
 #include <xen/vcpu.h>
 
 using namespace tiny;
 
+// main.cc's recovery: conform_call(fn) returns fn's RAX, or -1 when a bounce
+// reached conform_stubs + 16 * n, which records n in conform_vector and the
+// frame's RIP, CS, RFLAGS (no error code) in conform_w.
+extern "C" __attribute__((visibility("hidden"))) uint64_t conform_call(const void* fn, uint64_t a0, uint64_t a1,
+                                                                       uint64_t a2);
+extern "C" __attribute__((visibility("hidden"))) char conform_stubs[];
+extern "C" __attribute__((visibility("hidden"))) uint64_t conform_vector, conform_w[3];
+
 namespace {
+
+// The event callback's slot among conform_stubs (no vector uses it).
+constexpr unsigned kEventSlot = 0x91;
+
+// xen_version(XENVER_version), called through conform_call: Linux's
+// xen_force_evtchn_callback, which expects a pending, unmasked upcall on
+// this hypercall's return.
+uint64_t version_call(uint64_t, uint64_t, uint64_t) { return uint64_t(hypercall(__HYPERVISOR_xen_version, XENVER_version, 0)); }
 
 // An address in the hypervisor's half that no guest may read: -EFAULT.
 constexpr uint64_t kUnreadable = XENPV_VIRT_BASE + (1ull << 38);
@@ -197,6 +214,33 @@ void timers(volatile shared_info_t* sh, volatile vcpu_info_t* vi)
     quiet(sh, vi, t.port);
 }
 
+// The upcall: an IPI to itself, pending while upcalls are masked, arrives in
+// the event callback on the return of the first hypercall after the guest
+// clears evtchn_upcall_mask; the frame's RFLAGS.IF says they were unmasked,
+// and the upcall is masked on the way in. The callback never returns (the
+// recovery goes back to conform_call's caller), so the mask stays set.
+void upcall(volatile shared_info_t* sh, volatile vcpu_info_t* vi)
+{
+    callback_register_t cb{CALLBACKTYPE_event, 0, uint64_t(conform_stubs + 16 * kEventSlot)};
+    check("CALLBACKOP_register event", hypercall(__HYPERVISOR_callback_op, CALLBACKOP_register, uint64_t(&cb)), 0);
+    evtchn_bind_ipi_t ipi{0, 0};
+    check("EVTCHNOP_bind_ipi(vCPU 0) for an upcall", evtchn(EVTCHNOP_bind_ipi, &ipi), 0);
+    quiet(sh, vi, ipi.port);
+    check("EVTCHNOP_send on it, upcalls masked", port_op(EVTCHNOP_send, ipi.port), 0);
+    conform_vector = 0;
+    check("  xen_version returns: no upcall while masked",
+          long(conform_call(reinterpret_cast<const void*>(version_call), 0, 0, 0)) >= 0 && conform_vector == 0, 1);
+    vi->evtchn_upcall_mask = 0;
+    check("xen_version with the upcall unmasked: the event callback",
+          long(conform_call(reinterpret_cast<const void*>(version_call), 0, 0, 0)), -1);
+    check("  reached its slot", long(conform_vector), kEventSlot);
+    check("  the frame's RFLAGS.IF set (upcalls were unmasked)", long((conform_w[2] >> 9) & 1), 1);
+    check("  evtchn_upcall_mask set on delivery", vi->evtchn_upcall_mask, 1);
+    check("  the port still pending (the guest clears it)", bit(sh->evtchn_pending, ipi.port), 1);
+    check("EVTCHNOP_close of it", port_op(EVTCHNOP_close, ipi.port), 0);
+    quiet(sh, vi, ipi.port);
+}
+
 } // namespace
 
 // vi: vCPU 0's registered vcpu_info, its upcall masked.
@@ -206,4 +250,5 @@ void event_checks(volatile shared_info_t* sh, volatile vcpu_info_t* vi)
     errnos();
     local_event(sh, vi);
     timers(sh, vi);
+    upcall(sh, vi);
 }

@@ -43,10 +43,12 @@ struct VcpuCounters {
 
 // One vector of the virtual IDT (set_trap_table): the handler, 0 = none, and
 // the DPL of trap_info_t.flags (TI_GET_DPL), which decides whether a software
-// INT n reaches it (pv/emulate.cc).
+// INT n reaches it (pv/emulate.cc); TI_GET_IF, an "interrupt gate": its
+// delivery masks event upcalls, as Xen's (pv/traps.cc).
 struct TrapEntry {
     uint64_t address = 0;
     uint8_t dpl = 0;
+    bool mask_events = false;
 };
 
 struct VcpuArch {

@@ -45,9 +45,10 @@ long console_ring_drain(Vcpu& v)
 }
 
 // What the platform does after a core call (the table of
-// docs/architecture.md §9). Kicks need nothing yet: a vCPU sees its
-// vcpu_info's bits when it next looks (no upcall is bounced and no IPI sent;
-// docs/abi.md §10 "Events"). A block or poll that would wait is ended at
+// docs/architecture.md §9). Kicks need nothing more: the caller's upcall is
+// bounced on this hypercall's return (guest_upcall, pv/traps.h), another
+// vCPU's on its own next return (no IPI yet; docs/abi.md §12.6 "On bare
+// metal"). A block or poll that would wait is ended at
 // once, a spurious wake-up, which Xen's guests tolerate (Linux's idle loop
 // checks again): with no interrupt taken while a guest runs, nothing could
 // wake a halted CPU.

@@ -18,6 +18,7 @@
 #include "pv/events.h"
 #include "pv/hypercall.h"
 #include "pv/surface.h"
+#include "pv/traps.h"
 
 namespace pvmmu::x86 {
 
@@ -88,11 +89,12 @@ void syscall_dispatch(TrapFrame* f)
     events_on_return(v);
     if (!r.preempted()) {
         f->rax = uint64_t(r.rc);
-        return;
+    } else {
+        f->rdi = hf.arg[0], f->rsi = hf.arg[1], f->rdx = hf.arg[2];
+        f->r10 = hf.arg[3], f->r8 = hf.arg[4], f->r9 = hf.arg[5];
+        f->rip -= 2;
     }
-    f->rdi = hf.arg[0], f->rsi = hf.arg[1], f->rdx = hf.arg[2];
-    f->r10 = hf.arg[3], f->r8 = hf.arg[4], f->r9 = hf.arg[5];
-    f->rip -= 2;
+    guest_upcall(*f);   // an event the call raised, or one it unmasked, arrives now
 }
 
 } // namespace pvmmu::x86
