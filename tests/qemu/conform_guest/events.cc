@@ -20,7 +20,7 @@ using namespace tiny;
 // frame's RIP, CS, RFLAGS (no error code) in conform_w.
 extern "C" __attribute__((visibility("hidden"))) uint64_t conform_call(const void* fn, uint64_t a0, uint64_t a1,
                                                                        uint64_t a2);
-extern "C" __attribute__((visibility("hidden"))) char conform_stubs[];
+extern "C" __attribute__((visibility("hidden"))) char conform_stubs[], conform_int[];
 extern "C" __attribute__((visibility("hidden"))) uint64_t conform_vector, conform_w[3];
 
 namespace {
@@ -241,6 +241,33 @@ void upcall(volatile shared_info_t* sh, volatile vcpu_info_t* vi)
     quiet(sh, vi, ipi.port);
 }
 
+// The upcall mask across an exception's bounce (INT $0x80, DPL 3): the
+// frame's RFLAGS.IF is !evtchn_upcall_mask, and an entry with TI_SET_IF (an
+// interrupt gate) masks upcalls on delivery, one without leaves the mask.
+// No upcall is pending meanwhile. The mask is left set.
+void trap_mask(volatile vcpu_info_t* vi)
+{
+    const void* int80 = conform_int + 4 * 0x80;
+    const uint64_t stub = uint64_t(conform_stubs + 16 * 0x80);
+    trap_info_t gate[2] = {{0x80, 3, FLAT_RING3_CS64, stub}, {}};
+    TI_SET_IF(&gate[0], 1);
+    vi->evtchn_upcall_pending = 0;
+    check("set_trap_table: INT $0x80 an interrupt gate (TI_SET_IF)",
+          hypercall(__HYPERVISOR_set_trap_table, uint64_t(gate)), 0);
+    vi->evtchn_upcall_mask = 0;
+    check("INT $0x80 with upcalls unmasked: delivered", long(conform_call(int80, 0, 0, 0)), -1);
+    check("  the frame's RFLAGS.IF set", long((conform_w[2] >> 9) & 1), 1);
+    check("  evtchn_upcall_mask set by the interrupt gate", vi->evtchn_upcall_mask, 1);
+    check("INT $0x80 with upcalls masked: delivered", long(conform_call(int80, 0, 0, 0)), -1);
+    check("  the frame's RFLAGS.IF clear", long((conform_w[2] >> 9) & 1), 0);
+    gate[0].flags = 3;   // DPL 3, IF clear (TI_SET_IF only sets the bit)
+    check("set_trap_table: INT $0x80 a trap gate", hypercall(__HYPERVISOR_set_trap_table, uint64_t(gate)), 0);
+    vi->evtchn_upcall_mask = 0;
+    check("INT $0x80 through it, unmasked: delivered", long(conform_call(int80, 0, 0, 0)), -1);
+    check("  evtchn_upcall_mask left clear", vi->evtchn_upcall_mask, 0);
+    vi->evtchn_upcall_mask = 1;
+}
+
 } // namespace
 
 // vi: vCPU 0's registered vcpu_info, its upcall masked.
@@ -250,5 +277,6 @@ void event_checks(volatile shared_info_t* sh, volatile vcpu_info_t* vi)
     errnos();
     local_event(sh, vi);
     timers(sh, vi);
+    trap_mask(vi);
     upcall(sh, vi);
 }
