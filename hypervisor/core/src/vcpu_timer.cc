@@ -48,9 +48,11 @@ long vcpu_timer_op(Hypervisor& hv, Vcpu& caller, Vcpu& target, unsigned cmd, Vad
         if (&target != &caller) return -XEN_EINVAL;
         vcpu_set_singleshot_timer_t s;
         if (plat.copy_from_guest(caller, &s, arg, sizeof(s))) return -XEN_EFAULT;
-        if ((s.flags & VCPU_SSHOTTMR_future) && s.timeout_abs_ns < now) return -XEN_ETIME;
-        // Xen takes the deadline as a signed system time: one with bit 63 set
-        // is in the past and fires at once (and ~0 must not read as kNever).
+        // VCPU_SSHOTTMR_future is ignored, as <xen/vcpu.h> allows and Debian's
+        // Xen 4.17 does (xen_conform_guest): a past deadline is taken and
+        // fires at once, never -ETIME. Xen takes the deadline as a signed
+        // system time: one with bit 63 set is in the past too (and ~0 must not
+        // read as kNever).
         t.singleshot.store(s.timeout_abs_ns >> 63 ? now : s.timeout_abs_ns, std::memory_order_relaxed);
         return 0;
     }

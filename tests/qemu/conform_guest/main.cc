@@ -67,6 +67,7 @@
 // - The runstate: VCPUOP_get_runstate_info, VCPUOP_register_runstate_memory_area
 //   (runstate, and vCPU 1's area through its up and down in vcpu_context).
 // - VCPUOP_register_vcpu_info (vcpu_info_checks).
+// - Event channels and timers: errnos, a local event, VIRQ_TIMER (events.cc).
 // - Compatibility mode through a 32-bit code segment (compat_mode): iret
 //   there, SYSCALL (#UD, the syscall32 callback), SYSENTER, INT $0x80;
 //   CALLBACKOP_unregister's errnos by type.
@@ -97,6 +98,7 @@ extern "C" HIDDEN char c_rd_cr0[], c_rd_cr2[], c_rd_cr3[], c_rd_cr3_r9[], c_rd_c
     c_load_es[], c_rd_fs[], c_rd_gs[], c_fs_read[], c_gs_sel[], c_st64[], c_xchg[], c_cmpxchg[], c_btr_a[],
     c_or[], c_and_imm8[], c_st_pinned[], c_andb_rw[], c_movb[], c_orw[];
 extern "C" HIDDEN uint64_t conform_zf;
+void event_checks(volatile shared_info_t* sh, volatile vcpu_info_t* vi);   // events.cc
 // A page of the image that pt_writes pins as an L1 (linked nowhere); c_st_pinned
 // stores into its entry 2 RIP-relative.
 extern "C" HIDDEN volatile uint64_t g_pin_l1[512];   // page-aligned, in .bss (the asm above)
@@ -1986,5 +1988,7 @@ extern "C" [[noreturn]] void xenpv_start(const start_info_t* si, uint64_t initia
     memory_queries(si, pvmmu, ((initial_sp + 4095) & ~4095ull) + 4096);
     vcpu_context(si);
     vcpu_info_checks(si, ((initial_sp + 4095) & ~4095ull) + 4096);
+    event_checks(reinterpret_cast<volatile shared_info_t*>(((initial_sp + 4095) & ~4095ull) + 4096),
+                 reinterpret_cast<volatile vcpu_info_t*>(g_vcpu_info_page + 128));
     finish("conform guest");
 }

@@ -232,7 +232,7 @@ void make_multicall(Made& m, unsigned depth, bool traps_follow = false)
 
 void make_unknown(Made& m)
 {
-    static constexpr uint64_t kUnknown[] = {6, 7, 11, 15, 16, 19, 20, 22, 27, 28, 31,
+    static constexpr uint64_t kUnknown[] = {6, 7, 11, 16, 19, 20, 22, 27, 28, 31,
                                             34, 35, 36, 37, 38, 39, 40, 41, 48, 49, 50, 51, 52, 53, 54, 56, 63};
     uint64_t nr;
     switch (rng.below(6)) {
@@ -449,11 +449,12 @@ void make_vcpu_op(Made& m)
             c.gs_base_user = safe || rng.below(2) ? 0 : rng.next();
             // The trap table, callbacks and kernel stack are taken too (with
             // set_trap_table's, set_callbacks' and stack_switch's checks): none
-            // for the safe start; else a #GP handler and an event callback
-            // from the picks above, with no draw of their own (seeds replay).
+            // for the safe start; else a #GP handler from the picks above,
+            // with no draw of its own (seeds replay). Never an event callback:
+            // a pending upcall would be bounced to it (docs/abi.md §12.6).
             for (trap_info_t& t : c.trap_ctxt) t = trap_info_t{};
             c.kernel_ss = c.kernel_sp = 0;
-            c.event_callback_eip = safe ? 0 : c.gs_base_user;
+            c.event_callback_eip = 0;
             c.failsafe_callback_eip = c.syscall_callback_eip = 0;
             if (!safe) c.trap_ctxt[13] = trap_info_t{13, 0, FLAT_RING3_CS64, c.user_regs.rip};
             m.vcpu1_safe = safe && c.ctrlreg[3] == xen_pfn_to_cr3(g.mfn(0));
@@ -568,11 +569,19 @@ Made make(unsigned depth, bool traps_follow)
         m.c = Call{__HYPERVISOR_stack_switch, {rng.of({0xe02bull, 0xe028ull, 0xe02aull, 0xe010ull, 0ull, rng.next()}), pick_any_va()}};
         m.c.name = "stack_switch";
     } else if (r < 63) {
-        m.c = Call{__HYPERVISOR_set_callbacks, {pick_code_va(), pick_code_va(), pick_code_va()}};
+        // The event callback stays 0 (none): a random one would be called on
+        // the return of a hypercall with an upcall pending (docs/abi.md
+        // §12.6); its pick is still drawn, so seeds replay.
+        const uint64_t event = pick_code_va(), failsafe = pick_code_va(), syscall = pick_code_va();
+        (void)event;
+        m.c = Call{__HYPERVISOR_set_callbacks, {0, failsafe, syscall}};
         m.c.name = "set_callbacks";
     } else if (r < 65) {
         uint64_t arg = alloc_a(sizeof(callback_register_t));
         if (arg) *reinterpret_cast<callback_register_t*>(arg) = callback_register_t{uint16_t(rng.below(10)), uint16_t(rng.next()), pick_code_va()};
+        // No event callback (set_callbacks above): type event becomes failsafe.
+        if (arg && reinterpret_cast<callback_register_t*>(arg)->type == CALLBACKTYPE_event)
+            reinterpret_cast<callback_register_t*>(arg)->type = CALLBACKTYPE_failsafe;
         m.c = Call{__HYPERVISOR_callback_op, {rng.of({0ull, 1ull, 2ull, rng.next()}), arg && !rng.one_in(6) ? arg : pick_pointer(16)}};
         m.c.name = "callback_op";
     } else if (r < 66) make_console_io(m);

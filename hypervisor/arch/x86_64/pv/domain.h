@@ -6,6 +6,7 @@
 #pragma once
 
 #include "core/domain_builder.h"
+#include "core/events.h"
 #include "core/hypercall_frame.h"
 #include "cpu/percpu.h"
 #include "cpu/traps.h"
@@ -42,10 +43,12 @@ struct VcpuCounters {
 
 // One vector of the virtual IDT (set_trap_table): the handler, 0 = none, and
 // the DPL of trap_info_t.flags (TI_GET_DPL), which decides whether a software
-// INT n reaches it (pv/emulate.cc).
+// INT n reaches it (pv/emulate.cc); TI_GET_IF, an "interrupt gate": its
+// delivery masks event upcalls, as Xen's (pv/traps.cc).
 struct TrapEntry {
     uint64_t address = 0;
     uint8_t dpl = 0;
+    bool mask_events = false;
 };
 
 struct VcpuArch {
@@ -86,6 +89,9 @@ struct GuestDomain {
     DomainLayout layout;
     VcpuArch vcpu[kMaxVcpus];
     shared_info_t* shared = nullptr;         // the domain's shared_info page (direct map)
+    // Where its DomainEvents is built (pv/events.h guest_events_init);
+    // Domain::events points at it from then on.
+    alignas(DomainEvents) unsigned char events_mem[sizeof(DomainEvents)] = {};
     xencons_interface* console = nullptr;    // its console ring (start_info.console.domU)
     std::atomic<unsigned> nr_up{0};          // vCPUs up (vcpu_up) and not down
     std::atomic<unsigned> on_cpu{0};         // vCPUs a CPU has taken to run and not left

@@ -1,28 +1,35 @@
-// event_channel_op (<xen/event_channel.h>; docs/abi.md §10 "Console"): the
-// x86 side of a guest's event channels. Today the one channel is the console
-// ring's (console.h kConsolePort).
+// The bare-metal side of the core's event channels, timers and blocking
+// (core/event_ops.h; docs/architecture.md §9 "Events and time"): each
+// domain's DomainEvents over its shared_info, the console ring's port bound
+// to the platform, and the hypercalls event_channel_op, set_timer_op, the
+// VCPUOP timers and SCHEDOP yield/block/poll handed to the core with the
+// guests' system time (boot/time.h). The platform's part is only what
+// follows a call: printing the console ring when the guest sends on its
+// port, ending a block (below), and firing due timers on every hypercall's
+// return (events_on_return, from pv/hypercall.cc).
 #include <atomic>
+#include <new>
 
 #include <pvmmu/abi.h>
 
+#include "boot/time.h"
+#include "core/event_ops.h"
 #include "mm/core_glue.h"
 #include "pv/console.h"
+#include "pv/events.h"
 #include "pv/hypercall.h"
 #include "pv/surface.h"
 
 namespace pvmmu::x86 {
 
-// event_channel_op(cmd, arg): only EVTCHNOP_send on the console port, which
-// prints the console ring's output (<xen/io/console.h>): the bytes between
-// out_cons and out_prod, at most the ring's size — the indices are the
-// guest's and may be anything; they are only ever used masked. The bytes are
-// copied out before they are printed, and out_cons then says they were read.
-long do_event_channel_op(Vcpu& v, HypercallFrame& f)
+namespace {
+
+// The console ring's output (<xen/io/console.h>): the bytes between out_cons
+// and out_prod, at most the ring's size — the indices are the guest's and may
+// be anything; they are only ever used masked. The bytes are copied out
+// before they are printed, and out_cons then says they were read.
+long console_ring_drain(Vcpu& v)
 {
-    if (!arch_subop_known(__HYPERVISOR_event_channel_op, uint32_t(f.arg[0]))) return -XEN_ENOSYS;   // EVTCHNOP_send only (an int cmd)
-    evtchn_send_t s;
-    if (core()->platform().copy_from_guest(v, &s, Vaddr{f.arg[1]}, sizeof(s))) return -XEN_EFAULT;
-    if (s.port != kConsolePort) return -XEN_EINVAL;
     xencons_interface& ring = *guest_domain(v).console;
     std::atomic_ref<XENCONS_RING_IDX> cons_ref(ring.out_cons), prod_ref(ring.out_prod);
     XENCONS_RING_IDX cons = cons_ref.load(std::memory_order_relaxed);
@@ -35,6 +42,69 @@ long do_event_channel_op(Vcpu& v, HypercallFrame& f)
     guest_console_put(v, buf, n);
     cons_ref.store(cons, std::memory_order_release);
     return 0;
+}
+
+// What the platform does after a core call (the table of
+// docs/architecture.md §9). Kicks need nothing more: the caller's upcall is
+// bounced on this hypercall's return (guest_upcall, pv/traps.h), another
+// vCPU's on its own next return (no IPI yet; docs/abi.md §12.6 "On bare
+// metal"). A block or poll that would wait is ended at
+// once, a spurious wake-up, which Xen's guests tolerate (Linux's idle loop
+// checks again): with no interrupt taken while a guest runs, nothing could
+// wake a halted CPU.
+long finish(Vcpu& v, long rc, const EventOut& out)
+{
+    if (out.platform_port == kConsolePort && rc == 0) rc = console_ring_drain(v);
+    if (out.block) {
+        DomainEvents& e = *v.domain->events;
+        Kicks k;
+        LockGuard g(e.lock, core()->platform());
+        evtchn_unblock(e, v.id, k);
+    }
+    return rc;
+}
+
+} // namespace
+
+int guest_events_init(GuestDomain& g)
+{
+    // Every vcpu_info starts with its upcall masked, as Xen's domain builder
+    // (libxenguest) leaves shared_info.
+    for (vcpu_info& vi : g.shared->vcpu_info) vi.evtchn_upcall_mask = 1;
+    g.dom.events = new (g.events_mem) DomainEvents(g.shared);
+    const int port = bind_platform_port(*core(), g.dom);
+    return port == int(kConsolePort) ? 0 : -XEN_ENOSPC;
+}
+
+void events_on_return(Vcpu& v)
+{
+    if (!v.domain->events) return;
+    const uint64_t now = system_time_now();
+    if (next_deadline(v) <= now) (void)timer_expire(*core(), v, now);
+}
+
+long do_event_channel_op(Vcpu& v, HypercallFrame& f)
+{
+    const uint32_t cmd = uint32_t(f.arg[0]);   // an int in Xen's prototype
+    if (!arch_subop_known(__HYPERVISOR_event_channel_op, cmd)) return -XEN_ENOSYS;
+    EventOut out;
+    return finish(v, evtchn_op(*core(), v, cmd, Vaddr{f.arg[1]}, out), out);
+}
+
+long do_set_timer_op(Vcpu& v, HypercallFrame& f)
+{
+    return set_timer_op(*core(), v, f.arg[0], system_time_now());
+}
+
+long event_vcpu_timer_op(Vcpu& v, Vcpu& t, unsigned cmd, uint64_t arg)
+{
+    return vcpu_timer_op(*core(), v, t, cmd, Vaddr{arg}, system_time_now());
+}
+
+long event_sched_op(Vcpu& v, unsigned cmd, uint64_t arg)
+{
+    EventOut out;
+    return finish(v, sched_op(*core(), v, cmd, Vaddr{arg}, system_time_now(), out), out);
 }
 
 } // namespace pvmmu::x86

@@ -15,8 +15,10 @@
 #include "mm/core_glue.h"
 #include "mm/platform.h"
 #include "pv/domain.h"
+#include "pv/events.h"
 #include "pv/hypercall.h"
 #include "pv/surface.h"
+#include "pv/traps.h"
 
 namespace pvmmu::x86 {
 
@@ -34,6 +36,7 @@ HcResult completes(Vcpu& v, HypercallFrame& f)
 constexpr HypercallTable<ArchHandler>::Entry kArchEntries[] = {
     {__HYPERVISOR_set_trap_table, do_set_trap_table},
     {__HYPERVISOR_set_gdt, completes<do_set_gdt>},
+    {__HYPERVISOR_set_timer_op, completes<do_set_timer_op>},
     {__HYPERVISOR_update_descriptor, completes<do_update_descriptor>},
     {__HYPERVISOR_stack_switch, completes<do_stack_switch>},
     {__HYPERVISOR_fpu_taskswitch, completes<do_fpu_taskswitch>},
@@ -83,13 +86,15 @@ void syscall_dispatch(TrapFrame* f)
     Vcpu& v = *this_cpu().vcpu;
     HypercallFrame hf{f->rax, {f->rdi, f->rsi, f->rdx, f->r10, f->r8, f->r9}};
     const HcResult r = hypercall(*core(), v, hf);
+    events_on_return(v);
     if (!r.preempted()) {
         f->rax = uint64_t(r.rc);
-        return;
+    } else {
+        f->rdi = hf.arg[0], f->rsi = hf.arg[1], f->rdx = hf.arg[2];
+        f->r10 = hf.arg[3], f->r8 = hf.arg[4], f->r9 = hf.arg[5];
+        f->rip -= 2;
     }
-    f->rdi = hf.arg[0], f->rsi = hf.arg[1], f->rdx = hf.arg[2];
-    f->r10 = hf.arg[3], f->r8 = hf.arg[4], f->r9 = hf.arg[5];
-    f->rip -= 2;
+    guest_upcall(*f);   // an event the call raised, or one it unmasked, arrives now
 }
 
 } // namespace pvmmu::x86

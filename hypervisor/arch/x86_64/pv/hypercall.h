@@ -21,6 +21,7 @@ long do_set_gdt(Vcpu& v, HypercallFrame& f);               // descriptors.cc
 long do_update_descriptor(Vcpu& v, HypercallFrame& f);     // descriptors.cc
 HcResult do_console_io(Vcpu& v, HypercallFrame& f);        // console.cc
 long do_event_channel_op(Vcpu& v, HypercallFrame& f);      // event_channel.cc
+long do_set_timer_op(Vcpu& v, HypercallFrame& f);          // event_channel.cc
 long do_sched_op(Vcpu& v, HypercallFrame& f);              // sched.cc
 long do_pvmmu_op(Vcpu& v, HypercallFrame& f);              // pvmmu_op.cc
 long do_memory_op(Vcpu& v, HypercallFrame& f);             // memory.cc

@@ -17,6 +17,7 @@
 #include "mm/direct_map.h"
 #include "mm/native_window.h"
 #include "pv/console.h"
+#include "pv/events.h"
 #include "pv/domain.h"
 #include "pv/elf.h"
 #include "pv/loader.h"
@@ -144,6 +145,10 @@ int guest_load(DomId id, const uint8_t* file, size_t size, uint64_t nr_frames, u
     si.shared_info = maddr_of(shared_mfn).v;
     si.console.domU.mfn = console_mfn.v;
     si.console.domU.evtchn = kConsolePort;
+    if (int rc = guest_events_init(out)) {
+        (void)refuse(id, "the console's event channel could not be bound");
+        return rc;
+    }
 
     for (unsigned i = 0; i < nr_vcpus; ++i) out.dom.vcpus[i].platform_data = &out.vcpu[i];
     TrapFrame& f = out.vcpu[0].start;

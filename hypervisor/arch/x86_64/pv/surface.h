@@ -16,7 +16,8 @@ namespace pvmmu::x86 {
 
 // The numbers of pv/hypercall.cc's table, in its order.
 inline constexpr unsigned kArchHypercalls[] = {
-    __HYPERVISOR_set_trap_table, __HYPERVISOR_set_gdt,      __HYPERVISOR_update_descriptor,
+    __HYPERVISOR_set_trap_table, __HYPERVISOR_set_gdt,      __HYPERVISOR_set_timer_op,
+    __HYPERVISOR_update_descriptor,
     __HYPERVISOR_stack_switch,
     __HYPERVISOR_fpu_taskswitch, __HYPERVISOR_vm_assist,    __HYPERVISOR_set_callbacks,
     __HYPERVISOR_console_io,     __HYPERVISOR_iret,         __HYPERVISOR_sched_op,
@@ -46,12 +47,13 @@ constexpr bool arch_subop_known(unsigned op, uint64_t cmd)
 {
     switch (op) {
     case __HYPERVISOR_console_io: return cmd == CONSOLEIO_write;
-    case __HYPERVISOR_sched_op: return cmd == SCHEDOP_yield || cmd == SCHEDOP_shutdown;
+    case __HYPERVISOR_sched_op: return cmd <= SCHEDOP_poll;   // yield, block, shutdown, poll
     case __HYPERVISOR_callback_op: return cmd == CALLBACKOP_register || cmd == CALLBACKOP_unregister;
-    case __HYPERVISOR_vcpu_op:   // initialise, up, down, is_up, the runstate's two, register_vcpu_info
-        return cmd <= VCPUOP_is_up || cmd == VCPUOP_get_runstate_info || cmd == VCPUOP_register_runstate_memory_area ||
-               cmd == VCPUOP_register_vcpu_info;
-    case __HYPERVISOR_event_channel_op: return cmd == EVTCHNOP_send;
+    case __HYPERVISOR_vcpu_op:   // initialise … register_vcpu_info: all but send_nmi and later ones
+        return cmd <= VCPUOP_register_vcpu_info;
+    case __HYPERVISOR_event_channel_op:   // the 2-level ABI's (core/event_ops.h): no pirq, no FIFO
+        return cmd <= EVTCHNOP_set_priority && cmd != EVTCHNOP_bind_pirq && cmd != EVTCHNOP_init_control &&
+               cmd != EVTCHNOP_expand_array;
     case __HYPERVISOR_pvmmu_op: return cmd <= PVMMUOP_check_invariants;
     case __HYPERVISOR_memory_op: {
         const uint64_t sub = cmd & kMemopCmdMask;

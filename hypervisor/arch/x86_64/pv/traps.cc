@@ -61,7 +61,7 @@ bool guest_bounce(TrapFrame& f)
 
 bool trap_entry_ok(const trap_info_t& t) { return !t.address || guest_va_ok(t.address); }
 
-TrapEntry trap_entry(const trap_info_t& t) { return TrapEntry{t.address, uint8_t(t.flags & 3)}; }
+TrapEntry trap_entry(const trap_info_t& t) { return TrapEntry{t.address, uint8_t(t.flags & 3), TI_GET_IF(&t) != 0}; }
 
 bool callbacks_ok(uint64_t event, uint64_t failsafe, uint64_t syscall)
 {
@@ -84,13 +84,50 @@ uint16_t kernel_stack_selector(uint64_t ss) { return uint16_t(ss) | 3; }
 
 namespace {
 bool deliver_to(Vcpu& v, TrapFrame& f, uint64_t handler, unsigned vector, bool error_code);
+
+void mask_upcalls(Vcpu& v)
+{
+    if (vcpu_info* info = guest_vcpu_info(v)) __atomic_store_n(&info->evtchn_upcall_mask, uint8_t(1), __ATOMIC_SEQ_CST);
+}
+
+// The RFLAGS a bounce frame carries: IF says whether event upcalls were
+// unmasked (Xen's create_bounce_frame: IF = !evtchn_upcall_mask), since a
+// PV guest always runs with the CPU's IF set; iret turns it back into the mask.
+uint64_t frame_rflags(Vcpu& v, uint64_t rflags)
+{
+    const vcpu_info* info = guest_vcpu_info(v);
+    if (!info) return rflags;
+    const bool masked = __atomic_load_n(&info->evtchn_upcall_mask, __ATOMIC_SEQ_CST);
+    return masked ? rflags & ~kRflagsIf : rflags | kRflagsIf;
+}
 } // namespace
 
 bool guest_deliver(TrapFrame& f, unsigned vector, bool error_code)
 {
     Vcpu& v = *this_cpu().vcpu;
-    const uint64_t handler = arch(v).trap[vector].address;
-    return handler && deliver_to(v, f, handler, vector, error_code);
+    const TrapEntry& t = arch(v).trap[vector];
+    if (!t.address || !deliver_to(v, f, t.address, vector, error_code)) return false;
+    if (t.mask_events) mask_upcalls(v);
+    return true;
+}
+
+// Xen's return-to-guest check for events, after a hypercall: with
+// evtchn_upcall_pending set and evtchn_upcall_mask clear, a bounce to the
+// event callback (frame without error code), the upcall then masked; the
+// callback's iret restores the mask from the frame's RFLAGS.IF (do_iret).
+// An event callback of 0 is none: the event waits. A frame that cannot be
+// written crashes the domain, as Xen's failed bounce does.
+void guest_upcall(TrapFrame& f)
+{
+    Vcpu& v = *this_cpu().vcpu;
+    const uint64_t cb = arch(v).callback[CALLBACKTYPE_event];
+    vcpu_info* info = guest_vcpu_info(v);
+    if (!cb || !info) return;
+    if (!__atomic_load_n(&info->evtchn_upcall_pending, __ATOMIC_SEQ_CST) ||
+        __atomic_load_n(&info->evtchn_upcall_mask, __ATOMIC_SEQ_CST))
+        return;
+    if (!deliver_to(v, f, cb, kNrExceptions, false)) guest_crash(f, "event callback: the bounce frame cannot be written");
+    mask_upcalls(v);
 }
 
 // SYSCALL from compatibility mode (syscall32_entry), as Xen 4.17 bounces it
@@ -135,7 +172,7 @@ bool deliver_to(Vcpu& v, TrapFrame& f, uint64_t handler, unsigned vector, bool e
     // Linux's entry code tells kernel from user mode by it, and would
     // SWAPGS on RPL 3. iret takes either and returns with RPL 3.
     frame[n++] = f.cs & ~3ull;
-    frame[n++] = f.rflags;
+    frame[n++] = frame_rflags(v, f.rflags);
     frame[n++] = f.rsp;
     frame[n++] = f.ss;
     const uint64_t sp = (f.rsp & ~15ull) - n * sizeof(uint64_t);
@@ -207,6 +244,10 @@ HcResult do_iret(Vcpu& v, HypercallFrame&)
     f.rflags = (ctx.rflags & kGuestRflags) | kRflagsIf | kRflagsFixed;
     f.rsp = ctx.rsp;
     f.ss = HV_SEL_GUEST_DS;
+    // The upcall mask from the frame's IF, as Xen's do_iret: an event
+    // pending and now unmasked is delivered on this return (syscall_dispatch).
+    if (vcpu_info* info = guest_vcpu_info(v))
+        __atomic_store_n(&info->evtchn_upcall_mask, uint8_t(!(ctx.rflags & kRflagsIf)), __ATOMIC_SEQ_CST);
     return ends_multicall(long(ctx.rax));   // syscall_dispatch puts it in RAX
 }
 
@@ -235,8 +276,9 @@ long unregister_callback(Vcpu& v, unsigned type)
 
 } // namespace
 
-// set_callbacks(event, failsafe, syscall): recorded, checked; pvmmu delivers
-// no events yet, so none is ever called.
+// set_callbacks(event, failsafe, syscall): recorded, checked; the event
+// callback is called by guest_upcall, the failsafe one never (a bad iret
+// frame crashes the domain).
 long do_set_callbacks(Vcpu& v, HypercallFrame& f)
 {
     if (!callbacks_ok(f.arg[0], f.arg[1], f.arg[2])) return -XEN_EINVAL;

@@ -19,6 +19,10 @@ bool guest_bounce(TrapFrame& f);
 // (no error code, RIP past the instruction). False as guest_bounce.
 bool guest_deliver(TrapFrame& f, unsigned vector, bool error_code);
 
+// On the return from a hypercall: the event callback if an upcall is pending
+// and unmasked (pv/traps.cc).
+void guest_upcall(TrapFrame& f);
+
 // SYSCALL from compatibility mode (VECTOR_SYSCALL32): the guest's syscall32
 // callback, or #UD; false when neither can be delivered.
 bool guest_syscall32(TrapFrame& f);

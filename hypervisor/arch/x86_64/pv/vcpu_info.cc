@@ -29,7 +29,8 @@ vcpu_info* guest_vcpu_info(Vcpu& v)
 // writable (not a page table). The current contents move there (zeros with
 // the upcall masked for a vCPU without a shared_info slot), then, as Xen
 // marks everything pending so that no event is lost, evtchn_upcall_pending
-// and every evtchn_pending_sel bit are set (pvmmu delivers no events yet).
+// and every evtchn_pending_sel bit are set; the core's events then write
+// there (set_event_vcpu_info).
 long vcpu_info_register(Vcpu& caller, Vcpu& t, uint64_t arg)
 {
     vcpu_register_vcpu_info r;
@@ -52,6 +53,7 @@ long vcpu_info_register(Vcpu& caller, Vcpu& t, uint64_t arg)
             info->evtchn_upcall_mask = 1;
         }
         a.info.store(info, std::memory_order_release);
+        if (DomainEvents* e = g.dom.events) set_event_vcpu_info(*e, t.id, info);
         info->evtchn_upcall_pending = 1;
         info->evtchn_pending_sel = ~xen_ulong_t(0);
     }

@@ -16,6 +16,7 @@
 #include "mm/core_glue.h"
 #include "mm/paging.h"
 #include "pv/domain.h"
+#include "pv/events.h"
 #include "pv/hypercall.h"
 #include "pv/run.h"
 #include "pv/runstate.h"
@@ -216,6 +217,11 @@ long do_vcpu_op(Vcpu& v, HypercallFrame& f)
         return runstate_register(v, t, f.arg[2]);
     case VCPUOP_register_vcpu_info:
         return vcpu_info_register(v, t, f.arg[2]);
+    case VCPUOP_set_periodic_timer:
+    case VCPUOP_stop_periodic_timer:
+    case VCPUOP_set_singleshot_timer:
+    case VCPUOP_stop_singleshot_timer:
+        return event_vcpu_timer_op(v, t, cmd, f.arg[2]);
     default:
         return -XEN_ENOSYS;
     }
