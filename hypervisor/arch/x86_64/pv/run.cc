@@ -62,6 +62,9 @@ void leave(GuestDomain& g)
         arch(g.dom.vcpus[i]).info.store(nullptr, std::memory_order_release);
         arch(g.dom.vcpus[i]).runstate_area = 0;
     }
+    // Its event state points into its shared_info and vcpu_info frames: gone
+    // with them, so no event or check reaches a frame given back.
+    g.dom.events = nullptr;
     const TeardownResult r = relinquish_domain(*core(), g.dom);
     native_window_release(id);
     section_leave();

@@ -12,6 +12,7 @@
 // struct iret_context (<xen/arch-x86/xen-x86_64.h>).
 #include <pvmmu/abi.h>
 
+#include "core/pte.h"
 #include "cpu/cpu_bits.h"
 #include "cpu/entry_defs.h"
 #include "cpu/exceptions.h"
@@ -83,22 +84,21 @@ bool kernel_stack_ok(uint64_t sp) { return guest_va_ok(sp); }
 uint16_t kernel_stack_selector(uint64_t ss) { return uint16_t(ss) | 3; }
 
 namespace {
-bool deliver_to(Vcpu& v, TrapFrame& f, uint64_t handler, unsigned vector, bool error_code);
+bool deliver_to(Vcpu& v, TrapFrame& f, uint64_t handler, unsigned vector, bool error_code, bool masked);
 
 void mask_upcalls(Vcpu& v)
 {
     if (vcpu_info* info = guest_vcpu_info(v)) __atomic_store_n(&info->evtchn_upcall_mask, uint8_t(1), __ATOMIC_SEQ_CST);
 }
 
-// The RFLAGS a bounce frame carries: IF says whether event upcalls were
-// unmasked (Xen's create_bounce_frame: IF = !evtchn_upcall_mask), since a
-// PV guest always runs with the CPU's IF set; iret turns it back into the mask.
-uint64_t frame_rflags(Vcpu& v, uint64_t rflags)
+// Whether v's event upcalls are masked, read once from the guest-writable
+// vcpu_info (another vCPU of the guest may change it at any time); without a
+// vcpu_info, as the frame's IF says.
+bool upcalls_masked(Vcpu& v, uint64_t rflags)
 {
     const vcpu_info* info = guest_vcpu_info(v);
-    if (!info) return rflags;
-    const bool masked = __atomic_load_n(&info->evtchn_upcall_mask, __ATOMIC_SEQ_CST);
-    return masked ? rflags & ~kRflagsIf : rflags | kRflagsIf;
+    if (!info) return !(rflags & kRflagsIf);
+    return __atomic_load_n(&info->evtchn_upcall_mask, __ATOMIC_SEQ_CST);
 }
 } // namespace
 
@@ -106,7 +106,7 @@ bool guest_deliver(TrapFrame& f, unsigned vector, bool error_code)
 {
     Vcpu& v = *this_cpu().vcpu;
     const TrapEntry& t = arch(v).trap[vector];
-    if (!t.address || !deliver_to(v, f, t.address, vector, error_code)) return false;
+    if (!t.address || !deliver_to(v, f, t.address, vector, error_code, upcalls_masked(v, f.rflags))) return false;
     if (t.mask_events) mask_upcalls(v);
     return true;
 }
@@ -122,11 +122,15 @@ void guest_upcall(TrapFrame& f)
     Vcpu& v = *this_cpu().vcpu;
     const uint64_t cb = arch(v).callback[CALLBACKTYPE_event];
     vcpu_info* info = guest_vcpu_info(v);
-    if (!cb || !info) return;
+    // A non-canonical RIP is the #GP's to report first; the event follows on
+    // that handler's iret.
+    if (!cb || !info || !canonical(Vaddr{f.rip})) return;
     if (!__atomic_load_n(&info->evtchn_upcall_pending, __ATOMIC_SEQ_CST) ||
         __atomic_load_n(&info->evtchn_upcall_mask, __ATOMIC_SEQ_CST))
         return;
-    if (!deliver_to(v, f, cb, kNrExceptions, false)) guest_crash(f, "event callback: the bounce frame cannot be written");
+    // The frame records the mask as it was read here: unmasked.
+    if (!deliver_to(v, f, cb, kNrExceptions, false, false))
+        guest_crash(f, "event callback: the bounce frame cannot be written");
     mask_upcalls(v);
 }
 
@@ -140,7 +144,7 @@ bool guest_syscall32(TrapFrame& f)
 {
     Vcpu& v = *this_cpu().vcpu;
     if (const uint64_t cb = arch(v).callback[CALLBACKTYPE_syscall32]) {
-        if (!deliver_to(v, f, cb, VECTOR_SYSCALL32, false)) return false;
+        if (!deliver_to(v, f, cb, VECTOR_SYSCALL32, false, upcalls_masked(v, f.rflags))) return false;
         f.rflags &= ~kRflagsDf;   // as Xen's switch_to_kernel
         return true;
     }
@@ -152,7 +156,10 @@ bool guest_syscall32(TrapFrame& f)
 
 namespace {
 
-bool deliver_to(Vcpu& v, TrapFrame& f, uint64_t handler, unsigned vector, bool error_code)
+// `masked`: the upcall mask the frame's RFLAGS.IF records (Xen's
+// create_bounce_frame: IF = !evtchn_upcall_mask, since a PV guest always runs
+// with the CPU's IF set); iret turns it back into the mask.
+bool deliver_to(Vcpu& v, TrapFrame& f, uint64_t handler, unsigned vector, bool error_code, bool masked)
 {
     // A #PF the CPU raised (never an INT $14) sets the virtual CR2, as Xen's.
     const bool page_fault = vector == kExcPF && error_code;
@@ -172,7 +179,7 @@ bool deliver_to(Vcpu& v, TrapFrame& f, uint64_t handler, unsigned vector, bool e
     // Linux's entry code tells kernel from user mode by it, and would
     // SWAPGS on RPL 3. iret takes either and returns with RPL 3.
     frame[n++] = f.cs & ~3ull;
-    frame[n++] = frame_rflags(v, f.rflags);
+    frame[n++] = masked ? f.rflags & ~kRflagsIf : f.rflags | kRflagsIf;
     frame[n++] = f.rsp;
     frame[n++] = f.ss;
     const uint64_t sp = (f.rsp & ~15ull) - n * sizeof(uint64_t);

@@ -54,8 +54,9 @@ long vcpu_info_register(Vcpu& caller, Vcpu& t, uint64_t arg)
         }
         a.info.store(info, std::memory_order_release);
         if (DomainEvents* e = g.dom.events) set_event_vcpu_info(*e, t.id, info);
-        info->evtchn_upcall_pending = 1;
-        info->evtchn_pending_sel = ~xen_ulong_t(0);
+        // Atomic, as every raise on another CPU changes these bytes.
+        __atomic_store_n(&info->evtchn_pending_sel, ~xen_ulong_t(0), __ATOMIC_SEQ_CST);
+        __atomic_store_n(&info->evtchn_upcall_pending, uint8_t(1), __ATOMIC_SEQ_CST);
     }
     g.vcpu_info_lock.unlock();
     return rc;
