@@ -48,7 +48,7 @@ lint_tidy() {
   local build=${1:?usage: tools/lint.sh tidy BUILD_DIR}
   need clang-tidy
   [[ -f $build/compile_commands.json ]] || { echo "lint: no $build/compile_commands.json"; exit 1; }
-  local db
+  # Global, not local: the EXIT trap runs after this function has returned.
   db=$(mktemp -d)
   trap 'rm -rf "$db"' EXIT
   python3 - "$build/compile_commands.json" "$db/compile_commands.json" <<'PY'
