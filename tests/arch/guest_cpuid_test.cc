@@ -135,7 +135,8 @@ TEST_F(PvCpuid, OnlyTheAllowListPasses)
 {
     FakeCpu c = all_ones(false, true);
     const CpuidRegs l1 = ask(c, 1);
-    EXPECT_EQ(l1.edx, pv_allowed(0));   // Intel: SEP stays
+    // Intel: SEP stays; MCE and MCA are what pvmmu cannot back (below).
+    EXPECT_EQ(l1.edx, pv_allowed(0) & ~(bit(XEN_X86_FEATURE_MCE) | bit(XEN_X86_FEATURE_MCA)));
     EXPECT_EQ(l1.ecx, pv_allowed(1) | bit(XEN_X86_FEATURE_OSXSAVE));   // HYPERVISOR is 'A'
     const CpuidRegs l7 = ask(c, 7);
     // Less what pvmmu cannot back (CannotBack* below).
@@ -158,7 +159,9 @@ TEST_F(PvCpuid, AmdCopiesFollowLeaf1)
 {
     FakeCpu c = all_ones(true, true);
     const CpuidRegs e1 = ask(c, 0x80000001);
-    EXPECT_EQ(e1.edx, pv_allowed(2) | (pv_allowed(0) & kAmdLeaf1Copies));   // SEP's bit is SYSCALL's there
+    // SEP's bit is SYSCALL's there; MCE and MCA hidden as in leaf 1.
+    const uint32_t machine_check = bit(XEN_X86_FEATURE_MCE) | bit(XEN_X86_FEATURE_MCA);
+    EXPECT_EQ(e1.edx, pv_allowed(2) | (pv_allowed(0) & kAmdLeaf1Copies & ~machine_check));
     EXPECT_FALSE(e1.edx & bit(XEN_X86_FEATURE_PSE));
     EXPECT_FALSE(e1.edx & bit(XEN_X86_FEATURE_PGE));
 }
@@ -306,6 +309,17 @@ TEST_F(PvCpuid, CannotBackSpecCtrlMsrs)
     FakeCpu a = all_ones(true, true);
     EXPECT_FALSE(ask(a, 0x80000021).eax & bit(XEN_X86_FEATURE_SBPB));   // IA32_PRED_CMD bit 7
     EXPECT_TRUE(ask(a, 0x80000021).eax & bit(XEN_X86_FEATURE_LFENCE_DISPATCH));
+}
+
+TEST_F(PvCpuid, CannotBackMachineCheck)
+{
+    FakeCpu c = all_ones(false, true);
+    const CpuidRegs l1 = ask(c, 1);
+    EXPECT_FALSE(l1.edx & bit(XEN_X86_FEATURE_MCE));   // IA32_MCG_STATUS 0x17a
+    EXPECT_FALSE(l1.edx & bit(XEN_X86_FEATURE_MCA));   // IA32_MCG_CAP 0x179, the banks
+    EXPECT_TRUE(l1.edx & bit(XEN_X86_FEATURE_FPU));
+    FakeCpu a = all_ones(true, true);
+    EXPECT_FALSE(ask(a, 0x80000001).edx & bit(XEN_X86_FEATURE_MCE));   // AMD's copy of leaf 1
 }
 
 TEST_F(PvCpuid, CannotBackDrAddressMasks)

@@ -47,8 +47,12 @@ constexpr unsigned kNeedXcr0[] = {
 //   0xC0011019-0xC001101B, APM vol. 2 §13.1.1.5): each names an MSR that
 //   pv/emulate.cc's read_msr/write_msr answer with #GP, where Xen
 //   emulates them for PV.
+// - MCE, MCA: Xen gives a PV guest a virtual machine-check architecture
+//   (IA32_MCG_CAP 0x179, IA32_MCG_STATUS 0x17a, the MCi banks; SDM vol. 3
+//   §16.3); pvmmu has none, and Linux told of MCA reads IA32_MCG_STATUS at
+//   boot and panics on the #GP ("MCA architectural violation").
 constexpr unsigned kCannotBack[] = {
-    XEN_X86_FEATURE_FSGSBASE,
+    XEN_X86_FEATURE_FSGSBASE, XEN_X86_FEATURE_MCE, XEN_X86_FEATURE_MCA,
     XEN_X86_FEATURE_IBRSB, XEN_X86_FEATURE_STIBP, XEN_X86_FEATURE_SSBD, XEN_X86_FEATURE_INTEL_PSFD,
     XEN_X86_FEATURE_IBPB, XEN_X86_FEATURE_SBPB, XEN_X86_FEATURE_ARCH_CAPS, XEN_X86_FEATURE_DBEXT,
 };
