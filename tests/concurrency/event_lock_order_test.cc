@@ -21,18 +21,10 @@ class EventLockOrder : public EventTest {};
 
 TEST_F(EventLockOrder, TwoDomainsBindingToEachOtherAtOnceBothFinish)
 {
-    Domain* d2 = second_domain();
+    Domain* d2 = second_domain_with_events();
     ASSERT_NE(d2, nullptr);
-    shared_info_t s2{};
-    DomainEvents e2(&s2);
-    d2->events = &e2;
-
     // An unbound port in each domain, offered to the other.
-    EventOut o;
-    evtchn_alloc_unbound_t a1{DOMID_SELF, d2->id, 0};
-    ASSERT_EQ(evtchn_op(hv(), v0(), EVTCHNOP_alloc_unbound, Vaddr{uint64_t(&a1)}, o), 0);
-    evtchn_alloc_unbound_t a2{DOMID_SELF, d->id, 0};
-    ASSERT_EQ(evtchn_op(hv(), d2->vcpus[0], EVTCHNOP_alloc_unbound, Vaddr{uint64_t(&a2)}, o), 0);
+    const unsigned p1 = alloc_unbound(d2->id), p2 = alloc_unbound_in(*d2, d->id);
 
     constexpr unsigned kRounds = 200'000;
     std::atomic<unsigned> finished{0}, ready{0};
@@ -50,8 +42,8 @@ TEST_F(EventLockOrder, TwoDomainsBindingToEachOtherAtOnceBothFinish)
         }
         finished.fetch_add(1);
     };
-    std::thread t1(binder, std::ref(v0()), d2->id, a2.port);
-    std::thread t2(binder, std::ref(d2->vcpus[0]), d->id, a1.port);
+    std::thread t1(binder, std::ref(v0()), d2->id, p2);
+    std::thread t2(binder, std::ref(d2->vcpus[0]), d->id, p1);
 
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
     while (finished.load() < 2 && std::chrono::steady_clock::now() < deadline)
@@ -62,7 +54,6 @@ TEST_F(EventLockOrder, TwoDomainsBindingToEachOtherAtOnceBothFinish)
     }
     t1.join();
     t2.join();
-    d2->events = nullptr;
 }
 
 } // namespace

@@ -318,16 +318,11 @@ TEST_F(EvtchnOp, LocalInterdomainConnectsBothEndsAndRaisesTheNewOne)
 
 TEST_F(EvtchnOp, InterdomainWithAnotherDomainIsNotYetOffered)
 {
-    Domain* d2 = second_domain();
+    Domain* d2 = second_domain_with_events();
     ASSERT_NE(d2, nullptr);
-    shared_info_t s2{};
-    DomainEvents e2(&s2);
-    d2->events = &e2;
-    EventOut o;
-    evtchn_alloc_unbound_t a{DOMID_SELF, kDom, 0};
-    ASSERT_EQ(evtchn_op(hv(), d2->vcpus[0], EVTCHNOP_alloc_unbound, Vaddr{uint64_t(&a)}, o), 0);
+    const unsigned port = alloc_unbound_in(*d2, kDom);
     const State before = state();
-    evtchn_bind_interdomain_t b{2, a.port, 0};
+    evtchn_bind_interdomain_t b{2, port, 0};
     EXPECT_EQ(op(EVTCHNOP_bind_interdomain, b), -XEN_EOPNOTSUPP);
     EXPECT_TRUE(same(before));
 }

@@ -73,14 +73,34 @@ protected:
         DomainLayout l2;
         return m.create_domain(2, 64, 1, l2, 2);
     }
+    // Domain 2 with event channels of its own (shared2, ev2); null if it
+    // could not be made.
+    Domain* second_domain_with_events()
+    {
+        Domain* d2 = second_domain();
+        if (!d2) return nullptr;
+        shared2 = std::make_unique<shared_info_t>();
+        *shared2 = shared_info_t{};
+        ev2 = std::make_unique<DomainEvents>(shared2.get());
+        d2->events = ev2.get();
+        return d2;
+    }
+    // Domain 2's port offered to `remote`, opened from its own vCPU 0.
+    unsigned alloc_unbound_in(Domain& d2, DomId remote)
+    {
+        EventOut o;
+        evtchn_alloc_unbound_t a{DOMID_SELF, remote, 0};
+        EXPECT_EQ(evtchn_op(hv(), d2.vcpus[0], EVTCHNOP_alloc_unbound, Vaddr{uint64_t(&a)}, o), 0);
+        return a.port;
+    }
 
     bool pending(unsigned port) const { return (shared->evtchn_pending[port / 64] >> (port % 64)) & 1; }
     void mask(unsigned port) { shared->evtchn_mask[port / 64] |= 1ul << (port % 64); }
     vcpu_info_t& info(unsigned vcpu) { return shared->vcpu_info[vcpu]; }
     bool selected(unsigned vcpu, unsigned port) { return (info(vcpu).evtchn_pending_sel >> (port / 64)) & 1; }
 
-    std::unique_ptr<shared_info_t> shared;
-    std::unique_ptr<DomainEvents> ev;
+    std::unique_ptr<shared_info_t> shared, shared2;
+    std::unique_ptr<DomainEvents> ev, ev2;
     EventOut out;
 };
 
