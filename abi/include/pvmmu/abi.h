@@ -121,6 +121,7 @@ struct pvmmu_vcpu_counters {
     uint64_t flush_all, flush_page;   /* TLB flushes done on its CPU */
     uint64_t shootdowns_sent;      /* flush IPIs it sent */
     uint64_t shootdowns_served;    /* flush IPIs its CPU served */
+    uint64_t halts;                /* HLTs its CPU ran while it was blocked (SCHEDOP_block, _poll) */
 };
 
 struct pvmmu_facts {
@@ -193,7 +194,7 @@ static_assert(sizeof(mmuext_op_t) == 24);
 static_assert(sizeof(multicall_entry_t) == 64);
 static_assert(sizeof(xen_feature_info_t) == 8);
 static_assert(MMU_ATOMIC_PT_UPDATE == 2);
-static_assert(sizeof(pvmmu_vcpu_counters) == 40 && sizeof(pvmmu_facts) == 40);
+static_assert(sizeof(pvmmu_vcpu_counters) == 48 && sizeof(pvmmu_facts) == 40);
 static_assert(sizeof(pvmmu_invariants) == 40);
 static_assert(__HYPERVISOR_pvmmu_op == 55);
 static_assert(MMU_PT_UPDATE_NO_TRANSLATE == 3 && MMU_FLAG_RANGE_UPDATE == 4);

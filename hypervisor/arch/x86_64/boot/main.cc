@@ -216,6 +216,8 @@ void apply_module_words(const char* cmdline, unsigned& nr, CpuId& next_cpu, unsi
     cpu_online(g_cpus[0], ", boot CPU");
     cpu_features_print();
     time_init();   // before the APs: the PIT is the boot CPU's alone
+    lapic_timer_init();   // measures the APIC's clock where it needs to, before the APs
+    printk("lapic timer: %s mode, vector 0x%x\n", lapic_timer_mode(), unsigned(kVectorTimer));
 
     const unsigned online = smp_boot();
     printk("smp: %u of %u CPUs online\n", online, g_nr_cpus);

@@ -109,6 +109,7 @@ extern "C" [[noreturn]] void ap_main(uint32_t apic_id)
     if (!c) halt_forever();   // ap_entry64 gave it a stack, so this cannot happen
     percpu_load(*c);
     lapic_init();
+    lapic_timer_init();
     cpu_online(*c, "");
     cpu_idle();
 }

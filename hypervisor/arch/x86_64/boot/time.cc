@@ -22,6 +22,8 @@ constexpr uint32_t kCalibrateUs = 50000;   // 50 ms: a 0.002 % PIT rounding
 uint64_t g_tsc_hz, g_tsc0;
 uint32_t g_mul;
 int8_t g_shift;
+// TSC ticks per ns, 32.32 fixed point (tsc_at): the inverse of scale().
+uint64_t g_tsc_per_ns;
 
 uint64_t scale(uint64_t delta)
 {
@@ -44,6 +46,9 @@ void time_init()
     g_shift = int8_t(shift);
     g_mul = uint32_t((1000000000ull << 32) / f);
     g_tsc0 = t0;
+    // tsc_hz * 2^32 / 10^9 in two parts, as the image has no 128-bit division.
+    constexpr uint64_t kNsPerS = 1000000000ull;
+    g_tsc_per_ns = (g_tsc_hz / kNsPerS << 32) + ((g_tsc_hz % kNsPerS) << 32) / kNsPerS;
     printk("time: TSC %lu kHz (against the PIT); tsc_to_system_mul 0x%x, tsc_shift %d\n",
            (unsigned long)(g_tsc_hz / 1000), g_mul, shift);
 }
@@ -75,6 +80,15 @@ void boot_time_report(const char* event)
 }
 
 uint64_t system_time_now() { return scale(rdtsc() - g_tsc0); }
+
+uint64_t tsc_at(uint64_t ns)
+{
+    // 2^62 ns is over a century: beyond it (kNever among them) there is no
+    // deadline to arm. The +1 rounds up, so the timer never fires before
+    // system_time_now() has reached ns (one that does is armed again).
+    if (ns >> 62) return 0;
+    return g_tsc0 + uint64_t((unsigned __int128)ns * g_tsc_per_ns >> 32) + 1;
+}
 
 void time_publish(vcpu_time_info& t)
 {

@@ -39,4 +39,8 @@ void time_publish(vcpu_time_info& t);
 // time_publish describes): runstate times (pv/runstate.cc).
 uint64_t system_time_now();
 
+// The TSC value at which system_time_now() reaches `ns` (rounded up), for
+// the timer (cpu/lapic.h); 0 for kNever-like times past the TSC's range.
+uint64_t tsc_at(uint64_t ns);
+
 } // namespace pvmmu::x86

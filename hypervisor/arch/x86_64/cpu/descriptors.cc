@@ -46,7 +46,8 @@ void idt_init()
     }
     g_idt[kVectorShootdown] = interrupt_gate(trap_stubs[kNrExceptions], 0);
     g_idt[kVectorKick] = interrupt_gate(trap_stubs[kNrExceptions + 1], 0);
-    g_idt[kVectorSpurious] = interrupt_gate(trap_stubs[kNrExceptions + 2], 0);
+    g_idt[kVectorTimer] = interrupt_gate(trap_stubs[kNrExceptions + 2], 0);
+    g_idt[kVectorSpurious] = interrupt_gate(trap_stubs[kNrExceptions + 3], 0);
 }
 
 void idt_load()

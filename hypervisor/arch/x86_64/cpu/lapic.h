@@ -24,4 +24,25 @@ void lapic_send_init(uint32_t apic_id);
 void lapic_send_startup(uint32_t apic_id, uint8_t page);   // start at page << 12
 void lapic_send_fixed(uint32_t apic_id, uint8_t vector);
 
+// The local APIC timer ("APIC Timer", SDM Vol. 3A 10.5.4), the clock of the
+// vCPUs' deadlines (docs/architecture.md §9): kVectorTimer (cpu/traps.h) at
+// a TSC value. TSC-deadline mode where CPUID.01H:ECX[24] says the CPU has
+// it (10.5.4.1), else one-shot mode counting the APIC's clock, whose rate
+// against the TSC the boot CPU measures once. Disarmed after init. Every
+// CPU, after time_init (boot/time.h).
+void lapic_timer_init();
+
+// Fires kVectorTimer at (or, in one-shot mode, up to a count's rounding
+// near, or when the count would overflow, before) TSC value `tsc`; at once
+// when it has passed. 0 disarms. Interrupts off or on: only this CPU's
+// timer is touched.
+void lapic_timer_arm(uint64_t tsc);
+
+// From kVectorTimer's handler: the timer is disarmed (it fired), so the
+// next lapic_timer_arm writes it whatever its deadline.
+void lapic_timer_fired();
+
+// "tsc-deadline" or "one-shot", for the boot log.
+const char* lapic_timer_mode();
+
 } // namespace pvmmu::x86

@@ -65,7 +65,8 @@ debug_entry_selftest_int1:
 	TRAP_STUB 31, 0
 /* Interrupt vectors the platform uses (cpu/traps.h). */
 	TRAP_STUB 0xf0, 0               /* TLB shootdown IPI */
-	TRAP_STUB 0xf1, 0               /* kick: a vCPU to run */
+	TRAP_STUB 0xf1, 0               /* kick: a vCPU to run, wake or deliver to */
+	TRAP_STUB 0xf2, 0               /* LAPIC timer */
 	TRAP_STUB 0xff, 0               /* LAPIC spurious interrupt */
 
 /* From ring 3 (the saved CS has RPL 3) %gs holds the guest's base: swap in
@@ -185,7 +186,7 @@ trap_return:
 trap_return_iretq:
 2:	iretq
 
-/* The stubs' addresses, for idt.cc: 32 exceptions, then the three interrupts. */
+/* The stubs' addresses, for cpu/descriptors.cc: 32 exceptions, then the four interrupts. */
 	.section .rodata
 	.balign 8
 	.globl trap_stubs
@@ -195,6 +196,7 @@ trap_stubs:
 	.endr
 	.quad trap_stub_0xf0
 	.quad trap_stub_0xf1
+	.quad trap_stub_0xf2
 	.quad trap_stub_0xff
 
 	.section .note.GNU-stack, "", @progbits

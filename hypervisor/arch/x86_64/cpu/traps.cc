@@ -13,6 +13,7 @@
 #include "pv/debugreg.h"
 #include "pv/domain.h"
 #include "pv/emulate.h"
+#include "pv/events.h"
 #include "pv/run.h"
 #include "pv/traps.h"
 
@@ -172,6 +173,8 @@ extern "C" void trap_dispatch(TrapFrame* f)
         f->error = 0;
         if (!guest_bounce(*f)) guest_crash(*f, "return to a non-canonical rip");
     }
+    // Every return to the guest, as Xen's exit path: timers, the upcall.
+    guest_return_events(*f);
 }
 
 static void dispatch(TrapFrame* f)
@@ -197,7 +200,11 @@ static void dispatch(TrapFrame* f)
         shootdown_serve();
         lapic_eoi();
         return;
-    case kVectorKick:   // cpu_idle looks for its vCPU once the interrupt returns
+    case kVectorKick:   // cpu_idle, block_wait and the return to a guest look again
+        lapic_eoi();
+        return;
+    case kVectorTimer:   // the work is done on the way out (pv/event_delivery.cc)
+        lapic_timer_fired();
         lapic_eoi();
         return;
     case kVectorSpurious:   // no EOI for the spurious vector ("Spurious Interrupt")

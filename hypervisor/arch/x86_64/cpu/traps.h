@@ -27,12 +27,16 @@ static_assert(sizeof(TrapFrame) == TRAP_FRAME_SIZE);
 static_assert(sizeof(TrapFrame) % 16 == 0);   // keeps the call aligned (cpu/trap_entry.S)
 
 inline constexpr uint8_t kVectorShootdown = 0xf0;
-inline constexpr uint8_t kVectorKick = 0xf1;   // wakes an idle CPU to run a vCPU (VCPUOP_up)
+// Wakes an idle CPU to run a vCPU (VCPUOP_up), a halted one whose vCPU an
+// event woke, and makes a running vCPU take its upcall (pv/events.h).
+inline constexpr uint8_t kVectorKick = 0xf1;
+inline constexpr uint8_t kVectorTimer = 0xf2;   // the local APIC timer (cpu/lapic.h)
 inline constexpr uint8_t kVectorSpurious = 0xff;
 
 // The entry stubs of cpu/trap_entry.S, in IDT order: exceptions 0-31, then
-// kVectorShootdown, kVectorKick and kVectorSpurious.
-extern "C" const uint64_t trap_stubs[kNrExceptions + 3];
+// kVectorShootdown, kVectorKick, kVectorTimer and kVectorSpurious.
+inline constexpr unsigned kNrPlatformVectors = 4;
+extern "C" const uint64_t trap_stubs[kNrExceptions + kNrPlatformVectors];
 
 const char* exception_name(uint64_t vector);
 

@@ -39,6 +39,7 @@ struct VcpuCounters {
     std::atomic<uint64_t> flush_all{0}, flush_page{0};
     std::atomic<uint64_t> shootdowns_sent{0}, shootdowns_served{0};
     std::atomic<uint64_t> port_io{0};   // emulated port accesses (pv/port_io.cc), one per IN/OUT or element
+    std::atomic<uint64_t> halts{0};     // HLTs its CPU ran while it was blocked (pv/event_delivery.cc)
 };
 
 // One vector of the virtual IDT (set_trap_table): the handler, 0 = none, and

@@ -3,10 +3,11 @@
 // domain's DomainEvents over its shared_info, the console ring's port bound
 // to the platform, and the hypercalls event_channel_op, set_timer_op, the
 // VCPUOP timers and SCHEDOP yield/block/poll handed to the core with the
-// guests' system time (boot/time.h). The platform's part is only what
+// guests' system time (boot/time.h). The platform's part here is what
 // follows a call: printing the console ring when the guest sends on its
-// port, ending a block (below), and firing due timers on every hypercall's
-// return (events_on_return, from pv/hypercall.cc).
+// port, kicking the vCPUs a call woke or gave an upcall, and halting a vCPU
+// that blocked; timers and upcalls reach the guest on every return to it
+// (pv/event_delivery.cc).
 #include <atomic>
 #include <new>
 
@@ -45,22 +46,14 @@ long console_ring_drain(Vcpu& v)
 }
 
 // What the platform does after a core call (the table of
-// docs/architecture.md §9). Kicks need nothing more: the caller's upcall is
-// bounced on this hypercall's return (guest_upcall, pv/traps.h), another
-// vCPU's on its own next return (no IPI yet; docs/abi.md §12.6 "On bare
-// metal"). A block or poll that would wait is ended at
-// once, a spurious wake-up, which Xen's guests tolerate (Linux's idle loop
-// checks again): with no interrupt taken while a guest runs, nothing could
-// wake a halted CPU.
+// docs/architecture.md §9): the caller's own upcall is bounced on this
+// hypercall's return (guest_return_events), another vCPU's CPU is kicked,
+// and a block or poll that waits halts here until it is woken.
 long finish(Vcpu& v, long rc, const EventOut& out)
 {
     if (out.platform_port == kConsolePort && rc == 0) rc = console_ring_drain(v);
-    if (out.block) {
-        DomainEvents& e = *v.domain->events;
-        Kicks k;
-        LockGuard g(e.lock, core()->platform());
-        evtchn_unblock(e, v.id, k);
-    }
+    event_kick(v, out.kicks);
+    if (out.block) block_wait(v);
     return rc;
 }
 
@@ -74,13 +67,6 @@ int guest_events_init(GuestDomain& g)
     g.dom.events = new (g.events_mem) DomainEvents(g.shared);
     const int port = bind_platform_port(*core(), g.dom);
     return port == int(kConsolePort) ? 0 : -XEN_ENOSPC;
-}
-
-void events_on_return(Vcpu& v)
-{
-    if (!v.domain->events) return;
-    const uint64_t now = system_time_now();
-    if (next_deadline(v) <= now) (void)timer_expire(*core(), v, now);
 }
 
 long do_event_channel_op(Vcpu& v, HypercallFrame& f)

@@ -5,6 +5,8 @@
 
 #include <stdint.h>
 
+#include "core/events.h"
+#include "cpu/traps.h"
 #include "pv/domain.h"
 
 namespace pvmmu::x86 {
@@ -15,10 +17,27 @@ namespace pvmmu::x86 {
 // not the one start_info names.
 int guest_events_init(GuestDomain& g);
 
-// On the way back to the guest from every hypercall (pv/hypercall.cc):
-// fires v's timers that are due (VIRQ_TIMER, poll timeouts) into its
-// vcpu_info. Timers fire only here until the LAPIC timer is armed.
-void events_on_return(Vcpu& v);
+// The return-to-guest check (pv/event_delivery.cc), with interrupts off,
+// on every way back to the running vCPU's guest: after a hypercall, an
+// exception handled or bounced, an interrupt (cpu/traps.cc trap_dispatch),
+// and any other path that returns to the guest with frame f. Fires its due
+// timers (VIRQ_TIMER, a poll's timeout), bounces a pending, unmasked upcall
+// to the event callback (pv/traps.h guest_upcall) and arms this CPU's LAPIC
+// timer for its next deadline.
+void guest_return_events(TrapFrame& f);
+
+// Arms this CPU's timer for v's next deadline: a vCPU's first entry
+// (pv/run.cc), which is not a return.
+void guest_arm_timer(const Vcpu& v);
+
+// The vCPUs in k (of self's domain) that run on other CPUs interrupted by
+// kVectorKick: each makes the return-to-guest check, or ends its halt.
+void event_kick(const Vcpu& self, Kicks k);
+
+// SCHEDOP_block or SCHEDOP_poll left v blocked (EventOut::block): halts
+// this CPU, interrupts on, until an event, a kick, or v's timer wakes it
+// (vcpu_blocked(v) false) or its domain has shut down. No busy wait.
+void block_wait(Vcpu& v);
 
 // VCPUOP_{set,stop}_{periodic,singleshot}_timer of vCPU t by v (vcpu_op.cc).
 long event_vcpu_timer_op(Vcpu& v, Vcpu& t, unsigned cmd, uint64_t arg);

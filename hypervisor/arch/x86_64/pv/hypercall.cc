@@ -86,7 +86,6 @@ void syscall_dispatch(TrapFrame* f)
     Vcpu& v = *this_cpu().vcpu;
     HypercallFrame hf{f->rax, {f->rdi, f->rsi, f->rdx, f->r10, f->r8, f->r9}};
     const HcResult r = hypercall(*core(), v, hf);
-    events_on_return(v);
     if (!r.preempted()) {
         f->rax = uint64_t(r.rc);
     } else {
@@ -94,7 +93,8 @@ void syscall_dispatch(TrapFrame* f)
         f->r10 = hf.arg[3], f->r8 = hf.arg[4], f->r9 = hf.arg[5];
         f->rip -= 2;
     }
-    guest_upcall(*f);   // an event the call raised, or one it unmasked, arrives now
+    // An event the call raised, or one it unmasked, arrives on the return to
+    // the guest (trap_dispatch's guest_return_events).
 }
 
 } // namespace pvmmu::x86

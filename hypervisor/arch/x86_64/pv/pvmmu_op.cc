@@ -31,7 +31,7 @@ pvmmu_vcpu_counters snapshot(const VcpuCounters& c)
 {
     constexpr auto r = std::memory_order_relaxed;
     return pvmmu_vcpu_counters{c.faults.load(r), c.flush_all.load(r), c.flush_page.load(r),
-                               c.shootdowns_sent.load(r), c.shootdowns_served.load(r)};
+                               c.shootdowns_sent.load(r), c.shootdowns_served.load(r), c.halts.load(r)};
 }
 
 pvmmu_facts facts(const GuestDomain& d)

@@ -20,6 +20,7 @@
 #include "pv/debugreg.h"
 #include "pv/descriptors.h"
 #include "pv/domain.h"
+#include "pv/events.h"
 #include "pv/fpu.h"
 #include "pv/run.h"
 #include "pv/runstate.h"
@@ -98,6 +99,7 @@ void cpu_leave_vcpu()
     guest_console_flush(v);
     guest_debug_unload();   // no breakpoint of the vCPU's is left armed once it is not this CPU's
     c.vcpu = nullptr;
+    lapic_timer_arm(0);   // its deadlines are no longer this CPU's
     write_cr3(hv_root().v);
     leave(guest_domain(v));
 }
@@ -184,6 +186,7 @@ void guest_run(Vcpu& v)
     load_segment_bases(arch(v));
     write_cr3(maddr_of(v.guest_table).v);
     runstate_change(v, RUNSTATE_running);   // its area through the tables just loaded
+    guest_arm_timer(v);   // Xen's default periodic tick, or what was set before it went down
     guest_enter(&static_cast<VcpuArch*>(v.platform_data)->start);
 }
 

@@ -1,0 +1,106 @@
+// How events and timers reach a vCPU on bare metal (docs/architecture.md §9
+// "What the platform does"): the return-to-guest check Xen makes on every
+// exit to a PV guest (fire due timers, deliver a pending upcall, arm the
+// LAPIC timer for the next deadline), the kick IPI to a vCPU on another CPU,
+// and the halt of a vCPU in SCHEDOP_block or SCHEDOP_poll.
+//
+// A vCPU has a CPU to itself (pinned), so a CPU's timer serves one vCPU: it
+// is armed for that vCPU's earliest deadline (core/event_ops.h
+// next_deadline). Its interrupt, and a kick, only end what the CPU was
+// doing; the work is done where the CPU next returns to the guest or loops
+// in its halt, never inside an interrupt that may have interrupted the core
+// (timer_expire takes the event lock).
+#include <pvmmu/abi.h>
+
+#include "boot/time.h"
+#include "core/event_ops.h"
+#include "cpu/lapic.h"
+#include "cpu/percpu.h"
+#include "cpu/quiesce.h"
+#include "cpu/x86.h"
+#include "mm/core_glue.h"
+#include "pv/domain.h"
+#include "pv/events.h"
+#include "pv/run.h"
+#include "pv/traps.h"
+
+namespace pvmmu::x86 {
+
+namespace {
+
+void arm_timer(const Vcpu& v) { lapic_timer_arm(tsc_at(next_deadline(v))); }
+
+// v's due deadlines fired (VIRQ_TIMER raised, a poll timed out), the vCPUs
+// that woke kicked.
+void fire_due_timers(Vcpu& v)
+{
+    const uint64_t now = system_time_now();
+    if (next_deadline(v) > now) return;
+    event_kick(v, timer_expire(*core(), v, now));
+}
+
+} // namespace
+
+void event_kick(const Vcpu& self, Kicks k)
+{
+    const Domain& d = *self.domain;
+    const uint32_t here = this_cpu_id();
+    while (k.vcpus) {
+        const unsigned id = unsigned(__builtin_ctzll(k.vcpus));
+        k.vcpus &= k.vcpus - 1;
+        if (id >= d.nr_vcpus) continue;
+        // The caller's own upcall, and any vCPU's on this CPU, comes on this
+        // CPU's return to the guest; another CPU is interrupted, from the
+        // guest, its halt or the hypervisor (cpu/traps.cc kVectorKick), and
+        // makes the same check on its own way back. A CPU whose vCPU is not
+        // running idles: the kick only ends a hlt there.
+        const CpuId cpu = d.vcpus[id].cpu;
+        if (cpu == here || cpu >= g_nr_cpus) continue;
+        if (g_cpus[cpu].state.load(std::memory_order_acquire) != CpuState::Online) continue;
+        lapic_send_fixed(g_cpus[cpu].apic_id, kVectorKick);
+    }
+}
+
+void guest_return_events(TrapFrame& f)
+{
+    Vcpu& v = *this_cpu().vcpu;
+    if (!v.domain->events) return;
+    fire_due_timers(v);
+    guest_upcall(f);
+    arm_timer(v);
+}
+
+void guest_arm_timer(const Vcpu& v)
+{
+    if (v.domain->events) arm_timer(v);
+}
+
+// Interrupts are on (a hypercall); the CPU leaves its section (cpu/quiesce.h)
+// while it halts, so a pause of the machine never waits for an event.
+// Each round clears IF first and only then asks whether v is still
+// blocked: a raise on another CPU clears the mark before it sends the kick
+// (core/src/sched_block.cc), so either this check sees it or the kick is
+// pending when STI; HLT opens the window (cpu/x86.h sti_hlt), and the HLT
+// ends at once. A due timer is fired here with interrupts on.
+void block_wait(Vcpu& v)
+{
+    section_leave();
+    VcpuCounters& n = arch(v).counters;
+    for (;;) {
+        cli();
+        if (!vcpu_blocked(v) || guest_domain_stopped(v)) break;
+        const uint64_t deadline = next_deadline(v);
+        if (deadline <= system_time_now()) {
+            sti();
+            fire_due_timers(v);
+            continue;
+        }
+        lapic_timer_arm(tsc_at(deadline));
+        n.halts.fetch_add(1, std::memory_order_relaxed);
+        sti_hlt();
+    }
+    sti();
+    section_enter();
+}
+
+} // namespace pvmmu::x86
