@@ -52,6 +52,7 @@ pvmmu_xenpv_guest(gdt-guest SOURCES ${_qemu_dir}/gdt_guest/main.cc INCLUDES ${_q
 pvmmu_xenpv_guest(edge-guest SOURCES ${_qemu_dir}/edge_guest/main.cc INCLUDES ${_qemu_dir})
 pvmmu_xenpv_guest(conform-guest SOURCES ${_qemu_dir}/conform_guest/main.cc ${_qemu_dir}/conform_guest/events.cc
   INCLUDES ${_qemu_dir})
+pvmmu_xenpv_guest(events-guest SOURCES ${_qemu_dir}/events_guest/main.cc INCLUDES ${_qemu_dir})
 pvmmu_xenpv_guest(smoke-guest SOURCES ${PROJECT_SOURCE_DIR}/tests/xen/smoke_guest/main.cc INCLUDES ${_qemu_dir})
 # surface-guest: docs/abi.md §12.1, compiled in as surface_rows.h (one
 # {nr, cmd, enosys} per row, cmd -1 for a hypercall's own row), against
@@ -111,7 +112,7 @@ pvmmu_qemu_test(qemu_guest_low --cpus 1 --guest $<TARGET_FILE:low-guest> --expec
 pvmmu_qemu_test(qemu_guest_legacy --cpus 1 --guest $<TARGET_FILE:legacy-guest> --expect "passed:legacy guest")
 
 add_dependencies(pvmmu-hv hello-guest crash-guest crash-pf-guest bad-iret-guest bad-stack-guest isolation-guest stop-guest
-  gdt-guest edge-guest conform-guest smoke-guest hostile-guest surface-guest)
+  gdt-guest edge-guest conform-guest smoke-guest hostile-guest surface-guest events-guest)
 # The hello and gdt guests far-return and IRET in ring 3, which QEMU 7.2's TCG
 # gets wrong under SMAP (boot_test.sh --no-smap; docs/boot.md "CPU features").
 pvmmu_qemu_test(qemu_guest_hello --cpus 2 --guest $<TARGET_FILE:hello-guest> --expect poweroff --no-smap)
@@ -250,6 +251,11 @@ add_test(NAME xen_edge_guest
 add_test(NAME xen_conform_guest
   COMMAND ${PROJECT_SOURCE_DIR}/tests/xen/xen_boot_test.sh --run $<TARGET_FILE:pvmmu-run>
           --kernel $<TARGET_FILE:conform-guest> --cpus 2 --passed "conform guest")
+# xen_events_guest: the events guest's timer, wake-up and stress checks on
+# Xen 4.17 (qemu_guest_events_2 and _4 on pvmmu).
+add_test(NAME xen_events_guest
+  COMMAND ${PROJECT_SOURCE_DIR}/tests/xen/xen_boot_test.sh --run $<TARGET_FILE:pvmmu-run>
+          --kernel $<TARGET_FILE:events-guest> --cpus 4 --passed "events guest")
 # xen_low_guest, xen_legacy_guest: Xen's loader takes the loader test kernels
 # too (qemu_guest_low, qemu_guest_legacy).
 add_test(NAME xen_low_guest
@@ -258,7 +264,7 @@ add_test(NAME xen_low_guest
 add_test(NAME xen_legacy_guest
   COMMAND ${PROJECT_SOURCE_DIR}/tests/xen/xen_boot_test.sh --run $<TARGET_FILE:pvmmu-run>
           --kernel $<TARGET_FILE:legacy-guest> --passed "legacy guest")
-set_tests_properties(xen_smoke_guest xen_edge_guest xen_conform_guest xen_low_guest xen_legacy_guest PROPERTIES LABELS "xen;qemu" TIMEOUT 150 SKIP_RETURN_CODE 77
+set_tests_properties(xen_smoke_guest xen_edge_guest xen_conform_guest xen_events_guest xen_low_guest xen_legacy_guest PROPERTIES LABELS "xen;qemu" TIMEOUT 150 SKIP_RETURN_CODE 77
   RESOURCE_LOCK xen-image)
 # What the launcher's xen back end refuses, said at once without booting: a
 # test needing a second domain or a deny= policy is a SKIP with the reason
@@ -287,6 +293,13 @@ set_tests_properties(xen_host_launcher_outside_dom0 xen_host_launcher_skips_peer
   PROPERTIES LABELS "xen;xenhost" TIMEOUT 30)
 pvmmu_qemu_test(qemu_guest_conform --cpus 2 --guest $<TARGET_FILE:conform-guest> --words vcpus=2
   --expect "passed:conform guest")
+# Events and time while vCPUs run and block (tests/qemu/events_guest): a
+# timer against the pvclock through SCHEDOP_block, a wake-up across vCPUs,
+# 10^5 events across 2 and 4 vCPUs.
+pvmmu_qemu_test(qemu_guest_events_2 --cpus 2 --guest $<TARGET_FILE:events-guest> --words vcpus=2
+  --expect "passed:events guest")
+pvmmu_qemu_test(qemu_guest_events_4 --cpus 4 --guest $<TARGET_FILE:events-guest> --words vcpus=4
+  --expect "passed:events guest")
 pvmmu_qemu_test(qemu_guest_surface --cpus 2 --guest $<TARGET_FILE:surface-guest> --words vcpus=2
   --expect "passed:surface guest")
 pvmmu_qemu_test(qemu_guest_smoke --cpus 1 --guest $<TARGET_FILE:smoke-guest>

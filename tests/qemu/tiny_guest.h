@@ -90,6 +90,17 @@ inline uint64_t l1_entry_of(const start_info_t* si, uint64_t va)
     return (mfn << 12) + ((va >> 12) & 511) * 8;
 }
 
+// shared_info (start_info.shared_info is its machine address) mapped over
+// the page after the initial stack's, which both hypervisors map (on Xen it
+// pads the boot region); its address, or null when the mapping is refused.
+inline volatile shared_info_t* map_shared_info(const start_info_t* si, uint64_t initial_sp)
+{
+    const uint64_t va = ((initial_sp + 4095) & ~4095ull) + 4096;
+    const long rc = hypercall(__HYPERVISOR_update_va_mapping, va, (si->shared_info & ~0xfffull) | 0x67,
+                              UVMF_INVLPG | UVMF_LOCAL);
+    return rc ? nullptr : reinterpret_cast<volatile shared_info_t*>(va);
+}
+
 inline void shutdown(unsigned reason)
 {
     sched_shutdown_t s{reason};

@@ -9,6 +9,8 @@
 // of 0 bytes. Not called: iret (23), which would take the bad frame as its
 // own and crash the domain; vm_assist's type rows (its sub-ops are commands,
 // checked by abi_table_tests against the same function the handler calls).
+// SCHEDOP_block, which would wait for an event, finds an upcall pending (set
+// in the vCPU's vcpu_info first) and returns at once.
 // The unit test abi_table_tests checks the same table on the host.
 #include "tiny_guest.h"
 
@@ -17,6 +19,8 @@
 using namespace tiny;
 
 namespace {
+
+volatile vcpu_info_t* g_vcpu0;   // vCPU 0's vcpu_info, shared_info's slot
 
 constexpr uint64_t kBad = 0xffff800000001000ull;   // L4 slot 256: no guest pointer
 constexpr uint64_t kNoFrame = 1ull << 40;           // a frame number beyond memory
@@ -43,6 +47,9 @@ long probe(unsigned nr, long cmd)
     case __HYPERVISOR_stack_switch: return hypercall(nr, 0, kBad);
     case __HYPERVISOR_update_va_mapping: return hypercall(nr, kBad, 0, UVMF_FLUSHTYPE_MASK);
     case __HYPERVISOR_vm_assist: return hypercall(nr, VMASST_CMD_disable, VMASST_TYPE_4gb_segments);
+    case __HYPERVISOR_sched_op:
+        if (cmd == SCHEDOP_block) g_vcpu0->evtchn_upcall_pending = 1;
+        return hypercall(nr, cmd < 0 ? kBad : uint64_t(cmd), kBad);
     default: return hypercall(nr, cmd < 0 ? kBad : uint64_t(cmd), kBad, kBad, DOMID_SELF);
     }
 }
@@ -82,8 +89,14 @@ void expect(unsigned nr, long cmd, bool enosys)
 
 } // namespace
 
-extern "C" [[noreturn]] void xenpv_start(const start_info_t*)
+extern "C" [[noreturn]] void xenpv_start(const start_info_t* si, uint64_t initial_sp)
 {
+    volatile shared_info_t* sh = map_shared_info(si, initial_sp);
+    if (!sh) {
+        write("surface guest: FAILED: shared_info cannot be mapped\n");
+        shutdown(SHUTDOWN_crash);
+    }
+    g_vcpu0 = &sh->vcpu_info[0];
     for (unsigned nr = 0; nr < 64; ++nr) {
         if (nr == __HYPERVISOR_iret) continue;
         const SurfaceRow* h = find(nr, -1);
