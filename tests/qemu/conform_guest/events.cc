@@ -6,6 +6,9 @@
 // raised by a single-shot timer whose deadline has passed, and last the
 // upcall to the event callback on a hypercall's return once unmasked.
 // Nothing here blocks: SCHEDOP_poll is only asked with a port already pending.
+// Last, the failsafe callback: an iret to a frame whose CS the CPU refuses
+// reaches it, with the data selectors in its frame, and masks upcalls only
+// when registered with CALLBACKF_mask_events.
 #include "tiny_guest.h"
 
 #include <xen/event_channel.h>
@@ -22,11 +25,34 @@ extern "C" __attribute__((visibility("hidden"))) uint64_t conform_call(const voi
                                                                        uint64_t a2);
 extern "C" __attribute__((visibility("hidden"))) char conform_stubs[], conform_int[];
 extern "C" __attribute__((visibility("hidden"))) uint64_t conform_vector, conform_w[3];
+extern "C" __attribute__((visibility("hidden"))) char conform_bad_cs_iret[];
+
+// An iret hypercall (struct iret_context: flags, RIP, CS, RFLAGS, RSP, SS,
+// the stub pushing RAX, R11, RCX) to the next instruction with CS =
+// FLAT_RING3_SS64 with RPL 0 (kernel mode; the hypervisor forces RPL 3): a
+// data segment, which the CPU's IRETQ refuses (#GP).
+asm(R"(
+    .pushsection .text
+    .globl conform_bad_cs_iret
+    .hidden conform_bad_cs_iret
+conform_bad_cs_iret:
+    mov %rsp, %rax
+    pushq $0xe02b
+    pushq %rax
+    pushq $0x202
+    pushq $0xe028
+    lea 1f(%rip), %rax
+    pushq %rax
+    pushq $0
+    jmp hypercall_page + 23 * 32
+1:  ud2
+    .popsection
+)");
 
 namespace {
 
-// The event callback's slot among conform_stubs (no vector uses it).
-constexpr unsigned kEventSlot = 0x91;
+// The event and failsafe callbacks' slots among conform_stubs (no vector uses them).
+constexpr unsigned kEventSlot = 0x91, kFailsafeSlot = 0x92;
 
 // xen_version(XENVER_version), called through conform_call: Linux's
 // xen_force_evtchn_callback, which expects a pending, unmasked upcall on
@@ -268,6 +294,46 @@ void trap_mask(volatile vcpu_info_t* vi)
     vi->evtchn_upcall_mask = 1;
 }
 
+uint16_t selector_ds()
+{
+    uint16_t s;
+    asm volatile("mov %%ds, %0" : "=r"(s));
+    return s;
+}
+uint16_t selector_es()
+{
+    uint16_t s;
+    asm volatile("mov %%es, %0" : "=r"(s));
+    return s;
+}
+
+// The failsafe callback, registered with and without CALLBACKF_mask_events:
+// the frame records DS, ES (and FS, GS) after RCX and R11, where the
+// recovery reads its first three words; no upcall is pending meanwhile.
+void failsafe(volatile vcpu_info_t* vi)
+{
+    const uint64_t stub = uint64_t(conform_stubs + 16 * kFailsafeSlot);
+    callback_register_t cb{CALLBACKTYPE_failsafe, CALLBACKF_mask_events, stub};
+    check("CALLBACKOP_register failsafe, CALLBACKF_mask_events",
+          hypercall(__HYPERVISOR_callback_op, CALLBACKOP_register, uint64_t(&cb)), 0);
+    vi->evtchn_upcall_pending = 0;
+    vi->evtchn_upcall_mask = 0;
+    conform_vector = 0;
+    check("iret to a data segment as CS: the failsafe callback", long(conform_call(conform_bad_cs_iret, 0, 0, 0)), -1);
+    check("  reached its slot", long(conform_vector), kFailsafeSlot);
+    check("  the frame's DS and ES", conform_w[0] == selector_ds() && conform_w[1] == selector_es(), 1);
+    check("  evtchn_upcall_mask set (CALLBACKF_mask_events)", vi->evtchn_upcall_mask, 1);
+    cb.flags = 0;
+    check("CALLBACKOP_register failsafe, no flags",
+          hypercall(__HYPERVISOR_callback_op, CALLBACKOP_register, uint64_t(&cb)), 0);
+    vi->evtchn_upcall_mask = 0;
+    conform_vector = 0;
+    check("the same iret: the failsafe callback", long(conform_call(conform_bad_cs_iret, 0, 0, 0)), -1);
+    check("  reached its slot", long(conform_vector), kFailsafeSlot);
+    check("  evtchn_upcall_mask left clear", vi->evtchn_upcall_mask, 0);
+    vi->evtchn_upcall_mask = 1;
+}
+
 } // namespace
 
 // vi: vCPU 0's registered vcpu_info, its upcall masked.
@@ -279,4 +345,5 @@ void event_checks(volatile shared_info_t* sh, volatile vcpu_info_t* vi)
     timers(sh, vi);
     trap_mask(vi);
     upcall(sh, vi);
+    failsafe(vi);
 }

@@ -99,7 +99,7 @@ bool held_over_debug_trap(const TrapFrame& f)
 // IF-clear paths between a ring change and its SWAPGS and inside
 // load_gs_user_sel (cpu/trap_entry.S lists them), so this is the IRETQ of
 // trap_return refusing the guest's frame (#GP, #NP or #SS), whose domain is
-// crashed as on Xen, or an NMI or #MC on one of those paths, which is fatal. Either way the interrupted instruction cannot
+// crashed when it has no failsafe callback (refused_return_to_failsafe), or an NMI or #MC on one of those paths, which is fatal. Either way the interrupted instruction cannot
 // be resumed, as it would run on the hypervisor's %gs.
 [[noreturn]] void entry_on_guest_gs(TrapFrame& f)
 {
@@ -113,6 +113,27 @@ bool held_over_debug_trap(const TrapFrame& f)
         guest_crash(g, "the CPU refused the return to the guest");
     }
     fatal(f);
+}
+
+// The IRETQ of trap_return refusing the guest's frame (#GP, #NP or #SS on
+// the guest's %gs, as entry_on_guest_gs says): the guest's failsafe
+// callback, as Xen calls it when it cannot return to a guest's frame. f
+// becomes the handler's frame in ring 3, which trap_return enters on the
+// guest's %gs (one SWAPGS: VECTOR_GUEST_GS cleared); false when there is no
+// callback or its frame cannot be written.
+bool refused_return_to_failsafe(TrapFrame& f)
+{
+    const uint64_t vector = f.vector & ~uint64_t(VECTOR_GUEST_GS);
+    const bool refused = vector == kExcNP || vector == kExcSS || vector == kExcGP;
+    if (!refused || f.rip != reinterpret_cast<uint64_t>(&trap_return_iretq) || !this_cpu().vcpu) return false;
+    // f.rsp is where IRETQ read the guest's RIP, CS, RFLAGS, RSP and SS.
+    const uint64_t* ret = reinterpret_cast<const uint64_t*>(f.rsp);
+    TrapFrame g = f;
+    g.vector = vector;
+    g.rip = ret[0], g.cs = ret[1], g.rflags = ret[2], g.rsp = ret[3], g.ss = ret[4];
+    if (!guest_failsafe(g)) return false;
+    f = g;
+    return true;
 }
 
 // A ring-0 fault at an instruction of the fixup table (cpu/extable.h) resumes
@@ -154,9 +175,10 @@ extern "C" void trap_dispatch(TrapFrame* f)
     if (f->vector & VECTOR_GUEST_GS) {
         if (held_over_debug_trap(*f)) return;   // trap_return gives the guest's %gs back
         if (parked_gs_load_refused(*f)) return;
-        entry_on_guest_gs(*f);
+        if (!refused_return_to_failsafe(*f)) entry_on_guest_gs(*f);
+    } else {
+        dispatch(f);
     }
-    dispatch(f);
     if ((f->cs & 3) != 3) return;
     // Back to a guest whose domain has shut down meanwhile (guest_shutdown
     // kicks its CPUs): this CPU idles instead.

@@ -62,6 +62,10 @@ struct VcpuArch {
     uint8_t iopl = 0;           // the virtual IOPL (PHYSDEVOP_set_iopl): port I/O from the kernel at 1 and up
     DebugRegs dr;               // set_debugreg, mov to %drN (pv/debugreg.cc); in the CPU while it runs
     uint64_t callback[8] = {};  // set_callbacks / callback_op, by CALLBACKTYPE_*
+    // Bit CALLBACKTYPE_*: its delivery masks event upcalls (CALLBACKF_mask_events,
+    // or VCPUOP_initialise's VGCF_*_disables_events), as Xen's
+    // <xen/callback.h>; the event callback's always does, so its bit is unused.
+    uint8_t callback_masks = 0;
     uint64_t kernel_ss = 0, kernel_sp = 0;   // stack_switch
     // The %fs and kernel %gs bases the vCPU enters with (VCPUOP_initialise;
     // 0 at boot), loaded by guest_run; from then on the CPU's MSRs hold them

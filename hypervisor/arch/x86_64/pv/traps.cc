@@ -69,11 +69,13 @@ bool callbacks_ok(uint64_t event, uint64_t failsafe, uint64_t syscall)
     return guest_va_ok(event) && guest_va_ok(failsafe) && guest_va_ok(syscall);
 }
 
-void set_callbacks(VcpuArch& a, uint64_t event, uint64_t failsafe, uint64_t syscall)
+void set_callbacks(VcpuArch& a, uint64_t event, uint64_t failsafe, uint64_t syscall, uint8_t masks)
 {
     a.callback[CALLBACKTYPE_event] = event;
     a.callback[CALLBACKTYPE_failsafe] = failsafe;
     a.callback[CALLBACKTYPE_syscall] = syscall;
+    constexpr uint8_t kThese = 1u << CALLBACKTYPE_failsafe | 1u << CALLBACKTYPE_syscall;
+    a.callback_masks = uint8_t((a.callback_masks & ~kThese) | (masks & kThese));
 }
 
 // The kernel stack's SP must be a guest address (Xen does not look; pvmmu
@@ -84,7 +86,8 @@ bool kernel_stack_ok(uint64_t sp) { return guest_va_ok(sp); }
 uint16_t kernel_stack_selector(uint64_t ss) { return uint16_t(ss) | 3; }
 
 namespace {
-bool deliver_to(Vcpu& v, TrapFrame& f, uint64_t handler, unsigned vector, bool error_code, bool masked);
+bool deliver_to(Vcpu& v, TrapFrame& f, uint64_t handler, unsigned vector, bool error_code, bool masked,
+                const uint64_t* segs = nullptr);
 
 void mask_upcalls(Vcpu& v)
 {
@@ -134,6 +137,31 @@ void guest_upcall(TrapFrame& f)
     mask_upcalls(v);
 }
 
+bool guest_failsafe(TrapFrame& f)
+{
+    Vcpu& v = *this_cpu().vcpu;
+    const VcpuArch& a = arch(v);
+    const uint64_t cb = a.callback[CALLBACKTYPE_failsafe];
+    if (!cb) return false;
+    // The selectors as the guest left them: the hypervisor never loads
+    // %ds, %es or %fs, and %gs's selector is the guest's (pv/segment_base.S).
+    uint64_t segs[4] = {};
+    uint16_t s;
+    asm volatile("mov %%ds, %0" : "=r"(s));
+    segs[0] = s;
+    asm volatile("mov %%es, %0" : "=r"(s));
+    segs[1] = s;
+    asm volatile("mov %%fs, %0" : "=r"(s));
+    segs[2] = s;
+    asm volatile("mov %%gs, %0" : "=r"(s));
+    segs[3] = s;
+    TrapFrame g = f;
+    if (!deliver_to(v, g, cb, kNrExceptions, false, upcalls_masked(v, f.rflags), segs)) return false;
+    if (a.callback_masks & (1u << CALLBACKTYPE_failsafe)) mask_upcalls(v);
+    f = g;
+    return true;
+}
+
 // SYSCALL from compatibility mode (syscall32_entry), as Xen 4.17 bounces it
 // for a 64-bit PV guest: to the syscall32 callback (CALLBACKTYPE_syscall32)
 // with the frame of an event without error code (RCX and R11 as SYSCALL left
@@ -145,6 +173,7 @@ bool guest_syscall32(TrapFrame& f)
     Vcpu& v = *this_cpu().vcpu;
     if (const uint64_t cb = arch(v).callback[CALLBACKTYPE_syscall32]) {
         if (!deliver_to(v, f, cb, VECTOR_SYSCALL32, false, upcalls_masked(v, f.rflags))) return false;
+        if (arch(v).callback_masks & (1u << CALLBACKTYPE_syscall32)) mask_upcalls(v);
         f.rflags &= ~kRflagsDf;   // as Xen's switch_to_kernel
         return true;
     }
@@ -158,8 +187,10 @@ namespace {
 
 // `masked`: the upcall mask the frame's RFLAGS.IF records (Xen's
 // create_bounce_frame: IF = !evtchn_upcall_mask, since a PV guest always runs
-// with the CPU's IF set); iret turns it back into the mask.
-bool deliver_to(Vcpu& v, TrapFrame& f, uint64_t handler, unsigned vector, bool error_code, bool masked)
+// with the CPU's IF set); iret turns it back into the mask. `segs`: the
+// failsafe callback's DS, ES, FS, GS, above RCX and R11.
+bool deliver_to(Vcpu& v, TrapFrame& f, uint64_t handler, unsigned vector, bool error_code, bool masked,
+                const uint64_t* segs)
 {
     // A #PF the CPU raised (never an INT $14) sets the virtual CR2, as Xen's.
     const bool page_fault = vector == kExcPF && error_code;
@@ -168,10 +199,11 @@ bool deliver_to(Vcpu& v, TrapFrame& f, uint64_t handler, unsigned vector, bool e
         if (vcpu_info* info = guest_vcpu_info(v)) info->arch.cr2 = arch(v).cr2;
     }
 
-    uint64_t frame[8];
+    uint64_t frame[12];
     unsigned n = 0;
     frame[n++] = f.rcx;
     frame[n++] = f.r11;
+    for (unsigned i = 0; segs && i < 4; ++i) frame[n++] = segs[i];
     if (error_code) frame[n++] = f.error;
     frame[n++] = f.rip;
     // RPL 0 in the frame's CS says "kernel context" (Xen clears it for an
@@ -260,11 +292,17 @@ HcResult do_iret(Vcpu& v, HypercallFrame&)
 
 namespace {
 
-long register_callback(Vcpu& v, unsigned type, uint64_t address)
+// CALLBACKF_mask_events is taken for the failsafe, syscall, syscall32 and
+// sysenter callbacks, and ignored for the event and NMI ones
+// (<xen/callback.h>: the event callback always masks).
+long register_callback(Vcpu& v, unsigned type, uint64_t address, uint16_t flags = 0)
 {
     if (type >= 8 || type == CALLBACKTYPE_sysenter_deprecated) return -XEN_EINVAL;
     if (address && !guest_va_ok(address)) return -XEN_EINVAL;
-    arch(v).callback[type] = address;
+    VcpuArch& a = arch(v);
+    a.callback[type] = address;
+    const uint8_t bit = uint8_t(1u << type);
+    a.callback_masks = (flags & CALLBACKF_mask_events) ? a.callback_masks | bit : a.callback_masks & ~bit;
     return 0;
 }
 
@@ -283,9 +321,10 @@ long unregister_callback(Vcpu& v, unsigned type)
 
 } // namespace
 
-// set_callbacks(event, failsafe, syscall): recorded, checked; the event
-// callback is called by guest_upcall, the failsafe one never (a bad iret
-// frame crashes the domain).
+// set_callbacks(event, failsafe, syscall): recorded, checked, none masking
+// events beyond the event callback's own (Xen registers them without
+// flags); the event callback is called by guest_upcall, the failsafe one by
+// guest_failsafe.
 long do_set_callbacks(Vcpu& v, HypercallFrame& f)
 {
     if (!callbacks_ok(f.arg[0], f.arg[1], f.arg[2])) return -XEN_EINVAL;
@@ -301,7 +340,7 @@ long do_callback_op(Vcpu& v, HypercallFrame& f)
     if (cmd == CALLBACKOP_register) {
         callback_register_t r;
         if (platform().copy_from_guest(v, &r, Vaddr{f.arg[1]}, sizeof(r))) return -XEN_EFAULT;
-        return r.address ? register_callback(v, r.type, r.address) : -XEN_EINVAL;
+        return r.address ? register_callback(v, r.type, r.address, r.flags) : -XEN_EINVAL;
     }
     if (cmd == CALLBACKOP_unregister) {
         callback_unregister_t u;

@@ -23,6 +23,14 @@ bool guest_deliver(TrapFrame& f, unsigned vector, bool error_code);
 // and unmasked (pv/traps.cc).
 void guest_upcall(TrapFrame& f);
 
+// The CPU refused the IRETQ to the guest's frame f (a bad CS): Xen's failsafe
+// callback, with the frame of an event plus the data segment selectors
+// (from the lowest address: RCX, R11, DS, ES, FS, GS, RIP, CS, RFLAGS, RSP,
+// SS), upcalls masked if it was registered with CALLBACKF_mask_events. f
+// becomes the handler's; false (f unchanged) when there is no failsafe
+// callback or the frame cannot be written: the caller crashes the domain.
+bool guest_failsafe(TrapFrame& f);
+
 // SYSCALL from compatibility mode (VECTOR_SYSCALL32): the guest's syscall32
 // callback, or #UD; false when neither can be delivered.
 bool guest_syscall32(TrapFrame& f);
@@ -34,7 +42,9 @@ bool guest_syscall32(TrapFrame& f);
 bool trap_entry_ok(const trap_info_t& t);
 TrapEntry trap_entry(const trap_info_t& t);
 bool callbacks_ok(uint64_t event, uint64_t failsafe, uint64_t syscall);
-void set_callbacks(VcpuArch& a, uint64_t event, uint64_t failsafe, uint64_t syscall);
+// `masks`: the failsafe and syscall callbacks' bits of VcpuArch::callback_masks
+// (set_callbacks: none, as Xen registers them without flags).
+void set_callbacks(VcpuArch& a, uint64_t event, uint64_t failsafe, uint64_t syscall, uint8_t masks = 0);
 bool kernel_stack_ok(uint64_t sp);
 uint16_t kernel_stack_selector(uint64_t ss);
 

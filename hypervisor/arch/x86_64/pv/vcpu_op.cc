@@ -88,6 +88,7 @@ struct ContextWords {
     uint64_t stack[2];  // kernel_ss, kernel_sp: adjacent in the context
     uint64_t event, failsafe, syscall;
     uint64_t base[3];   // fs_base, gs_base_kernel, gs_base_user: adjacent in the context
+    uint64_t flags;     // VGCF_*
 };
 
 long read_words(Vcpu& self, uint64_t ctx_va, ContextWords& w)
@@ -102,7 +103,8 @@ long read_words(Vcpu& self, uint64_t ctx_va, ContextWords& w)
     if (word(&w.cr2, offsetof(C, ctrlreg[2]), 8) || word(&w.cr3, offsetof(C, ctrlreg[3]), 8) ||
         word(w.stack, offsetof(C, kernel_ss), 16) || word(&w.event, offsetof(C, event_callback_eip), 8) ||
         word(&w.failsafe, offsetof(C, failsafe_callback_eip), 8) ||
-        word(&w.syscall, offsetof(C, syscall_callback_eip), 8) || word(w.base, offsetof(C, fs_base), 24))
+        word(&w.syscall, offsetof(C, syscall_callback_eip), 8) || word(w.base, offsetof(C, fs_base), 24) ||
+        word(&w.flags, offsetof(C, flags), 8))
         return -XEN_EFAULT;
     return 0;
 }
@@ -132,11 +134,17 @@ long initialise_locked(Vcpu& self, Vcpu& t, uint64_t ctx_va)
     t.guest_table = l4;
     t.has_table = true;
 
+    // Xen's VGCF_failsafe_disables_events and VGCF_syscall_disables_events:
+    // those callbacks mask event upcalls, as CALLBACKF_mask_events would.
+    uint8_t masks = 0;
+    if (w.flags & VGCF_failsafe_disables_events) masks |= 1u << CALLBACKTYPE_failsafe;
+    if (w.flags & VGCF_syscall_disables_events) masks |= 1u << CALLBACKTYPE_syscall;
     // The callbacks only callback_op registers (NMI, syscall32, sysenter)
     // are not in the context: none, as for a vCPU never initialised, which
     // is the only kind Xen initialises.
     for (uint64_t& c : a.callback) c = 0;
-    set_callbacks(a, w.event, w.failsafe, w.syscall);
+    a.callback_masks = 0;
+    set_callbacks(a, w.event, w.failsafe, w.syscall, masks);
     a.kernel_ss = no_stack ? 0 : kernel_stack_selector(w.stack[0]);
     a.kernel_sp = w.stack[1];
     // Xen's PV vCPU takes ctrlreg[2] as its CR2; the shared page's copy
