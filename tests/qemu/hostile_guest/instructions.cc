@@ -457,7 +457,7 @@ void op_iret()
 {
     uint64_t flags = rng.next();
     if (!rng.one_in(8)) flags &= ~0x100ull;   // TF: a #DB after the first instruction
-    const uint64_t cs = (FLAT_RING3_CS64 & ~3u) | rng.below(4), ss = (FLAT_RING3_SS64 & ~3u) | rng.below(4);
+    const uint64_t cs = (FLAT_RING3_CS64 & ~3u) | rng.below(3), ss = (FLAT_RING3_SS64 & ~3u) | rng.below(4);
     uint64_t rip = uint64_t(hostile_probe_resume);
     uint32_t expect = kNone;
     Boundary b{};

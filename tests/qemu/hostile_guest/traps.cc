@@ -149,8 +149,9 @@ extern "C" int hostile_trap(TrapRegs* t)
     }
     r.vectors |= 1u << v;
     if (r.traps > 200) fail("a probe took 200 exceptions (last %u at %x): a loop", v, rip);
-    // The selectors iret accepts: the flat ones, any RPL (ring 3 is forced).
-    cs = (kFlatCs & ~3u) | rng.below(4);
+    // The selectors iret accepts: the flat ones, any RPL (ring 3 is forced);
+    // CS RPL 0-2, kernel mode (RPL 3 enters user mode, which needs a user L4).
+    cs = (kFlatCs & ~3u) | rng.below(3);
     ss = (kFlatSs & ~3u) | rng.below(4);
     if (v == 1 && g_p.single_step) {   // continue in place, TF on for a few more steps
         if (g_p.steps) --g_p.steps;

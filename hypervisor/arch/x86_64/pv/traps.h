@@ -23,6 +23,13 @@ bool guest_deliver(TrapFrame& f, unsigned vector, bool error_code);
 // and unmasked (pv/traps.cc).
 void guest_upcall(TrapFrame& f);
 
+// SYSCALL from the guest's user mode (VECTOR_SYSCALL): to its syscall
+// callback, then the upcall; the domain crashed when it cannot be delivered.
+void guest_user_syscall(TrapFrame& f);
+
+// After a hypercall: the switch to user mode its iret asked for (do_iret).
+void guest_iret_mode(Vcpu& v);
+
 // SYSCALL from compatibility mode (VECTOR_SYSCALL32): the guest's syscall32
 // callback, or #UD; false when neither can be delivered.
 bool guest_syscall32(TrapFrame& f);
