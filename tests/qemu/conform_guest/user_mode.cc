@@ -17,9 +17,12 @@
 //   instruction in user mode is #GP(0), not emulated.
 // - iret's VGCF_in_syscall (RCX and R11 as SYSRET leaves them) and an SS of
 //   RPL 0 taken with RPL 3.
+// - An event pending when an iret to user mode unmasks upcalls: the event
+//   callback at once, on the kernel stack, with the user's RIP and CS.
 #include "tiny_guest.h"
 
 #include <xen/callback.h>
+#include <xen/event_channel.h>
 
 using namespace tiny;
 
@@ -34,11 +37,12 @@ extern "C" HIDDEN uint64_t conform_vector;
 // stack rsp (FLAT_RING3_CS64, SS um_ss, IF set, iret_context.flags `flags`),
 // with RDI as given, RCX 0x5151 and R11 0x3b3b in the frame. Returns, on the
 // kernel's stack, when an entry from user mode reaches one of um_entries:
-// the entry's tag (0x91 the syscall callback, else the vector), with the
+// the entry's tag (0x91 the syscall callback, 0x92 the event callback, else
+// the vector), with the
 // 8 words at the entry's RSP in um_frame, that RSP in um_sp and RAX and RDI
 // as the entry found them in um_rax and um_rdi.
 extern "C" HIDDEN uint64_t um_call(uint64_t rip, uint64_t rsp, uint64_t rdi, uint64_t flags);
-extern "C" HIDDEN char um_syscall_entry[], um_ud_entry[], um_gp_entry[], um_pf_entry[],
+extern "C" HIDDEN char um_syscall_entry[], um_event_entry[], um_ud_entry[], um_gp_entry[], um_pf_entry[],
     um_int80_entry[];
 extern "C" HIDDEN uint64_t um_frame[8], um_sp, um_rax, um_rdi, um_ss;
 extern "C" HIDDEN char u_page[], u_syscall[], u_syscall_ret[], u_load[], u_gs[], u_int80[], u_cr0[], u_regs[];
@@ -47,8 +51,8 @@ uint64_t um_ss = 0xe02b;
 
 asm(R"(
     .pushsection .text
-    .globl um_call, um_syscall_entry, um_ud_entry, um_gp_entry, um_pf_entry, um_int80_entry
-    .hidden um_call, um_syscall_entry, um_ud_entry, um_gp_entry, um_pf_entry, um_int80_entry
+    .globl um_call, um_syscall_entry, um_event_entry, um_ud_entry, um_gp_entry, um_pf_entry, um_int80_entry
+    .hidden um_call, um_syscall_entry, um_event_entry, um_ud_entry, um_gp_entry, um_pf_entry, um_int80_entry
 um_call:
     push %rbx; push %rbp; push %r12; push %r13; push %r14; push %r15
     mov %rsp, um_ksp(%rip)
@@ -70,6 +74,7 @@ um_call:
     jmp um_common
 .endm
     UM_ENTRY um_syscall_entry, 0x91
+    UM_ENTRY um_event_entry, 0x92
     UM_ENTRY um_ud_entry, 6
     UM_ENTRY um_gp_entry, 13
     UM_ENTRY um_pf_entry, 14
@@ -145,7 +150,7 @@ constexpr uint64_t kUserCode = 0x400000, kUserData = kUserCode + 0x1000, kUserGs
 constexpr uint64_t kUserStack = kUserData + 0x1000 - 64;
 constexpr uint64_t kDataMark = 0x7575, kUserGsMark = 0x6767, kKernelGsMark = 0x4b4b;
 constexpr uint16_t kFlatCs64 = FLAT_RING3_CS64, kFlatSs = FLAT_RING3_SS64;
-constexpr unsigned kSyscallTag = 0x91;
+constexpr unsigned kSyscallTag = 0x91, kEventTag = 0x92;
 constexpr uint64_t kMsrShadowGs = 0xc0000102;
 
 uint64_t user_va(const char* p) { return kUserCode + uint64_t(p - u_page); }
@@ -268,10 +273,44 @@ void in_syscall_checks()
     check("  R11: the RFLAGS (as SYSRET)", long(um_rdi & 0x202), 0x202);
 }
 
+long evtchn(unsigned cmd, void* arg) { return hypercall(__HYPERVISOR_event_channel_op, cmd, uint64_t(arg)); }
+
+// No event of port p left anywhere (events.cc's quiet).
+void quiet(volatile shared_info_t* sh, volatile vcpu_info_t* vi, evtchn_port_t p)
+{
+    sh->evtchn_pending[p / 64] = sh->evtchn_pending[p / 64] & ~(1ull << (p % 64));
+    sh->evtchn_mask[p / 64] = sh->evtchn_mask[p / 64] & ~(1ull << (p % 64));
+    vi->evtchn_pending_sel = 0;
+    vi->evtchn_upcall_pending = 0;
+}
+
+// An IPI to itself sent with upcalls masked; the iret to user mode unmasks
+// them (its frame's IF), and the upcall comes before the first user
+// instruction, from user mode.
+void upcall_checks(volatile shared_info_t* sh, volatile vcpu_info_t* vi)
+{
+    callback_register_t cb{CALLBACKTYPE_event, 0, uint64_t(um_event_entry)};
+    check("CALLBACKOP_register event", hypercall(__HYPERVISOR_callback_op, CALLBACKOP_register, uint64_t(&cb)), 0);
+    evtchn_bind_ipi_t ipi{0, 0};
+    check("EVTCHNOP_bind_ipi(vCPU 0)", evtchn(EVTCHNOP_bind_ipi, &ipi), 0);
+    quiet(sh, vi, ipi.port);
+    vi->evtchn_upcall_mask = 1;
+    evtchn_send_t send{ipi.port};
+    check("EVTCHNOP_send with upcalls masked", evtchn(EVTCHNOP_send, &send), 0);
+    check("iret to user mode unmasking upcalls: the event callback",
+          long(um_call(user_va(u_syscall), kUserStack, 0, 0)), kEventTag);
+    frame_checks("  RIP: the user's first instruction, not run", user_va(u_syscall), 7);
+    check("  evtchn_upcall_mask set on delivery", vi->evtchn_upcall_mask, 1);
+    evtchn_close_t close{ipi.port};
+    check("EVTCHNOP_close of it", evtchn(EVTCHNOP_close, &close), 0);
+    quiet(sh, vi, ipi.port);
+}
+
 } // namespace
 
-// After main.cc's compat_mode (its L4 slot 0 and frames up to free + 5).
-void user_mode_checks(const start_info_t* si, uint64_t free)
+// After main.cc's event checks: frames from free + 6 on (main.cc's use
+// free ... free + 5), sh and vi vCPU 0's shared_info and vcpu_info.
+void user_mode_checks(const start_info_t* si, uint64_t free, volatile shared_info_t* sh, volatile vcpu_info_t* vi)
 {
     const uint64_t l4 = build_user_l4(si, free);
     if (!l4) return;
@@ -292,7 +331,8 @@ void user_mode_checks(const start_info_t* si, uint64_t free)
     isolation_checks();
     gs_checks();
     in_syscall_checks();
-    int80_checks();   // last: an exception, which leaves the upcall mask as the iret set it
+    int80_checks();
+    upcall_checks(sh, vi);
     const trap_info_t kernel_traps[] = {{6, 0, kFlatCs64, uint64_t(conform_stubs + 16 * 6)},
                                         {13, 0, kFlatCs64, uint64_t(conform_stubs + 16 * 13)},
                                         {14, 0, kFlatCs64, uint64_t(conform_stubs + 16 * 14)},
