@@ -91,7 +91,7 @@ pvmmu_xenpv_guest(surface-guest SOURCES ${_qemu_dir}/surface_guest/main.cc
 set(_hostile ${_qemu_dir}/hostile_guest)
 pvmmu_xenpv_guest(hostile-guest SOURCES ${_hostile}/sealed.S ${_hostile}/main.cc ${_hostile}/setup.cc ${_hostile}/args.cc
   ${_hostile}/hypercalls.cc ${_hostile}/instructions.cc ${_hostile}/traps.cc ${_hostile}/traps.S
-  ${_hostile}/probes.S INCLUDES ${_qemu_dir})
+  ${_hostile}/probes.S ${_hostile}/user.cc ${_hostile}/user.S INCLUDES ${_qemu_dir})
 # Loader tests: kernels linked at 0 without ENTRY or
 # VIRT_BASE notes, one with a FEATURES note in Xen's syntax, one described by
 # the legacy __xen_guest section (low_guest/head.S, low.ld).

@@ -246,7 +246,10 @@ void judge(const char* what, const ProbeResult& r, uint32_t expect, const Addr* 
         fail("%s: #GP error code %x for a non-canonical address, expected 0", what, r.error);
 }
 
-void run_insn(const Insn& in)
+// `user`: run in guest user mode (user.cc), where nothing is emulated and
+// the user L4 may be another: any exception may come, user_probe checks
+// how it arrived.
+void run_insn(const Insn& in, bool user = false)
 {
     uint64_t a[4] = {rng.next(), rng.next(), rng.next(), rng.next()};
     uint32_t expect = in.expect;
@@ -319,7 +322,14 @@ void run_insn(const Insn& in)
         a[2] = rng.below(3) ? rng.below(64) : rng.below(1024);
         break;
     }
-    note(in.name, a[0], a[1], a[2], a[3]);
+    note(in.name, a[0], a[1], a[2], a[3], user);
+    if (user) {
+        const ProbeResult r = user_probe(in.fn, in.at, in.past, a);
+        noted_result(r.traps ? -int64_t(r.vector) - 1000 : 0);
+        judge(in.name, r, kNone | kDE | kDB | kBP | kOF | kUD | kNM | kNP | kSS | kGP | kPF | V(17), nullptr, false,
+              false);
+        return;
+    }
     const ProbeResult r = probe(in.fn, in.at, in.past, a[0], a[1], a[2], a[3]);
     noted_result(r.traps ? -int64_t(r.vector) - 1000 : 0);
     const bool rmw = in.fn == hs_xchg8 || in.fn == hs_cmpxchg8 || in.fn == hs_cmpxchg16b;
@@ -435,6 +445,8 @@ void op_instruction()
     else if (r < 98) run_tf_syscall();
     else run_ss_syscall();
 }
+
+void op_user_instruction() { run_insn(kInsns[rng.below(sizeof(kInsns) / sizeof(kInsns[0]))], true); }
 
 void op_boundary_syscall()
 {

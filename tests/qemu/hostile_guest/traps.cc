@@ -146,6 +146,8 @@ extern "C" int hostile_trap(TrapRegs* t)
         r.error = err ? t->rest[0] : 0;
         r.rip = rip;
         r.cr2 = v == 14 ? g.shared->vcpu_info[0].arch.cr2 : 0;
+        r.cs = cs;
+        r.frame = uint64_t(t);
     }
     r.vectors |= 1u << v;
     if (r.traps > 200) fail("a probe took 200 exceptions (last %u at %x): a loop", v, rip);
