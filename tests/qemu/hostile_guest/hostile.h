@@ -187,6 +187,8 @@ struct Call {
 Call make_call(bool traps_follow);
 // The DPL of the guest's trap-table entry for `vector` (0 above 31).
 unsigned trap_dpl(unsigned vector);
+// Whether install_traps gave vector (above 31) an entry: DPL 0, vector 0's stub.
+bool trap_extra(unsigned vector);
 Call make_core_call(unsigned depth);   // what a multicall may hold
 void op_hypercall();
 // Checks a hypercall's result; what came back by a raw SYSCALL too.

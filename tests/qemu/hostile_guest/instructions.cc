@@ -347,12 +347,15 @@ void run_int_n()
     noted_result(r.traps ? -int64_t(r.vector) - 1000 : 0);
     // The gates of #BP and #OF have DPL 3; any other INT n reaches the
     // guest's handler of vector n when its entry's DPL is above 0 (Xen's
-    // rule for a PV kernel: no error code, RIP past the instruction), else
-    // it is a #GP naming the IDT gate (n * 8 + 2, n * 16 + 2 under TCG).
+    // rule for a PV kernel: no error code, RIP past the instruction), and
+    // INT $0x80 whenever it has one (Xen's int80 gate), else it is a #GP
+    // naming the IDT gate (n * 8 + 2, n * 16 + 2 under TCG). The entries
+    // above 31 are DPL 0, on vector 0's stub.
     uint32_t expect = kGP;
     if (n == 3) expect = kBP;
     else if (n == 4) expect = kOF;
     else if (trap_dpl(n) > 0) expect = V(n);
+    else if (n == 0x80 && trap_extra(n)) expect = V(0);
     judge("int $n", r, expect, nullptr, false, false);
     if (r.traps && r.vector == 13 && r.error != n * 8 + 2 && r.error != n * 16 + 2)
         fail("int $%u: #GP error code %x, expected the IDT gate %x", n, r.error, n * 8 + 2);
