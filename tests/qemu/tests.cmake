@@ -51,7 +51,7 @@ pvmmu_xenpv_guest(stop-guest SOURCES ${_qemu_dir}/stop_guest/main.cc INCLUDES ${
 pvmmu_xenpv_guest(gdt-guest SOURCES ${_qemu_dir}/gdt_guest/main.cc INCLUDES ${_qemu_dir})
 pvmmu_xenpv_guest(edge-guest SOURCES ${_qemu_dir}/edge_guest/main.cc INCLUDES ${_qemu_dir})
 pvmmu_xenpv_guest(conform-guest SOURCES ${_qemu_dir}/conform_guest/main.cc ${_qemu_dir}/conform_guest/events.cc
-  INCLUDES ${_qemu_dir})
+  ${_qemu_dir}/conform_guest/user_mode.cc INCLUDES ${_qemu_dir})
 pvmmu_xenpv_guest(events-guest SOURCES ${_qemu_dir}/events_guest/main.cc INCLUDES ${_qemu_dir})
 pvmmu_xenpv_guest(smoke-guest SOURCES ${PROJECT_SOURCE_DIR}/tests/xen/smoke_guest/main.cc INCLUDES ${_qemu_dir})
 # surface-guest: docs/abi.md §12.1, compiled in as surface_rows.h (one
@@ -92,7 +92,7 @@ pvmmu_xenpv_guest(surface-guest SOURCES ${_qemu_dir}/surface_guest/main.cc
 set(_hostile ${_qemu_dir}/hostile_guest)
 pvmmu_xenpv_guest(hostile-guest SOURCES ${_hostile}/sealed.S ${_hostile}/main.cc ${_hostile}/setup.cc ${_hostile}/args.cc
   ${_hostile}/hypercalls.cc ${_hostile}/instructions.cc ${_hostile}/traps.cc ${_hostile}/traps.S
-  ${_hostile}/probes.S INCLUDES ${_qemu_dir})
+  ${_hostile}/probes.S ${_hostile}/user.cc ${_hostile}/user.S INCLUDES ${_qemu_dir})
 # Loader tests: kernels linked at 0 without ENTRY or
 # VIRT_BASE notes, one with a FEATURES note in Xen's syntax, one described by
 # the legacy __xen_guest section (low_guest/head.S, low.ld).

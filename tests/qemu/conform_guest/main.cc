@@ -68,6 +68,7 @@
 //   (runstate, and vCPU 1's area through its up and down in vcpu_context).
 // - VCPUOP_register_vcpu_info (vcpu_info_checks).
 // - Event channels and timers: errnos, a local event, VIRQ_TIMER (events.cc).
+// - Guest user mode (user_mode.cc).
 // - Compatibility mode through a 32-bit code segment (compat_mode): iret
 //   there, SYSCALL (#UD, the syscall32 callback), SYSENTER, INT $0x80;
 //   CALLBACKOP_unregister's errnos by type.
@@ -99,6 +100,8 @@ extern "C" HIDDEN char c_rd_cr0[], c_rd_cr2[], c_rd_cr3[], c_rd_cr3_r9[], c_rd_c
     c_or[], c_and_imm8[], c_st_pinned[], c_andb_rw[], c_movb[], c_orw[];
 extern "C" HIDDEN uint64_t conform_zf;
 void event_checks(volatile shared_info_t* sh, volatile vcpu_info_t* vi);   // events.cc
+void user_mode_checks(const start_info_t* si, uint64_t free, volatile shared_info_t* sh,
+                      volatile vcpu_info_t* vi);   // user_mode.cc
 // A page of the image that pt_writes pins as an L1 (linked nowhere); c_st_pinned
 // stores into its entry 2 RIP-relative.
 extern "C" HIDDEN volatile uint64_t g_pin_l1[512];   // page-aligned, in .bss (the asm above)
@@ -1990,5 +1993,7 @@ extern "C" [[noreturn]] void xenpv_start(const start_info_t* si, uint64_t initia
     vcpu_info_checks(si, ((initial_sp + 4095) & ~4095ull) + 4096);
     event_checks(reinterpret_cast<volatile shared_info_t*>(((initial_sp + 4095) & ~4095ull) + 4096),
                  reinterpret_cast<volatile vcpu_info_t*>(g_vcpu_info_page + 128));
+    user_mode_checks(si, free, reinterpret_cast<volatile shared_info_t*>(((initial_sp + 4095) & ~4095ull) + 4096),
+                     reinterpret_cast<volatile vcpu_info_t*>(g_vcpu_info_page + 128));
     finish("conform guest");
 }

@@ -187,6 +187,8 @@ struct Call {
 Call make_call(bool traps_follow);
 // The DPL of the guest's trap-table entry for `vector` (0 above 31).
 unsigned trap_dpl(unsigned vector);
+// Whether install_traps gave vector (above 31) an entry: DPL 0, vector 0's stub.
+bool trap_extra(unsigned vector);
 Call make_core_call(unsigned depth);   // what a multicall may hold
 void op_hypercall();
 // Checks a hypercall's result; what came back by a raw SYSCALL too.
@@ -209,14 +211,21 @@ struct ProbeResult {
     uint32_t vectors = 0;     // bit v: vector v was seen
     unsigned vector = 0;      // the first
     uint64_t error = 0, rip = 0, cr2 = 0;
+    uint64_t cs = 0, frame = 0;   // the first's frame CS, and where its handler's registers lay
 };
 ProbeResult probe(const void* fn, const char* at, const char* past, uint64_t a0 = 0, uint64_t a1 = 0,
                   uint64_t a2 = 0, uint64_t a3 = 0, unsigned tf_steps = 0);
 void restore_segments();
+// --- user.cc: guest user mode ---------------------------------------------------
+void user_setup();   // in setup(), before the tables are hashed
+// Runs a snippet in user mode with arguments a (user.cc), checking where its
+// entries back to the kernel arrived.
+ProbeResult user_probe(const char* fn, const char* at, const char* past, const uint64_t (&a)[4]);
 // --- instructions.cc ------------------------------------------------------------
 void op_instruction();
 void op_boundary_syscall();
 void op_iret();
+void op_user_instruction();
 
 } // namespace hostile
 

@@ -246,7 +246,10 @@ void judge(const char* what, const ProbeResult& r, uint32_t expect, const Addr* 
         fail("%s: #GP error code %x for a non-canonical address, expected 0", what, r.error);
 }
 
-void run_insn(const Insn& in)
+// `user`: run in guest user mode (user.cc), where nothing is emulated and
+// the user L4 may be another: any exception may come, user_probe checks
+// how it arrived.
+void run_insn(const Insn& in, bool user = false)
 {
     uint64_t a[4] = {rng.next(), rng.next(), rng.next(), rng.next()};
     uint32_t expect = in.expect;
@@ -319,7 +322,14 @@ void run_insn(const Insn& in)
         a[2] = rng.below(3) ? rng.below(64) : rng.below(1024);
         break;
     }
-    note(in.name, a[0], a[1], a[2], a[3]);
+    note(in.name, a[0], a[1], a[2], a[3], user);
+    if (user) {
+        const ProbeResult r = user_probe(in.fn, in.at, in.past, a);
+        noted_result(r.traps ? -int64_t(r.vector) - 1000 : 0);
+        judge(in.name, r, kNone | kDE | kDB | kBP | kOF | kUD | kNM | kNP | kSS | kGP | kPF | V(17), nullptr, false,
+              false);
+        return;
+    }
     const ProbeResult r = probe(in.fn, in.at, in.past, a[0], a[1], a[2], a[3]);
     noted_result(r.traps ? -int64_t(r.vector) - 1000 : 0);
     const bool rmw = in.fn == hs_xchg8 || in.fn == hs_cmpxchg8 || in.fn == hs_cmpxchg16b;
@@ -337,12 +347,15 @@ void run_int_n()
     noted_result(r.traps ? -int64_t(r.vector) - 1000 : 0);
     // The gates of #BP and #OF have DPL 3; any other INT n reaches the
     // guest's handler of vector n when its entry's DPL is above 0 (Xen's
-    // rule for a PV kernel: no error code, RIP past the instruction), else
-    // it is a #GP naming the IDT gate (n * 8 + 2, n * 16 + 2 under TCG).
+    // rule for a PV kernel: no error code, RIP past the instruction), and
+    // INT $0x80 whenever it has one (Xen's int80 gate), else it is a #GP
+    // naming the IDT gate (n * 8 + 2, n * 16 + 2 under TCG). The entries
+    // above 31 are DPL 0, on vector 0's stub.
     uint32_t expect = kGP;
     if (n == 3) expect = kBP;
     else if (n == 4) expect = kOF;
     else if (trap_dpl(n) > 0) expect = V(n);
+    else if (n == 0x80 && trap_extra(n)) expect = V(0);
     judge("int $n", r, expect, nullptr, false, false);
     if (r.traps && r.vector == 13 && r.error != n * 8 + 2 && r.error != n * 16 + 2)
         fail("int $%u: #GP error code %x, expected the IDT gate %x", n, r.error, n * 8 + 2);
@@ -436,6 +449,8 @@ void op_instruction()
     else run_ss_syscall();
 }
 
+void op_user_instruction() { run_insn(kInsns[rng.below(sizeof(kInsns) / sizeof(kInsns[0]))], true); }
+
 void op_boundary_syscall()
 {
     const Boundary b = pick_boundary();
@@ -457,7 +472,7 @@ void op_iret()
 {
     uint64_t flags = rng.next();
     if (!rng.one_in(8)) flags &= ~0x100ull;   // TF: a #DB after the first instruction
-    const uint64_t cs = (FLAT_RING3_CS64 & ~3u) | rng.below(4), ss = (FLAT_RING3_SS64 & ~3u) | rng.below(4);
+    const uint64_t cs = (FLAT_RING3_CS64 & ~3u) | rng.below(3), ss = (FLAT_RING3_SS64 & ~3u) | rng.below(4);
     uint64_t rip = uint64_t(hostile_probe_resume);
     uint32_t expect = kNone;
     Boundary b{};

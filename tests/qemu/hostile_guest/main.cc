@@ -332,7 +332,8 @@ void one_op()
     if (r < 520) op_hypercall();
     else if (r < 880) op_instruction();
     else if (r < 930) op_write_pool_b();
-    else if (r < 970) op_iret();
+    else if (r < 960) op_iret();
+    else if (r < 980) op_user_instruction();
     else op_boundary_syscall();
 }
 

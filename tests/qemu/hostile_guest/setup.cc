@@ -148,6 +148,7 @@ void setup(const start_info_t* si, uint64_t initial_sp)
          uvm(uint64_t(hostile_sealed_page), g.maddr(sealed_gpfn()) | kReadOnly));
     const auto* code = reinterpret_cast<const uint8_t*>(kLowerEnd - 2);
     if (code[0] != 0x0f || code[1] != 0x05) must("the code page at the canonical boundary", -XEN_EINVAL);
+    user_setup();
     install_traps();
     say("hostile: domain of %u frames from mfn %x; pool A at %x, pool B at %x, playground L3 mfn %x, code at %x",
         g.nr_pages, g.first_mfn, g.va(g.region_a), g.va(g.pool_b), g.mfn(g.l3), kCodeVa);

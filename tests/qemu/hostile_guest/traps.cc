@@ -36,6 +36,7 @@ bool has_error_code(unsigned v) { return v == 8 || (v >= 10 && v <= 14) || v == 
 
 bool g_known = false;   // the hypervisor holds the table install_traps set
 uint8_t g_dpl[32];      // the DPL install_traps gave each exception vector
+bool g_extra[256];      // the vectors above 31 it gave a DPL-0 entry (vector 0's stub)
 
 struct Active {
     bool on = false, in_handler = false, may_skip = false, single_step = false;
@@ -73,8 +74,13 @@ void install_traps()
         t[n++] = trap_info_t{uint8_t(v), uint8_t(g_dpl[v] | (rng.below(2) << 2)), kFlatCs,
                              uint64_t(hostile_trap_stubs) + 16 * (32 * rng.below(3) + v)};
     }
-    for (unsigned k = unsigned(rng.below(4)); k; --k)   // DPL 0: INT n of them stays a #GP
-        t[n++] = trap_info_t{uint8_t(32 + rng.below(224)), 0, kFlatCs, uint64_t(hostile_trap_stubs)};
+    // DPL 0: INT n of them stays a #GP, but INT $0x80 (Xen's int80 gate).
+    for (bool& e : g_extra) e = false;
+    for (unsigned k = unsigned(rng.below(4)); k; --k) {
+        const uint8_t v = uint8_t(32 + rng.below(224));
+        g_extra[v] = true;
+        t[n++] = trap_info_t{v, 0, kFlatCs, uint64_t(hostile_trap_stubs)};
+    }
     t[n] = trap_info_t{0, 0, 0, 0};
     // Entries merge per vector: NULL first clears what earlier random tables left.
     long rc = hypercall(__HYPERVISOR_set_trap_table, 0);
@@ -87,6 +93,8 @@ void install_traps()
 void traps_unknown() { g_known = false; }
 
 unsigned trap_dpl(unsigned vector) { return vector < 32 ? g_dpl[vector] : 0; }
+
+bool trap_extra(unsigned vector) { return vector < 256 && g_extra[vector]; }
 
 void restore_segments()
 {
@@ -146,11 +154,14 @@ extern "C" int hostile_trap(TrapRegs* t)
         r.error = err ? t->rest[0] : 0;
         r.rip = rip;
         r.cr2 = v == 14 ? g.shared->vcpu_info[0].arch.cr2 : 0;
+        r.cs = cs;
+        r.frame = uint64_t(t);
     }
     r.vectors |= 1u << v;
     if (r.traps > 200) fail("a probe took 200 exceptions (last %u at %x): a loop", v, rip);
-    // The selectors iret accepts: the flat ones, any RPL (ring 3 is forced).
-    cs = (kFlatCs & ~3u) | rng.below(4);
+    // The selectors iret accepts: the flat ones, any RPL (ring 3 is forced);
+    // CS RPL 0-2, kernel mode (RPL 3 enters user mode, which needs a user L4).
+    cs = (kFlatCs & ~3u) | rng.below(3);
     ss = (kFlatSs & ~3u) | rng.below(4);
     if (v == 1 && g_p.single_step) {   // continue in place, TF on for a few more steps
         if (g_p.steps) --g_p.steps;

@@ -14,6 +14,7 @@
 #include "pv/domain.h"
 #include "pv/emulate.h"
 #include "pv/events.h"
+#include "pv/guest_mode.h"
 #include "pv/run.h"
 #include "pv/traps.h"
 
@@ -202,6 +203,12 @@ extern "C" void trap_dispatch(TrapFrame* f)
 static void dispatch(TrapFrame* f)
 {
     if (f->vector == VECTOR_SYSCALL) {
+        // From the guest's user mode a SYSCALL is its system call, bounced
+        // to its kernel (pv/traps.cc); from its kernel mode, a hypercall.
+        if (guest_in_user_mode(*this_cpu().vcpu)) {
+            guest_user_syscall(*f);
+            return;
+        }
         sti();   // shootdown IPIs may arrive during a hypercall
         syscall_dispatch(f);
         cli();

@@ -65,9 +65,10 @@ extern "C" const char load_gs_user_sel_load[];
 // not; 0 if it read, 1 if it faulted (the self-test of cpu/cpu_features.h).
 extern "C" int guest_probe_read(const void* va, bool open);
 
-// Called from cpu/trap_entry.S, for every vector and for hypercalls
-// (VECTOR_SYSCALL, from pv/syscall_entry.S), which go to syscall_dispatch
-// (pv/hypercall.cc) with interrupts on.
+// Called from cpu/trap_entry.S, for every vector and for SYSCALL
+// (VECTOR_SYSCALL, from pv/syscall_entry.S): from the guest's kernel mode a
+// hypercall, which goes to syscall_dispatch (pv/hypercall.cc) with
+// interrupts on; from its user mode the guest's system call (pv/traps.cc).
 extern "C" void trap_dispatch(TrapFrame* f);
 void syscall_dispatch(TrapFrame* f);
 

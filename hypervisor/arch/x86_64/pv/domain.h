@@ -67,10 +67,16 @@ struct VcpuArch {
     // <xen/callback.h>; the event callback's always does, so its bit is unused.
     uint8_t callback_masks = 0;
     uint64_t kernel_ss = 0, kernel_sp = 0;   // stack_switch
+    // The guest's mode (pv/guest_mode.h): user mode runs on the user L4.
+    // user_mode_next: an iret to user mode, done once the hypercall ends
+    // (pv/hypercall.cc), after the last write of the call into kernel memory.
+    bool user_mode = false, user_mode_next = false;
     // The %fs and kernel %gs bases the vCPU enters with (VCPUOP_initialise;
-    // 0 at boot), loaded by guest_run; from then on the CPU's MSRs hold them
-    // (set_segment_base and wrmsr write those). The user %gs base is only
-    // kept: pvmmu has no guest user mode to load it for (pv/emulate.cc).
+    // 0 at boot), loaded by guest_run; from then on the CPU's MSRs hold
+    // %fs's and the base of the mode the vCPU is in (set_segment_base and
+    // wrmsr write those), and the other mode's %gs base is kept here:
+    // gs_base_user in kernel mode, gs_base_kernel in user mode
+    // (pv/guest_mode.cc).
     uint64_t fs_base = 0, gs_base_kernel = 0, gs_base_user = 0;
     // MMUEXT_SET_LDT's linear address and entry count; the validated copy the
     // CPU reads is its CPU's (g_cpu_ldt, pv/descriptors.cc). Both 0 at start.

@@ -5,10 +5,17 @@
 // and Xen's forced-emulation prefix (#UD at its UD2). Before such an
 // exception is bounced, the hypervisor does what Xen does for a PV kernel:
 //
-// - INT n whose trap-table entry has a DPL the guest's kernel mode passes:
-//   the event goes to the handler of vector n, with no error code and RIP
-//   past the instruction (Xen's permit_softint: a PV kernel is let through
-//   by any DPL but 0; pvmmu has no guest user mode, which needs DPL 3).
+// - INT n whose trap-table entry has a DPL the guest's mode passes: the
+//   event goes to the handler of vector n, with no error code and RIP past
+//   the instruction (Xen's permit_softint: its kernel mode passes any DPL but
+//   0, its user mode DPL 3). INT $0x80 goes to its handler whatever the
+//   DPL, from either mode, as Xen's int80 gate (entry_int80) takes it.
+//
+// In the guest's user mode (pv/guest_mode.h) only INT n, the forced
+// CPUID, the virtual CR0.TS's #NM and debug traps are handled; a privileged
+// instruction or a #PF keeps its exception, which goes to the guest's
+// kernel, as Xen emulates privileged instructions and page-table writes for
+// a PV kernel only.
 // - The privileged instructions Xen's PV emulator takes: mov from CR0, CR2,
 //   CR3, CR4; mov to CR0 (TS only), CR2, CR3 (MMUEXT_NEW_BASEPTR's work),
 //   CR4 (its guest-controlled bit DE, the rest ignored); mov to and from
@@ -50,6 +57,7 @@
 #include "pv/domain.h"
 #include "pv/emulate.h"
 #include "pv/fpu.h"
+#include "pv/guest_mode.h"
 #include "pv/place.h"
 #include "pv/port_io.h"
 #include "pv/ptwr.h"
@@ -212,7 +220,9 @@ bool software_interrupt(Vcpu& v, TrapFrame& f)
     const int n = software_int_vector(b, guest_fetch(v, f.rip, b, 2), f.error);
     if (n < 0) return false;
     const TrapEntry& t = arch(v).trap[n];
-    if (t.dpl == 0 || !t.address) return false;
+    constexpr int kInt80 = 0x80;
+    const bool permitted = n == kInt80 || (guest_in_user_mode(v) ? t.dpl == 3 : t.dpl != 0);
+    if (!permitted || !t.address) return false;
     TrapFrame g = f;
     g.rip = f.rip + 2;
     if (!guest_deliver(g, unsigned(n), false)) return false;
@@ -329,12 +339,13 @@ bool guest_emulate(TrapFrame& f)
         len = forced_cpuid(v, f);
         break;
     case kExcPF:   // the decoder knows 64-bit code only (long_mode_cs)
-        if (!long_mode_cs(f.cs)) return false;
+        if (!long_mode_cs(f.cs) || guest_in_user_mode(v)) return false;
         len = int(guest_pt_write(v, f));
         break;
     case kExcGP:
         if (!long_mode_cs(f.cs)) return false;
         if (f.error) return software_interrupt(v, f);
+        if (guest_in_user_mode(v)) return false;
         len = privileged(v, f, &hits);
         break;
     default: return false;

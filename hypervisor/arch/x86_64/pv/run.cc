@@ -184,6 +184,8 @@ void guest_run(Vcpu& v)
     if (vcpu_info* info = guest_vcpu_info(v)) time_publish(info->time);   // on the CPU it runs on
     boot_time_report("first guest entry");   // once, the first vCPU of all
     load_segment_bases(arch(v));
+    // A vCPU starts in its kernel mode, on its kernel L4 (pv/guest_mode.h).
+    arch(v).user_mode = arch(v).user_mode_next = false;
     write_cr3(maddr_of(v.guest_table).v);
     runstate_change(v, RUNSTATE_running);   // its area through the tables just loaded
     guest_arm_timer(v);   // Xen's default periodic tick, or what was set before it went down

@@ -19,7 +19,9 @@ namespace pvmmu::x86 {
 // SEGBASE_FS and SEGBASE_GS_KERNEL go to the CPU, which holds them while the
 // vCPU runs: the hypervisor never reads through %fs, and its %gs is swapped in
 // at every entry, so the kernel's %gs base waits in IA32_KERNEL_GS_BASE until
-// trap_return's SWAPGS. The user %gs base is only kept (no guest user mode).
+// trap_return's SWAPGS. The user %gs base is kept, and made the live one
+// whenever the vCPU enters its user mode (pv/guest_mode.cc); these calls
+// are made in kernel mode only (hypercalls, emulated wrmsr).
 bool set_segment_base(Vcpu& v, unsigned which, uint64_t base)
 {
     if (!guest_va_ok(base)) return false;

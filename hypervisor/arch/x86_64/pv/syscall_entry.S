@@ -1,6 +1,8 @@
-/* Hypercall entry from ring 3 by SYSCALL (docs/abi.md "Bare-metal guest
- * ABI"; the guest reaches it through the hypercall page's stubs,
- * pv/loader.cc), and SYSCALL from compatibility mode.
+/* SYSCALL from ring 3: a hypercall from the guest's kernel mode (docs/abi.md
+ * "Bare-metal guest ABI"; the guest reaches it through the hypercall page's
+ * stubs, pv/loader.cc), the guest's own system call from its user mode
+ * (bounced to its syscall callback, cpu/traps.cc), and SYSCALL from
+ * compatibility mode.
  *
  * SYSCALL leaves RIP in RCX, RFLAGS in R11, CS/SS from STAR, RSP untouched,
  * and IF cleared by IA32_FMASK ("SYSCALL" in SDM Vol. 2B). The entry swaps

@@ -3,9 +3,12 @@
 // the iret hypercall that returns from it, and the registrations a PV kernel
 // makes at start of day (set_callbacks / callback_op, stack_switch).
 //
-// Every guest kernel runs in ring 3 and pvmmu has no guest user mode, so a
-// bounce never switches stacks: the frame goes below the interrupted RSP
-// (aligned to 16 as the CPU does), laid out as Xen lays it out — from the
+// The guest kernel and its user mode both run in ring 3 (pv/guest_mode.h).
+// A bounce from kernel mode stays on the interrupted stack: the frame goes
+// below the interrupted RSP (aligned to 16 as the CPU does). One from user
+// mode first switches the vCPU to kernel mode (its L4 and %gs base) and puts
+// the frame on the kernel stack stack_switch named, as Xen's
+// create_bounce_frame. The frame is laid out as Xen lays it out — from the
 // lowest address: RCX, R11, [error code], RIP, CS, RFLAGS, RSP, SS. The
 // handler pops RCX and R11 and ends with the iret hypercall, whose stub
 // pushes RAX, R11, RCX on top of (flags, RIP, CS, RFLAGS, RSP, SS): that is
@@ -21,6 +24,7 @@
 #include "cpu/x86.h"
 #include "mm/core_glue.h"
 #include "pv/domain.h"
+#include "pv/guest_mode.h"
 #include "pv/hypercall.h"
 #include "pv/run.h"
 #include "pv/surface.h"
@@ -50,11 +54,12 @@ bool guest_bounce(TrapFrame& f)
     // NMI, #DF and #MC are the hypervisor's; nothing else is delivered twice.
     if (f.vector >= kNrExceptions || f.vector == kExcNMI || f.vector == kExcDF || f.vector == kExcMC) return false;
     // Xen gives a page fault of the guest's kernel mode the U/S bit clear
-    // and one of its user mode the bit set, whatever ring the CPU saw; a
-    // pvmmu guest has only kernel mode. Not delivered, the frame keeps the
-    // CPU's code for the crash report (the U/S bit is evidence).
+    // and one of its user mode the bit set, whatever ring the CPU saw. Not
+    // delivered, the frame keeps the CPU's code for the crash report (the
+    // U/S bit is evidence).
     const uint64_t cpu_error = f.error;
-    if (f.vector == kExcPF) f.error &= ~kPfUser;
+    if (f.vector == kExcPF)
+        f.error = guest_in_user_mode(*this_cpu().vcpu) ? f.error | kPfUser : f.error & ~kPfUser;
     if (guest_deliver(f, unsigned(f.vector), exception_has_error_code(unsigned(f.vector)))) return true;
     f.error = cpu_error;
     return false;
@@ -80,8 +85,9 @@ void set_callbacks(VcpuArch& a, uint64_t event, uint64_t failsafe, uint64_t sysc
 
 // The kernel stack's SP must be a guest address (Xen does not look; pvmmu
 // refuses one it could never switch to). Any SS is taken, its RPL forced to
-// 3, as Xen does: Linux names its own __KERNEL_DS (0x18). pvmmu has no guest
-// user mode yet, so the pair is only recorded.
+// 3, as Xen does: Linux names its own __KERNEL_DS (0x18). A 64-bit guest's
+// kernel runs on FLAT_KERNEL_SS whatever it named (Xen's bounce loads that
+// one too), so only the SP is used (deliver_to).
 bool kernel_stack_ok(uint64_t sp) { return guest_va_ok(sp); }
 uint16_t kernel_stack_selector(uint64_t ss) { return uint16_t(ss) | 3; }
 
@@ -162,6 +168,38 @@ bool guest_failsafe(TrapFrame& f)
     return true;
 }
 
+
+namespace {
+
+// SYSCALL bounced to the guest's callback of `type` (CALLBACKTYPE_syscall or
+// _syscall32), as Xen's switch_to_kernel: the frame of an event without error
+// code (RCX and R11 as SYSCALL left them; CS and SS the entry's, Xen's
+// FLAT_KERNEL_CS64 / FLAT_RING3_CS32 and FLAT_KERNEL_SS), upcalls masked when
+// the callback was registered with CALLBACKF_mask_events, DF cleared.
+bool syscall_callback(Vcpu& v, TrapFrame& f, unsigned type)
+{
+    VcpuArch& a = arch(v);
+    if (!deliver_to(v, f, a.callback[type], VECTOR_SYSCALL, false, upcalls_masked(v, f.rflags))) return false;
+    if (a.callback_masks & (1u << type)) mask_upcalls(v);
+    f.rflags &= ~kRflagsDf;
+    return true;
+}
+
+} // namespace
+
+// SYSCALL from the guest's user mode: its system call, never a hypercall
+// (Xen's lstar_enter: only kernel mode's SYSCALL is one), to the syscall
+// callback on the kernel stack; without one the domain is crashed, as Xen's
+// bounce to address 0. The upcall follows on the return to the guest
+// (guest_return_events), as after a hypercall.
+void guest_user_syscall(TrapFrame& f)
+{
+    Vcpu& v = *this_cpu().vcpu;
+    if (!arch(v).callback[CALLBACKTYPE_syscall]) guest_crash(f, "syscall from user mode: no syscall callback");
+    if (!syscall_callback(v, f, CALLBACKTYPE_syscall))
+        guest_crash(f, "syscall from user mode: the bounce frame cannot be written");
+}
+
 // SYSCALL from compatibility mode (syscall32_entry), as Xen 4.17 bounces it
 // for a 64-bit PV guest: to the syscall32 callback (CALLBACKTYPE_syscall32)
 // with the frame of an event without error code (RCX and R11 as SYSCALL left
@@ -171,12 +209,7 @@ bool guest_failsafe(TrapFrame& f)
 bool guest_syscall32(TrapFrame& f)
 {
     Vcpu& v = *this_cpu().vcpu;
-    if (const uint64_t cb = arch(v).callback[CALLBACKTYPE_syscall32]) {
-        if (!deliver_to(v, f, cb, VECTOR_SYSCALL32, false, upcalls_masked(v, f.rflags))) return false;
-        if (arch(v).callback_masks & (1u << CALLBACKTYPE_syscall32)) mask_upcalls(v);
-        f.rflags &= ~kRflagsDf;   // as Xen's switch_to_kernel
-        return true;
-    }
+    if (arch(v).callback[CALLBACKTYPE_syscall32]) return syscall_callback(v, f, CALLBACKTYPE_syscall32);
     f.vector = kExcUD;
     f.error = 0;
     f.rip = uint32_t(f.rip - 2);   // compatibility mode: a 32-bit RIP
@@ -187,11 +220,17 @@ namespace {
 
 // `masked`: the upcall mask the frame's RFLAGS.IF records (Xen's
 // create_bounce_frame: IF = !evtchn_upcall_mask, since a PV guest always runs
-// with the CPU's IF set); iret turns it back into the mask. `segs`: the
-// failsafe callback's DS, ES, FS, GS, above RCX and R11.
+// with the CPU's IF set); iret turns it back into the mask. From user mode
+// the vCPU enters kernel mode first and the frame goes on its kernel stack;
+// if it cannot be written there the vCPU is left in user mode, as it was.
+// `segs`: the failsafe callback's DS, ES, FS, GS, above RCX and R11.
 bool deliver_to(Vcpu& v, TrapFrame& f, uint64_t handler, unsigned vector, bool error_code, bool masked,
                 const uint64_t* segs)
 {
+    const bool from_user = guest_in_user_mode(v);
+    if (from_user) guest_enter_kernel_mode(v);
+    const uint64_t stack = from_user ? arch(v).kernel_sp : f.rsp;
+
     // A #PF the CPU raised (never an INT $14) sets the virtual CR2, as Xen's.
     const bool page_fault = vector == kExcPF && error_code;
     if (page_fault) {
@@ -207,15 +246,18 @@ bool deliver_to(Vcpu& v, TrapFrame& f, uint64_t handler, unsigned vector, bool e
     if (error_code) frame[n++] = f.error;
     frame[n++] = f.rip;
     // RPL 0 in the frame's CS says "kernel context" (Xen clears it for an
-    // event in the guest's kernel mode, which is all a pvmmu guest has):
-    // Linux's entry code tells kernel from user mode by it, and would
-    // SWAPGS on RPL 3. iret takes either and returns with RPL 3.
-    frame[n++] = f.cs & ~3ull;
+    // event in the guest's kernel mode and keeps the RPL 3 of user mode's):
+    // Linux's entry code tells kernel from user mode by it. iret takes RPL 0
+    // back to kernel mode and RPL 3 to user mode (do_iret).
+    frame[n++] = from_user ? f.cs : f.cs & ~3ull;
     frame[n++] = masked ? f.rflags & ~kRflagsIf : f.rflags | kRflagsIf;
     frame[n++] = f.rsp;
     frame[n++] = f.ss;
-    const uint64_t sp = (f.rsp & ~15ull) - n * sizeof(uint64_t);
-    if (platform().copy_to_guest(v, Vaddr{sp}, frame, n * sizeof(uint64_t))) return false;
+    const uint64_t sp = (stack & ~15ull) - n * sizeof(uint64_t);
+    if (platform().copy_to_guest(v, Vaddr{sp}, frame, n * sizeof(uint64_t))) {
+        if (from_user) guest_enter_user_mode(v);
+        return false;
+    }
     if (page_fault) arch(v).counters.faults.fetch_add(1, std::memory_order_relaxed);
     f.rip = handler;
     f.rsp = sp;
@@ -258,14 +300,22 @@ HcResult do_set_trap_table(Vcpu& v, HypercallFrame& f)
 }
 
 // iret: the frame is struct iret_context at the guest's RSP. RIP and RSP
-// must be guest addresses and SS the flat ring-3 selector; CS is any
-// selector with RPL 3 forced, as on Xen, so a 32-bit code segment of the
-// guest's (or FLAT_RING3_CS32) returns to compatibility mode. The CPU's
-// checks at the IRETQ do the rest: a selector that is not a present DPL-3
-// code segment, or a RIP past its limit, is refused there and the domain
-// crashed (traps.cc), as a bad frame is here — the guest cannot be returned
-// to (Xen calls the failsafe callback). RAX, R11 and RCX come back from the
-// frame; the other registers are as the guest left them.
+// must be guest addresses. CS and SS are any selectors, their RPL forced to
+// 3, as on Xen (Linux returns to user mode on its own GDT's __USER_CS and
+// __USER_DS; a 32-bit code segment, or FLAT_RING3_CS32, returns to
+// compatibility mode). The CPU's checks at the IRETQ do the rest: a selector
+// that is not a present DPL-3 segment of the right kind, or a RIP past its
+// limit, is refused there and the domain crashed (traps.cc), as a bad frame
+// is here — the guest cannot be returned to (Xen calls the failsafe
+// callback). A CS with RPL 3 in the frame is a return to the guest's user
+// mode (Xen's do_iret), which needs a user L4 (else the domain is crashed,
+// as on Xen); the switch is made once the call ends (user_mode_next), so the
+// rest of a multicall still writes kernel memory through the kernel's L4.
+// RAX comes back from the frame; R11 and RCX too, unless the frame's flags
+// say VGCF_in_syscall: Xen then returns by SYSRET, which leaves RIP in RCX
+// and RFLAGS in R11, with STAR's flat selectors (FLAT_RING3_CS32 for a
+// 32-bit return, else FLAT_RING3_CS64, and FLAT_RING3_SS); the same
+// registers come back here. The other registers are as the guest left them.
 // The frame is the guest's registers, not the call's arguments (it takes
 // none): inside a multicall too, where it is the last entry run (Xen's
 // mc_exit).
@@ -274,20 +324,38 @@ HcResult do_iret(Vcpu& v, HypercallFrame&)
     TrapFrame& f = guest_regs();
     iret_context ctx;
     if (platform().copy_from_guest(v, &ctx, Vaddr{f.rsp}, sizeof(ctx))) guest_crash(f, "iret: unreadable frame");
-    if (!guest_va_ok(ctx.rip) || !guest_va_ok(ctx.rsp) || (ctx.ss | 3) != HV_SEL_GUEST_DS)
-        guest_crash(f, "iret: bad frame");
-    f.r11 = ctx.r11;
-    f.rcx = ctx.rcx;
+    if (!guest_va_ok(ctx.rip) || !guest_va_ok(ctx.rsp)) guest_crash(f, "iret: bad frame");
+    const bool to_user = (ctx.cs & 3) == 3;
+    if (to_user && !v.has_user_table) guest_crash(f, "iret to user mode without user page tables");
     f.rip = ctx.rip;
     f.cs = uint16_t(ctx.cs) | 3;
     f.rflags = (ctx.rflags & kGuestRflags) | kRflagsIf | kRflagsFixed;
     f.rsp = ctx.rsp;
-    f.ss = HV_SEL_GUEST_DS;
+    f.ss = uint16_t(ctx.ss) | 3;
+    if (ctx.flags & VGCF_in_syscall) {
+        f.cs = uint16_t(ctx.cs) == FLAT_RING3_CS32 ? HV_SEL_GUEST_CS32 : HV_SEL_GUEST_CS64;
+        f.ss = HV_SEL_GUEST_DS;
+        f.rcx = f.rip;
+        f.r11 = f.rflags;
+    } else {
+        f.r11 = ctx.r11;
+        f.rcx = ctx.rcx;
+    }
+    arch(v).user_mode_next = to_user;
     // The upcall mask from the frame's IF, as Xen's do_iret: an event
     // pending and now unmasked is delivered on this return (syscall_dispatch).
     if (vcpu_info* info = guest_vcpu_info(v))
         __atomic_store_n(&info->evtchn_upcall_mask, uint8_t(!(ctx.rflags & kRflagsIf)), __ATOMIC_SEQ_CST);
     return ends_multicall(long(ctx.rax));   // syscall_dispatch puts it in RAX
+}
+
+// The switch an iret asked for (do_iret), once its hypercall has ended.
+void guest_iret_mode(Vcpu& v)
+{
+    VcpuArch& a = arch(v);
+    if (!a.user_mode_next) return;
+    a.user_mode_next = false;
+    guest_enter_user_mode(v);
 }
 
 namespace {
@@ -350,8 +418,8 @@ long do_callback_op(Vcpu& v, HypercallFrame& f)
     return -XEN_ENOSYS;
 }
 
-// stack_switch(ss, sp): the kernel stack for a switch from guest user mode,
-// which pvmmu does not have yet: recorded and checked (kernel_stack_ok).
+// stack_switch(ss, sp): the kernel stack a bounce from guest user mode
+// starts on (deliver_to), checked (kernel_stack_ok).
 long do_stack_switch(Vcpu& v, HypercallFrame& f)
 {
     if (!kernel_stack_ok(f.arg[1])) return -XEN_EINVAL;

@@ -31,6 +31,13 @@ void guest_upcall(TrapFrame& f);
 // callback or the frame cannot be written: the caller crashes the domain.
 bool guest_failsafe(TrapFrame& f);
 
+// SYSCALL from the guest's user mode (VECTOR_SYSCALL): to its syscall
+// callback; the domain crashed when it cannot be delivered.
+void guest_user_syscall(TrapFrame& f);
+
+// After a hypercall: the switch to user mode its iret asked for (do_iret).
+void guest_iret_mode(Vcpu& v);
+
 // SYSCALL from compatibility mode (VECTOR_SYSCALL32): the guest's syscall32
 // callback, or #UD; false when neither can be delivered.
 bool guest_syscall32(TrapFrame& f);
