@@ -316,17 +316,6 @@ TEST_F(EvtchnOp, LocalInterdomainConnectsBothEndsAndRaisesTheNewOne)
     EXPECT_TRUE(pending(a));
 }
 
-TEST_F(EvtchnOp, InterdomainWithAnotherDomainIsNotYetOffered)
-{
-    Domain* d2 = second_domain_with_events();
-    ASSERT_NE(d2, nullptr);
-    const unsigned port = alloc_unbound_in(*d2, kDom);
-    const State before = state();
-    evtchn_bind_interdomain_t b{2, port, 0};
-    EXPECT_EQ(op(EVTCHNOP_bind_interdomain, b), -XEN_EOPNOTSUPP);
-    EXPECT_TRUE(same(before));
-}
-
 TEST_F(EvtchnOp, BindVirqPerVcpuAndGlobal)
 {
     const unsigned t0 = bind_virq(VIRQ_TIMER, 0), t1 = bind_virq(VIRQ_TIMER, 1);

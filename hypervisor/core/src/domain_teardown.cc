@@ -1,6 +1,8 @@
 // Domain teardown; see core/domain_teardown.h.
 #include "core/domain_teardown.h"
 
+#include "core/event_ops.h"
+#include "core/grant_table.h"
 #include "core/refs.h"
 #include "race_site.h"
 
@@ -38,6 +40,12 @@ constexpr unsigned kRetryPasses = 3;
 
 TeardownResult relinquish_domain(Hypervisor& hv, Domain& d)
 {
+    // Its mappings of others' grants release their pins, and its own table
+    // its frames (core/grant_table.h), before the references below go.
+    grant_teardown(hv, d);
+    // Its event channels close; their other ends in other domains are
+    // unbound again (core/event_ops.h).
+    evtchn_teardown(hv, d);
     for (unsigned i = 0; i < d.nr_vcpus; ++i) {
         Vcpu& v = d.vcpus[i];
         if (v.has_table) put_page_and_type(hv, v.guest_table);

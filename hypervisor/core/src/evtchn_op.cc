@@ -51,6 +51,8 @@ public:
     long alloc_unbound(evtchn_alloc_unbound_t& a)
     {
         if (const int rc = own_domain(hv_, d_, a.dom)) return rc;
+        const bool remote = a.remote_dom != DOMID_SELF && a.remote_dom != d_.id;
+        if (remote && !d_.policy.allows(Perm::EvtchnInterdomain)) return -XEN_EPERM;
         const int p = free_port(e_);
         if (p < 0) return p;
         Port& port = e_.ports[p];
@@ -61,15 +63,15 @@ public:
         return 0;
     }
 
-    // The local case only: a remote domain's unbound port is refused
-    // (-EOPNOTSUPP) until domains share ports (docs/abi.md "Event channels").
+    // An unbound port of this domain or of another one (bind_remote) that
+    // was offered to this domain.
     long bind_interdomain(evtchn_bind_interdomain_t& b)
     {
         const DomId rdom = b.remote_dom == DOMID_SELF ? d_.id : b.remote_dom;
         if (!hv_.domain(rdom)) return -XEN_ESRCH;
+        if (rdom != d_.id) return bind_remote(b, rdom);
         const int lport = free_port(e_);
         if (lport < 0) return lport;
-        if (rdom != d_.id) return remote_interdomain(rdom);
         if (!port_valid(e_, b.remote_port)) return -XEN_EINVAL;
         Port& r = e_.ports[b.remote_port];
         if (r.state != PortState::Unbound || r.remote_dom != d_.id) return -XEN_EINVAL;
@@ -124,6 +126,23 @@ public:
         if (!port_valid(e_, p)) return -XEN_EINVAL;
         Port& port = e_.ports[p];
         if (port.platform_end) return -XEN_EINVAL;   // Xen: a Xen-attached channel
+        // An end of a channel to another domain; if the binding changes
+        // while the locks are retaken, whatever is there then is closed.
+        while (port.state == PortState::Interdomain && !port.platform_end && port.remote_dom != d_.id) {
+            const Domain* rd = hv_.domain(port.remote_dom);
+            if (!rd || !rd->events) break;   // the other end is gone: only this one is left
+            if (DomainEvents* re = lock_peer(p)) {
+                // The other end waits for this domain again, as in Xen.
+                Port& r = re->ports[port.remote_port];
+                r.state = PortState::Unbound;
+                r.remote_dom = d_.id;
+                r.remote_port = 0;
+                re->lock.unlock();
+                free_one(e_, p);
+                return 0;
+            }
+        }
+        if (port.platform_end) return -XEN_EINVAL;
         switch (port.state) {
         case PortState::Free:
         case PortState::Reserved:
@@ -136,7 +155,8 @@ public:
             break;
         }
         case PortState::Interdomain: {
-            // The other end (this domain's: no other is ever bound) waits again.
+            if (port.remote_dom != d_.id) break;   // its other end's domain is gone
+            // The other end, this domain's own, waits again.
             Port& r = e_.ports[port.remote_port];
             r.state = PortState::Unbound;
             r.remote_dom = d_.id;
@@ -161,6 +181,7 @@ public:
                 out_.platform_port = p;
                 return 0;
             }
+            if (port.remote_dom != d_.id) return send_remote(p);
             evtchn_raise(e_, port.remote_port, out_.kicks);
             return 0;
         case PortState::Ipi:
@@ -247,16 +268,83 @@ public:
     long set_priority(uint32_t p) { return port_valid(e_, p) ? -XEN_ENOSYS : -XEN_EINVAL; }
 
 private:
-    // A port of another domain: not offered (interdomain channels between
-    // domains come with grant tables). The remote domain's ports are not
-    // looked at: that would take its event lock while this domain's is held,
-    // and the mirror call from that domain would deadlock against this one
-    // (tests/concurrency/event_lock_order_test.cc). When it is offered, both
-    // locks are taken in domain-id order, as Xen's double_evtchn_lock does.
-    long remote_interdomain(DomId rdom)
+    // The event state of domain `rdom`, its lock taken besides this
+    // domain's (held on entry and on return). Both locks are taken in
+    // domain-id order, as Xen's double_evtchn_lock: this domain's is let go
+    // and taken again after the other's when the other's id is lower, so
+    // two domains binding, sending or closing toward each other at once
+    // never wait on each other (tests/concurrency/event_lock_order_test.cc).
+    DomainEvents* lock_other(DomId rdom)
     {
-        if (!hv_.domain(rdom)->events) return -XEN_EINVAL;
-        return -XEN_EOPNOTSUPP;
+        Domain* rd = hv_.domain(rdom);
+        DomainEvents* re = rd ? rd->events : nullptr;
+        if (!re) return nullptr;
+        if (d_.id < rdom) {
+            re->lock.lock(hv_.platform());
+        } else {
+            e_.lock.unlock();
+            re->lock.lock(hv_.platform());
+            e_.lock.lock(hv_.platform());
+        }
+        return re;
+    }
+
+    // Port p's peer domain's events, locked, if p is still the end of an
+    // interdomain channel to that domain once both locks are held; null
+    // (only this domain's lock held) if it changed meanwhile.
+    DomainEvents* lock_peer(uint32_t p)
+    {
+        const Port before = e_.ports[p];
+        DomainEvents* re = lock_other(before.remote_dom);
+        if (!re) return nullptr;
+        const Port& now = e_.ports[p];
+        if (now.state == PortState::Interdomain && now.remote_dom == before.remote_dom &&
+            now.remote_port == before.remote_port && !now.platform_end)
+            return re;
+        re->lock.unlock();
+        return nullptr;
+    }
+
+    long bind_remote(evtchn_bind_interdomain_t& b, DomId rdom)
+    {
+        if (!d_.policy.allows(Perm::EvtchnInterdomain)) return -XEN_EPERM;
+        DomainEvents* re = lock_other(rdom);
+        if (!re) return -XEN_EINVAL;
+        long rc = -XEN_EINVAL;
+        const int lport = free_port(e_);
+        if (lport < 0) {
+            rc = lport;
+        } else if (b.remote_port < re->valid) {
+            Port& r = re->ports[b.remote_port];
+            if (r.state == PortState::Unbound && r.remote_dom == d_.id && !r.platform_end) {
+                Port& l = e_.ports[lport];
+                l = Port{};
+                l.state = PortState::Interdomain;
+                l.remote_dom = rdom;
+                l.remote_port = uint16_t(b.remote_port);
+                r.state = PortState::Interdomain;
+                r.remote_dom = d_.id;
+                r.remote_port = uint16_t(lport);
+                evtchn_raise(e_, unsigned(lport), out_.kicks);
+                b.local_port = evtchn_port_t(lport);
+                rc = 0;
+            }
+        }
+        re->lock.unlock();
+        return rc;
+    }
+
+    // A send to another domain's end: raised there, its vCPUs to kick
+    // reported in out_.remote_kicks. Dropped when the channel went away
+    // while the locks were retaken, as a send on a closing channel is.
+    long send_remote(uint32_t p)
+    {
+        DomainEvents* re = lock_peer(p);
+        if (!re) return 0;
+        out_.remote_dom = e_.ports[p].remote_dom;
+        evtchn_raise(*re, e_.ports[p].remote_port, out_.remote_kicks);
+        re->lock.unlock();
+        return 0;
     }
 
     Hypervisor& hv_;
@@ -318,6 +406,15 @@ long evtchn_op(Hypervisor& hv, Vcpu& v, unsigned cmd, Vaddr arg, EventOut& out)
         // expand_array (FIFO: Linux falls back to 2-level), reset_cont.
         return -XEN_ENOSYS;
     }
+}
+
+void evtchn_teardown(Hypervisor& hv, Domain& d)
+{
+    if (!d.events || !d.nr_vcpus) return;
+    EventOut out;
+    Op op(hv, d.vcpus[0], out);
+    LockGuard g(d.events->lock, hv.platform());
+    (void)op.reset(DOMID_SELF);
 }
 
 Kicks send_virq(Hypervisor& hv, Domain& d, unsigned vcpu, unsigned virq)

@@ -4,6 +4,8 @@
 
 #include <pvmmu/abi.h>
 
+#include "core/grant_table.h"
+
 namespace pvmmu {
 
 using Handler = HcResult (*)(Hypervisor&, Vcpu&, HypercallFrame&);
@@ -14,6 +16,7 @@ constexpr HypercallTable<Handler>::Entry kEntries[] = {
     {__HYPERVISOR_update_va_mapping, do_update_va_mapping},
     {__HYPERVISOR_xen_version, do_xen_version},
     {__HYPERVISOR_mmuext_op, do_mmuext_op},
+    {__HYPERVISOR_grant_table_op, do_grant_table_op},
 };
 constexpr HypercallTable<Handler> kHandlers(kEntries);
 

@@ -6,6 +6,7 @@
 #include "core/invariants.h"
 
 #include "core/pagetable.h"
+#include "grant_invariants.h"
 
 namespace pvmmu {
 
@@ -67,7 +68,8 @@ struct Checker {
             fail(t, i, "hypervisor frame mapped", m.v, e.v);
         } else if (o != self && !(o < kMaxDomains && hv.domain(o)) && o != kOwnerIo) {
             fail(t, i, "frame without a domain owner mapped", m.v, e.v);
-        } else if (o != self && !hv.domain(self)->policy.allows(Perm::MapForeign)) {
+        } else if (o != self && !hv.domain(self)->policy.allows(Perm::MapForeign) &&
+                   !(o != kOwnerIo && grant_explains_entry(hv, self, t, i, e))) {
             fail(t, i, o == kOwnerIo ? "I/O frame mapped without privilege"
                                      : "foreign frame mapped without privilege", m.v, e.v);
         }
@@ -199,6 +201,9 @@ bool check_invariants(Hypervisor& hv, TallySpan scratch, InvariantReport& r)
         }
         for (unsigned k = 0; k < d->nr_held && k < Domain::kMaxHeld; ++k) c.held(d->held[k], id);
     }
+
+    // The grant tables' frames, mappings and pins (grant_invariants.h).
+    check_grants(hv, scratch.data, r);
 
     // What each frame's counts say against what was found.
     for (uint64_t i = 0; i < n; ++i) {

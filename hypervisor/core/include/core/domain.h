@@ -10,6 +10,7 @@ inline constexpr unsigned kMaxVcpus = kMaxCpus;
 
 struct Domain;
 class DomainEvents;
+class GrantTable;
 
 struct Vcpu {
     Domain* domain = nullptr;
@@ -40,6 +41,9 @@ struct Domain {
     // Its event channels, timers and block/poll state (core/events.h),
     // the platform's; null: every event hypercall is -ENOSYS.
     DomainEvents* events = nullptr;
+    // Its grant table and maptrack (core/grant_table.h), the platform's;
+    // null: every grant table sub-op is -ENOSYS.
+    GrantTable* grants = nullptr;
 
     // The physical CPUs of the vCPUs named in a bitmap over this domain's vCPUs.
     CpuMask cpus_of(uint64_t vcpu_bits) const

@@ -15,6 +15,10 @@ namespace pvmmu {
 
 struct EventOut {
     Kicks kicks;                 // vCPUs of the caller's domain to kick (core/events.h)
+    // A send on an interdomain channel to another domain: that domain and
+    // its vCPUs to kick.
+    DomId remote_dom = 0;
+    Kicks remote_kicks;
     uint32_t platform_port = 0;  // the guest sent on this platform-ended port (0: none)
     bool block = false;          // the caller blocked (SCHEDOP_block / poll): halt until woken
 };
@@ -22,6 +26,11 @@ struct EventOut {
 // HYPERVISOR_event_channel_op(cmd, arg), 2-level ABI. The FIFO sub-ops
 // (init_control, expand_array) are -ENOSYS, on which Linux uses 2-level.
 long evtchn_op(Hypervisor& hv, Vcpu& v, unsigned cmd, Vaddr arg, EventOut& out);
+
+// Domain teardown's part (core/domain_teardown.h): every port of d closed
+// as EVTCHNOP_reset closes them, so the other end of each channel to
+// another domain is unbound again and nothing can bind to d any more.
+void evtchn_teardown(Hypervisor& hv, Domain& d);
 
 // HYPERVISOR_set_timer_op(timeout): the caller's single-shot deadline; 0
 // stops it; a past deadline fires at once; a negative one (bit 63) or one

@@ -21,6 +21,8 @@ enum class Perm : uint8_t {
     UpdateVaMapping,  // update_va_mapping
     Multicall,
     MapForeign,       // privilege: map frames of the foreign domain named in mmu_update
+    GrantMap,         // grant_table_op map_grant_ref and copy of another domain's grants
+    EvtchnInterdomain,// event_channel_op: a channel whose other end is another domain
     Count
 };
 
