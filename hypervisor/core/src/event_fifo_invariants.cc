@@ -3,7 +3,8 @@
 // events_fifo.c, which starts each run from the control block's HEAD once
 // it reached a queue's end):
 //  - an event pending and not masked, of a port whose vCPU has a control
-//    block, is LINKED;
+//    block, is LINKED (unless it came before the control block:
+//    Port::fifo_dropped);
 //  - a LINKED event is reachable from the HEAD of a queue whose READY bit
 //    is set, following LINKs through LINKED words;
 //  - a READY bit set has the vCPU's evtchn_upcall_pending set;
@@ -62,7 +63,7 @@ void check_fifo_queues(DomainEvents& e, const Domain& d, InvariantReport& r)
         const Port& port = e.ports[p];
         if (port.fifo_pending) r.add(Mfn{0}, p, "event lost: kept for an event array page that exists", 0, 1);
         const bool bound = port.state != PortState::Free && port.state != PortState::Reserved;
-        if (bound && port.vcpu < d.nr_vcpus && f.vcpu[port.vcpu].block && (w & kFifoPending) &&
+        if (bound && !port.fifo_dropped && port.vcpu < d.nr_vcpus && f.vcpu[port.vcpu].block && (w & kFifoPending) &&
             !(w & (kFifoMasked | kFifoLinked)))
             r.add(Mfn{0}, p, "event lost: pending and unmasked, not linked", 1, 0);
     }

@@ -84,7 +84,9 @@ void fifo_raise(DomainEvents& e, unsigned port, Kicks& k)
     bool became_head = false;
     // Without a control block the event stays pending, unlinked, as Xen: a
     // guest unmasks nothing before its vCPU's init_control.
-    if (fv.block && !(load(w) & kFifoMasked) && !test_and_set(w, kFifoLinked)) {
+    if (!fv.block) p.fifo_dropped = true;
+    else if (!(load(w) & kFifoMasked) && !test_and_set(w, kFifoLinked)) {
+        p.fifo_dropped = false;
         // Linked on another queue last time and its tail there: that queue
         // is empty now, and must not link after this port any more.
         FifoQueueId& last = f.last[port];

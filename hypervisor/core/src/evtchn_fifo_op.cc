@@ -114,7 +114,7 @@ void release_event_frames(Hypervisor& hv, DomainEvents& e)
     }
     for (FifoQueueId& q : f.last) q = FifoQueueId{};
     for (Port& p : e.ports) {
-        p.fifo_pending = false;
+        p.fifo_pending = p.fifo_dropped = false;
         p.priority = EVTCHN_FIFO_PRIORITY_DEFAULT;
     }
 }

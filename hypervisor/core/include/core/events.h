@@ -53,11 +53,15 @@ struct Port {
     // Interdomain with the platform as the other end (the console):
     // the guest's send notifies the platform, the guest cannot close it.
     bool platform_end = false;
-    // FIFO ABI: the queue priority (EVTCHNOP_set_priority), and an event
+    // FIFO ABI: the queue priority (EVTCHNOP_set_priority); an event
     // raised while the port had no event word yet, raised again when
     // EVTCHNOP_expand_array adds its page (Xen's evtchn->pending).
+    // An event left pending and unlinked because its vCPU had no control
+    // block yet: Xen drops it (a guest unmasks nothing before its vCPU's
+    // init_control); the event invariant checker does not count it lost.
     uint8_t priority = EVTCHN_FIFO_PRIORITY_DEFAULT;
     bool fifo_pending = false;
+    bool fifo_dropped = false;
 };
 
 // The vCPUs of the domain (bit i: vCPU i) that a core call made need the
