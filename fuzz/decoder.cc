@@ -1,7 +1,10 @@
 // The fuzzer's pickers; see decoder.h.
 #include "decoder.h"
 
+#include "core/events.h"
+
 #include <atomic>
+#include <cstring>
 
 namespace pvmmu::fuzz {
 
@@ -313,6 +316,7 @@ HypercallFrame Decoder::event_args(uint64_t op)
         if (words && (cmd == EVTCHNOP_alloc_unbound || cmd == EVTCHNOP_status || cmd == EVTCHNOP_reset ||
                       cmd == EVTCHNOP_bind_interdomain))
             words[0] = domid() | uint32_t(domid()) << 16;
+        if (words) fifo_frames(cmd, words);
         f.arg[0] = cmd;
         f.arg[1] = ptr_arg(words);
         break;
@@ -340,6 +344,60 @@ HypercallFrame Decoder::event_args(uint64_t op)
     }
     }
     return f;
+}
+
+// The FIFO ABI's frames (evtchn_init_control, evtchn_expand_array: the gfn
+// first, a PV guest's gfn being the mfn): one of the decoder's frames; a
+// control block's offset mostly 0, else one near the page's end or anything.
+// A frame the caller may write is prepared as Linux prepares it, unless it
+// serves the FIFO ABI already.
+void Decoder::fifo_frames(uint32_t cmd, uint32_t* words)
+{
+    if (cmd != EVTCHNOP_init_control && cmd != EVTCHNOP_expand_array) return;
+    const Mfn m = frame();
+    std::memcpy(words, &m.v, sizeof(m.v));
+    uint32_t offset = 0;
+    if (cmd == EVTCHNOP_init_control) {
+        switch (in_.u8() % 4) {
+        case 0: offset = uint32_t(kPageSize - sizeof(evtchn_fifo_control_block_t)) - 8 * (in_.u8() % 4); break;
+        case 1: offset = in_.u32(); break;
+        default: break;
+        }
+        words[2] = offset;
+    }
+    // An array page of masked events, as Linux's, or of unmasked ones (a
+    // guest may unmask any event not pending).
+    const event_word_t fill = cmd == EVTCHNOP_expand_array && in_.u8() % 2 ? 0 : kFifoMasked;
+    prepare(m, offset, cmd == EVTCHNOP_expand_array, fill);
+}
+
+// Whether m is a control block or an event array page of the caller's now.
+bool Decoder::fifo_uses(Mfn m) const
+{
+    const Domain* d = hv_.domain(kIds[me()]);
+    if (!d || !d->events) return false;
+    const FifoEvents& f = d->events->fifo;
+    for (const FifoVcpu& v : f.vcpu)
+        if (v.block && v.block_mfn == m) return true;
+    const unsigned n = f.nr_pages.load(std::memory_order_relaxed);
+    for (unsigned i = 0; i < n; ++i)
+        if (f.page_mfn[i] == m) return true;
+    return false;
+}
+
+void Decoder::prepare(Mfn m, uint32_t offset, bool array, event_word_t fill)
+{
+    if (!guest_writable(m) || fifo_uses(m)) return;
+    if (!array && offset > kPageSize - sizeof(evtchn_fifo_control_block_t)) return;
+    auto* words = reinterpret_cast<uint32_t*>(hv_.mem().frame(m));
+    if (array) {
+        for (unsigned i = 0; i < kPageSize / sizeof(uint32_t); ++i)
+            std::atomic_ref<uint32_t>(words[i]).store(fill, std::memory_order_relaxed);
+    } else {
+        for (unsigned i = 0; i < sizeof(evtchn_fifo_control_block_t) / sizeof(uint32_t); ++i)
+            std::atomic_ref<uint32_t>(words[offset / sizeof(uint32_t) + i]).store(0, std::memory_order_relaxed);
+    }
+    prepared_[m.v] = array ? Prepared::Array : Prepared::Block;
 }
 
 HypercallFrame Decoder::multicall_args(unsigned depth)
@@ -381,7 +439,10 @@ void Decoder::guest_write()
     for (unsigned i = 0; i < n; ++i) {
         const unsigned at = index();
         const uint64_t v = val(MMU_NORMAL_PT_UPDATE);
-        if (guest_writable(m)) std::atomic_ref<uint64_t>(hv_.mem().table(m)[at]).store(v, std::memory_order_relaxed);
+        if (guest_writable(m)) {
+            std::atomic_ref<uint64_t>(hv_.mem().table(m)[at]).store(v, std::memory_order_relaxed);
+            prepared_[m.v] = Prepared::No;
+        }
     }
 }
 
@@ -391,6 +452,7 @@ void Decoder::guest_copy()
     const bool zero = in_.u8() & 1;
     if (!guest_writable(to) || (!zero && !hv_.mem().valid(from))) return;
     if (!zero && hv_.frame(from).owner.load() != kIds[me()]) return;   // it can read only its own
+    prepared_[to.v] = Prepared::No;
     uint64_t* t = hv_.mem().table(to);
     const uint64_t* f = zero ? nullptr : hv_.mem().table(from);
     for (unsigned i = 0; i < kEntriesPerTable; ++i) {

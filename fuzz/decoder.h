@@ -56,6 +56,14 @@ public:
     void guest_write();
     void guest_copy();
 
+    // Frames the guest prepared as Linux does for the FIFO event ABI (a
+    // control block cleared, an event array page of masked events) before
+    // naming them to init_control or expand_array, and has not written since
+    // (guest_write, guest_copy): only then do the event invariants' FIFO
+    // queue rules apply to a domain (harness.cc).
+    enum class Prepared : uint8_t { No, Block, Array };
+    Prepared fifo_prepared(Mfn m) const { return m.v < kMachineFrames ? prepared_[m.v] : Prepared::No; }
+
     // A guest pointer as a hypercall argument (null: an unmapped address).
     uint64_t addr(const void* p) const { return p ? uint64_t(reinterpret_cast<uintptr_t>(p)) : kBadPtr; }
 
@@ -85,6 +93,9 @@ private:
     uint32_t count_arg(uint32_t n);
     uint32_t small();
     uint16_t domid();
+    void fifo_frames(uint32_t cmd, uint32_t* words);
+    void prepare(Mfn m, uint32_t offset, bool array, event_word_t fill);
+    bool fifo_uses(Mfn m) const;
     void ext_op(mmuext_op_t& o);
     bool guest_writable(Mfn m);
     // Two reads in one expression would be unsequenced: these keep the order.
@@ -100,6 +111,7 @@ private:
     unsigned caller_ = 0;
     Mfn recent_[4];
     unsigned recent_next_ = 0;
+    Prepared prepared_[kMachineFrames] = {};
 };
 
 } // namespace pvmmu::fuzz

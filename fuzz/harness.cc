@@ -101,6 +101,9 @@ private:
 
     bool check(const char* when);
     bool check_events(unsigned other);
+    FifoWords fifo_words(unsigned i) const;
+    unsigned fifo_frames(unsigned i, Mfn* out) const;
+    void save_fifo_frames(unsigned i);
     void publish_roots();
     bool call(uint8_t op, HypercallFrame f, bool single);
     void fail(const std::string& what);
@@ -120,6 +123,11 @@ private:
     uint8_t* guest_;
     InvariantReport report_;
     std::unique_ptr<AdWalker> ad_;
+    const Decoder* dec_ = nullptr;
+    // The other domain's FIFO frames before a call, to show the call left them.
+    Mfn fifo_saved_[kMaxCpus + kFifoMaxPages];
+    std::vector<uint8_t> fifo_before_;
+    unsigned nr_fifo_saved_ = 0;
     unsigned caller_ = 0, vcpu_ = 0;   // the operation's domain (index) and vCPU
     std::vector<Trace> trace_;
     Outcome out_;
@@ -177,14 +185,60 @@ bool Harness::check(const char* when)
     return false;
 }
 
+// Domain i's FIFO control blocks' and event array pages' frames (some may
+// repeat); their number.
+unsigned Harness::fifo_frames(unsigned i, Mfn* out) const
+{
+    const DomainEvents& e = *doms_[i].events;
+    unsigned n = 0;
+    if (!evtchn_fifo_on(e)) return 0;
+    for (unsigned k = 0; k < doms_[i].nr_vcpus; ++k)
+        if (e.fifo.vcpu[k].block) out[n++] = e.fifo.vcpu[k].block_mfn;
+    const unsigned pages = e.fifo.nr_pages.load();
+    for (unsigned k = 0; k < pages; ++k) out[n++] = e.fifo.page_mfn[k];
+    return n;
+}
+
+// The FIFO queue rules hold only for a guest that kept the protocol: each
+// frame serving one purpose, prepared for it (Decoder::fifo_prepared) and
+// not written by the guest since.
+FifoWords Harness::fifo_words(unsigned i) const
+{
+    Mfn f[kMaxCpus + kFifoMaxPages];
+    const unsigned n = fifo_frames(i, f);
+    const unsigned blocks = n - doms_[i].events->fifo.nr_pages.load();
+    for (unsigned k = 0; k < n; ++k) {
+        const auto want = k < blocks ? Decoder::Prepared::Block : Decoder::Prepared::Array;
+        if (!dec_ || dec_->fifo_prepared(f[k]) != want) return FifoWords::AnyWords;
+        for (unsigned j = 0; j < k; ++j)
+            if (f[j] == f[k]) return FifoWords::AnyWords;
+    }
+    return FifoWords::Protocol;
+}
+
+void Harness::save_fifo_frames(unsigned i)
+{
+    Mfn f[kMaxCpus + kFifoMaxPages];
+    const unsigned n = fifo_frames(i, f);
+    nr_fifo_saved_ = 0;
+    for (unsigned k = 0; k < n; ++k) {   // each frame once
+        bool seen = false;
+        for (unsigned j = 0; j < nr_fifo_saved_ && !seen; ++j) seen = fifo_saved_[j] == f[k];
+        if (!seen) fifo_saved_[nr_fifo_saved_++] = f[k];
+    }
+    fifo_before_.resize(size_t(nr_fifo_saved_) * kPageSize);
+    for (unsigned k = 0; k < nr_fifo_saved_; ++k)
+        std::memcpy(&fifo_before_[k * kPageSize], hv_.mem().frame(fifo_saved_[k]), kPageSize);
+}
+
 // Every domain's event state is consistent and no event was lost (no guest
-// consumes here, so "pending and unmasked" must always be selected); the
-// other domain's shared_info is as it was before the call: no event or
-// timer for another domain.
+// consumes here, so "pending and unmasked" must always be selected, or
+// linked); the other domain's shared_info and FIFO frames are as they were
+// before the call: no event or timer for another domain.
 bool Harness::check_events(unsigned other)
 {
     InvariantReport r;
-    for (unsigned i = 0; i < nr_doms_; ++i) check_event_invariants(doms_[i], r);
+    for (unsigned i = 0; i < nr_doms_; ++i) check_event_invariants(doms_[i], r, fifo_words(i));
     if (!r.ok()) {
         fail(std::string("event invariant violated: ") + r[0].reason + " (port or vCPU " + std::to_string(r[0].index) +
              ")");
@@ -194,6 +248,11 @@ bool Harness::check_events(unsigned other)
         fail("a call changed another domain's shared_info");
         return false;
     }
+    for (unsigned k = 0; other != caller_ && k < nr_fifo_saved_; ++k)
+        if (std::memcmp(&fifo_before_[k * kPageSize], hv_.mem().frame(fifo_saved_[k]), kPageSize)) {
+            fail("a call changed another domain's FIFO event frames");
+            return false;
+        }
     return true;
 }
 
@@ -218,6 +277,8 @@ bool Harness::call(uint8_t op, HypercallFrame f, bool single)
     if (single) ws_.before.take(hv_, kFirstDomFrame, bool(ad_));
     const unsigned other = nr_doms_ == 2 ? 1 - caller_ : caller_;
     std::memcpy(ws_.other_before.get(), &ws_.shared[other], sizeof(shared_info_t));
+    if (other != caller_) save_fifo_frames(other);
+    else nr_fifo_saved_ = 0;
     ++out_.calls;
     long rc = 0;
     for (uint64_t round = 0;; ++round) {
@@ -241,9 +302,15 @@ bool Harness::call(uint8_t op, HypercallFrame f, bool single)
     trace_.back().rc = rc;
     if (opt_.verbose) verbose(trace_.back());
     if (opt_.inject == Inject::DropSelectorsAfterEachCall)
-        for (unsigned i = 0; i < nr_doms_; ++i)
+        for (unsigned i = 0; i < nr_doms_; ++i) {
             for (vcpu_info_t& vi : ws_.shared[i].vcpu_info) vi.evtchn_pending_sel = 0;
+            if (fifo_words(i) == FifoWords::Protocol)
+                for (FifoVcpu& fv : events_[i]->fifo.vcpu)
+                    if (fv.block) fv.block->ready = 0;
+        }
     if (opt_.inject == Inject::SignalOtherDomain && other != caller_) ws_.shared[other].evtchn_mask[63] ^= 1;
+    if (opt_.inject == Inject::SignalOtherDomainFifo && nr_fifo_saved_)
+        static_cast<uint8_t*>(hv_.mem().frame(fifo_saved_[0]))[kPageSize - 1] ^= 1;
     if (!check_events(other)) return false;
     // A batch whose *pdone cannot be written returns -EFAULT after its requests
     // ran (docs/abi.md): a refusal only when pdone is NULL or writable.
@@ -270,6 +337,7 @@ Outcome Harness::run()
         return out_;
     }
     Decoder dec(in_, hv_, lays_, nr_doms_, guest_);
+    dec_ = &dec;
     if (!check("after the domain builder")) return out_;
     if (opt_.concurrent_ad) {
         ad_ = std::make_unique<AdWalker>(hv_.mem());

@@ -27,8 +27,9 @@ enum class Inject : uint8_t {
     None,
     BumpCountAfterFirstCall,    // the checker must fail
     WriteAfterRefusedRequest,   // the refused-request compare must fail
-    DropSelectorsAfterEachCall, // every vCPU's evtchn_pending_sel cleared: an event is lost
+    DropSelectorsAfterEachCall, // every vCPU's evtchn_pending_sel (FIFO: READY) cleared: an event is lost
     SignalOtherDomain,          // a bit of the other domain's shared_info set: isolation broken
+    SignalOtherDomainFifo,      // a bit of one of the other domain's FIFO event frames set: the same
 };
 
 struct Options {

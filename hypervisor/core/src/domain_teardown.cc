@@ -2,6 +2,7 @@
 #include "core/domain_teardown.h"
 
 #include "core/event_ops.h"
+#include "core/events.h"
 #include "core/grant_table.h"
 #include "core/refs.h"
 #include "race_site.h"
@@ -52,6 +53,7 @@ TeardownResult relinquish_domain(Hypervisor& hv, Domain& d)
         if (v.has_user_table) put_page_and_type(hv, v.guest_table_user);
         v.has_table = v.has_user_table = false;
     }
+    if (d.events) release_event_frames(hv, *d.events);   // the FIFO ABI's frames
     for (unsigned i = 0; i < d.nr_held; ++i) put_page_and_type(hv, d.held[i]);
     d.nr_held = 0;
     // Unpin as MMUEXT_UNPIN_TABLE does. A table's last type reference going

@@ -4,6 +4,7 @@
 // by one atomic read-modify-write, never a plain store, so a guest running
 // on another CPU and clearing bits meanwhile loses nothing.
 #include "core/events.h"
+#include "evtchn_fifo.h"
 
 namespace pvmmu {
 
@@ -33,9 +34,9 @@ void select_word(DomainEvents& e, unsigned id, unsigned port, Kicks& k)
         evtchn_mark_upcall(e, id, k);
 }
 
-// A vCPU polling this port, or polling several, wakes (Xen's
-// evtchn_check_pollers), whether the port is masked or not.
-void wake_pollers(DomainEvents& e, unsigned port, Kicks& k)
+} // namespace
+
+void evtchn_wake_pollers(DomainEvents& e, unsigned port, Kicks& k)
 {
     uint64_t polling = e.poll_mask.load(std::memory_order_seq_cst);
     while (polling) {
@@ -45,8 +46,6 @@ void wake_pollers(DomainEvents& e, unsigned port, Kicks& k)
         if (want <= 0 || unsigned(want) == port) evtchn_unblock(e, id, k);
     }
 }
-
-} // namespace
 
 DomainEvents::DomainEvents(shared_info_t* shared, uint64_t default_period_ns) : shared_(shared)
 {
@@ -90,21 +89,33 @@ void evtchn_mark_upcall(DomainEvents& e, unsigned id, Kicks& k)
 
 void evtchn_raise(DomainEvents& e, unsigned port, Kicks& k)
 {
+    if (evtchn_fifo_on(e)) return fifo_raise(e, port, k);
     shared_info_t* s = e.shared();
     if (test_and_set(s->evtchn_pending, port)) return;   // already pending: one event
     if (!test(s->evtchn_mask, port)) select_word(e, e.ports[port].vcpu, port, k);
-    wake_pollers(e, port, k);
+    evtchn_wake_pollers(e, port, k);
 }
 
 void evtchn_unmask_port(DomainEvents& e, unsigned port, Kicks& k)
 {
+    if (evtchn_fifo_on(e)) return fifo_unmask(e, port, k);
     shared_info_t* s = e.shared();
     if (test_and_clear(s->evtchn_mask, port) && test(s->evtchn_pending, port))
         select_word(e, e.ports[port].vcpu, port, k);
 }
 
-void evtchn_clear_pending(DomainEvents& e, unsigned port) { (void)test_and_clear(e.shared()->evtchn_pending, port); }
+// Under FIFO the 2-level bit goes too: one left from before the switch would
+// read as pending once EVTCHNOP_reset goes back to 2-level.
+void evtchn_clear_pending(DomainEvents& e, unsigned port)
+{
+    if (evtchn_fifo_on(e)) fifo_clear_pending(e, port);
+    (void)test_and_clear(e.shared()->evtchn_pending, port);
+}
 
-bool evtchn_is_pending(const DomainEvents& e, unsigned port) { return test(e.shared()->evtchn_pending, port); }
+bool evtchn_is_pending(const DomainEvents& e, unsigned port)
+{
+    if (evtchn_fifo_on(e)) return fifo_is_pending(e, port);
+    return test(e.shared()->evtchn_pending, port);
+}
 
 } // namespace pvmmu

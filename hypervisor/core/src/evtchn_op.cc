@@ -1,9 +1,11 @@
-// HYPERVISOR_event_channel_op (hypercall 32), 2-level ABI: binding, sending,
-// closing and querying ports, each answered with Xen 4.17's errno for each
-// bad argument (<xen/event_channel.h>; docs/abi.md "Event channels"). Every
+// HYPERVISOR_event_channel_op (hypercall 32): binding, sending, closing and
+// querying ports, each answered with Xen 4.17's errno for each bad argument
+// (<xen/event_channel.h>; docs/abi.md "Event channels"), on either ABI; the
+// FIFO ABI's own sub-ops are evtchn_fifo_op.cc's. Every
 // sub-op runs under the domain's event lock; an argument is copied in before
 // and the result out after, and a failed sub-op changes nothing.
 #include "core/event_ops.h"
+#include "evtchn_fifo.h"
 
 namespace pvmmu {
 
@@ -254,6 +256,7 @@ public:
         return 0;
     }
 
+    // Then, as Xen 4.17, a domain on the FIFO ABI goes back to 2-level.
     long reset(DomId dom)
     {
         if (const int rc = own_domain(hv_, d_, dom)) return rc;
@@ -261,11 +264,9 @@ public:
             if (e_.ports[p].state == PortState::Free || e_.ports[p].state == PortState::Reserved) continue;
             (void)close(p);   // a platform-ended port stays, as Xen keeps its own
         }
+        release_event_frames(hv_, e_);
         return 0;
     }
-
-    // 2-level has no priorities: -ENOSYS for a valid port, as Xen.
-    long set_priority(uint32_t p) { return port_valid(e_, p) ? -XEN_ENOSYS : -XEN_EINVAL; }
 
 private:
     // The event state of domain `rdom`, its lock taken besides this
@@ -399,11 +400,17 @@ long evtchn_op(Hypervisor& hv, Vcpu& v, unsigned cmd, Vaddr arg, EventOut& out)
         return with_arg<evtchn_unmask_t>(hv, v, arg, false, [&](auto& a) { return op.unmask(a.port); });
     case EVTCHNOP_reset:
         return with_arg<evtchn_reset_t>(hv, v, arg, false, [&](auto& a) { return op.reset(a.dom); });
+    case EVTCHNOP_init_control:
+        return with_arg<evtchn_init_control_t>(hv, v, arg, true,
+                                               [&](auto& a) { return fifo_init_control(hv, *v.domain, a); });
+    case EVTCHNOP_expand_array:
+        return with_arg<evtchn_expand_array_t>(
+            hv, v, arg, false, [&](auto& a) { return fifo_expand_array(hv, *v.domain, a.array_gfn, out.kicks); });
     case EVTCHNOP_set_priority:
-        return with_arg<evtchn_set_priority_t>(hv, v, arg, false, [&](auto& a) { return op.set_priority(a.port); });
+        return with_arg<evtchn_set_priority_t>(
+            hv, v, arg, false, [&](auto& a) { return fifo_set_priority(*v.domain->events, a.port, a.priority); });
     default:
-        // bind_pirq (no physical IRQs for a domU), init_control and
-        // expand_array (FIFO: Linux falls back to 2-level), reset_cont.
+        // bind_pirq (no physical IRQs for a domU), reset_cont (newer than 4.17).
         return -XEN_ENOSYS;
     }
 }

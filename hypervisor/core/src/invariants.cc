@@ -5,6 +5,8 @@
 // lower level; a pin and a base pointer each a general and a type reference.
 #include "core/invariants.h"
 
+#include "core/events.h"
+
 #include "core/pagetable.h"
 #include "grant_invariants.h"
 
@@ -200,6 +202,13 @@ bool check_invariants(Hypervisor& hv, TallySpan scratch, InvariantReport& r)
                 c.root(v.guest_table_user, id, true, "user base pointer is no validated L4 of its domain");
         }
         for (unsigned k = 0; k < d->nr_held && k < Domain::kMaxHeld; ++k) c.held(d->held[k], id);
+        // The FIFO event ABI's control blocks and event array pages (core/event_fifo.h).
+        if (const DomainEvents* e = d->events; e && evtchn_fifo_on(*e)) {
+            for (unsigned k = 0; k < d->nr_vcpus; ++k)
+                if (e->fifo.vcpu[k].block) c.held(e->fifo.vcpu[k].block_mfn, id);
+            const unsigned pages = e->fifo.nr_pages.load(std::memory_order_acquire);
+            for (unsigned k = 0; k < pages && k < kFifoMaxPages; ++k) c.held(e->fifo.page_mfn[k], id);
+        }
     }
 
     // The grant tables' frames, mappings and pins (grant_invariants.h).

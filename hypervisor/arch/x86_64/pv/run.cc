@@ -63,9 +63,12 @@ void leave(GuestDomain& g)
         arch(g.dom.vcpus[i]).info.store(nullptr, std::memory_order_release);
         arch(g.dom.vcpus[i]).runstate_area = 0;
     }
-    // Its event state points into its shared_info and vcpu_info frames: gone
-    // with them, so no event or check reaches a frame given back.
+    // Its event state points into its shared_info and vcpu_info frames (and
+    // the FIFO ABI's, released here): gone with them, so no event or check
+    // reaches a frame given back.
+    DomainEvents* events = g.dom.events;
     g.dom.events = nullptr;
+    if (events) release_event_frames(*core(), *events);
     const TeardownResult r = relinquish_domain(*core(), g.dom);
     native_window_release(id);
     section_leave();

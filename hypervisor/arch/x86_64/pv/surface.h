@@ -51,9 +51,8 @@ constexpr bool arch_subop_known(unsigned op, uint64_t cmd)
     case __HYPERVISOR_callback_op: return cmd == CALLBACKOP_register || cmd == CALLBACKOP_unregister;
     case __HYPERVISOR_vcpu_op:   // initialise … register_vcpu_info: all but send_nmi and later ones
         return cmd <= VCPUOP_register_vcpu_info;
-    case __HYPERVISOR_event_channel_op:   // the 2-level ABI's (core/event_ops.h): no pirq, no FIFO
-        return cmd <= EVTCHNOP_set_priority && cmd != EVTCHNOP_bind_pirq && cmd != EVTCHNOP_init_control &&
-               cmd != EVTCHNOP_expand_array;
+    case __HYPERVISOR_event_channel_op:   // the core's, both ABIs (core/event_ops.h): all but pirq
+        return cmd <= EVTCHNOP_set_priority && cmd != EVTCHNOP_bind_pirq;
     case __HYPERVISOR_pvmmu_op: return cmd <= PVMMUOP_check_invariants;
     case __HYPERVISOR_memory_op: {
         const uint64_t sub = cmd & kMemopCmdMask;

@@ -7,6 +7,10 @@
 // bits; the platform delivers: it is told which vCPUs to kick (Kicks) and
 // never has the core send an IPI or arm a timer itself.
 //
+// A domain starts with the 2-level ABI and switches to the FIFO ABI
+// (core/event_fifo.h) on its first EVTCHNOP_init_control, as Xen; the
+// functions below act on whichever it uses.
+//
 // A platform gives a domain event channels by constructing a DomainEvents
 // for it and pointing Domain::events at it; a domain without one answers
 // every event hypercall -ENOSYS.
@@ -15,6 +19,7 @@
 #include <pvmmu/abi.h>
 
 #include "core/domain.h"
+#include "core/event_fifo.h"
 #include "core/spinlock.h"
 
 namespace pvmmu {
@@ -48,6 +53,15 @@ struct Port {
     // Interdomain with the platform as the other end (the console):
     // the guest's send notifies the platform, the guest cannot close it.
     bool platform_end = false;
+    // FIFO ABI: the queue priority (EVTCHNOP_set_priority); an event
+    // raised while the port had no event word yet, raised again when
+    // EVTCHNOP_expand_array adds its page (Xen's evtchn->pending).
+    // An event left pending and unlinked because its vCPU had no control
+    // block yet: Xen drops it (a guest unmasks nothing before its vCPU's
+    // init_control); the event invariant checker does not count it lost.
+    uint8_t priority = EVTCHN_FIFO_PRIORITY_DEFAULT;
+    bool fifo_pending = false;
+    bool fifo_dropped = false;
 };
 
 // The vCPUs of the domain (bit i: vCPU i) that a core call made need the
@@ -96,6 +110,7 @@ public:
     unsigned max_port = kEvtchnPorts - 1;      // the highest a free port search may take
     VcpuEvents vcpu[kMaxVcpus];
     std::atomic<uint64_t> poll_mask{0};        // vCPUs in SCHEDOP_poll
+    FifoEvents fifo;                           // the FIFO ABI's, once fifo.on
 
 private:
     shared_info_t* shared_;
@@ -109,8 +124,10 @@ vcpu_info_t* event_vcpu_info(DomainEvents& e, unsigned id);
 // the old contents first, as Xen does); null goes back to shared_info's slot.
 void set_event_vcpu_info(DomainEvents& e, unsigned id, vcpu_info_t* info);
 
-// The 2-level protocol on the guest-visible bits (core/src/evtchn_2l.cc),
-// e.lock held. Raising sets the port's pending bit, then, unless masked,
+// The protocol on the guest-visible bits, e.lock held: the 2-level one
+// (core/src/evtchn_2l.cc), or the FIFO one once the domain switched
+// (core/src/evtchn_fifo.cc: the port's event word, its queue, the READY bit,
+// then the same upcall). 2-level: Raising sets the port's pending bit, then, unless masked,
 // its word's bit in the notified vCPU's evtchn_pending_sel, then
 // evtchn_upcall_pending, each by an atomic test-and-set that stops at a bit
 // already set: a guest that clears them in the opposite order (upcall,
@@ -123,6 +140,18 @@ bool evtchn_is_pending(const DomainEvents& e, unsigned port);
 void evtchn_mark_upcall(DomainEvents& e, unsigned id, Kicks& k);
 // Wakes vCPU `id` from block or poll (a kick if it was blocked).
 void evtchn_unblock(DomainEvents& e, unsigned id, Kicks& k);
+// Wakes the vCPUs polling `port` (or several ports), masked or not (Xen's
+// evtchn_check_pollers): what a raise does when the port was not pending.
+void evtchn_wake_pollers(DomainEvents& e, unsigned port, Kicks& k);
+// Whether the domain uses the FIFO ABI (may be read without e.lock).
+inline bool evtchn_fifo_on(const DomainEvents& e) { return e.fifo.on.load(std::memory_order_acquire); }
+
+// Drops what the FIFO ABI holds (its control blocks' and event array's
+// frames) and goes back to 2-level: EVTCHNOP_reset, and a domain's
+// teardown (core/domain_teardown.h relinquish_domain does it while
+// Domain::events is set; a platform that clears Domain::events first calls
+// it itself). Nothing when the domain uses 2-level.
+void release_event_frames(Hypervisor& hv, DomainEvents& e);
 
 // --- the platform's side ---------------------------------------------------
 
