@@ -54,7 +54,10 @@ long console_ring_drain(Vcpu& v)
 // wake a halted CPU.
 long finish(Vcpu& v, long rc, const EventOut& out)
 {
-    if (out.platform_port == kConsolePort && rc == 0) rc = console_ring_drain(v);
+    if (out.platform_port == kConsolePort) {
+        if (rc == 0) rc = console_ring_drain(v);
+        console_input_poll(v);   // Linux sends on the port after taking input, too
+    }
     if (out.block) {
         DomainEvents& e = *v.domain->events;
         Kicks k;
@@ -73,14 +76,18 @@ int guest_events_init(GuestDomain& g)
     for (vcpu_info& vi : g.shared->vcpu_info) vi.evtchn_upcall_mask = 1;
     g.dom.events = new (g.events_mem) DomainEvents(g.shared);
     const int port = bind_platform_port(*core(), g.dom);
-    return port == int(kConsolePort) ? 0 : -XEN_ENOSPC;
+    if (port != int(kConsolePort)) return -XEN_ENOSPC;
+    console_input_register(g);
+    return 0;
 }
 
 void events_on_return(Vcpu& v)
 {
     if (!v.domain->events) return;
     const uint64_t now = system_time_now();
-    if (next_deadline(v) <= now) (void)timer_expire(*core(), v, now);
+    if (next_deadline(v) > now) return;
+    (void)timer_expire(*core(), v, now);
+    console_input_poll(v);   // the timer's tick: input reaches a guest that waits with a timer
 }
 
 long do_event_channel_op(Vcpu& v, HypercallFrame& f)
@@ -103,6 +110,13 @@ long event_vcpu_timer_op(Vcpu& v, Vcpu& t, unsigned cmd, uint64_t arg)
 
 long event_sched_op(Vcpu& v, unsigned cmd, uint64_t arg)
 {
+    // A vCPU about to wait: what it printed is seen (a prompt), and input
+    // already typed is in its ring and pending before the core decides
+    // whether it waits.
+    if (cmd == SCHEDOP_block || cmd == SCHEDOP_poll) {
+        guest_console_flush_partial(v);
+        console_input_poll(v);
+    }
     EventOut out;
     return finish(v, sched_op(*core(), v, cmd, Vaddr{arg}, system_time_now(), out), out);
 }
