@@ -1838,6 +1838,15 @@ void pt_writes(const start_info_t* si, bool pvmmu)
     write_hex(fi.submap);
     write("\n");
     checkx("  XENFEAT_writable_page_tables not reported to a PV guest", fi.submap & (1u << XENFEAT_writable_page_tables), 0);
+    // What both report to a PV guest (Xen 4.17's common/kernel.c; docs/abi.md
+    // §8): Linux 6.1 panics without gnttab_map_avail_bits.
+    checkx("  XENFEAT_gnttab_map_avail_bits reported", fi.submap & (1u << XENFEAT_gnttab_map_avail_bits),
+           1u << XENFEAT_gnttab_map_avail_bits);
+    checkx("  XENFEAT_direct_mapped reported", fi.submap & (1u << XENFEAT_direct_mapped), 1u << XENFEAT_direct_mapped);
+    checkx("  XENFEAT_auto_translated_physmap not reported", fi.submap & (1u << XENFEAT_auto_translated_physmap), 0);
+    fi = {1, 0x1234};
+    check("xen_version(XENVER_get_features, 1): -EINVAL (one submap)",
+          hypercall(__HYPERVISOR_xen_version, XENVER_get_features, uint64_t(&fi)), -XEN_EINVAL);
 
     constexpr uint64_t kP = 1, kRw = 2, kUs = 4, kA = 0x20, kNx = 1ull << 63;
     constexpr uint64_t kFrameAndPerms = 0x000ffffffffff000ull | kP | kRw;
