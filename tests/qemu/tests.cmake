@@ -51,7 +51,7 @@ pvmmu_xenpv_guest(stop-guest SOURCES ${_qemu_dir}/stop_guest/main.cc INCLUDES ${
 pvmmu_xenpv_guest(gdt-guest SOURCES ${_qemu_dir}/gdt_guest/main.cc INCLUDES ${_qemu_dir})
 pvmmu_xenpv_guest(edge-guest SOURCES ${_qemu_dir}/edge_guest/main.cc INCLUDES ${_qemu_dir})
 pvmmu_xenpv_guest(conform-guest SOURCES ${_qemu_dir}/conform_guest/main.cc ${_qemu_dir}/conform_guest/events.cc
-  INCLUDES ${_qemu_dir})
+  ${_qemu_dir}/conform_guest/sched.cc INCLUDES ${_qemu_dir})
 pvmmu_xenpv_guest(console-guest SOURCES ${_qemu_dir}/console_guest/main.cc INCLUDES ${_qemu_dir})
 pvmmu_xenpv_guest(smoke-guest SOURCES ${PROJECT_SOURCE_DIR}/tests/xen/smoke_guest/main.cc INCLUDES ${_qemu_dir})
 # surface-guest: docs/abi.md §12.1, compiled in as surface_rows.h (one
@@ -123,6 +123,26 @@ pvmmu_qemu_test(qemu_guest_bad_stack --cpus 1 --guest $<TARGET_FILE:bad-stack-gu
 pvmmu_qemu_test(qemu_guest_stop --cpus 3 --guest $<TARGET_FILE:stop-guest> --expect stop)
 pvmmu_qemu_test(qemu_guest_vcpu_down --cpus 2 --guest $<TARGET_FILE:stop-guest> --words role=down
   --expect vcpu-down)
+# SCHEDOP_shutdown_code and SCHEDOP_watchdog's effect (docs/abi.md §10
+# "Shutdown"): the stop guest gives the code reboot, then powers off, and the
+# domain ends with reboot; it arms a 1-second watchdog and yields, and the
+# domain ends with watchdog. Through pvmmu-run --config (a second or two of
+# TCG each), judged by the hypervisor's shutdown line.
+foreach(_role code watchdog)
+  file(GENERATE OUTPUT ${CMAKE_CURRENT_BINARY_DIR}/stop-${_role}.cfg
+    CONTENT "name = \"${_role}\"\nkernel = \"$<TARGET_FILE:stop-guest>\"\nextra = \"role=${_role}\"\nvcpus = 1\nmemory = 16\n")
+endforeach()
+add_test(NAME qemu_guest_shutdown_code
+  COMMAND pvmmu-run --platform qemu --accel tcg --timeout 60 --config ${CMAKE_CURRENT_BINARY_DIR}/stop-code.cfg)
+add_test(NAME qemu_guest_watchdog
+  COMMAND pvmmu-run --platform qemu --accel tcg --timeout 60 --config ${CMAKE_CURRENT_BINARY_DIR}/stop-watchdog.cfg)
+set_tests_properties(qemu_guest_shutdown_code PROPERTIES LABELS qemu TIMEOUT 90
+  PASS_REGULAR_EXPRESSION "stop guest: shutdown code given[^\n]*\n(.*\n)*pvmmu: domain 1 shut down \\(reboot\\) by vCPU 0"
+  FAIL_REGULAR_EXPRESSION "FAILED|PANIC|timed out")
+set_tests_properties(qemu_guest_watchdog PROPERTIES LABELS qemu TIMEOUT 90
+  PASS_REGULAR_EXPRESSION "pvmmu: domain 1: watchdog timer 1 fired[^\n]*\npvmmu: domain 1 shut down \\(watchdog\\) by vCPU 0"
+  FAIL_REGULAR_EXPRESSION "FAILED|PANIC|timed out")
+
 pvmmu_qemu_test(qemu_guest_gdt --cpus 1 --guest $<TARGET_FILE:gdt-guest> --expect "passed:gdt guest" --no-smap)
 # The same guest with a second vCPU: update_descriptor reaches vCPU 1's GDT.
 pvmmu_qemu_test(qemu_guest_gdt_smp --cpus 2 --guest $<TARGET_FILE:gdt-guest> --words vcpus=2

@@ -116,6 +116,16 @@ struct GuestDomain {
     TicketLock desc_lock;
     // Orders VCPUOP_register_vcpu_info's calls (Domain::held, each vCPU's once).
     TicketLock vcpu_info_lock;
+    // SCHEDOP_shutdown_code's reason, which the domain's shutdown takes
+    // (whatever reason that names), -1: none yet (pv/sched.cc).
+    std::atomic<int> shutdown_code{-1};
+    // SCHEDOP_watchdog's two timers (pv/watchdog.cc): system time deadlines,
+    // kWatchdogFree when not in use; `watchdog_next` the earliest, read
+    // without the lock on every hypercall's return.
+    static constexpr uint64_t kWatchdogFree = ~0ull;
+    TicketLock watchdog_lock;
+    uint64_t watchdog_deadline[2] = {kWatchdogFree, kWatchdogFree};
+    std::atomic<uint64_t> watchdog_next{kWatchdogFree};
 };
 
 inline VcpuArch& arch(Vcpu& v) { return *static_cast<VcpuArch*>(v.platform_data); }

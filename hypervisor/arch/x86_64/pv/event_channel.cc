@@ -19,6 +19,7 @@
 #include "pv/events.h"
 #include "pv/hypercall.h"
 #include "pv/surface.h"
+#include "pv/watchdog.h"
 
 namespace pvmmu::x86 {
 
@@ -85,6 +86,7 @@ void events_on_return(Vcpu& v)
 {
     if (!v.domain->events) return;
     const uint64_t now = system_time_now();
+    watchdog_on_return(v, now);
     if (next_deadline(v) > now) return;
     (void)timer_expire(*core(), v, now);
     console_input_poll(v);   // the timer's tick: input reaches a guest that waits with a timer

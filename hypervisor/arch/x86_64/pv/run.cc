@@ -196,6 +196,10 @@ void guest_shutdown(unsigned reason)
 {
     Vcpu& v = *this_cpu().vcpu;
     guest_console_flush(v);
+    // SCHEDOP_shutdown_code's reason, if the domain gave one, whatever this
+    // shutdown's own (Xen's domain_shutdown).
+    if (const int code = guest_domain(v).shutdown_code.load(std::memory_order_acquire); code >= 0)
+        reason = unsigned(code);
     const DomId id = v.domain->id;
     if (!g_shut_down[id].exchange(true, std::memory_order_acq_rel)) {
         printk("pvmmu: domain %u shut down (%s) by vCPU %u\n", id, reason_name(reason), v.id);
