@@ -71,6 +71,10 @@ struct VcpuArch {
     // CPU reads is its CPU's (g_cpu_ldt, pv/descriptors.cc). Both 0 at start.
     uint64_t ldt_base = 0;
     uint32_t ldt_ents = 0;
+    // VCPUOP_initialise's gdt_frames and gdt_ents, loaded when the vCPU starts
+    // (pv/descriptors.cc guest_gdt_start); 0 entries: none, as at boot.
+    uint64_t start_gdt[FIRST_RESERVED_GDT_PAGE] = {};
+    uint32_t start_gdt_ents = 0;
     // Xen's runstate (pv/runstate.cc): offline, since system time 0, until
     // the vCPU first runs; the registered area's guest address, 0: none. Kept
     // across VCPUOP_down and VCPUOP_initialise, as on Xen.

@@ -177,6 +177,7 @@ void guest_run(Vcpu& v)
     cli();
     this_cpu().vcpu = &v;
     guest_gdt_reset(v);
+    guest_gdt_start(v);   // VCPUOP_initialise's gdt_frames, if it gave any
     guest_fpu_reset(v);
     guest_debug_load(v);
     if (vcpu_info* info = guest_vcpu_info(v)) time_publish(info->time);   // on the CPU it runs on
