@@ -71,9 +71,9 @@ void usage(FILE* f)
 {
     std::fprintf(f,
         "usage: pvmmu-run [--platform sim|qemu|xen|xen-host|bochs|libvirt[=URI]] [--accel kvm|tcg|tcg-icount]\n"
-        "                 [--cpus N] [--timeout SECONDS] [--hv-args WORDS] [--quiet] NAME...\n"
+        "                 [--cpus N] [--timeout SECONDS] [--hv-args WORDS] [--quiet] [--console] NAME...\n"
         "       pvmmu-run [--platform qemu|xen|xen-host|bochs|libvirt[=URI]] [--accel kvm|tcg|tcg-icount]\n"
-        "                 [--timeout SECONDS] [--quiet] --config FILE...\n"
+        "                 [--timeout SECONDS] [--quiet] [--console] --config FILE...\n"
         "       pvmmu-run --list\n"
         "       pvmmu-run --platform libvirt[=URI] --describe-host\n"
         "       pvmmu-run --kvm-self-test\n"
@@ -92,7 +92,8 @@ void usage(FILE* f)
         "  128+N interrupted by signal N (SIGINT, SIGTERM, SIGHUP): the machine is ended and\n"
         "    the run's files (ISO, unpacked kernels, uploaded volumes) removed.\n"
         "The guest console is echoed with control characters escaped (\\xNN); the\n"
-        "emulator's input is a pipe, never the terminal (Ctrl-C ends the run).\n"
+        "emulator's input is a pipe, never the terminal (Ctrl-C ends the run), which\n"
+        "--console fills.\n"
         "\n"
         "  --platform P     where the guest runs (one launcher, back ends in tools/run_*.cc):\n"
         "                   sim    the simulated machine (default)\n"
@@ -161,6 +162,14 @@ void usage(FILE* f)
         "  --timeout S      kill a program (libvirt: destroy its domain) after S seconds\n"
         "                   (default 60; bochs 300)\n"
         "  --quiet          do not echo the guest console, only one line per program\n"
+        "  --console, -c    the launcher's input goes to the guest's console (qemu, xen:\n"
+        "                   the emulator's serial input; pvmmu gives it to its console\n"
+        "                   domain, the lowest-numbered one still running). At a\n"
+        "                   terminal: raw mode (Ctrl-C and every key reach the guest,\n"
+        "                   its bytes come through as they are, as `xl console`\n"
+        "                   shows them), Ctrl-] ends the run (exit 130), the terminal's\n"
+        "                   modes are restored on every way out but SIGKILL; piped\n"
+        "                   input is forwarded as it comes. `./pvmmu run` passes it\n"
         "  --hv-args WORDS  qemu, libvirt and bochs: pvmmu-hv's own command line (QEMU\n"
         "                   -append, libvirt <cmdline>, bochs the ISO's GRUB line), e.g.\n"
         "                   selftest=trap: a panic on purpose\n"
@@ -653,6 +662,8 @@ int main(int argc, char** argv)
             o.hv_args = value("--hv-args");
         } else if (a == "--quiet" || a == "-q") {
             o.quiet = true;
+        } else if (a == "--console" || a == "-c") {
+            o.console_input = true;
         } else if (a == "--platform") {
             o.platform = value("--platform");
             // libvirt=URI: the platform and its connection.

@@ -51,6 +51,9 @@ struct Options {
     double timeout_s = 60;
     bool timeout_set = false;
     bool quiet = false;
+    // --console: the launcher's input goes to the emulator's serial input
+    // (run_input.h); a terminal in raw mode, Ctrl-] ends the run.
+    bool console_input = false;
     std::string cpu;       // QEMU's -cpu for qemu and xen ("": kTcgCpu or kKvmCpu; xen: max)
     std::string hv_args;   // pvmmu-hv's command line (qemu: -append; libvirt: <cmdline>; bochs: GRUB's), e.g. selftest=trap
     // The most a child may write to a file (RLIMIT_FSIZE): a console in a file

@@ -8,7 +8,10 @@
 // holds, never the terminal, so a run typed at a shell is not stopped by job
 // control (a background process group reading its terminal gets SIGTTIN) and
 // Ctrl-C reaches the launcher, which ends the child's group and cleans up.
+// With --console the launcher forwards its own input into that pipe
+// (run_input.h): the terminal in raw mode, Ctrl-] to end the run.
 #include "run_backend.h"
+#include "run_input.h"
 
 #include <cctype>
 #include <cerrno>
@@ -18,6 +21,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <memory>
 #include <thread>
 
 #include <fcntl.h>
@@ -131,7 +135,7 @@ int run_child(const Launch& l, const Options& o, int expect_status, bool need_re
         out = fds[1];
     }
     // The child's input: a pipe whose writing end the launcher holds for the
-    // run (a later change may forward what is typed to the guest's console).
+    // run, and into which --console forwards the launcher's input.
     int input[2] = {-1, -1};
     if (in < 0 || out < 0 || pipe2(input, O_CLOEXEC) != 0) {
         why = std::string(from_file ? l.console_file + ": " : "pipe: ") + std::strerror(errno);
@@ -191,6 +195,19 @@ int run_child(const Launch& l, const Options& o, int expect_status, bool need_re
         setpgid(pid, pid);
         close(out);
     }
+    // What is typed goes to the emulator's serial input; at a terminal the
+    // guest's bytes then come through as they are (its prompt, its line
+    // editing), as `xl console` shows them, not a line at a time.
+    std::unique_ptr<ConsoleInput> typed;
+    if (o.console_input && !from_file && pid > 0) {
+        std::string note;
+        typed = std::make_unique<ConsoleInput>(STDIN_FILENO, input[1], note);
+        if (!note.empty() && !o.quiet) std::fprintf(stderr, "pvmmu-run: %s\n", note.c_str());
+    }
+    const bool passthrough = typed && typed->raw() && !o.quiet && isatty(STDOUT_FILENO);
+    const bool echo_lines = !o.quiet && !passthrough;
+    bool escaped = false;   // Ctrl-] typed
+    bool spoke = false;     // the child has written something
 
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(o.timeout_s);
     std::string line, last;
@@ -223,14 +240,32 @@ int run_child(const Launch& l, const Options& o, int expect_status, bool need_re
                 continue;
             }
         } else {
-            pollfd p{in, POLLIN, 0};
-            const int r = poll(&p, 1, int(left.count() > 1000 ? 1000 : left.count()));
+            pollfd p[3] = {{in, POLLIN, 0}, {-1, POLLIN, 0}, {-1, POLLOUT, 0}};
+            // Input is passed on from the machine's first byte: its UART is
+            // set up then (setting a 16550's FIFOs up drops what it holds).
+            // Ctrl-] is seen before that too.
+            if (typed) {
+                p[1].fd = typed->read_fd();
+                if (spoke && typed->wants_write()) p[2].fd = input[1];
+            }
+            const int r = poll(p, 3, int(left.count() > 1000 ? 1000 : left.count()));
             if (r < 0 && errno == EINTR) continue;
             if (r <= 0) continue;
+            if (typed && (p[1].revents || p[2].revents) && !typed->pump(p[1].revents != 0, spoke)) {
+                escaped = true;
+                break;
+            }
+            if (!p[0].revents) continue;
             n = read(in, buf, sizeof(buf));
         }
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) break;   // EOF: the program (and its threads) are gone
+        spoke = true;
+        if (passthrough) {
+            std::fflush(stdout);
+            for (ssize_t w = 0, k; w < n; w += k)
+                if ((k = write(STDOUT_FILENO, buf + w, size_t(n - w))) <= 0) break;
+        }
         for (ssize_t i = 0; i < n && !done; ++i) {
             if (buf[i] == '\r') continue;   // the serial console's line ends
             // GRUB's terminal escapes (ESC [ ... letter) on a serial console.
@@ -244,7 +279,7 @@ int run_child(const Launch& l, const Options& o, int expect_status, bool need_re
                 continue;
             }
             if (buf[i] != '\n') --i;   // a full line: cut here, this byte starts the next
-            if (!o.quiet) std::printf("%s\n", printable(line).c_str());
+            if (echo_lines) std::printf("%s\n", printable(line).c_str());
             record(line);
             if (expect_status < 0 || is_result(line)) last = line;
             if (is_result(line) && code_of(line) > worst) worst = code_of(line);
@@ -267,7 +302,7 @@ int run_child(const Launch& l, const Options& o, int expect_status, bool need_re
         std::fflush(stdout);
     }
     if (!line.empty()) {   // an unterminated last line still counts as the last line
-        if (!o.quiet) std::printf("%s\n", printable(line).c_str());
+        if (echo_lines) std::printf("%s\n", printable(line).c_str());
         record(line);
         last = line;
         if (line.rfind("Test result: ", 0) == 0 && code_of(line) > worst) worst = code_of(line);
@@ -275,9 +310,10 @@ int run_child(const Launch& l, const Options& o, int expect_status, bool need_re
     if (l.session) {
         if (ended) l.session->settle();
         l.session->stop();   // a machine that ran on, or one that timed out, is destroyed
-    } else if (timed_out || ended || signal_caught) {
+    } else if (timed_out || ended || signal_caught || escaped) {
         kill(-pid, SIGKILL);
     }
+    typed.reset();   // the terminal as it was before the verdict is printed
     close(in);
     // A program that closed its output may still run: wait for it only until
     // the deadline, then kill its group and reap it.
@@ -300,6 +336,11 @@ int run_child(const Launch& l, const Options& o, int expect_status, bool need_re
     if (signal_caught) {
         why = std::string("interrupted by SIG") + sigabbrev_np(signal_caught) + ": the run was ended";
         return kInterruptedBase + signal_caught;
+    }
+    if (escaped) {
+        if (passthrough) std::printf("\n");   // the guest's last line may be open
+        why = "ended at the terminal by Ctrl-]";
+        return kInterruptedBase + SIGINT;
     }
     if (timed_out) {
         char secs[32];

@@ -100,28 +100,49 @@ TEST_F(XenVersionTest, ExtraversionIsANulTerminatedString)
     EXPECT_STREQ(s, "-pvmmu");
 }
 
+// What Xen 4.17 reports to a PV domU that is true of pvmmu, and pvmmu's own bit.
+constexpr uint32_t kAlways = 1u << XENFEAT_gnttab_map_avail_bits | 1u << XENFEAT_direct_mapped;
+
 TEST_F(XenVersionTest, FeaturesReportPreserveAdAndFlagRange)
 {
     const uint32_t f = features();
-    EXPECT_EQ(f, (1u << XENFEAT_mmu_pt_update_preserve_ad) | (1u << PVMMU_FEAT_flag_range_update));
+    EXPECT_EQ(f, kAlways | (1u << XENFEAT_mmu_pt_update_preserve_ad) | (1u << PVMMU_FEAT_flag_range_update));
     EXPECT_EQ(XENFEAT_mmu_pt_update_preserve_ad, 5);
     EXPECT_EQ(PVMMU_FEAT_flag_range_update, 31);
 }
 
-TEST_F(XenVersionTest, FeatureSubmapsOtherThanZeroAreEmpty)
+// Linux 6.1 panics at boot without gnttab_map_avail_bits; auto_translated_physmap
+// and supervisor_mode_kernel must stay clear for a PV guest.
+TEST_F(XenVersionTest, FeaturesAsXenGivesAPvDomU)
 {
-    EXPECT_EQ(features(1), 0u);
-    EXPECT_EQ(features(7), 0u);
+    const uint32_t f = features();
+    EXPECT_TRUE(f & (1u << XENFEAT_gnttab_map_avail_bits));
+    EXPECT_TRUE(f & (1u << XENFEAT_direct_mapped));
+    EXPECT_FALSE(f & (1u << XENFEAT_not_direct_mapped));
+    EXPECT_FALSE(f & (1u << XENFEAT_auto_translated_physmap));
+    EXPECT_FALSE(f & (1u << XENFEAT_supervisor_mode_kernel));
+    EXPECT_FALSE(f & (1u << XENFEAT_writable_page_tables));
+    EXPECT_FALSE(f & (1u << XENFEAT_dom0));
+}
+
+// Xen has one submap: any other index is -EINVAL, the structure not written.
+TEST_F(XenVersionTest, FeatureSubmapsOtherThanZeroAreEinval)
+{
+    for (uint32_t idx : {1u, 7u, 0xffffffffu}) {
+        xen_feature_info_t fi{idx, 0x1234};
+        EXPECT_EQ(version(XENVER_get_features, &fi), -XEN_EINVAL);
+        EXPECT_EQ(fi.submap, 0x1234u);
+    }
 }
 
 TEST_F(XenVersionTest, FeatureBitsDisappearWhenPolicyDeniesTheCommand)
 {
     d->policy.deny(Perm::MmuFlagRange);
-    EXPECT_EQ(features(), 1u << XENFEAT_mmu_pt_update_preserve_ad);
+    EXPECT_EQ(features(), kAlways | 1u << XENFEAT_mmu_pt_update_preserve_ad);
     d->policy.deny(Perm::MmuAtomic);
-    EXPECT_EQ(features(), 0u);
+    EXPECT_EQ(features(), kAlways);
     d->policy.allow(Perm::MmuFlagRange);
-    EXPECT_EQ(features(), 1u << PVMMU_FEAT_flag_range_update);
+    EXPECT_EQ(features(), kAlways | 1u << PVMMU_FEAT_flag_range_update);
 }
 
 TEST_F(XenVersionTest, FeaturesArePerDomain)
@@ -132,8 +153,8 @@ TEST_F(XenVersionTest, FeaturesArePerDomain)
     d2->policy.deny(Perm::MmuAtomic);
     xen_feature_info_t fi{0, 0};
     EXPECT_EQ(m.call(d2->vcpus[0], __HYPERVISOR_xen_version, XENVER_get_features, uint64_t(&fi)), 0);
-    EXPECT_EQ(fi.submap, 1u << PVMMU_FEAT_flag_range_update);
-    EXPECT_EQ(features(), (1u << XENFEAT_mmu_pt_update_preserve_ad) | (1u << PVMMU_FEAT_flag_range_update));
+    EXPECT_EQ(fi.submap, kAlways | 1u << PVMMU_FEAT_flag_range_update);
+    EXPECT_EQ(features(), kAlways | (1u << XENFEAT_mmu_pt_update_preserve_ad) | (1u << PVMMU_FEAT_flag_range_update));
 }
 
 } // namespace

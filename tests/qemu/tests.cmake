@@ -51,8 +51,9 @@ pvmmu_xenpv_guest(stop-guest SOURCES ${_qemu_dir}/stop_guest/main.cc INCLUDES ${
 pvmmu_xenpv_guest(gdt-guest SOURCES ${_qemu_dir}/gdt_guest/main.cc INCLUDES ${_qemu_dir})
 pvmmu_xenpv_guest(edge-guest SOURCES ${_qemu_dir}/edge_guest/main.cc INCLUDES ${_qemu_dir})
 pvmmu_xenpv_guest(conform-guest SOURCES ${_qemu_dir}/conform_guest/main.cc ${_qemu_dir}/conform_guest/events.cc
-  ${_qemu_dir}/conform_guest/user_mode.cc INCLUDES ${_qemu_dir})
+  ${_qemu_dir}/conform_guest/user_mode.cc ${_qemu_dir}/conform_guest/sched.cc INCLUDES ${_qemu_dir})
 pvmmu_xenpv_guest(events-guest SOURCES ${_qemu_dir}/events_guest/main.cc INCLUDES ${_qemu_dir})
+pvmmu_xenpv_guest(console-guest SOURCES ${_qemu_dir}/console_guest/main.cc INCLUDES ${_qemu_dir})
 pvmmu_xenpv_guest(smoke-guest SOURCES ${PROJECT_SOURCE_DIR}/tests/xen/smoke_guest/main.cc INCLUDES ${_qemu_dir})
 # surface-guest: docs/abi.md §12.1, compiled in as surface_rows.h (one
 # {nr, cmd, enosys} per row, cmd -1 for a hypercall's own row), against
@@ -112,7 +113,7 @@ pvmmu_qemu_test(qemu_guest_low --cpus 1 --guest $<TARGET_FILE:low-guest> --expec
 pvmmu_qemu_test(qemu_guest_legacy --cpus 1 --guest $<TARGET_FILE:legacy-guest> --expect "passed:legacy guest")
 
 add_dependencies(pvmmu-hv hello-guest crash-guest crash-pf-guest bad-iret-guest bad-stack-guest isolation-guest stop-guest
-  gdt-guest edge-guest conform-guest smoke-guest hostile-guest surface-guest events-guest)
+  gdt-guest edge-guest conform-guest smoke-guest hostile-guest surface-guest events-guest console-guest)
 # The hello and gdt guests far-return and IRET in ring 3, which QEMU 7.2's TCG
 # gets wrong under SMAP (boot_test.sh --no-smap; docs/boot.md "CPU features").
 pvmmu_qemu_test(qemu_guest_hello --cpus 2 --guest $<TARGET_FILE:hello-guest> --expect poweroff --no-smap)
@@ -123,6 +124,26 @@ pvmmu_qemu_test(qemu_guest_bad_stack --cpus 1 --guest $<TARGET_FILE:bad-stack-gu
 pvmmu_qemu_test(qemu_guest_stop --cpus 3 --guest $<TARGET_FILE:stop-guest> --expect stop)
 pvmmu_qemu_test(qemu_guest_vcpu_down --cpus 2 --guest $<TARGET_FILE:stop-guest> --words role=down
   --expect vcpu-down)
+# SCHEDOP_shutdown_code and SCHEDOP_watchdog's effect (docs/abi.md §10
+# "Shutdown"): the stop guest gives the code reboot, then powers off, and the
+# domain ends with reboot; it arms a 1-second watchdog and yields, and the
+# domain ends with watchdog. Through pvmmu-run --config (a second or two of
+# TCG each), judged by the hypervisor's shutdown line.
+foreach(_role code watchdog)
+  file(GENERATE OUTPUT ${CMAKE_CURRENT_BINARY_DIR}/stop-${_role}.cfg
+    CONTENT "name = \"${_role}\"\nkernel = \"$<TARGET_FILE:stop-guest>\"\nextra = \"role=${_role}\"\nvcpus = 1\nmemory = 16\n")
+endforeach()
+add_test(NAME qemu_guest_shutdown_code
+  COMMAND pvmmu-run --platform qemu --accel tcg --timeout 60 --config ${CMAKE_CURRENT_BINARY_DIR}/stop-code.cfg)
+add_test(NAME qemu_guest_watchdog
+  COMMAND pvmmu-run --platform qemu --accel tcg --timeout 60 --config ${CMAKE_CURRENT_BINARY_DIR}/stop-watchdog.cfg)
+set_tests_properties(qemu_guest_shutdown_code PROPERTIES LABELS qemu TIMEOUT 90
+  PASS_REGULAR_EXPRESSION "stop guest: shutdown code given[^\n]*\n(.*\n)*pvmmu: domain 1 shut down \\(reboot\\) by vCPU 0"
+  FAIL_REGULAR_EXPRESSION "FAILED|PANIC|timed out")
+set_tests_properties(qemu_guest_watchdog PROPERTIES LABELS qemu TIMEOUT 90
+  PASS_REGULAR_EXPRESSION "pvmmu: domain 1: watchdog timer 1 fired[^\n]*\npvmmu: domain 1 shut down \\(watchdog\\) by vCPU 0"
+  FAIL_REGULAR_EXPRESSION "FAILED|PANIC|timed out")
+
 pvmmu_qemu_test(qemu_guest_gdt --cpus 1 --guest $<TARGET_FILE:gdt-guest> --expect "passed:gdt guest" --no-smap)
 # The same guest with a second vCPU: update_descriptor reaches vCPU 1's GDT.
 pvmmu_qemu_test(qemu_guest_gdt_smp --cpus 2 --guest $<TARGET_FILE:gdt-guest> --words vcpus=2
@@ -192,6 +213,16 @@ pvmmu_qemu_test(qemu_iso_guest_hello --iso --cpus 2 --guest $<TARGET_FILE:hello-
 pvmmu_qemu_test(qemu_iso_isolation --iso --cpus 2 --guest $<TARGET_FILE:isolation-guest> --domains 2
   --expect isolation)
 set_tests_properties(qemu_iso_guest_hello qemu_iso_isolation PROPERTIES LABELS "qemu;image")
+
+# Console input (docs/boot.md "Console input"): a line piped into
+# `pvmmu-run --console` reaches the console guest's ring and raises its port;
+# the guest echoes it and checks it (tests/qemu/console_test.sh; about 3 s of
+# TCG, then 8 s of the same run without --console, which must time out).
+file(GENERATE OUTPUT ${CMAKE_CURRENT_BINARY_DIR}/console-guest.cfg
+  CONTENT "name = \"console\"\nkernel = \"$<TARGET_FILE:console-guest>\"\nvcpus = 1\nmemory = 16\n")
+add_test(NAME qemu_console_input
+  COMMAND ${_qemu_dir}/console_test.sh $<TARGET_FILE:pvmmu-run> ${CMAKE_CURRENT_BINARY_DIR}/console-guest.cfg)
+set_tests_properties(qemu_console_input PROPERTIES LABELS qemu TIMEOUT 120 SKIP_RETURN_CODE 77)
 
 # Two domains described in xl.cfg syntax (read with Xen's libxlutil), each a
 # guest test program with 2 vCPUs, running at once on 4 CPUs: both must

@@ -29,6 +29,9 @@ REFUSED (the hypervisor did not build a domain: named, with the loader's
 reason), 2 usage error or an unreadable config or kernel, 128+N ended by
 signal N (Ctrl-C: 130; the machine is stopped, the run's files removed).
 With several --config, one line per domain; 0 only if every domain powered off.
+What is typed goes to the guest's console (pvmmu-run --console, always
+passed): at a terminal in raw mode, so Ctrl-C reaches the guest; Ctrl-] ends
+the run (exit 130) and the terminal is restored; piped input is forwarded.
 e.g.
   ./pvmmu run --platform qemu --cpus 2 atomic-ad-preserve
   ./pvmmu run --platform xen tlb-shootdown
@@ -43,6 +46,6 @@ cmd_run() {
   maybe_deps
   build_tree main || die "build of build/ failed"
   [[ -x $tool ]] || die "guest runs are not built yet: build/tools/pvmmu-run does not exist"
-  exec "$tool" "$@"
+  exec "$tool" --console "$@"
 }
 

@@ -10,9 +10,17 @@
 
 namespace pvmmu {
 
+// Submap 0 as Xen 4.17 gives a 64-bit PV domU (common/kernel.c), less what
+// is not true of pvmmu (docs/abi.md §8): gnttab_map_avail_bits (a grant
+// mapping keeps the guest's PTE bits 9-11; no mapping exists while
+// GNTTABOP answers -ENOSYS) and direct_mapped (a PV guest's frame numbers
+// are machine frames) always; preserve_ad and pvmmu's flag range as the
+// policy allows. Not highmem_assist (no MMUEXT_CLEAR_PAGE/COPY_PAGE),
+// memory_op_vnode_supported (no XENMEMF_vnode) or pae_pgdir_above_4gb (a
+// 32-bit PAE matter, reported by Xen after VMASST_TYPE_pae_extended_cr3).
 static uint32_t feature_submap0(const Domain& d)
 {
-    uint32_t bits = 0;
+    uint32_t bits = 1u << XENFEAT_gnttab_map_avail_bits | 1u << XENFEAT_direct_mapped;
     if (d.policy.allows(Perm::MmuAtomic)) bits |= 1u << XENFEAT_mmu_pt_update_preserve_ad;
     if (d.policy.allows(Perm::MmuFlagRange)) bits |= 1u << PVMMU_FEAT_flag_range_update;
     return bits;
@@ -57,7 +65,8 @@ HcResult do_xen_version(Hypervisor& hv, Vcpu& v, HypercallFrame& f)
     case XENVER_get_features: {
         xen_feature_info_t fi;
         if (hv.platform().copy_from_guest(v, &fi, arg, sizeof(fi))) return done(-XEN_EFAULT);
-        fi.submap = fi.submap_idx == 0 ? feature_submap0(*v.domain) : 0;
+        if (fi.submap_idx != 0) return done(-XEN_EINVAL);   // Xen has one submap (XENFEAT_NR_SUBMAPS)
+        fi.submap = feature_submap0(*v.domain);
         return put(fi);
     }
     default:

@@ -102,6 +102,7 @@ extern "C" HIDDEN uint64_t conform_zf;
 void event_checks(volatile shared_info_t* sh, volatile vcpu_info_t* vi);   // events.cc
 void user_mode_checks(const start_info_t* si, uint64_t free, volatile shared_info_t* sh,
                       volatile vcpu_info_t* vi);   // user_mode.cc
+void sched_checks(bool pvmmu);                                               // sched.cc
 // A page of the image that pt_writes pins as an L1 (linked nowhere); c_st_pinned
 // stores into its entry 2 RIP-relative.
 extern "C" HIDDEN volatile uint64_t g_pin_l1[512];   // page-aligned, in .bss (the asm above)
@@ -1841,6 +1842,15 @@ void pt_writes(const start_info_t* si, bool pvmmu)
     write_hex(fi.submap);
     write("\n");
     checkx("  XENFEAT_writable_page_tables not reported to a PV guest", fi.submap & (1u << XENFEAT_writable_page_tables), 0);
+    // What both report to a PV guest (Xen 4.17's common/kernel.c; docs/abi.md
+    // §8): Linux 6.1 panics without gnttab_map_avail_bits.
+    checkx("  XENFEAT_gnttab_map_avail_bits reported", fi.submap & (1u << XENFEAT_gnttab_map_avail_bits),
+           1u << XENFEAT_gnttab_map_avail_bits);
+    checkx("  XENFEAT_direct_mapped reported", fi.submap & (1u << XENFEAT_direct_mapped), 1u << XENFEAT_direct_mapped);
+    checkx("  XENFEAT_auto_translated_physmap not reported", fi.submap & (1u << XENFEAT_auto_translated_physmap), 0);
+    fi = {1, 0x1234};
+    check("xen_version(XENVER_get_features, 1): -EINVAL (one submap)",
+          hypercall(__HYPERVISOR_xen_version, XENVER_get_features, uint64_t(&fi)), -XEN_EINVAL);
 
     constexpr uint64_t kP = 1, kRw = 2, kUs = 4, kA = 0x20, kNx = 1ull << 63;
     constexpr uint64_t kFrameAndPerms = 0x000ffffffffff000ull | kP | kRw;
@@ -1978,6 +1988,7 @@ extern "C" [[noreturn]] void xenpv_start(const start_info_t* si, uint64_t initia
     write_cr3(si, free);
     ptwr_without_assist(si, "mov into an L1 entry before vm_assist enables writable_pagetables");
     hypercalls(pvmmu);
+    sched_checks(pvmmu);
     update_descriptor_checks(si, pvmmu);
     ldt_checks(si, pvmmu);
     multicalls(si);

@@ -18,6 +18,9 @@
 // the frame's entry 1 while vCPU 1, on its own CPU, has a GDT copied from
 // the same frame and loads 0x0b in a loop: it sees the entry go not present
 // (#NP) and present again, as vCPU 0 does, without a set_gdt of its own.
+// Then vCPU 1 is initialised with the frame as its context's gdt_frames and
+// loads 0x0b with no set_gdt at all; too many entries or a page table as the
+// frame are -EINVAL.
 #include "tiny_guest.h"
 
 using namespace tiny;
@@ -114,9 +117,12 @@ xen_pfn_t g_frame1[1];
 volatile long g_seen1 = -1;   // the last load_ds(0x0b) on vCPU 1; -1 before its GDT
 volatile bool g_stop1 = false;
 
+bool g_gdt_from_context = false;   // vCPU 1 has its GDT from VCPUOP_initialise: no set_gdt
+
 [[noreturn]] void vcpu1_loads()
 {
-    if (hypercall(__HYPERVISOR_set_trap_table, uint64_t(g_traps)) == 0 && set_gdt(g_frame1, 3) == 0)
+    if (hypercall(__HYPERVISOR_set_trap_table, uint64_t(g_traps)) == 0 &&
+        (g_gdt_from_context || set_gdt(g_frame1, 3) == 0))
         while (!g_stop1) g_seen1 = load_ds(kSelData);
     hypercall(__HYPERVISOR_vcpu_op, VCPUOP_down, 1, 0);
     for (;;) {
@@ -154,6 +160,31 @@ void update_descriptor_on_two_vcpus(const start_info_t* si, uint64_t entry1)
     while (hypercall(__HYPERVISOR_vcpu_op, VCPUOP_is_up, 1, 0) != 0 && __builtin_ia32_rdtsc() - t0 < 20000000000ull)
         hypercall(__HYPERVISOR_sched_op, SCHEDOP_yield, 0);
     check("vCPU 1 went down", hypercall(__HYPERVISOR_vcpu_op, VCPUOP_is_up, 1, 0), 0);
+
+    // VCPUOP_initialise's gdt_frames and gdt_ents (Linux's per-CPU GDT for a
+    // secondary CPU): checked as set_gdt checks them, and vCPU 1 starts
+    // with those entries, loading 0x0b with no set_gdt of its own.
+    ctx.gdt_frames[0] = g_frame1[0];
+    ctx.gdt_ents = FIRST_RESERVED_GDT_ENTRY + 1;
+    check("initialise with too many GDT entries: -EINVAL",
+          hypercall(__HYPERVISOR_vcpu_op, VCPUOP_initialise, 1, uint64_t(&ctx)), -XEN_EINVAL);
+    ctx.gdt_frames[0] = p2m(si)[0];   // the L4: a page table
+    ctx.gdt_ents = 3;
+    check("initialise with a page table as its GDT frame: -EINVAL",
+          hypercall(__HYPERVISOR_vcpu_op, VCPUOP_initialise, 1, uint64_t(&ctx)), -XEN_EINVAL);
+    ctx.gdt_frames[0] = g_frame1[0];
+    g_gdt_from_context = true;
+    g_stop1 = false;
+    g_seen1 = -1;
+    check("initialise vCPU 1 with the frame as its GDT", hypercall(__HYPERVISOR_vcpu_op, VCPUOP_initialise, 1,
+                                                                   uint64_t(&ctx)), 0);
+    check("up vCPU 1", hypercall(__HYPERVISOR_vcpu_op, VCPUOP_up, 1, 0), 0);
+    check("vCPU 1 loads 0x0b from the GDT its context gave", vcpu1_sees(0), 1);
+    g_stop1 = true;
+    const uint64_t t1 = __builtin_ia32_rdtsc();
+    while (hypercall(__HYPERVISOR_vcpu_op, VCPUOP_is_up, 1, 0) != 0 && __builtin_ia32_rdtsc() - t1 < 20000000000ull)
+        hypercall(__HYPERVISOR_sched_op, SCHEDOP_yield, 0);
+    check("vCPU 1 went down again", hypercall(__HYPERVISOR_vcpu_op, VCPUOP_is_up, 1, 0), 0);
 }
 
 } // namespace

@@ -10,6 +10,9 @@
 // vCPU up, goes down: the domain must shut down (poweroff), not hang. vCPU 1
 // starts with the %fs and %gs bases of its context (VCPUOP_initialise's
 // fs_base, gs_base_kernel) and reads through them before it goes down.
+// With "role=code", SCHEDOP_shutdown_code(reboot) then SCHEDOP_shutdown
+// (poweroff): the domain must end with reboot; with "role=watchdog", a
+// 1-second SCHEDOP_watchdog never re-armed: it must end with watchdog.
 // VCPUOP_initialise takes the trap table from the context (trap_ctxt[], as
 // Linux brings up its CPUs, no set_trap_table on vCPU 1): vCPU 1's INT $0x80
 // reaches the context's handler for 0x80 the first time; brought up again
@@ -144,6 +147,27 @@ void wait_down()
 
 extern "C" [[noreturn]] void xenpv_start(const start_info_t* si)
 {
+    if (has_word(si, "role=code")) {
+        // SCHEDOP_shutdown_code's reason wins over the shutdown's own, and
+        // the first one given stays (qemu_guest_shutdown_code: reboot).
+        sched_shutdown_t s{SHUTDOWN_reboot};
+        check("SCHEDOP_shutdown_code reboot", hypercall(__HYPERVISOR_sched_op, SCHEDOP_shutdown_code, uint64_t(&s)), 0);
+        s.reason = SHUTDOWN_crash;
+        check("SCHEDOP_shutdown_code crash, after it", hypercall(__HYPERVISOR_sched_op, SCHEDOP_shutdown_code,
+                                                                 uint64_t(&s)), 0);
+        write(g_failed ? "stop guest: some checks FAILED\n" : "stop guest: shutdown code given\n");
+        shutdown(SHUTDOWN_poweroff);
+    }
+    if (has_word(si, "role=watchdog")) {
+        // A 1-second watchdog, never re-armed: the domain must be shut down
+        // with SHUTDOWN_watchdog while it yields (qemu_guest_watchdog).
+        sched_watchdog_t w{0, 1};
+        check("SCHEDOP_watchdog 1 s", hypercall(__HYPERVISOR_sched_op, SCHEDOP_watchdog, uint64_t(&w)), 1);
+        const uint64_t t0 = __builtin_ia32_rdtsc();
+        while (__builtin_ia32_rdtsc() - t0 < 40000000000ull) hypercall(__HYPERVISOR_sched_op, SCHEDOP_yield, 0);
+        write("stop guest: FAILED: the watchdog did not fire\n");
+        shutdown(SHUTDOWN_poweroff);
+    }
     const bool role_down = has_word(si, "role=down");
     if (role_down || has_word(si, "role=spin")) {
         static vcpu_guest_context_t ctx;

@@ -2,7 +2,9 @@
 // the console ring's EVTCHNOP_send (event_channel.cc). Both go through the writing vCPU's line
 // buffer, so a line reaches the serial console in one piece under the console
 // lock, never mixed with another domain's bytes or the hypervisor's own
-// messages (several CPUs write to the one port).
+// messages (several CPUs write to the one port). A line without its '\n'
+// goes out when its vCPU waits (guest_console_flush_partial: a shell's
+// prompt); another writer's bytes then start a line of their own.
 #include <atomic>
 #include <string.h>
 
@@ -27,36 +29,42 @@ constexpr int64_t kConsoleRound = 1024;
 // The first words of the hypervisor's own lines, which the launcher reads as
 // verdicts (tools/run_domains.cc, tools/run_qemu.cc): a guest line that starts
 // with one is marked with its domain, as Xen marks a domU's lines "(dN) ", so
-// a guest cannot end the run or judge a domain by printing one.
+// a guest cannot end the run or judge a domain by printing one. A piece of a
+// line (guest_console_flush_partial) is marked when it starts like one, as
+// its next bytes might complete the word.
 constexpr const char* kHypervisorWords[] = {"pvmmu", "domain", "PANIC"};
 
-bool looks_like_the_hypervisor(const ConsoleLine& l)
+bool looks_like_the_hypervisor(const ConsoleLine& l, bool piece)
 {
     for (const char* w : kHypervisorWords) {
         size_t i = 0;
         while (w[i] && i < l.len && l.buf[i] == w[i]) ++i;
-        if (!w[i]) return true;
+        if (!w[i] || (piece && i == l.len)) return true;
     }
     return false;
 }
 
-void emit(const Vcpu& v, ConsoleLine& l)
+// The console's owner tag of a vCPU (lib/console.h): its pieces of a line
+// continue each other, never another's.
+uint32_t owner_of(const Vcpu& v) { return uint32_t(v.domain->id) << 16 | (v.id + 1); }
+
+void emit(const Vcpu& v, ConsoleLine& l, bool piece)
 {
-    if (looks_like_the_hypervisor(l)) {
-        char out[sizeof(l.buf) + 16];   // "(d" + at most 5 digits + ") "
+    char mark[16];   // "(d" + at most 5 digits + ") "
+    const char* prefix = nullptr;
+    if (looks_like_the_hypervisor(l, piece)) {
         char digits[8];
         size_t nd = 0, n = 0;
         for (unsigned id = v.domain->id; nd == 0 || id; id /= 10) digits[nd++] = char('0' + id % 10);
-        out[n++] = '(';
-        out[n++] = 'd';
-        while (nd) out[n++] = digits[--nd];
-        out[n++] = ')';
-        out[n++] = ' ';
-        memcpy(out + n, l.buf, l.len);
-        console_write(out, n + l.len);
-    } else {
-        console_write(l.buf, l.len);
+        mark[n++] = '(';
+        mark[n++] = 'd';
+        while (nd) mark[n++] = digits[--nd];
+        mark[n++] = ')';
+        mark[n++] = ' ';
+        mark[n] = 0;
+        prefix = mark;
     }
+    console_write(l.buf, l.len, owner_of(v), prefix);
     l.len = 0;
 }
 
@@ -69,7 +77,7 @@ void guest_console_put(Vcpu& v, const char* s, size_t n)
     ConsoleLine& l = arch(v).line;
     for (size_t i = 0; i < n; ++i) {
         l.buf[l.len++] = s[i];
-        if (s[i] == '\n') emit(v, l);
+        if (s[i] == '\n') emit(v, l, false);
         else if (l.len == sizeof(l.buf) - 1) guest_console_flush(v);
     }
 }
@@ -79,7 +87,13 @@ void guest_console_flush(Vcpu& v)
     ConsoleLine& l = arch(v).line;
     if (!l.len) return;
     if (l.buf[l.len - 1] != '\n') l.buf[l.len++] = '\n';
-    emit(v, l);
+    emit(v, l, false);
+}
+
+void guest_console_flush_partial(Vcpu& v)
+{
+    ConsoleLine& l = arch(v).line;
+    if (l.len) emit(v, l, true);
 }
 
 // console_io(cmd, count, buf): CONSOLEIO_write takes count bytes from buf,
@@ -104,7 +118,10 @@ HcResult do_console_io(Vcpu& v, HypercallFrame& f)
         guest_console_put(v, chunk, n);
         taken += int64_t(n);
     }
-    if (taken == count) return done(0);
+    if (taken == count) {
+        console_input_poll(v);
+        return done(0);
+    }
     f.arg[1] = uint64_t(count - taken);
     f.arg[2] += uint64_t(taken);
     return preempted();   // the multicall or syscall_dispatch issues it again

@@ -18,8 +18,23 @@ inline constexpr evtchn_port_t kConsolePort = 1;
 // On v's own CPU only: the line is its vCPU's alone.
 void guest_console_flush(Vcpu& v);
 
+// Prints what v's console line holds without ending it (a prompt): when v
+// blocks or polls (event_channel.cc), so what it wrote before waiting is
+// seen. Its next bytes continue the line unless another writer came between.
+// On v's own CPU only.
+void guest_console_flush_partial(Vcpu& v);
+
 // Adds n bytes to v's console line; a '\n' sends the line out, as does a line
 // that fills the buffer (with a '\n' added). On v's own CPU only.
 void guest_console_put(Vcpu& v, const char* s, size_t n);
+
+// The console domain's input (console_input.cc): g, once its console ring and
+// events are set up, may become the domain the serial console's input goes to.
+void console_input_register(GuestDomain& g);
+
+// If v's domain is the console domain: what the UART has received, as much as
+// its ring's `in` has room for, copied there and its console port raised.
+// From a hypercall of v's or a return to v, on v's own CPU.
+void console_input_poll(Vcpu& v);
 
 } // namespace pvmmu::x86

@@ -31,6 +31,7 @@
 #include "core/refs.h"
 #include "core/spinlock.h"
 #include "cpu/percpu.h"
+#include "lib/console.h"
 #include "mm/core_glue.h"
 #include "mm/direct_map.h"
 #include "pv/descriptors.h"
@@ -268,6 +269,10 @@ void update_copies(const GuestDomain& g, Mfn m, unsigned index, uint64_t e)
     }
 }
 
+// Copies and validates `frames` into this CPU's GDT window not in use and
+// loads it: v's GDT entries 0 .. entries - 1 from now on (set_gdt's work).
+long load_gdt(Vcpu& v, const xen_pfn_t* frames, uint32_t entries);
+
 } // namespace
 
 // set_gdt(frame_list, entries): frame_list names ceil(entries / 512) machine
@@ -281,6 +286,45 @@ long do_set_gdt(Vcpu& v, HypercallFrame& f)
     xen_pfn_t frames[FIRST_RESERVED_GDT_PAGE];
     const uint32_t nr = (entries + kEntriesPerPage - 1) / kEntriesPerPage;
     if (core()->platform().copy_from_guest(v, frames, Vaddr{f.arg[0]}, nr * sizeof(xen_pfn_t))) return -XEN_EFAULT;
+    return load_gdt(v, frames, entries);
+}
+
+long guest_gdt_check(const Domain& d, const xen_pfn_t* frames, uint32_t entries)
+{
+    if (entries > FIRST_RESERVED_GDT_ENTRY) return -XEN_EINVAL;
+    Hypervisor& hv = *core();
+    for (uint32_t page = 0; page * kEntriesPerPage < entries; ++page) {
+        const Mfn m{frames[page]};
+        if (get_page(hv, m, d.id)) return -XEN_EINVAL;   // not the domain's (Xen: no seg_desc type)
+        const uint64_t x = hv.frame(m).type_info.load(std::memory_order_acquire);
+        long rc = is_table_type(ti::type(x)) && ti::count(x) ? -XEN_EINVAL : 0;
+        const uint64_t* src = static_cast<const uint64_t*>(hv.mem().frame(m));
+        for (uint32_t i = 0; i < on_page(entries, page) && !rc; ++i) {
+            uint64_t e = std::atomic_ref<const uint64_t>(src[i]).load(std::memory_order_relaxed);
+            if (!guest_desc_fix(e)) rc = -XEN_EINVAL;
+        }
+        put_page(hv, m);
+        if (rc) return rc;
+    }
+    return 0;
+}
+
+void guest_gdt_start(Vcpu& v)
+{
+    VcpuArch& a = arch(v);
+    if (!a.start_gdt_ents) return;
+    // Checked at VCPUOP_initialise; the frames may have changed since (the
+    // guest's own writes, or a pin): then the vCPU starts with no GDT
+    // entries, whose selectors fault, which it can see and report.
+    if (const long rc = load_gdt(v, a.start_gdt, a.start_gdt_ents))
+        printk("pvmmu: domain %u vCPU %u: its context's GDT frames are refused now (error %ld): no GDT entries\n",
+               unsigned(v.domain->id), v.id, rc);
+}
+
+namespace {
+
+long load_gdt(Vcpu& v, const xen_pfn_t* frames, uint32_t entries)
+{
     PerCpu& c = this_cpu();
     const DescLockHeld held(guest_domain(v));
     const unsigned w = c.gdt_active ^ 1;   // not in use: free to fill
@@ -290,6 +334,8 @@ long do_set_gdt(Vcpu& v, HypercallFrame& f)
     load_window(c, w);
     return 0;
 }
+
+} // namespace
 
 // MMUEXT_SET_LDT, its arguments checked by the core (page-aligned base, at
 // most 8192 entries): Xen's __addr_ok, the base not in the hypervisor's

@@ -82,6 +82,10 @@ struct VcpuArch {
     // CPU reads is its CPU's (g_cpu_ldt, pv/descriptors.cc). Both 0 at start.
     uint64_t ldt_base = 0;
     uint32_t ldt_ents = 0;
+    // VCPUOP_initialise's gdt_frames and gdt_ents, loaded when the vCPU starts
+    // (pv/descriptors.cc guest_gdt_start); 0 entries: none, as at boot.
+    uint64_t start_gdt[FIRST_RESERVED_GDT_PAGE] = {};
+    uint32_t start_gdt_ents = 0;
     // Xen's runstate (pv/runstate.cc): offline, since system time 0, until
     // the vCPU first runs; the registered area's guest address, 0: none. Kept
     // across VCPUOP_down and VCPUOP_initialise, as on Xen.
@@ -127,6 +131,16 @@ struct GuestDomain {
     TicketLock desc_lock;
     // Orders VCPUOP_register_vcpu_info's calls (Domain::held, each vCPU's once).
     TicketLock vcpu_info_lock;
+    // SCHEDOP_shutdown_code's reason, which the domain's shutdown takes
+    // (whatever reason that names), -1: none yet (pv/sched.cc).
+    std::atomic<int> shutdown_code{-1};
+    // SCHEDOP_watchdog's two timers (pv/watchdog.cc): system time deadlines,
+    // kWatchdogFree when not in use; `watchdog_next` the earliest, read
+    // without the lock on every hypercall's return.
+    static constexpr uint64_t kWatchdogFree = ~0ull;
+    TicketLock watchdog_lock;
+    uint64_t watchdog_deadline[2] = {kWatchdogFree, kWatchdogFree};
+    std::atomic<uint64_t> watchdog_next{kWatchdogFree};
 };
 
 inline VcpuArch& arch(Vcpu& v) { return *static_cast<VcpuArch*>(v.platform_data); }

@@ -20,6 +20,7 @@
 #include "pv/events.h"
 #include "pv/hypercall.h"
 #include "pv/surface.h"
+#include "pv/watchdog.h"
 
 namespace pvmmu::x86 {
 
@@ -51,7 +52,10 @@ long console_ring_drain(Vcpu& v)
 // and a block or poll that waits halts here until it is woken.
 long finish(Vcpu& v, long rc, const EventOut& out)
 {
-    if (out.platform_port == kConsolePort && rc == 0) rc = console_ring_drain(v);
+    if (out.platform_port == kConsolePort) {
+        if (rc == 0) rc = console_ring_drain(v);
+        console_input_poll(v);   // Linux sends on the port after taking input, too
+    }
     event_kick(v, out.kicks);
     if (out.block) block_wait(v);
     return rc;
@@ -66,7 +70,9 @@ int guest_events_init(GuestDomain& g)
     for (vcpu_info& vi : g.shared->vcpu_info) vi.evtchn_upcall_mask = 1;
     g.dom.events = new (g.events_mem) DomainEvents(g.shared);
     const int port = bind_platform_port(*core(), g.dom);
-    return port == int(kConsolePort) ? 0 : -XEN_ENOSPC;
+    if (port != int(kConsolePort)) return -XEN_ENOSPC;
+    console_input_register(g);
+    return 0;
 }
 
 long do_event_channel_op(Vcpu& v, HypercallFrame& f)
@@ -89,6 +95,13 @@ long event_vcpu_timer_op(Vcpu& v, Vcpu& t, unsigned cmd, uint64_t arg)
 
 long event_sched_op(Vcpu& v, unsigned cmd, uint64_t arg)
 {
+    // A vCPU about to wait: what it printed is seen (a prompt), and input
+    // already typed is in its ring and pending before the core decides
+    // whether it waits.
+    if (cmd == SCHEDOP_block || cmd == SCHEDOP_poll) {
+        guest_console_flush_partial(v);
+        console_input_poll(v);
+    }
     EventOut out;
     return finish(v, sched_op(*core(), v, cmd, Vaddr{arg}, system_time_now(), out), out);
 }

@@ -19,10 +19,12 @@
 #include "cpu/quiesce.h"
 #include "cpu/x86.h"
 #include "mm/core_glue.h"
+#include "pv/console.h"
 #include "pv/domain.h"
 #include "pv/events.h"
 #include "pv/run.h"
 #include "pv/traps.h"
+#include "pv/watchdog.h"
 
 namespace pvmmu::x86 {
 
@@ -31,12 +33,14 @@ namespace {
 void arm_timer(const Vcpu& v) { lapic_timer_arm(tsc_at(next_deadline(v))); }
 
 // v's due deadlines fired (VIRQ_TIMER raised, a poll timed out), the vCPUs
-// that woke kicked.
+// that woke kicked. The tick also takes console input (pv/console.h), so
+// what is typed reaches a guest that waits on its timer, even halted.
 void fire_due_timers(Vcpu& v)
 {
     const uint64_t now = system_time_now();
     if (next_deadline(v) > now) return;
     event_kick(v, timer_expire(*core(), v, now));
+    console_input_poll(v);
 }
 
 } // namespace
@@ -65,6 +69,7 @@ void guest_return_events(TrapFrame& f)
 {
     Vcpu& v = *this_cpu().vcpu;
     if (!v.domain->events) return;
+    watchdog_on_return(v, system_time_now());
     fire_due_timers(v);
     guest_upcall(f);
     arm_timer(v);

@@ -182,6 +182,7 @@ void guest_run(Vcpu& v)
     cli();
     this_cpu().vcpu = &v;
     guest_gdt_reset(v);
+    guest_gdt_start(v);   // VCPUOP_initialise's gdt_frames, if it gave any
     guest_fpu_reset(v);
     guest_debug_load(v);
     if (vcpu_info* info = guest_vcpu_info(v)) time_publish(info->time);   // on the CPU it runs on
@@ -204,6 +205,10 @@ void guest_shutdown(unsigned reason)
 {
     Vcpu& v = *this_cpu().vcpu;
     guest_console_flush(v);
+    // SCHEDOP_shutdown_code's reason, if the domain gave one, whatever this
+    // shutdown's own (Xen's domain_shutdown).
+    if (const int code = guest_domain(v).shutdown_code.load(std::memory_order_acquire); code >= 0)
+        reason = unsigned(code);
     const DomId id = v.domain->id;
     if (!g_shut_down[id].exchange(true, std::memory_order_acq_rel)) {
         printk("pvmmu: domain %u shut down (%s) by vCPU %u\n", id, reason_name(reason), v.id);

@@ -37,7 +37,7 @@ void syscall_init();
 void cpu_leave_vcpu();
 
 // The domain of the vCPU running on this CPU stops with `reason` (SHUTDOWN_*,
-// <xen/sched.h>); its other vCPUs are kicked. When it was the last domain
+// <xen/sched.h>), or the one SCHEDOP_shutdown_code gave; its other vCPUs are kicked. When it was the last domain
 // running, the run ends with HV_EXIT_SHUTDOWN + reason (boot/boot_defs.h) once
 // every domain's memory is given back (cpu_leave_vcpu). This CPU idles.
 [[noreturn]] void guest_shutdown(unsigned reason);

@@ -1,5 +1,6 @@
 // sched_op (<xen/sched.h>): what a vCPU that owns its CPU can ask of the
-// scheduler.
+// scheduler, answered as Xen 4.17 answers an unprivileged domain
+// (common/sched/core.c; docs/abi.md §10 "Shutdown").
 #include <pvmmu/abi.h>
 
 #include "mm/core_glue.h"
@@ -7,16 +8,27 @@
 #include "pv/hypercall.h"
 #include "pv/run.h"
 #include "pv/surface.h"
+#include "pv/watchdog.h"
 
 namespace pvmmu::x86 {
 
+namespace {
+
+// A reason Xen would take (a u8: it takes any) that pvmmu also knows how to
+// end a domain with; pvmmu refuses the others (docs/abi.md §10).
+bool known_reason(unsigned r) { return r <= SHUTDOWN_MAX; }
+
+} // namespace
+
 // sched_op(cmd, arg): SCHEDOP_yield, SCHEDOP_block and SCHEDOP_poll are the
 // core's (pv/events.h; a vCPU has its CPU to itself: a yield has nothing to
-// yield to), SCHEDOP_shutdown with a sched_shutdown_t is the platform's.
+// yield to), the rest the platform's.
 long do_sched_op(Vcpu& v, HypercallFrame& f)
 {
     const uint32_t cmd = uint32_t(f.arg[0]);   // an int in Xen's prototype
     if (!arch_subop_known(__HYPERVISOR_sched_op, cmd)) return -XEN_ENOSYS;
+    Platform& p = core()->platform();
+    const Vaddr arg{f.arg[1]};
     switch (cmd) {
     case SCHEDOP_yield:
     case SCHEDOP_block:
@@ -24,10 +36,37 @@ long do_sched_op(Vcpu& v, HypercallFrame& f)
         return event_sched_op(v, cmd, f.arg[1]);
     case SCHEDOP_shutdown: {
         sched_shutdown_t s;
-        if (core()->platform().copy_from_guest(v, &s, Vaddr{f.arg[1]}, sizeof(s))) return -XEN_EFAULT;
-        if (s.reason > SHUTDOWN_MAX) return -XEN_EINVAL;
-        guest_shutdown(s.reason);
+        if (p.copy_from_guest(v, &s, arg, sizeof(s))) return -XEN_EFAULT;
+        if (!known_reason(s.reason)) return -XEN_EINVAL;
+        guest_shutdown(s.reason);   // or the reason SCHEDOP_shutdown_code gave
     }
+    case SCHEDOP_shutdown_code: {
+        // The reason the domain's shutdown will report, whichever way it
+        // comes (its own SCHEDOP_shutdown, a crash, its watchdog); the
+        // first one given stays, as on Xen.
+        sched_shutdown_t s;
+        if (p.copy_from_guest(v, &s, arg, sizeof(s))) return -XEN_EFAULT;
+        if (!known_reason(s.reason)) return -XEN_EINVAL;
+        int none = -1;
+        guest_domain(v).shutdown_code.compare_exchange_strong(none, int(s.reason), std::memory_order_acq_rel);
+        return 0;
+    }
+    case SCHEDOP_remote_shutdown: {
+        // Only a privileged domain, or the device model of the target, may
+        // (Xen's XSM_DM_PRIV): pvmmu has neither. A domain id that names no
+        // domain (DOMID_SELF among them: Xen looks the id up as it is) is
+        // -ESRCH first, as on Xen.
+        sched_remote_shutdown_t s;
+        if (p.copy_from_guest(v, &s, arg, sizeof(s))) return -XEN_EFAULT;
+        return core()->domain(s.domain_id) ? -XEN_EPERM : -XEN_ESRCH;
+    }
+    case SCHEDOP_watchdog: {
+        sched_watchdog_t w;
+        if (p.copy_from_guest(v, &w, arg, sizeof(w))) return -XEN_EFAULT;
+        return watchdog_op(v, w.id, w.timeout);
+    }
+    case SCHEDOP_pin_override:
+        return -XEN_EPERM;   // the hardware domain's only; before its argument is read
     default:
         return -XEN_ENOSYS;
     }

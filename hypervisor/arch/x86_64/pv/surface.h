@@ -47,7 +47,7 @@ constexpr bool arch_subop_known(unsigned op, uint64_t cmd)
 {
     switch (op) {
     case __HYPERVISOR_console_io: return cmd == CONSOLEIO_write;
-    case __HYPERVISOR_sched_op: return cmd <= SCHEDOP_poll;   // yield, block, shutdown, poll
+    case __HYPERVISOR_sched_op: return cmd <= SCHEDOP_pin_override;   // every one Xen 4.17 has
     case __HYPERVISOR_callback_op: return cmd == CALLBACKOP_register || cmd == CALLBACKOP_unregister;
     case __HYPERVISOR_vcpu_op:   // initialise … register_vcpu_info: all but send_nmi and later ones
         return cmd <= VCPUOP_register_vcpu_info;

@@ -15,6 +15,7 @@
 #include "cpu/x86.h"
 #include "mm/core_glue.h"
 #include "mm/paging.h"
+#include "pv/descriptors.h"
 #include "pv/domain.h"
 #include "pv/events.h"
 #include "pv/hypercall.h"
@@ -125,6 +126,18 @@ long initialise_locked(Vcpu& self, Vcpu& t, uint64_t ctx_va)
     if (!no_stack && !kernel_stack_ok(w.stack[1])) return -XEN_EINVAL;
     const Mfn l4{xen_cr3_to_pfn(w.cr3)};
     if ((w.cr3 & (kPageSize - 1)) || !core()->mem().valid(l4)) return -XEN_EINVAL;
+    // The GDT the vCPU starts with (Linux's per-CPU GDT for a secondary
+    // CPU), checked as set_gdt checks it; copied when the vCPU starts.
+    // gdt_frames[16] then gdt_ents; at most FIRST_RESERVED_GDT_PAGE frames are used.
+    uint64_t gdt[17];
+    static_assert(offsetof(vcpu_guest_context_t, gdt_ents) ==
+                  offsetof(vcpu_guest_context_t, gdt_frames) + sizeof(vcpu_guest_context_t::gdt_frames));
+    static_assert(sizeof(vcpu_guest_context_t::gdt_frames) == 16 * 8 && FIRST_RESERVED_GDT_PAGE <= 16);
+    if (p.copy_from_guest(self, gdt, Vaddr{ctx_va + offsetof(vcpu_guest_context_t, gdt_frames)}, sizeof(gdt)))
+        return -XEN_EFAULT;
+    const uint64_t gdt_ents = gdt[16];
+    if (gdt_ents > FIRST_RESERVED_GDT_ENTRY) return -XEN_EINVAL;
+    if (long rc = guest_gdt_check(*t.domain, gdt, uint32_t(gdt_ents))) return rc;
     // Last of the checks, as it changes t: a failure from here on leaves t
     // Down (initialise), never Initialised with part of a table.
     if (long rc = take_trap_table(self, t, ctx_va)) return rc;
@@ -156,6 +169,8 @@ long initialise_locked(Vcpu& self, Vcpu& t, uint64_t ctx_va)
     a.dr = DebugRegs{};
     a.iopl = 0;
     a.cr4_de = false;
+    for (unsigned i = 0; i < FIRST_RESERVED_GDT_PAGE; ++i) a.start_gdt[i] = gdt[i];
+    a.start_gdt_ents = uint32_t(gdt_ents);
 
     TrapFrame& f = a.start;
     f = TrapFrame{};
