@@ -309,7 +309,8 @@ std::string domain_label(const std::vector<Domain>& doms, size_t i)
 // domain and the loader's reason. `ends`: each domain's end, as its console
 // lines tell it (run_domains.h).
 int launch(const Backend& b, const std::vector<Domain>& doms, const Options& o, bool need_result, std::string& why,
-           std::vector<std::string>* console = nullptr, std::vector<DomainEnd>* ends = nullptr)
+           std::vector<std::string>* console = nullptr, std::vector<DomainEnd>* ends = nullptr,
+           bool (*keep)(const std::string&) = nullptr)
 {
     if (b.lacks) why = b.lacks(doms);
     if (!why.empty()) return kSkipped;
@@ -325,9 +326,9 @@ int launch(const Backend& b, const std::vector<Domain>& doms, const Options& o, 
     // Without a console asked for, only the lines domain_ends reads are kept.
     std::vector<std::string> own;
     int code = run_child(l, o, kPoweroffStatus, need_result, why, console ? console : &own,
-                         console ? nullptr : domain_line);
+                         console ? keep : domain_line);
     if (!console) console = &own;
-    const std::vector<DomainEnd> e = domain_ends(*console, doms.size());
+    const std::vector<DomainEnd> e = domain_ends(*console, kernel_modules(doms));
     if (code < kInterruptedBase) {
         for (size_t i = 0; i < e.size(); ++i) {
             if (e[i].refused.empty()) continue;
@@ -405,6 +406,8 @@ int run_configs(const RunOptions& o)
             std::fprintf(stderr, "pvmmu-run: %s\n", err.c_str());
             return 2;
         }
+        for (const std::string& w : c.warnings)
+            std::fprintf(stderr, "pvmmu-run: warning: '%s': %s\n", printable(path).c_str(), w.c_str());
         Domain d;
         d.name = c.name;
         d.kernel = find(c.kernel) ? find(c.kernel)->kernel : c.kernel;
@@ -425,16 +428,38 @@ int run_configs(const RunOptions& o)
                          d.kernel == c.kernel ? "" : " (set TMPDIR to a directory without them)");
             return 2;
         }
+        // The ramdisk, checked as the kernel is: a regular file the domain's
+        // memory can hold, not empty, its path one module word.
+        if (!c.ramdisk.empty()) {
+            std::vector<uint8_t> rd;
+            if (!read_input_file(c.ramdisk, cap, rd, err) || rd.empty()) {
+                std::fprintf(stderr, "pvmmu-run: '%s': ramdisk: %s\n", printable(path).c_str(),
+                             rd.empty() && err.empty() ? ("'" + printable(c.ramdisk) + "' is empty").c_str() : err.c_str());
+                return 2;
+            }
+            if (c.ramdisk.find_first_of(", ") != std::string::npos) {
+                std::fprintf(stderr, "pvmmu-run: '%s': ramdisk '%s': a ',' or ' ' in its path would split the module\n",
+                             printable(path).c_str(), printable(c.ramdisk).c_str());
+                return 2;
+            }
+            d.ramdisk = c.ramdisk;
+        }
         d.extra = c.extra;
         d.vcpus = unsigned(c.vcpus);
         d.frames = static_cast<unsigned long>(c.memory) * 256;
-        std::printf("pvmmu-run: domain %zu: %s: kernel %s, %ld vCPUs, %ld MiB\n", doms.size() + 1,
-                    printable(c.name).c_str(), printable(d.kernel).c_str(), c.vcpus, c.memory);
+        std::printf("pvmmu-run: domain %zu: %s: kernel %s%s%s, %ld vCPUs, %ld MiB\n", doms.size() + 1,
+                    printable(c.name).c_str(), printable(d.kernel).c_str(), d.ramdisk.empty() ? "" : ", ramdisk ",
+                    printable(d.ramdisk).c_str(), c.vcpus, c.memory);
         doms.push_back(d);
     }
     std::string why;
     std::vector<DomainEnd> ends;
-    int code = launch(b, doms, o, false, why, nullptr, &ends);
+    std::vector<std::string> kept;   // the hypervisor's lines and any result line
+    int code = launch(b, doms, o, false, why, &kept, &ends,
+                      [](const std::string& l) { return domain_line(l) || l.rfind("Test result: ", 0) == 0; });
+    bool had_result = false;
+    for (const std::string& l : kept) had_result = had_result || l.rfind("Test result: ", 0) == 0;
+    std::string ended;   // how the domains ended, for a run without a result line
     // Each domain by its own end (pvmmu's console only: Xen's dom0 has the
     // run's verdict alone). The run succeeds only if every domain did.
     if (from_pvmmu(ends) && code < kInterruptedBase) {
@@ -451,11 +476,23 @@ int run_configs(const RunOptions& o)
             else
                 std::printf("pvmmu-run: %s: %s (exit %d): %s\n", label.c_str(), word_of(c), c, printable(what).c_str());
             if (c > worst) worst = c;
+            ended += (ended.empty() ? "" : "; ") + label + " " + what;
         }
         if (worst > code) {
             code = worst;
             if (why.empty()) why = "not every domain powered off (above)";
         }
+    }
+    // A guest that prints no `Test result:` line (a Linux kernel) is judged
+    // by how it ended: powered off is a success, anything else the crash
+    // code; the verdict says so. A refusal, a skip or an interruption says
+    // what it is already.
+    if (!had_result && (code == 0 || code == kCrashed)) {
+        const bool plain = why.empty() || why.rfind("no `Test result:`", 0) == 0 || why.rfind("not every domain", 0) == 0;
+        std::string judged = "no `Test result:` line: judged by the shutdown: ";
+        if (!ended.empty()) judged += ended + (plain ? "" : " (" + why + ")");
+        else judged += code == 0 ? "powered off" : why;
+        why = judged;
     }
     std::printf("pvmmu-run: %s (exit %d)%s%s\n", word_of(code), code, why.empty() ? "" : ": ", printable(why).c_str());
     return code;
