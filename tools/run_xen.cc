@@ -18,6 +18,9 @@ namespace {
 // the same end (xen/common/shutdown.c prints them).
 const std::vector<Ending> kXenEndings = {
     {"(XEN) Hardware Dom0 halted", kPoweroffStatus, 0},   // SCHEDOP_shutdown poweroff
+    // A dom0 that powers the machine off through ACPI, as Linux does (Xen
+    // enters S5 for it: xen/arch/x86/acpi/power.c prints this).
+    {"(XEN) Entering ACPI S5 state.", kPoweroffStatus, 0},
     {"(XEN) Hardware Dom0 crashed", kCrashStatus, 0},
     {"(XEN) Hardware Dom0 shutdown", kRebootStatus, 0},   // reboot, suspend, watchdog, ...
     {"(XEN) Panic on CPU", kPanicStatus, 1},              // then its message
