@@ -66,7 +66,7 @@ std::string check_placement(const x86::GuestElf& elf, const x86::GuestPlacement&
     Region r[x86::GuestElf::kMaxSegments + 7];
     unsigned n = 0;
     for (unsigned i = 0; i < elf.nr_segments; ++i) r[n++] = {"a segment", elf.seg[i].vaddr, elf.seg[i].memsz};
-    r[n++] = {"the P2M list", elf.image_end, nr_frames * sizeof(uint64_t)};
+    r[n++] = {"the P2M list", at.p2m, nr_frames * sizeof(uint64_t)};
     r[n++] = {"start_info", at.si, kPageSize};
     r[n++] = {"shared_info", at.shared, kPageSize};
     r[n++] = {"the console ring", at.console, kPageSize};

@@ -107,8 +107,9 @@ void usage(FILE* f)
         "                          the domain's own words (xl.cfg's extra) reach dom0's command\n"
         "                          line; tests needing a second domain or a deny= policy, and\n"
         "                          more than one --config, are refused. The run ends at Xen's\n"
-        "                          `Hardware Dom0 halted` (powered off), `crashed`, `shutdown`\n"
-        "                          or panic line\n"
+        "                          `Hardware Dom0 halted` or `Entering ACPI S5 state.` (powered\n"
+        "                          off), `crashed`, `shutdown` or panic line; xl.cfg's ramdisk\n"
+        "                          is dom0's next module\n"
         "                   xen-host  run in the dom0 of a Xen host (as root): the guest\n"
         "                          kernel becomes a PV domU of that host's Xen, created through\n"
         "                          libxenlight (memory = the test's frames, its vCPUs, its\n"
@@ -181,13 +182,19 @@ void usage(FILE* f)
         "                   kernel or a guest program's name (a Linux bzImage is unpacked\n"
         "                   to its ELF, as xl does: XZ only, into $TMPDIR/pvmmu-kernel-*,\n"
         "                   removed when the run ends, on SIGINT/SIGTERM/SIGHUP too, not\n"
-        "                   on SIGKILL), extra = more module words)\n"
+        "                   on SIGKILL), ramdisk = its initial module (start_info's\n"
+        "                   mod_start), extra = more module words, or cmdline, root as\n"
+        "                   xl builds the command line; any other key is a warning naming\n"
+        "                   it, and bootloader, firmware, pvh or a type other than pv an\n"
+        "                   error)\n"
         "                   together on the bare-metal hypervisor, one CPU per vCPU (qemu,\n"
         "                   also for --platform sim; bochs; libvirt), or one as Xen's dom0 (xen);\n"
         "                   one line per domain by its own end (pvmmu's `domain N shut\n"
         "                   down (REASON)` line): exit 0 only when every domain powered\n"
         "                   off (and by the worst `Test result:` line, if any is printed),\n"
-        "                   7 when one was refused, else 6. Each file and kernel must be\n"
+        "                   7 when one was refused, else 6 (without a `Test result:` line,\n"
+        "                   as from Linux, the verdict says it was judged by the shutdown).\n"
+        "                   Each file, kernel and ramdisk must be\n"
         "                   a regular file (an xl.cfg at most 1 MiB, without NUL bytes; a\n"
         "                   kernel at most the domain's memory)\n"
         "  --pool NAME      libvirt: upload the images to this storage pool, as volumes\n"
@@ -318,7 +325,8 @@ std::string domain_label(const std::vector<Domain>& doms, size_t i)
 // domain and the loader's reason. `ends`: each domain's end, as its console
 // lines tell it (run_domains.h).
 int launch(const Backend& b, const std::vector<Domain>& doms, const Options& o, bool need_result, std::string& why,
-           std::vector<std::string>* console = nullptr, std::vector<DomainEnd>* ends = nullptr)
+           std::vector<std::string>* console = nullptr, std::vector<DomainEnd>* ends = nullptr,
+           bool (*keep)(const std::string&) = nullptr)
 {
     if (b.lacks) why = b.lacks(doms);
     if (!why.empty()) return kSkipped;
@@ -334,9 +342,9 @@ int launch(const Backend& b, const std::vector<Domain>& doms, const Options& o, 
     // Without a console asked for, only the lines domain_ends reads are kept.
     std::vector<std::string> own;
     int code = run_child(l, o, kPoweroffStatus, need_result, why, console ? console : &own,
-                         console ? nullptr : domain_line);
+                         console ? keep : domain_line);
     if (!console) console = &own;
-    const std::vector<DomainEnd> e = domain_ends(*console, doms.size());
+    const std::vector<DomainEnd> e = domain_ends(*console, kernel_modules(doms));
     if (code < kInterruptedBase) {
         for (size_t i = 0; i < e.size(); ++i) {
             if (e[i].refused.empty()) continue;
@@ -414,6 +422,8 @@ int run_configs(const RunOptions& o)
             std::fprintf(stderr, "pvmmu-run: %s\n", err.c_str());
             return 2;
         }
+        for (const std::string& w : c.warnings)
+            std::fprintf(stderr, "pvmmu-run: warning: '%s': %s\n", printable(path).c_str(), w.c_str());
         Domain d;
         d.name = c.name;
         d.kernel = find(c.kernel) ? find(c.kernel)->kernel : c.kernel;
@@ -434,16 +444,38 @@ int run_configs(const RunOptions& o)
                          d.kernel == c.kernel ? "" : " (set TMPDIR to a directory without them)");
             return 2;
         }
+        // The ramdisk, checked as the kernel is: a regular file the domain's
+        // memory can hold, not empty, its path one module word.
+        if (!c.ramdisk.empty()) {
+            std::vector<uint8_t> rd;
+            if (!read_input_file(c.ramdisk, cap, rd, err) || rd.empty()) {
+                std::fprintf(stderr, "pvmmu-run: '%s': ramdisk: %s\n", printable(path).c_str(),
+                             rd.empty() && err.empty() ? ("'" + printable(c.ramdisk) + "' is empty").c_str() : err.c_str());
+                return 2;
+            }
+            if (c.ramdisk.find_first_of(", ") != std::string::npos) {
+                std::fprintf(stderr, "pvmmu-run: '%s': ramdisk '%s': a ',' or ' ' in its path would split the module\n",
+                             printable(path).c_str(), printable(c.ramdisk).c_str());
+                return 2;
+            }
+            d.ramdisk = c.ramdisk;
+        }
         d.extra = c.extra;
         d.vcpus = unsigned(c.vcpus);
         d.frames = static_cast<unsigned long>(c.memory) * 256;
-        std::printf("pvmmu-run: domain %zu: %s: kernel %s, %ld vCPUs, %ld MiB\n", doms.size() + 1,
-                    printable(c.name).c_str(), printable(d.kernel).c_str(), c.vcpus, c.memory);
+        std::printf("pvmmu-run: domain %zu: %s: kernel %s%s%s, %ld vCPUs, %ld MiB\n", doms.size() + 1,
+                    printable(c.name).c_str(), printable(d.kernel).c_str(), d.ramdisk.empty() ? "" : ", ramdisk ",
+                    printable(d.ramdisk).c_str(), c.vcpus, c.memory);
         doms.push_back(d);
     }
     std::string why;
     std::vector<DomainEnd> ends;
-    int code = launch(b, doms, o, false, why, nullptr, &ends);
+    std::vector<std::string> kept;   // the hypervisor's lines and any result line
+    int code = launch(b, doms, o, false, why, &kept, &ends,
+                      [](const std::string& l) { return domain_line(l) || l.rfind("Test result: ", 0) == 0; });
+    bool had_result = false;
+    for (const std::string& l : kept) had_result = had_result || l.rfind("Test result: ", 0) == 0;
+    std::string ended;   // how the domains ended, for a run without a result line
     // Each domain by its own end (pvmmu's console only: Xen's dom0 has the
     // run's verdict alone). The run succeeds only if every domain did.
     if (from_pvmmu(ends) && code < kInterruptedBase) {
@@ -460,11 +492,23 @@ int run_configs(const RunOptions& o)
             else
                 std::printf("pvmmu-run: %s: %s (exit %d): %s\n", label.c_str(), word_of(c), c, printable(what).c_str());
             if (c > worst) worst = c;
+            ended += (ended.empty() ? "" : "; ") + label + " " + what;
         }
         if (worst > code) {
             code = worst;
             if (why.empty()) why = "not every domain powered off (above)";
         }
+    }
+    // A guest that prints no `Test result:` line (a Linux kernel) is judged
+    // by how it ended: powered off is a success, anything else the crash
+    // code; the verdict says so. A refusal, a skip or an interruption says
+    // what it is already.
+    if (!had_result && (code == 0 || code == kCrashed)) {
+        const bool plain = why.empty() || why.rfind("no `Test result:`", 0) == 0 || why.rfind("not every domain", 0) == 0;
+        std::string judged = "no `Test result:` line: judged by the shutdown: ";
+        if (!ended.empty()) judged += ended + (plain ? "" : " (" + why + ")");
+        else judged += code == 0 ? "powered off" : why;
+        why = judged;
     }
     std::printf("pvmmu-run: %s (exit %d)%s%s\n", word_of(code), code, why.empty() ? "" : ": ", printable(why).c_str());
     return code;

@@ -66,6 +66,7 @@ struct Options {
 struct Domain {
     std::string name;                // for the reader ("": the kernel's file name)
     std::string kernel, extra;       // extra: more words for its module string
+    std::string ramdisk;             // its initial module (xl.cfg's `ramdisk`), "": none
     unsigned long vcpus = 1, frames = 4096;
     unsigned long deny = 0;          // deny=: PVMMU_DENY_* bits
     unsigned long peer_frames = 0;   // peer=: an idle second domain of that size (0: none)
@@ -181,8 +182,15 @@ std::vector<std::string> qemu_command(const std::string& accel, unsigned long cp
 // A module string for QEMU's -initrd, whose ',' separates modules: one inside
 // a string is written ",,".
 std::string initrd_escaped(const std::string& s);
-// pvmmu's modules for -initrd: each domain's kernel and module words.
+// pvmmu's modules for -initrd: each domain's kernel and module words, then
+// its ramdisk as a module of its own whose words say `ramdisk` (the
+// hypervisor gives it to the domain before it: boot/main.cc).
 std::string pvmmu_modules(const std::vector<Domain>& doms);
+// The word that makes a module the ramdisk of the domain before it.
+constexpr const char* kRamdiskWord = "ramdisk";
+// The Multiboot module index of each domain's kernel in pvmmu_modules'
+// order (a ramdisk takes an index too), for domain_ends.
+std::vector<size_t> kernel_modules(const std::vector<Domain>& doms);
 // The device whose port pvmmu-hv writes its exit code to (docs/boot.md "Exit codes").
 constexpr const char* kIsaDebugExit = "isa-debug-exit,iobase=0xf4,iosize=0x04";
 // QEMU's CPU models. TCG: its default model with the protection features a

@@ -45,6 +45,7 @@ int prepare(const std::vector<Domain>& doms, const Options& o, Launch& l, std::s
         const std::string name = d.name.empty() ? d.kernel.substr(d.kernel.rfind('/') + 1) : d.name;
         // --module: the path whole (KERNEL=STRING would end it at a '=' in it).
         cmd += " --module " + quoted(d.kernel) + " " + quoted(name + " " + module_words(d));
+        if (!d.ramdisk.empty()) cmd += " --module " + quoted(d.ramdisk) + " " + quoted(name + "-ramdisk " + kRamdiskWord);
     }
     std::string out;
     const int rc = run_tool(cmd + " 2>&1", out);

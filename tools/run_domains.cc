@@ -28,13 +28,21 @@ bool domain_line(const std::string& l) { return starts(l, "domain") || starts(l,
 
 std::vector<DomainEnd> domain_ends(const std::vector<std::string>& console, size_t n)
 {
-    std::vector<DomainEnd> ends(n);
+    std::vector<size_t> modules(n);
+    for (size_t i = 0; i < n; ++i) modules[i] = i;
+    return domain_ends(console, modules);
+}
+
+std::vector<DomainEnd> domain_ends(const std::vector<std::string>& console, const std::vector<size_t>& kernel_module)
+{
+    std::vector<DomainEnd> ends(kernel_module.size());
     std::string refusal;   // the loader's last reason, for the FAILED line that follows it
     for (const std::string& l : console) {
         unsigned id = 0, module = 0;
         int at = 0;
         if (std::sscanf(l.c_str(), "domain %u: loading module %u (%n", &id, &module, &at) == 2 && at) {
-            if (module < n) ends[module].id = id;
+            for (size_t d = 0; d < kernel_module.size(); ++d)
+                if (kernel_module[d] == module) ends[d].id = id;
             refusal.clear();
         } else if (std::sscanf(l.c_str(), "domain %u: guest image refused: %n", &id, &at) == 1 && at) {
             refusal = l.substr(size_t(at));

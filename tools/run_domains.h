@@ -24,6 +24,9 @@ bool domain_line(const std::string& l);
 
 // The ends of modules 0..n-1 as the console tells them.
 std::vector<DomainEnd> domain_ends(const std::vector<std::string>& console, size_t n);
+// The ends of the domains whose kernels are the modules kernel_module[0..]
+// (a domain's ramdisk is a module too: kernel_modules(), run_backend.h).
+std::vector<DomainEnd> domain_ends(const std::vector<std::string>& console, const std::vector<size_t>& kernel_module);
 
 // Whether the console came from pvmmu's hypervisor at all (a module was loaded
 // or refused), and not, say, from Xen.

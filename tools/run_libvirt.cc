@@ -221,7 +221,7 @@ public:
 
 private:
     // A remote host cannot read our files: pvmmu-hv and each domain's kernel
-    // become volumes of its storage pool for this run (--pool, else
+    // (and ramdisk) become volumes of its storage pool for this run (--pool, else
     // "default"), and the XML names their paths there. A local URI does
     // the same where --pool names a pool.
     bool upload_images(std::string& why)
@@ -233,6 +233,9 @@ private:
         for (size_t i = 0; i < there.size(); ++i) {
             const std::string vol = name_ + "-domain" + std::to_string(i);
             if (!uploads_.upload(conn_, pool, doms_[i].kernel, vol, there[i].kernel, why)) return false;
+            if (!doms_[i].ramdisk.empty() &&
+                !uploads_.upload(conn_, pool, doms_[i].ramdisk, vol + "-ramdisk", there[i].ramdisk, why))
+                return false;
         }
         xml_ = libvirt_domain_xml(there, accel_, name_, hv, serial_log_, hv_args_);
         return true;

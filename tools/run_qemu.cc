@@ -65,8 +65,20 @@ std::string pvmmu_modules(const std::vector<Domain>& doms)
     for (const Domain& d : doms) {
         if (!modules.empty()) modules += ",";
         modules += initrd_escaped(d.kernel + " " + module_words(d));
+        if (!d.ramdisk.empty()) modules += "," + initrd_escaped(d.ramdisk + " " + kRamdiskWord);
     }
     return modules;
+}
+
+std::vector<size_t> kernel_modules(const std::vector<Domain>& doms)
+{
+    std::vector<size_t> at;
+    size_t next = 0;
+    for (const Domain& d : doms) {
+        at.push_back(next);
+        next += d.ramdisk.empty() ? 1 : 2;
+    }
+    return at;
 }
 
 bool kvm_usable() { return access("/dev/kvm", R_OK | W_OK) == 0; }

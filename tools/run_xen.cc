@@ -2,7 +2,8 @@
 // under QEMU's TCG with the guest kernel as dom0, the reference
 // pvmmu's behaviour is compared with. Xen boots one domain here and knows
 // none of pvmmu's module words: dom0's module string carries only the
-// domain's `extra` words (start_info.cmd_line). Xen does not power QEMU off
+// domain's `extra` words (start_info.cmd_line), and its ramdisk is the next
+// module (dom0's initrd). Xen does not power QEMU off
 // ("noreboot": it halts), so the run ends at Xen's report of dom0's end or
 // of its own panic.
 #include "run_backend.h"
@@ -17,6 +18,9 @@ namespace {
 // the same end (xen/common/shutdown.c prints them).
 const std::vector<Ending> kXenEndings = {
     {"(XEN) Hardware Dom0 halted", kPoweroffStatus, 0},   // SCHEDOP_shutdown poweroff
+    // A dom0 that powers the machine off through ACPI, as Linux does (Xen
+    // enters S5 for it: xen/arch/x86/acpi/power.c prints this).
+    {"(XEN) Entering ACPI S5 state.", kPoweroffStatus, 0},
     {"(XEN) Hardware Dom0 crashed", kCrashStatus, 0},
     {"(XEN) Hardware Dom0 shutdown", kRebootStatus, 0},   // reboot, suspend, watchdog, ...
     {"(XEN) Panic on CPU", kPanicStatus, 1},              // then its message
@@ -57,8 +61,11 @@ int prepare(const std::vector<Domain>& doms, const Options& o, Launch& l, std::s
     const std::string vcpus = std::to_string(d.vcpus);
     // Xen keeps about 128 MiB for itself beyond dom0's memory.
     const unsigned long mib = std::max(512ul, d.frames / 256 + 256);
-    l.args = qemu_command(o.accel.empty() ? "tcg" : o.accel, d.vcpus, mib, image,
-                          initrd_escaped(d.extra.empty() ? d.kernel : d.kernel + " " + d.extra),
+    // Xen's dom0 gets the module after its kernel as its initial module
+    // (start_info's mod_start), as pvmmu's domain gets its ramdisk module.
+    std::string modules = initrd_escaped(d.extra.empty() ? d.kernel : d.kernel + " " + d.extra);
+    if (!d.ramdisk.empty()) modules += "," + initrd_escaped(d.ramdisk);
+    l.args = qemu_command(o.accel.empty() ? "tcg" : o.accel, d.vcpus, mib, image, modules,
                           o.cpu.empty() ? "max" : o.cpu);
     l.args.insert(l.args.end(), {"-append",
                                  "console=com1 noreboot dom0_mem=" + xen_size(d.frames) + " dom0_max_vcpus=" +

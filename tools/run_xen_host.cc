@@ -48,7 +48,7 @@ const std::vector<Ending> kXenHostEndings = {
 };
 
 struct Spec {
-    std::string name, kernel, cmdline;
+    std::string name, kernel, cmdline, ramdisk;
     unsigned long vcpus = 1, memkb = 16384;
 };
 
@@ -113,7 +113,7 @@ void describe_host(int fd, xc_interface* xc)
 }
 
 // The domain as libxl creates a PV guest from a kernel file (what xl does
-// for `type = "pv"`, `kernel`, `extra`, `vcpus`, `memory`).
+// for `type = "pv"`, `kernel`, `ramdisk`, `extra`, `vcpus`, `memory`).
 bool make_config(libxl_ctx* ctx, const Spec& s, libxl_domain_config& cfg)
 {
     libxl_domain_config_init(&cfg);
@@ -126,6 +126,7 @@ bool make_config(libxl_ctx* ctx, const Spec& s, libxl_domain_config& cfg)
     cfg.b_info.max_memkb = cfg.b_info.target_memkb = s.memkb;
     cfg.b_info.kernel = strdup(s.kernel.c_str());
     cfg.b_info.cmdline = strdup(s.cmdline.c_str());
+    if (!s.ramdisk.empty()) cfg.b_info.ramdisk = strdup(s.ramdisk.c_str());
     return true;
 }
 
@@ -297,6 +298,7 @@ int prepare(const std::vector<Domain>& doms, const Options&, Launch& l, std::str
     s.name = "pvmmu-" + base + "-" + std::to_string(getpid());
     s.kernel = d.kernel;
     s.cmdline = d.extra;
+    s.ramdisk = d.ramdisk;
     s.vcpus = d.vcpus;
     s.memkb = d.frames * 4;
     l.session = std::make_unique<XenHostSession>(std::move(s));

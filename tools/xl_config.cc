@@ -1,6 +1,7 @@
 // read_xl_config; see xl_config.h.
 #include "xl_config.h"
 
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -24,7 +25,68 @@ bool has_control(const std::string& s)
     return false;
 }
 
+bool ident_start(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; }
+bool ident_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+
+// The keys read_xl_config takes (type and builder only with their PV values).
+constexpr const char* kUsedKeys[] = {"name", "kernel", "ramdisk", "vcpus", "memory", "extra", "cmdline", "root",
+                                     "type", "builder"};
+
+// Keys without which the domain would boot something other than what the
+// file asks: a boot loader that picks the kernel from a disk, firmware, an
+// HVM or PVH guest, a PV shim.
+constexpr const char* kBootChangingKeys[] = {"bootloader", "bootloader_args", "firmware", "firmware_override",
+                                             "pvh", "pvshim", "pvshim_path", "pvshim_cmdline", "pvshim_extra",
+                                             "device_tree", "acpi_firmware", "smbios_firmware"};
+
+template <size_t N>
+bool listed(const std::string& key, const char* const (&keys)[N])
+{
+    for (const char* k : keys)
+        if (key == k) return true;
+    return false;
+}
+
 } // namespace
+
+std::vector<std::string> xl_config_keys(const std::string& text)
+{
+    std::vector<std::string> keys;
+    bool start = true;   // at the start of a statement
+    int depth = 0;       // inside a list's brackets
+    for (size_t i = 0; i < text.size();) {
+        const char c = text[i];
+        if (c == '#') {
+            while (i < text.size() && text[i] != '\n') ++i;
+        } else if (c == '\n' || c == ';') {
+            start = depth == 0 || start;
+            ++i;
+        } else if (c == ' ' || c == '\t' || c == '\r') {
+            ++i;
+        } else if (c == '"' || c == '\'') {
+            // A string: to its closing quote; a backslash escapes the next byte.
+            for (++i; i < text.size() && text[i] != c; ++i)
+                if (text[i] == '\\') ++i;
+            ++i;
+            start = false;
+        } else if (start && depth == 0 && ident_start(c)) {
+            size_t end = i;
+            while (end < text.size() && ident_char(text[end])) ++end;
+            const std::string key = text.substr(i, end - i);
+            bool seen = false;
+            for (const std::string& k : keys) seen = seen || k == key;
+            if (!seen) keys.push_back(key);
+            i = end;
+            start = false;
+        } else {
+            if (c == '[') ++depth;
+            if (c == ']' && depth > 0) --depth;
+            start = false;
+            ++i;
+        }
+    }
+    return keys;
+}
 
 bool read_xl_config(const std::string& path, DomainConfig& out, std::string& err)
 {
@@ -65,15 +127,55 @@ bool read_xl_config(const std::string& path, DomainConfig& out, std::string& err
     } else {
         out.kernel = s;
         if (xlu_cfg_get_string(cfg, "name", &s, 1) == 0) out.name = s;
-        if (xlu_cfg_get_string(cfg, "extra", &s, 1) == 0) out.extra = s;
+        if (xlu_cfg_get_string(cfg, "ramdisk", &s, 1) == 0) out.ramdisk = s;
+        ok = true;
+        // The command line as xl builds it (xl_parse.c's rule, xl.cfg(5)):
+        // `cmdline` wins over `root` and `extra`.
+        std::string root, extra, cmdline;
+        const bool has_root = xlu_cfg_get_string(cfg, "root", &s, 1) == 0 && (root = s, true);
+        const bool has_extra = xlu_cfg_get_string(cfg, "extra", &s, 1) == 0 && (extra = s, true);
+        if (xlu_cfg_get_string(cfg, "cmdline", &s, 1) == 0) {
+            out.extra = s;
+            if (has_root || has_extra) out.warnings.push_back("`root` and `extra` are ignored in favour of `cmdline`");
+        } else if (has_root) {
+            out.extra = "root=" + root + (has_extra ? " " + extra : "");
+        } else {
+            out.extra = extra;
+        }
+        for (const std::string& key : xl_config_keys(std::string(text.begin(), text.end()))) {
+            if (listed(key, kBootChangingKeys)) {
+                err = "'" + printable(path) + "': `" + key + "` is set, and pvmmu-run boots the `kernel` directly "
+                      "without it: the domain would not be what the file describes";
+                ok = false;
+                break;
+            }
+            if (!listed(key, kUsedKeys)) out.warnings.push_back("`" + key + "` is not used by pvmmu-run: ignored");
+        }
+        // PV is the one type pvmmu builds: `type = "pv"` (or the old
+        // `builder = "generic"`) says so, anything else is another guest.
+        if (ok && xlu_cfg_get_string(cfg, "type", &s, 1) == 0 && std::string(s) != "pv") {
+            err = "'" + printable(path) + "': `type = \"" + printable(s) + "\"`: pvmmu boots PV domains only (type = \"pv\")";
+            ok = false;
+        }
+        if (ok && xlu_cfg_get_string(cfg, "builder", &s, 1) == 0 && std::string(s) != "generic") {
+            err = "'" + printable(path) + "': `builder = \"" + printable(s) + "\"`: pvmmu boots PV domains only "
+                  "(builder = \"generic\")";
+            ok = false;
+        }
         const int v = xlu_cfg_get_bounded_long(cfg, "vcpus", 1, 64, &out.vcpus, 0);
         const int m = xlu_cfg_get_bounded_long(cfg, "memory", 4, 4096, &out.memory, 0);
-        ok = (v == 0 || v == ESRCH) && (m == 0 || m == ESRCH);
-        if (!ok) err = "'" + printable(path) + "': `vcpus` must be 1..64 and `memory` 4..4096 (MiB)";
+        if (ok && !((v == 0 || v == ESRCH) && (m == 0 || m == ESRCH))) {
+            err = "'" + printable(path) + "': `vcpus` must be 1..64 and `memory` 4..4096 (MiB)";
+            ok = false;
+        }
         // `extra` becomes part of the hypervisor's module line, which it
         // prints: a control character there would forge console lines.
         if (ok && has_control(out.extra)) {
             err = "'" + printable(path) + "': `extra` has a control character: " + printable(out.extra);
+            ok = false;
+        }
+        if (ok && xlu_cfg_get_string(cfg, "ramdisk", &s, 1) == 0 && out.ramdisk.empty()) {
+            err = "'" + printable(path) + "': `ramdisk` is empty";
             ok = false;
         }
     }

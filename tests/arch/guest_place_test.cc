@@ -51,7 +51,7 @@ struct Loaded {
 
 // What guest_loader.cc does, on the fake memory: read, place, and only then
 // write (it builds the domain in between).
-Loaded load(const std::vector<uint8_t>& file, uint64_t nr_frames = 1024)
+Loaded load(const std::vector<uint8_t>& file, uint64_t nr_frames = 1024, const std::vector<uint8_t>& module = {})
 {
     Loaded r;
     const auto refused = [&](const char* why, const char* detail) {
@@ -59,11 +59,12 @@ Loaded load(const std::vector<uint8_t>& file, uint64_t nr_frames = 1024)
         return r;
     };
     if (!guest_elf_parse(file.data(), file.size(), r.elf)) return refused(r.elf.error, r.elf.detail);
-    if (!guest_place(r.elf, nr_frames, r.at)) return refused(r.at.error, r.at.detail);
+    if (!guest_place(r.elf, nr_frames, r.at, module.size())) return refused(r.at.error, r.at.detail);
     r.mem.base = r.elf.virt_base;
     r.mem.size = nr_frames << kPageShift;
     r.mem.bytes_.assign(r.mem.size, 0);
-    if (!guest_write_image(r.elf, r.at, file.data(), 0x1000, r.mem)) return refused("a write outside the domain", "");
+    if (!guest_write_image(r.elf, r.at, file.data(), 0x1000, r.mem, module.empty() ? nullptr : module.data()))
+        return refused("a write outside the domain", "");
     r.ok = true;
     return r;
 }
@@ -204,6 +205,66 @@ TEST(GuestPlace, DomainTooSmallForTheImageIsRefusedBeforeAnyWrite)
 {
     Image img;
     const Loaded r = load(img.build(), 8);
+    EXPECT_FALSE(r.ok);
+    EXPECT_EQ(r.error, "the image and its boot structures do not fit the domain's memory");
+    EXPECT_TRUE(r.mem.writes.empty());
+}
+
+// xl.cfg's `ramdisk =`: the initial module right after the image (xen.h's
+// start-of-day layout), its bytes where start_info's mod_start will say, the
+// P2M list and start_info after its last page.
+TEST(GuestPlace, InitialModuleLandsAfterTheImageBeforeTheP2mList)
+{
+    Image img;
+    std::vector<uint8_t> module(3 * kPageSize + 100);
+    for (size_t i = 0; i < module.size(); ++i) module[i] = uint8_t(i * 7 + 1);
+    const Loaded r = load(img.build(), 1024, module);
+    ASSERT_TRUE(r.ok) << r.error;
+    EXPECT_FALSE(r.mem.outside);
+    EXPECT_EQ(r.at.module, r.elf.image_end);
+    EXPECT_EQ(r.at.module_len, module.size());
+    EXPECT_EQ(r.at.p2m, r.elf.image_end + 4 * kPageSize);   // the module's 4 pages, the last one partly
+    EXPECT_EQ(r.at.si, r.at.p2m + 2 * kPageSize);           // 1024 entries of 8 bytes: two pages
+    ASSERT_EQ(r.mem.writes.size(), 4u);   // the segment, the hypercall page, the module, the P2M list
+    EXPECT_EQ(r.mem.writes[2], std::make_pair(r.at.module, uint64_t(module.size())));
+    EXPECT_EQ(r.mem.writes[3], std::make_pair(r.at.p2m, uint64_t(1024 * 8)));
+    const uint8_t* at = r.mem.bytes_.data() + (r.at.module - kBase);
+    EXPECT_EQ(std::vector<uint8_t>(at, at + module.size()), module);
+    EXPECT_EQ(at[module.size()], 0);   // the rest of its last page: zero
+    uint64_t mfn0 = 0;
+    std::memcpy(&mfn0, r.mem.bytes_.data() + (r.at.p2m - kBase), 8);
+    EXPECT_EQ(mfn0, 0x1000u);
+}
+
+TEST(GuestPlace, NoModuleLeavesTheP2mListAtTheImageEnd)
+{
+    Image img;
+    const Loaded r = load(img.build());
+    ASSERT_TRUE(r.ok) << r.error;
+    EXPECT_EQ(r.at.module, 0u);
+    EXPECT_EQ(r.at.module_len, 0u);
+    EXPECT_EQ(r.at.p2m, r.elf.image_end);
+}
+
+TEST(GuestPlace, ModuleLargerThanTheDomainIsRefusedBeforeAnyWrite)
+{
+    Image img;
+    GuestElf elf;
+    const std::vector<uint8_t> file = img.build();
+    ASSERT_TRUE(guest_elf_parse(file.data(), file.size(), elf));
+    GuestPlacement at;
+    EXPECT_FALSE(guest_place(elf, 1024, at, ~0ull));   // its page count would wrap
+    EXPECT_STREQ(at.error, "the initial module is larger than the domain's memory");
+    EXPECT_FALSE(guest_place(elf, 1024, at, (1024 << kPageShift) + 1));
+    EXPECT_STREQ(at.error, "the initial module is larger than the domain's memory");
+}
+
+TEST(GuestPlace, ModuleThatLeavesNoRoomForTheBootStructuresIsRefused)
+{
+    Image img;
+    // Fits the memory, but not with the image before it and the P2M list,
+    // start_info and the rest after it.
+    const Loaded r = load(img.build(), 1024, std::vector<uint8_t>(1000 * kPageSize, 1));
     EXPECT_FALSE(r.ok);
     EXPECT_EQ(r.error, "the image and its boot structures do not fit the domain's memory");
     EXPECT_TRUE(r.mem.writes.empty());

@@ -6,11 +6,15 @@
 #
 #   linux_guest_test.sh --run PVMMU_RUN --source DIR --build DIR
 #                       --furthest MILESTONE --stop REGEX [--timeout S] [--cpu MODEL]
+#                       [--vcpus N]
 #
 # The kernel is the dom0 kernel of the xen-host test: tools/make-xen-host.sh
 # fetches Debian's linux-image package with `apt-get download` into
 # BUILD/xen-host (or finds it there) and puts the bzImage at
-# BUILD/xen-host/vmlinuz; SKIP (77) when it cannot be fetched.
+# BUILD/xen-host/vmlinuz; SKIP (77) when it cannot be fetched. Its ramdisk
+# is the Linux tests' initramfs (tools/make-initramfs.sh, BUILD/linux), so a
+# Linux that gets to /init runs the user programs (tests/linux/user/): the
+# last milestones are theirs.
 #
 # The milestones, in order, each a line of the console; the test prints the
 # ones reached. It passes when the launcher unpacked the bzImage, the
@@ -20,7 +24,7 @@
 # Exit: 0 pass, 1 fail, 77 skip.
 set -uo pipefail
 
-run='' src='' build='' stop='' furthest='' limit=60 cpu=''
+run='' src='' build='' stop='' furthest='' limit=60 cpu='' vcpus=1
 while (($#)); do
   case $1 in
     --run) run=$2; shift ;;
@@ -30,6 +34,7 @@ while (($#)); do
     --furthest) furthest=$2; shift ;;
     --timeout) limit=$2; shift ;;
     --cpu) cpu=$2; shift ;;
+    --vcpus) vcpus=$2; shift ;;
     *) echo "linux_guest_test.sh: unknown option '$1'" >&2; exit 2 ;;
   esac
   shift
@@ -44,13 +49,16 @@ if [[ ! -s $vmlinuz ]]; then
   case $? in 0) ;; 77) echo "SKIP: Debian's linux-image package cannot be fetched (tools/make-xen-host.sh)"; exit 77 ;; *) exit 1 ;; esac
 fi
 [[ -s $vmlinuz ]] || { echo "FAIL: no $vmlinuz after tools/make-xen-host.sh"; exit 1; }
+initrd=$("$src/tools/make-initramfs.sh" "$build/linux")
+case $? in 0) ;; 77) echo "SKIP: the initramfs cannot be made (tools/make-initramfs.sh, above)"; exit 77 ;; *) exit 1 ;; esac
 
 cfg=$(mktemp --suffix=.cfg) log=$(mktemp)
 trap 'rm -f "$cfg" "$log"' EXIT
 cat >"$cfg" <<CFG
 name = "linux"
 kernel = "$vmlinuz"
-vcpus = 1
+ramdisk = "$initrd"
+vcpus = $vcpus
 memory = 256
 extra = "earlyprintk=xen console=hvc0 loglevel=8"
 CFG
@@ -58,7 +66,8 @@ start=$(date +%s.%N)
 "$run" --platform qemu --accel tcg ${cpu:+--cpu "$cpu"} --timeout "$limit" --config "$cfg" >"$log" 2>&1
 code=$?
 secs=$(printf "%.1f" "$(echo "$(date +%s.%N) - $start" | bc)")
-echo "linux_guest_test: pvmmu-run exit $code after ${secs} s; the console's last lines:"
+sed -i 's/\r$//' "$log"
+echo "linux_guest_test: pvmmu-run exit $code after ${secs} s ($vcpus vCPUs); the console's last lines:"
 tail -n 15 "$log" | sed 's/^/  | /'
 
 # name|regex: what each milestone's line looks like.
@@ -66,6 +75,7 @@ milestones=(
   "unpacked|^pvmmu-run: kernel .*: a bzImage, its ELF \([0-9]+ bytes\) unpacked"
   "module read|^domain 1: loading module 0 "
   "domain built|^domain 1: [0-9]+ frames from mfn"
+  "ramdisk placed|^domain 1: initial module at 0x[0-9a-f]+ \(pfn 0x[0-9a-f]+\), [0-9]+ bytes; start_info mod_start 0x[0-9a-f]+ \(SIF_MOD_START_PFN\)"
   "vCPU started|^domain 1: starting vCPU 0"
   "Linux's first words|^about to get started"
   "banner|Linux version 6\.1"
@@ -74,6 +84,8 @@ milestones=(
   "scheduler|sched_clock:|Dentry cache hash table"
   "console|printk: console \[hvc0\] enabled"
   "init|Run /init as init process|Kernel panic - not syncing: VFS"
+  "user space|^linux-user: /init after"
+  "user programs|^Test result: SUCCESS"
 )
 reached=0 last=''
 for i in "${!milestones[@]}"; do

@@ -94,6 +94,31 @@ set(_hostile ${_qemu_dir}/hostile_guest)
 pvmmu_xenpv_guest(hostile-guest SOURCES ${_hostile}/sealed.S ${_hostile}/main.cc ${_hostile}/setup.cc ${_hostile}/args.cc
   ${_hostile}/hypercalls.cc ${_hostile}/instructions.cc ${_hostile}/traps.cc ${_hostile}/traps.S
   ${_hostile}/probes.S ${_hostile}/user.cc ${_hostile}/user.S INCLUDES ${_qemu_dir})
+# The initial module (xl.cfg's `ramdisk`, docs/boot.md "Linux on pvmmu"):
+# module-guest finds it where start_info's mod_start says (a virtual
+# address), module-pfn-guest, whose XEN_ELFNOTE_MOD_START_PFN note asks for
+# a PFN, finds SIF_MOD_START_PFN and the PFN; both check its bytes, the zeroes
+# after them and the order image, module, P2M list, start_info. The module is
+# 10000 bytes written here; the xl.cfg files next to it. About 3 s each on
+# pvmmu; xen_module_guest takes module-guest as dom0 of Xen 4.17 (the same
+# checks pass there).
+pvmmu_xenpv_guest(module-guest SOURCES ${_qemu_dir}/module_guest/main.cc INCLUDES ${_qemu_dir})
+pvmmu_xenpv_guest(module-pfn-guest SOURCES ${_qemu_dir}/module_guest/main.cc INCLUDES ${_qemu_dir}
+  DEFINES MODULE_PFN)
+string(REPEAT "pvmmu initial module\n" 477 _module)   # 10017 bytes, cut to 10000
+string(SUBSTRING "${_module}" 0 10000 _module)
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/module-files/module.bin "${_module}")
+foreach(_guest module-guest module-pfn-guest)
+  file(GENERATE OUTPUT ${CMAKE_CURRENT_BINARY_DIR}/module-files/${_guest}.cfg CONTENT
+    "name = \"${_guest}\"\nkernel = \"$<TARGET_FILE:${_guest}>\"\nramdisk = \"${CMAKE_CURRENT_BINARY_DIR}/module-files/module.bin\"\nmemory = 16\n")
+  add_test(NAME qemu_${_guest} COMMAND pvmmu-run --platform qemu --accel tcg --timeout 60
+    --config ${CMAKE_CURRENT_BINARY_DIR}/module-files/${_guest}.cfg)
+  set_tests_properties(qemu_${_guest} PROPERTIES LABELS qemu TIMEOUT 90 SKIP_RETURN_CODE 3)
+endforeach()
+add_test(NAME xen_module_guest COMMAND pvmmu-run --platform xen --timeout 120
+  --config ${CMAKE_CURRENT_BINARY_DIR}/module-files/module-guest.cfg)
+set_tests_properties(xen_module_guest PROPERTIES LABELS "xen;qemu" TIMEOUT 150 SKIP_RETURN_CODE 3
+  RESOURCE_LOCK xen-image)
 # Loader tests: kernels linked at 0 without ENTRY or
 # VIRT_BASE notes, one with a FEATURES note in Xen's syntax, one described by
 # the legacy __xen_guest section (low_guest/head.S, low.ld).

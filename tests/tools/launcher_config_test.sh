@@ -54,6 +54,21 @@ inputs)
   grep -qF 'a\x1b]0;title\x07b: kernel ' <<<"$out" || fail "the name is not shown escaped"
   grep -qF '\x1b[31mk' <<<"$out" || fail "the kernel path is not shown escaped"
   if grep -q $'\033' <<<"$out"; then fail "an escape byte reached the terminal"; fi
+  # `ramdisk` is checked as the kernel is; a key the launcher does not use
+  # is a warning naming it, one that changes what boots an error.
+  printf 'kernel = "%s"\nramdisk = "."\n' "$0" >"$dir/rd-dir.cfg"
+  expect 2 "ramdisk: '\\.': not a regular file" --config "$dir/rd-dir.cfg"
+  : >"$dir/empty"
+  printf 'kernel = "%s"\nramdisk = "%s"\n' "$0" "$dir/empty" >"$dir/rd-empty.cfg"
+  expect 2 "ramdisk: '.*/empty' is empty" --config "$dir/rd-empty.cfg"
+  printf 'kernel = "%s"\nmemory = 4\nramdisk = "%s"\n' "$0" "$dir/big" >"$dir/rd-big.cfg"
+  expect 2 "ramdisk: .*5242880 bytes, more than the 4194304" --config "$dir/rd-big.cfg"
+  printf 'kernel = "%s"\nbootloader = "pygrub"\n' "$0" >"$dir/pygrub.cfg"
+  expect 2 "\`bootloader\` is set" --config "$dir/pygrub.cfg"
+  printf 'kernel = "%s"\nmaxmem = 512\non_crash = "preserve"\n' "$0" >"$dir/unused.cfg"
+  expect 3 "warning: '.*unused.cfg': \`maxmem\` is not used by pvmmu-run: ignored" --platform xen-host \
+    --config "$dir/unused.cfg"
+  grep -q '`on_crash` is not used' <<<"$out" || fail "the second unused key is not named"
   echo "PASS: every hostile input refused with its path and reason, nothing raw on the terminal"
   ;;
 domains)

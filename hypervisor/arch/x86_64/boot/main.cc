@@ -148,8 +148,22 @@ void apply_module_words(const char* cmdline, unsigned& nr, CpuId& next_cpu, unsi
            p.layout.first.v);
 }
 
-// Each boot module is a guest kernel and becomes a domain: module i is domain
-// i + 1 (or later, after peers) with "frames=N" frames (default 16384, 64 MiB)
+// The words of a module's string after its path (its first word).
+const char* module_words(const BootInfo::Module& m)
+{
+    const char* w = m.cmdline;
+    while (*w && *w != ' ') ++w;
+    return w;
+}
+
+// A module whose words include "ramdisk" is not a kernel: it is the initial
+// module (start_info's mod_start/mod_len) of the domain of the kernel module
+// right before it, as xl.cfg's `ramdisk =` (pvmmu-run passes it so).
+bool ramdisk_module(const BootInfo::Module& m) { return cmdline_word(module_words(m), "ramdisk"); }
+
+// Each boot module is a guest kernel and becomes a domain, with the ramdisk
+// module after it if there is one: module i is domain
+// i + 1 (or later, after peers and ramdisks) with "frames=N" frames (default 16384, 64 MiB)
 // and "vcpus=N" vCPUs (default 1), read from the module's string, else from
 // the hypervisor's command line; then its own words (apply_module_words).
 // vCPUs are pinned one per CPU, in module order (domain 1's vCPU 0 on this
@@ -162,6 +176,14 @@ void apply_module_words(const char* cmdline, unsigned& nr, CpuId& next_cpu, unsi
     for (unsigned i = 0; i < BootInfo::kMaxModules && i < g_boot.nr_modules && nr < BootInfo::kMaxModules; ++i) {
         const BootInfo::Module& m = g_boot.modules[i];
         if (m.end <= m.start) continue;
+        if (ramdisk_module(m)) {
+            printk("pvmmu: FAILED: domain %u: module %u (\"%s\") is a ramdisk with no kernel module before it\n",
+                   nr + 1, i, m.cmdline);
+            hv_exit(HV_EXIT_FAILURE);
+        }
+        const bool has_ramdisk = i + 1 < BootInfo::kMaxModules && i + 1 < g_boot.nr_modules &&
+                                 ramdisk_module(g_boot.modules[i + 1]);
+        const BootInfo::Module* rd = has_ramdisk ? &g_boot.modules[i + 1] : nullptr;
         uint64_t frames = 16384, vcpus = 1;
         for (const char* cl : {static_cast<const char*>(g_boot.cmdline), m.cmdline}) {
             (void)domain_uint(nr + 1, cl, "frames", frames);
@@ -173,7 +195,11 @@ void apply_module_words(const char* cmdline, unsigned& nr, CpuId& next_cpu, unsi
             hv_exit(HV_EXIT_FAILURE);
         }
         printk("domain %u: loading module %u (\"%s\", %lu bytes)\n", nr + 1, i, m.cmdline, m.end - m.start);
-        if (guest_load(DomId(nr + 1), dmap<const uint8_t>(Maddr{m.start}), m.end - m.start, frames,
+        if (rd)
+            printk("domain %u: its ramdisk: module %u (\"%s\", %lu bytes)\n", nr + 1, i + 1, rd->cmdline,
+                   rd->end - rd->start);
+        if (guest_load(DomId(nr + 1), dmap<const uint8_t>(Maddr{m.start}), m.end - m.start,
+                       rd ? dmap<const uint8_t>(Maddr{rd->start}) : nullptr, rd ? rd->end - rd->start : 0, frames,
                        unsigned(vcpus), next_cpu, m.cmdline, g_guests[nr])) {
             printk("pvmmu: FAILED: domain %u was not built\n", nr + 1);
             hv_exit(HV_EXIT_FAILURE);
@@ -182,6 +208,7 @@ void apply_module_words(const char* cmdline, unsigned& nr, CpuId& next_cpu, unsi
         runs[nr] = true;
         apply_module_words(m.cmdline, nr, next_cpu, cpus_online);
         ++nr;
+        if (rd) ++i;   // the ramdisk is this domain's, not a kernel
     }
     // A domain with the unsafe native window can rewrite its own page tables,
     // so it could map any frame: it runs alone (docs/abi.md §10).

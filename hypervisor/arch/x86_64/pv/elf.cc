@@ -133,6 +133,9 @@ bool read_notes(const uint8_t* p, uint64_t len, GuestElf& out, Said& said)
             out.init_p2m = note_value(d, h.n_descsz);
             out.has_init_p2m = true;
             break;
+        case XEN_ELFNOTE_MOD_START_PFN:
+            out.mod_start_pfn = note_value(d, h.n_descsz) != 0;
+            break;
         case XEN_ELFNOTE_LOADER: keep_string(said.loader, str, h.n_descsz); break;
         case XEN_ELFNOTE_GUEST_OS: keep_string(said.guest_os, str, h.n_descsz); break;
         case XEN_ELFNOTE_XEN_VERSION: keep_string(said.xen_version, str, h.n_descsz); break;

@@ -38,6 +38,9 @@ struct GuestElf {
     uint64_t paddr_offset = 0;     // XEN_ELFNOTE_PADDR_OFFSET
     uint64_t init_p2m = 0;         // XEN_ELFNOTE_INIT_P2M, if has_init_p2m (read, checked, not used)
     bool has_init_p2m = false;
+    // XEN_ELFNOTE_MOD_START_PFN non-zero: the kernel takes start_info's
+    // mod_start as a PFN (SIF_MOD_START_PFN), as Xen's builders then give it.
+    bool mod_start_pfn = false;
     uint64_t image_start = ~0ull;  // start of the lowest segment
     uint64_t image_end = 0;        // end of the highest segment, page aligned
     const char* error = nullptr;   // why the image was refused

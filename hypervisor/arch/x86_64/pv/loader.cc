@@ -87,15 +87,15 @@ int refuse(DomId id, const char* why, const char* detail = "")
 
 } // namespace
 
-int guest_load(DomId id, const uint8_t* file, size_t size, uint64_t nr_frames, unsigned nr_vcpus,
-               CpuId first_cpu, const char* cmdline, GuestDomain& out)
+int guest_load(DomId id, const uint8_t* file, size_t size, const uint8_t* module, size_t module_len,
+               uint64_t nr_frames, unsigned nr_vcpus, CpuId first_cpu, const char* cmdline, GuestDomain& out)
 {
     GuestElf elf;
     if (!guest_elf_parse(file, size, elf)) return refuse(id, elf.error, elf.detail);
     if (nr_vcpus > XEN_LEGACY_MAX_VCPUS) return refuse(id, "more vCPUs than shared_info has vcpu_info slots");
 
     GuestPlacement at;
-    if (!guest_place(elf, nr_frames, at)) return refuse(id, at.error, at.detail);
+    if (!guest_place(elf, nr_frames, at, module_len)) return refuse(id, at.error, at.detail);
 
     DomainSpec spec;
     spec.id = id;
@@ -121,7 +121,8 @@ int guest_load(DomId id, const uint8_t* file, size_t size, uint64_t nr_frames, u
     const uint64_t si_va = at.si, shared_va = at.shared, console_va = at.console, stack_top = at.stack_top;
 
     DirectGuestMemory mem{l};
-    if (!guest_write_image(elf, at, file, l.first.v, mem)) return refuse(id, "a write outside the domain (a loader bug)");
+    if (!guest_write_image(elf, at, file, l.first.v, mem, module))
+        return refuse(id, "a write outside the domain (a loader bug)");
 
     start_info_t& si = *reinterpret_cast<start_info_t*>(guest_bytes(l, si_va));
     static constexpr char kMagic[] = "xen-3.0-x86_64";
@@ -129,7 +130,16 @@ int guest_load(DomId id, const uint8_t* file, size_t size, uint64_t nr_frames, u
     si.nr_pages = nr_frames;
     si.pt_base = l.va(l.first_pt).v;   // the L4 is the first table
     si.nr_pt_frames = l.nr_pt_frames;
-    si.mfn_list = elf.image_end;
+    si.mfn_list = at.p2m;
+    // The initial module, mapped like every frame of the domain: its virtual
+    // address, or its PFN where the kernel asks for one
+    // (XEN_ELFNOTE_MOD_START_PFN), as Xen's builders give it (<xen/xen.h>,
+    // start_info.mod_start and SIF_MOD_START_PFN).
+    if (at.module_len) {
+        si.mod_len = at.module_len;
+        si.mod_start = elf.mod_start_pfn ? (at.module - l.physmap.v) >> kPageShift : at.module;
+        if (elf.mod_start_pfn) si.flags |= SIF_MOD_START_PFN;
+    }
     guest_cmdline(cmdline, si.cmd_line);
     // shared_info and the console ring are the guest's own frames, already
     // mapped (Xen's shared_info is a hypervisor frame the guest maps itself).
@@ -164,6 +174,10 @@ int guest_load(DomId id, const uint8_t* file, size_t size, uint64_t nr_frames, u
     printk("domain %u: %lu frames from mfn 0x%lx, virt_base 0x%lx, entry 0x%lx, hypercall page 0x%lx, "
            "start_info 0x%lx, page tables 0x%lx, stack top 0x%lx\n", id, nr_frames, l.first.v, l.physmap.v,
            elf.entry, elf.hypercall_page, si_va, si.pt_base, stack_top);
+    if (at.module_len)
+        printk("domain %u: initial module at 0x%lx (pfn 0x%lx), %lu bytes; start_info mod_start 0x%lx%s\n", id,
+               at.module, (at.module - l.physmap.v) >> kPageShift, at.module_len, si.mod_start,
+               elf.mod_start_pfn ? " (SIF_MOD_START_PFN)" : "");
     return 0;
 }
 

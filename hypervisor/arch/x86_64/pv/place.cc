@@ -54,9 +54,11 @@ void write_hypercall_page(uint8_t* page)
 }
 
 // The tables at gpfn 0 when the image starts at or above their end, else
-// after the console ring; the P2M list at the image's end, start_info,
-// shared_info and the console ring after it, the stack last.
-bool guest_place(const GuestElf& elf, uint64_t nr_frames, GuestPlacement& at)
+// after the console ring; the initial module at the image's end (xen.h's
+// start-of-day layout: "initial ram disk" right after the kernel image),
+// the P2M list after it, then start_info, shared_info and the console ring,
+// the stack last.
+bool guest_place(const GuestElf& elf, uint64_t nr_frames, GuestPlacement& at, uint64_t module_len)
 {
     at = GuestPlacement{};
     at.nr_frames = nr_frames;
@@ -75,16 +77,23 @@ bool guest_place(const GuestElf& elf, uint64_t nr_frames, GuestPlacement& at)
     // so no product below wraps.
     const uint64_t size = nr_frames << kPageShift;
     const uint64_t p2m_pages = pages(nr_frames * sizeof(uint64_t));
+    // A module longer than the domain never fits; checked first so that its
+    // page count below cannot wrap.
+    if (module_len > size) return fail(at, "the initial module is larger than the domain's memory");
+    const uint64_t module_pages = pages(module_len);
     if (elf.image_start < base || elf.image_end < elf.image_start ||
         !range_within(elf.image_start, elf.image_end - elf.image_start, base, size))
         return fail(at, "the image and its boot structures do not fit the domain's memory");
     const bool tables_first = elf.image_start - base >= (npt << kPageShift);
     // Pages after the image: p2m, si, shared, console, [tables,] stack.
-    const uint64_t after = p2m_pages + 3 + (tables_first ? 0 : npt) + kGuestStackPages;
+    const uint64_t after = module_pages + p2m_pages + 3 + (tables_first ? 0 : npt) + kGuestStackPages;
     if ((size - (elf.image_end - base)) >> kPageShift < after)
         return fail(at, "the image and its boot structures do not fit the domain's memory");
     at.image_lo = tables_first ? base + (npt << kPageShift) : base;
-    at.si = elf.image_end + (p2m_pages << kPageShift);
+    at.module = module_len ? elf.image_end : 0;
+    at.module_len = module_len;
+    at.p2m = elf.image_end + (module_pages << kPageShift);
+    at.si = at.p2m + (p2m_pages << kPageShift);
     at.shared = at.si + kPageSize;
     at.console = at.shared + kPageSize;
     const uint64_t tables = at.console + kPageSize;

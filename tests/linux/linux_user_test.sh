@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# Debian's Linux 6.1 (the xen-host test's dom0 kernel, tools/make-xen-host.sh)
+# booted to user space with the project's initramfs (tools/make-initramfs.sh:
+# busybox and the static programs of tests/linux/user/): one boot runs every
+# program, each prints `NAME: PASS|FAIL ...`, /init prints `Test result:
+# SUCCESS|FAILURE` and powers off. The same kernel and initramfs on each
+# platform:
+#   native  the kernel as an ordinary x86 kernel under QEMU (console ttyS0);
+#           the reference
+#   xen     dom0 of Debian's Xen 4.17 under QEMU (pvmmu-run --platform xen
+#           --config, `ramdisk =`; console hvc0)
+#   pvmmu   a PV domain of pvmmu under QEMU (pvmmu-run --platform qemu
+#           --config, `ramdisk =`; console hvc0)
+#
+#   linux_user_test.sh --platform native|xen|pvmmu --source DIR --build DIR
+#                      [--run PVMMU_RUN] [--vcpus N] [--accel tcg|tcg-icount]
+#                      [--cpu MODEL] [--timeout S] [--pending]
+#
+# --pending: SKIP at once, saying why (pvmmu: Linux does not reach /init
+# yet; tests/CMakeLists.txt registers the test so until
+# PVMMU_LINUX_USER_ON_PVMMU is on).
+# It passes when /init ran, every program printed PASS, the result line is
+# SUCCESS and the machine powered off. --accel tcg-icount (QEMU -icount
+# shift=0,sleep=off): every instruction takes 1 ns of the guest's clock, so
+# the `/init after S s` line counts instructions (docs/results.md).
+# KEEP_LOG=FILE keeps the console. Exit: 0 pass, 1 fail, 77 skip (no QEMU, a
+# package that cannot be fetched).
+set -uo pipefail
+
+platform='' run='' src='' build='' vcpus=1 accel=tcg cpu='' limit=240 pending=0
+while (($#)); do
+  case $1 in
+    --platform) platform=$2; shift ;;
+    --run) run=$2; shift ;;
+    --source) src=$2; shift ;;
+    --build) build=$2; shift ;;
+    --vcpus) vcpus=$2; shift ;;
+    --accel) accel=$2; shift ;;
+    --cpu) cpu=$2; shift ;;
+    --timeout) limit=$2; shift ;;
+    --pending) pending=1 ;;
+    *) echo "linux_user_test.sh: unknown option '$1'" >&2; exit 2 ;;
+  esac
+  shift
+done
+[[ $platform =~ ^(native|xen|pvmmu)$ && -d $src && -d $build ]] ||
+  { echo "linux_user_test.sh: --platform native|xen|pvmmu, --source and --build are needed" >&2; exit 2; }
+[[ $platform == native || -x $run ]] || { echo "linux_user_test.sh: --platform $platform needs --run PVMMU_RUN" >&2; exit 2; }
+[[ $accel =~ ^(tcg|tcg-icount)$ ]] || { echo "linux_user_test.sh: --accel takes tcg or tcg-icount" >&2; exit 2; }
+if ((pending)); then
+  echo "SKIP: Linux does not reach /init on $platform yet (qemu_linux_guest and qemu_linux_guest_smp pin how far" \
+       "it gets); configure with -DPVMMU_LINUX_USER_ON_PVMMU=ON to run this test"
+  exit 77
+fi
+command -v qemu-system-x86_64 >/dev/null || { echo "SKIP: no qemu-system-x86_64"; exit 77; }
+
+vmlinuz=$build/xen-host/vmlinuz
+if [[ ! -s $vmlinuz ]]; then
+  "$src/tools/make-xen-host.sh" "$build/xen-host" >/dev/null
+  case $? in 0) ;; 77) echo "SKIP: Debian's linux-image package cannot be fetched (tools/make-xen-host.sh)"; exit 77 ;; *) exit 1 ;; esac
+fi
+initrd=$("$src/tools/make-initramfs.sh" "$build/linux")
+case $? in 0) ;; 77) echo "SKIP: the initramfs cannot be made (tools/make-initramfs.sh, above)"; exit 77 ;; *) exit 1 ;; esac
+
+log=$(mktemp) cfg=$(mktemp --suffix=.cfg)
+trap '[[ -n ${KEEP_LOG:-} ]] && cp "$log" "$KEEP_LOG"; rm -f "$log" "$cfg"' EXIT
+start=$(date +%s.%N)
+case $platform in
+native)
+  args=(-accel tcg -cpu "${cpu:-max}" -machine pc -smp "$vcpus" -m 256 -kernel "$vmlinuz" -initrd "$initrd"
+        -append "console=ttyS0 loglevel=4 panic=-1" -display none -serial stdio -monitor none -no-reboot)
+  [[ $accel == tcg-icount ]] && args+=(-icount shift=0,sleep=off)
+  timeout "$limit" qemu-system-x86_64 "${args[@]}" </dev/null >"$log" 2>&1
+  code=$? ;;
+xen | pvmmu)
+  cat >"$cfg" <<CFG
+name = "linux"
+kernel = "$vmlinuz"
+ramdisk = "$initrd"
+vcpus = $vcpus
+memory = 256
+extra = "console=hvc0 loglevel=4 panic=-1"
+CFG
+  back=qemu
+  [[ $platform == xen ]] && back=xen
+  "$run" --platform "$back" --accel "$accel" ${cpu:+--cpu "$cpu"} --timeout "$limit" --config "$cfg" >"$log" 2>&1
+  code=$? ;;
+esac
+sed -i 's/\r$//' "$log"   # a serial console's line ends
+secs=$(printf "%.1f" "$(echo "$(date +%s.%N) - $start" | bc)")
+echo "linux_user_test: $platform, $vcpus vCPU(s), $accel: exit $code after ${secs} s; the console's last lines:"
+tail -n 12 "$log" | sed 's/^/  | /'
+
+ok=1
+if [[ $code == 77 || ($platform != native && $code == 3) ]]; then
+  grep -q "could not fetch" "$log" && { echo "SKIP: Xen's package cannot be fetched"; exit 77; }
+fi
+init=$(grep -m1 -o 'linux-user: /init after [0-9.]* s' "$log" | grep -o '[0-9.]* s$')
+if [[ -z $init ]]; then
+  echo "FAIL: Linux did not reach /init"
+  exit 1
+fi
+echo "linux_user_test: /init after $init of the guest's uptime ($accel)"
+for p in fork-exec threads mprotect timer signals; do
+  line=$(grep -m1 -E "^$p: (PASS|FAIL)" "$log")
+  echo "  ${line:-$p: no line}"
+  [[ $line == "$p: PASS"* ]] || ok=0
+done
+grep -qx 'Test result: SUCCESS' "$log" || { echo "FAIL: no 'Test result: SUCCESS'"; ok=0; }
+[[ $code == 0 ]] || { echo "FAIL: the run ended with exit $code, not a clean power-off"; ok=0; }
+((ok)) && { echo "PASS: Linux on $platform ran every user program and powered off"; exit 0; }
+exit 1
