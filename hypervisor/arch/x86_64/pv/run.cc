@@ -6,6 +6,7 @@
 #include "boot/exit.h"
 #include "boot/time.h"
 #include "core/domain_teardown.h"
+#include "core/event_ops.h"
 #include "cpu/cpu_bits.h"
 #include "cpu/lapic.h"
 #include "cpu/percpu.h"
@@ -63,7 +64,11 @@ void leave(GuestDomain& g)
         arch(g.dom.vcpus[i]).runstate_area = 0;
     }
     // Its event state points into its shared_info and vcpu_info frames: gone
-    // with them, so no event or check reaches a frame given back.
+    // with them, so no event or check reaches a frame given back. Its ports
+    // are closed first, under its event lock and its peers' (a channel's
+    // other end is unbound again), so no other domain's send is raising
+    // into it while the pointer goes.
+    evtchn_teardown(*core(), g.dom);
     g.dom.events = nullptr;
     const TeardownResult r = relinquish_domain(*core(), g.dom);
     native_window_release(id);
