@@ -31,6 +31,8 @@ T* Decoder::alloc(size_t n)
     bump_ = at + bytes;
     return reinterpret_cast<T*>(guest_ + at);
 }
+// decoder_grant.cc's.
+template uint64_t* Decoder::alloc<uint64_t>(size_t);
 
 // A pointer argument: mostly `good`, sometimes null, unmapped, or the last
 // bytes of guest memory (a copy that runs off its end).
@@ -282,6 +284,7 @@ HypercallFrame Decoder::raw_args()
     if (f.op == __HYPERVISOR_event_channel_op || f.op == __HYPERVISOR_set_timer_op ||
         f.op == __HYPERVISOR_vcpu_op || f.op == __HYPERVISOR_sched_op)
         return event_args(f.op);
+    if (f.op == __HYPERVISOR_grant_table_op) return gnttab_args();
     uint64_t* area = alloc<uint64_t>(8);
     for (uint64_t& a : f.arg) a = in_.u8() % 2 ? in_.u64() : ptr_arg(area);
     return f;
@@ -424,10 +427,12 @@ HypercallFrame Decoder::multicall_args(unsigned depth)
 }
 
 // Frames the caller may write: its own, not in use as a page table (a guest
-// maps only those writable; the checker proves no table is mapped writable).
+// maps only those writable; the checker proves no table is mapped writable),
+// and not its grant table (whose entries grant_write writes).
 bool Decoder::guest_writable(Mfn m)
 {
     if (!hv_.mem().valid(m) || hv_.frame(m).owner.load() != kIds[me()]) return false;
+    if (grant_frame(m)) return false;   // written entry by entry (grant_write)
     const uint64_t x = hv_.frame(m).type_info.load();
     return !(is_table_type(ti::type(x)) && ti::count(x));
 }
@@ -435,6 +440,7 @@ bool Decoder::guest_writable(Mfn m)
 void Decoder::guest_write()
 {
     const Mfn m = frame();
+    if (grant_frame(m)) return grant_write(m);
     const unsigned n = 1 + in_.u8() % 4;
     for (unsigned i = 0; i < n; ++i) {
         const unsigned at = index();

@@ -13,6 +13,7 @@
 #include <pvmmu/abi.h>
 
 #include "core/domain_builder.h"
+#include "core/grant_table.h"
 #include "core/hypercall.h"
 #include "input.h"
 #include "sim/arena.h"
@@ -51,6 +52,8 @@ public:
     // platform's clock; raw_args takes these for their numbers.
     HypercallFrame event_args(uint64_t op);
     HypercallFrame multicall_args(unsigned depth);   // entries of any kind, nested up to 2 deep
+    // grant_table_op (decoder_grant.cc); raw_args takes it for its number.
+    HypercallFrame gnttab_args();
 
     // The caller's own writes to a frame it may write (how it builds tables).
     void guest_write();
@@ -98,6 +101,14 @@ private:
     bool fifo_uses(Mfn m) const;
     void ext_op(mmuext_op_t& o);
     bool guest_writable(Mfn m);
+    // Grant tables (decoder_grant.cc): a reference, a host address, one side
+    // of a copy; whether m is one of the caller's grant table frames, and
+    // the caller's write to an entry of one.
+    grant_ref_t gref();
+    uint64_t grant_host_addr(uint32_t map_flags);
+    void copy_ptr(gnttab_copy_t::gnttab_copy_ptr& p, bool by_gref);
+    bool grant_frame(Mfn m) const;
+    void grant_write(Mfn m);
     // Two reads in one expression would be unsequenced: these keep the order.
     uint64_t with_flags(Mfn m) { return Pte::make(m, flags()).v; }
     uint64_t entry_maddr(Mfn m) { return maddr_of(m).v + index() * sizeof(uint64_t); }

@@ -4,6 +4,8 @@
 // the hypervisor's frames at the end.
 #include "harness.h"
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -15,6 +17,7 @@
 #include "ad_walker.h"
 #include "core/event_invariants.h"
 #include "core/events.h"
+#include "core/grant_table.h"
 #include "core/invariants.h"
 #include "decoder.h"
 #include "fuzz_platform.h"
@@ -54,10 +57,21 @@ struct Workspace {
     // the core sets its bits), and the other domain's copy before a call.
     std::unique_ptr<shared_info_t[]> shared{new shared_info_t[2]};
     std::unique_ptr<shared_info_t> other_before{new shared_info_t};
+    // Each domain's grant table: one frame of entries (its last frame) and a
+    // maptrack of a few handles, so that exhausting it is reachable.
+    static constexpr uint32_t kHandles = 8;
+    std::vector<ActiveGrant> active[2] = {std::vector<ActiveGrant>(gnt::kEntriesPerFrame),
+                                          std::vector<ActiveGrant>(gnt::kEntriesPerFrame)};
+    std::vector<MapTrack> maptrack[2] = {std::vector<MapTrack>(kHandles), std::vector<MapTrack>(kHandles)};
+    Mfn table_frame[2] = {};
 
     Workspace& reset()
     {
         machine.reset();
+        for (unsigned i = 0; i < 2; ++i) {
+            std::fill(active[i].begin(), active[i].end(), ActiveGrant{});
+            std::fill(maptrack[i].begin(), maptrack[i].end(), MapTrack{});
+        }
         std::memset(guest.get(), 0, kGuestBytes);
         std::memset(shared.get(), 0, 2 * sizeof(shared_info_t));
         return *this;
@@ -85,6 +99,12 @@ public:
             if (config & (16 << i)) doms_[i].policy.allow(Perm::MapForeign);
             events_[i] = std::make_unique<DomainEvents>(&ws.shared[i]);
             doms_[i].events = events_[i].get();
+            ws.table_frame[i] = lays_[i].mfn(kDomFrames[i] - 1);
+            grants_[i] = std::make_unique<GrantTable>(
+                kIds[i], GrantLimits{1, 1},
+                GrantStorage{&ws.table_frame[i], 1, ws.active[i].data(), ws.maptrack[i].data(), Workspace::kHandles});
+            doms_[i].grants = grants_[i].get();
+            if (!build_rc_ && grants_[i]->grow(hv_, 1) != GNTST_okay) build_rc_ = -XEN_EINVAL;
         }
     }
 
@@ -104,6 +124,7 @@ private:
     FifoWords fifo_words(unsigned i) const;
     unsigned fifo_frames(unsigned i, Mfn* out) const;
     void save_fifo_frames(unsigned i);
+    uint64_t grant_status_addr(const HypercallFrame& f) const;
     void publish_roots();
     bool call(uint8_t op, HypercallFrame f, bool single);
     void fail(const std::string& what);
@@ -117,6 +138,7 @@ private:
     Hypervisor hv_;
     Domain doms_[2];
     std::unique_ptr<DomainEvents> events_[2];
+    std::unique_ptr<GrantTable> grants_[2];
     DomainLayout lays_[2];
     unsigned nr_doms_ = 1;
     int build_rc_ = 0;
@@ -239,12 +261,23 @@ bool Harness::check_events(unsigned other)
 {
     InvariantReport r;
     for (unsigned i = 0; i < nr_doms_; ++i) check_event_invariants(doms_[i], r, fifo_words(i));
+    check_interdomain_channels(hv_, r);
     if (!r.ok()) {
         fail(std::string("event invariant violated: ") + r[0].reason + " (port or vCPU " + std::to_string(r[0].index) +
              ")");
         return false;
     }
-    if (other != caller_ && std::memcmp(ws_.other_before.get(), &ws_.shared[other], sizeof(shared_info_t))) {
+    // Unless the other domain opened a channel to the caller: then a send
+    // raises its end (an interdomain port, or one left unbound for the
+    // caller by a close in the same multicall).
+    bool channel = false;
+    for (unsigned p = 0; p < events_[other]->valid && !channel; ++p) {
+        const Port& port = events_[other]->ports[p];
+        channel = (port.state == PortState::Interdomain || port.state == PortState::Unbound) &&
+                  !port.platform_end && port.remote_dom == kIds[caller_];
+    }
+    if (other != caller_ && !channel &&
+        std::memcmp(ws_.other_before.get(), &ws_.shared[other], sizeof(shared_info_t))) {
         fail("a call changed another domain's shared_info");
         return false;
     }
@@ -268,13 +301,31 @@ void Harness::publish_roots()
         }
 }
 
+// Where a grant_table_op of one map, unmap or copy request reports its
+// GNTST_* status (0: not such a call, or not in guest memory).
+uint64_t Harness::grant_status_addr(const HypercallFrame& f) const
+{
+    if (f.op != __HYPERVISOR_grant_table_op || uint32_t(f.arg[2]) != 1) return 0;
+    uint64_t at;
+    switch (f.arg[0]) {
+    case GNTTABOP_map_grant_ref: at = f.arg[1] + offsetof(gnttab_map_grant_ref_t, status); break;
+    case GNTTABOP_unmap_grant_ref: at = f.arg[1] + offsetof(gnttab_unmap_grant_ref_t, status); break;
+    case GNTTABOP_unmap_and_replace: at = f.arg[1] + offsetof(gnttab_unmap_and_replace_t, status); break;
+    case GNTTABOP_copy: at = f.arg[1] + offsetof(gnttab_copy_t, status); break;
+    default: return 0;
+    }
+    return plat_.inside(at, sizeof(int16_t)) ? at : 0;
+}
+
 // One hypercall, continued to completion, checked after every round. A refused
-// single-request call is compared with the state before it.
+// single-request call is compared with the state before it, and so is a
+// grant_table_op of one request refused by its status.
 bool Harness::call(uint8_t op, HypercallFrame f, bool single)
 {
     Vcpu& v = doms_[caller_].vcpus[vcpu_];
     trace_.push_back(Trace{op, uint8_t(caller_), uint8_t(vcpu_), f, 0});
-    if (single) ws_.before.take(hv_, kFirstDomFrame, bool(ad_));
+    const uint64_t status_at = grant_status_addr(f);
+    if (single || status_at) ws_.before.take(hv_, kFirstDomFrame, bool(ad_));
     const unsigned other = nr_doms_ == 2 ? 1 - caller_ : caller_;
     std::memcpy(ws_.other_before.get(), &ws_.shared[other], sizeof(shared_info_t));
     if (other != caller_) save_fifo_frames(other);
@@ -316,7 +367,11 @@ bool Harness::call(uint8_t op, HypercallFrame f, bool single)
     // ran (docs/abi.md): a refusal only when pdone is NULL or writable.
     const bool batch = f.op == __HYPERVISOR_mmu_update || f.op == __HYPERVISOR_mmuext_op;
     const bool reported = !batch || f.arg[2] == 0 || plat_.inside(f.arg[2], sizeof(uint32_t));
-    if (single && rc != 0 && reported) {
+    const int16_t grant_status = status_at ? *reinterpret_cast<const int16_t*>(uintptr_t(status_at)) : 0;
+    const bool grant_refused = status_at && rc == 0 && grant_status < 0;
+    if (status_at && rc == 0 && grant_status == GNTST_okay && f.arg[0] == GNTTABOP_map_grant_ref) ++out_.grants_mapped;
+    if (grant_refused) ++out_.grants_refused;
+    if (((single && rc != 0) || grant_refused) && reported) {
         ++out_.refused_checked;
         if (opt_.inject == Inject::WriteAfterRefusedRequest)
             hv_.mem().table(lays_[0].mfn(lays_[0].first_l1))[0] ^= NX;

@@ -47,6 +47,8 @@ struct Outcome {
     uint64_t rounds = 0;          // hypercall rounds (continuations included), each checked
     uint64_t refused_checked = 0; // refused single requests compared
     uint64_t ad_bits = 0;         // A/D bits the concurrent walker set
+    uint64_t grants_mapped = 0;   // one-request grant maps that succeeded
+    uint64_t grants_refused = 0;  // one-request grant calls refused by status, compared
 };
 
 Outcome run_input(const uint8_t* data, size_t size, const Options& opt);

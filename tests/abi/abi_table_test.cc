@@ -9,6 +9,7 @@
 #include <fstream>
 #include <map>
 #include <set>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -19,6 +20,7 @@
 
 #include "pv/decode.h"
 #include "pv/surface.h"
+#include "core/grant_table.h"
 #include "support/core_fixture.h"
 
 namespace pvmmu::test {
@@ -212,7 +214,15 @@ protected:
     {
         CoreTest::SetUp();
         for (unsigned p = 0; p < unsigned(Perm::Count); ++p) d->policy.deny(Perm(p));
+        // A grant table, as a platform gives one (grant_table_op is the core's there).
+        grants = std::make_unique<GrantTable>(kDom, GrantLimits{}, GrantStorage{&table_frame, 1, active, maptrack, 1});
+        d->grants = grants.get();
     }
+
+    Mfn table_frame = lay.mfn(1000);
+    ActiveGrant active[gnt::kEntriesPerFrame];
+    MapTrack maptrack[1];
+    std::unique_ptr<GrantTable> grants;
 
     // A machine address beyond memory: no frame to act on.
     static constexpr uint64_t kNoFrame = 1ull << 40;

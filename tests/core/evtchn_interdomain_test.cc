@@ -165,5 +165,17 @@ TEST_F(EvtchnInterdomain, ADomainsTeardownClosesItsEndsAndLeavesThePeersUnbound)
     EXPECT_TRUE(rc == -XEN_EINVAL || rc == -XEN_ESRCH) << rc;
 }
 
+TEST_F(EvtchnInterdomain, TheLowerDomainsTeardownLeavesTheHigherOnesEndUnbound)
+{
+    unsigned a = 0;
+    const unsigned l = connect(a);
+    (void)relinquish_domain(hv(), *d);
+    const evtchn_status_t s = status2(l);
+    EXPECT_EQ(s.status, uint32_t(EVTCHNSTAT_unbound));
+    EXPECT_EQ(s.u.unbound.dom, kDom);
+    evtchn_send_t sd{l};
+    EXPECT_EQ(op2(EVTCHNOP_send, sd), 0);   // dropped
+}
+
 } // namespace
 } // namespace pvmmu::test

@@ -295,6 +295,24 @@ TEST_F(GrantMapTest, UnmapAndReplaceNeverMovesAnotherGrantMapping)
     EXPECT_TRUE(invariants_hold(m));
 }
 
+TEST_F(GrantMapTest, UnmapAndReplaceOfAMappingMadeAtAPteAddressIsGeneralError)
+{
+    setup();
+    grant(5, kGranted);
+    const auto a = map_grant(5, peer_pte_maddr(kAt), GNTMAP_host_map | GNTMAP_contains_pte);
+    ASSERT_EQ(a.status, GNTST_okay);
+    Snapshot before(m);
+    gnttab_unmap_and_replace_t r{};
+    r.host_addr = peer_pte_maddr(kAt);
+    r.new_addr = peer_va(kAt + 1);
+    r.handle = a.handle;
+    ASSERT_EQ(gnttab(GNTTABOP_unmap_and_replace, &r, 1, &p0()), 0);
+    EXPECT_EQ(r.status, GNTST_general_error);
+    EXPECT_TRUE(unchanged(before, m));
+    EXPECT_EQ(unmap_grant(a.handle, peer_pte_maddr(kAt)), GNTST_okay);
+    EXPECT_TRUE(invariants_hold(m));
+}
+
 // --- teardown ------------------------------------------------------------------
 
 TEST_F(GrantMapTest, TheMappersTeardownReleasesItsMappingsAndTheGrantersFlags)

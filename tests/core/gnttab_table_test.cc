@@ -178,6 +178,18 @@ TEST_F(GrantTableTest, SwapExchangesIdleEntriesAndRefusesPinnedOnes)
     EXPECT_TRUE(unchanged(before, m));
 }
 
+TEST_F(GrantTableTest, GuestAvailableBitsAreAFeatureOfADomainWithAGrantTable)
+{
+    auto features = [&] {
+        xen_feature_info_t fi{0, 0};
+        EXPECT_EQ(m.call(v0(), __HYPERVISOR_xen_version, XENVER_get_features, uint64_t(&fi)), 0);
+        return fi.submap;
+    };
+    EXPECT_TRUE((features() >> XENFEAT_gnttab_map_avail_bits) & 1);
+    d->grants = nullptr;
+    EXPECT_FALSE((features() >> XENFEAT_gnttab_map_avail_bits) & 1);
+}
+
 // --- copy ------------------------------------------------------------------------
 
 gnttab_copy_t copy_op(uint32_t src, DomId sdom, uint16_t soff, uint32_t dst, DomId ddom, uint16_t doff,

@@ -67,7 +67,7 @@ TEST_F(XenVersionTest, CommandLineAndBuildIdArePrivilegedAndChangeNothing)
 TEST_F(XenVersionTest, UnknownHypercallNumberIsEnosys)
 {
     Snapshot before(m);
-    for (uint64_t op : {uint64_t(__HYPERVISOR_grant_table_op), uint64_t(63), uint64_t(64), ~uint64_t(0)})
+    for (uint64_t op : {uint64_t(__HYPERVISOR_xenoprof_op), uint64_t(63), uint64_t(64), ~uint64_t(0)})
         EXPECT_EQ(m.call(v0(), op, 0, 0), -XEN_ENOSYS) << op;
     EXPECT_TRUE(unchanged(before, m));
 }

@@ -35,7 +35,7 @@ void check_ports(DomainEvents& e, const Domain& d, InvariantReport& r, bool any_
         else if (!fifo && pending && !bit(s->evtchn_mask, p) &&
                  !((event_vcpu_info(e, port.vcpu)->evtchn_pending_sel >> (p / kPortsPerWord)) & 1))
             r.add(Mfn{0}, p, "event lost: pending and unmasked, selector bit clear", 1, 0);
-        if (port.state == PortState::Interdomain && !port.platform_end) {
+        if (port.state == PortState::Interdomain && !port.platform_end && port.remote_dom == d.id) {
             const Port& other = e.ports[port.remote_port];
             if (port.remote_port >= e.valid || other.state != PortState::Interdomain || other.remote_port != p)
                 r.add(Mfn{0}, p, "interdomain ends disagree", p, other.remote_port);
@@ -62,6 +62,26 @@ void check_vcpus(DomainEvents& e, const Domain& d, InvariantReport& r)
 }
 
 } // namespace
+
+bool check_interdomain_channels(Hypervisor& hv, InvariantReport& report)
+{
+    for (DomId id = 0; id < kMaxDomains; ++id) {
+        const Domain* d = hv.domain(id);
+        if (!d || !d->events) continue;
+        const DomainEvents& e = *d->events;
+        for (unsigned p = 0; p < e.valid; ++p) {
+            const Port& port = e.ports[p];
+            if (port.state != PortState::Interdomain || port.platform_end || port.remote_dom == id) continue;
+            const Domain* rd = hv.domain(port.remote_dom);
+            const DomainEvents* re = rd ? rd->events : nullptr;
+            const Port* other = re && port.remote_port < re->valid ? &re->ports[port.remote_port] : nullptr;
+            if (!other || other->state != PortState::Interdomain || other->remote_dom != id ||
+                other->remote_port != p)
+                report.add(Mfn{0}, p, "interdomain ends in two domains disagree", port.remote_dom, port.remote_port);
+        }
+    }
+    return report.ok();
+}
 
 bool check_event_invariants(Domain& d, InvariantReport& report, FifoWords words)
 {

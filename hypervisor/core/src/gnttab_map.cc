@@ -164,7 +164,6 @@ void grant_map_one(Hypervisor& hv, Vcpu& v, gnttab_map_grant_ref_t& op)
         e.frame = m;
         e.l1 = slot.l1;
         e.index = uint16_t(slot.index);
-        e.va = (flags & GNTMAP_contains_pte) ? 0 : op.host_addr;
         e.state = MapTrack::State::Live;
     }
     op.handle = grant_handle_t(h);
@@ -243,10 +242,9 @@ void grant_unmap_one(Hypervisor& hv, Vcpu& v, uint64_t host_addr, uint64_t new_a
         }
     }
     // No CPU of the mapper may keep the translation once the granter is told
-    // the frame is free again.
-    FlushRequest req{};
-    if (!replace && !(e.flags & GNTMAP_contains_pte)) req = FlushRequest{FlushKind::Page, Vaddr{e.va}};
-    hv.platform().flush_tlbs(d.all_cpus(), req);
+    // the frame is free again. A whole flush, as Xen's gnttab_flush_tlb: the
+    // L1 may be linked at more addresses than the one the mapping was made at.
+    hv.platform().flush_tlbs(d.all_cpus(), FlushRequest{});
     put_entry_refs(hv, Level::L1, Pte{old});
     if (GrantTable* rgt = granter_table(hv, e.granter)) unpin_locked(hv, *rgt, e.ref, e.readonly());
     release_handle(hv, lgt, handle);

@@ -23,6 +23,10 @@ static uint32_t feature_submap0(const Domain& d)
     uint32_t bits = 1u << XENFEAT_gnttab_map_avail_bits | 1u << XENFEAT_direct_mapped;
     if (d.policy.allows(Perm::MmuAtomic)) bits |= 1u << XENFEAT_mmu_pt_update_preserve_ad;
     if (d.policy.allows(Perm::MmuFlagRange)) bits |= 1u << PVMMU_FEAT_flag_range_update;
+    // A grant mapping takes the map request's GNTMAP_guest_avail bits into
+    // the PTE's bits 9-11 (core/src/gnttab_map.cc), where the domain has a
+    // grant table.
+    if (d.grants) bits |= 1u << XENFEAT_gnttab_map_avail_bits;
     return bits;
 }
 

@@ -6,6 +6,7 @@
 #include "boot/exit.h"
 #include "boot/time.h"
 #include "core/domain_teardown.h"
+#include "core/event_ops.h"
 #include "cpu/cpu_bits.h"
 #include "cpu/lapic.h"
 #include "cpu/percpu.h"
@@ -65,8 +66,11 @@ void leave(GuestDomain& g)
     }
     // Its event state points into its shared_info and vcpu_info frames (and
     // the FIFO ABI's, released here): gone with them, so no event or check
-    // reaches a frame given back.
+    // reaches a frame given back. Its ports are closed first, under its event
+    // lock and its peers' (a channel's other end is unbound again), so no
+    // other domain's send is raising into it while the pointer goes.
     DomainEvents* events = g.dom.events;
+    evtchn_teardown(*core(), g.dom);
     g.dom.events = nullptr;
     if (events) release_event_frames(*core(), *events);
     const TeardownResult r = relinquish_domain(*core(), g.dom);

@@ -23,4 +23,8 @@ enum class FifoWords : uint8_t { Protocol, AnyWords };
 // report is not cleared, so it may follow check_invariants'.
 bool check_event_invariants(Domain& d, InvariantReport& report, FifoWords words = FifoWords::Protocol);
 
+// Every interdomain channel between two domains: each end names the other,
+// in the other domain. Adds to `report` as above.
+bool check_interdomain_channels(Hypervisor& hv, InvariantReport& report);
+
 } // namespace pvmmu

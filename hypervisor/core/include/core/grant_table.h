@@ -60,7 +60,6 @@ struct MapTrack {
     Mfn frame{0};
     Mfn l1{0};               // the L1 table and entry the mapping was installed in
     uint16_t index = 0;
-    uint64_t va = 0;         // GNTMAP_host_map without contains_pte: its address
     uint32_t next_free = 0;
     bool readonly() const { return flags & GNTMAP_readonly; }
 };
@@ -90,9 +89,11 @@ public:
     GrantTable& operator=(const GrantTable&) = delete;
 
     // The granter's side: table size, shared entries' flags, active entries.
-    // Taken alone or after the mapper's maptrack_lock, never before it.
     SpinLock lock;
-    // The mapper's side: the maptrack's states and free list.
+    // The mapper's side: the maptrack's states and free list. Neither lock
+    // is ever held while the other is taken. This one may be taken while a
+    // page-table page's lock is held (a refused unmap), never the other way
+    // round.
     SpinLock maptrack_lock;
 
     DomId owner() const { return owner_; }

@@ -13,6 +13,7 @@
 
 #include "core/domain_builder.h"
 #include "core/events.h"
+#include "core/grant_table.h"
 #include "core/hypercall.h"
 #include "sim/arena.h"
 #include "sim/tlb.h"
@@ -68,6 +69,13 @@ public:
     // evtchn_upcall_pending itself; SCHEDOP_block and SCHEDOP_poll spin,
     // serving shootdowns and firing the vCPU's due timers, until woken.
     DomainEvents* enable_events(Domain& d, const DomainLayout& layout, uint64_t shared_gpfn);
+    // Gives d a grant table (core/grant_table.h) whose frames are its own
+    // gpfns [first_gpfn, first_gpfn + nr_frames) (data frames: the guest
+    // reads and writes its entries there; setup_table types them writable
+    // as it grows) and a maptrack of `handles` handles, the limits cut to
+    // that storage. The sim dispatches grant_table_op through the core.
+    GrantTable* enable_grants(Domain& d, const DomainLayout& layout, uint64_t first_gpfn, uint32_t nr_frames,
+                              uint32_t handles, GrantLimits limits = {});
     // System time in ns since the machine was made (what vcpu_time_info
     // would give; the sim has no TSC).
     uint64_t system_time_ns() const;
@@ -123,6 +131,14 @@ private:
     std::unique_ptr<std::atomic<uint64_t>[]> shadow_;   // walker-visible PTEs (non-coherent)
     std::deque<Domain> domains_;
     std::deque<std::unique_ptr<DomainEvents>> events_;
+    // A grant table and its storage (machine_grants.cc).
+    struct Grants {
+        std::vector<Mfn> frames;
+        std::vector<ActiveGrant> active;
+        std::vector<MapTrack> maptrack;
+        std::unique_ptr<GrantTable> table;
+    };
+    std::deque<std::unique_ptr<Grants>> grants_;
     CpuId next_cpu_ = 0;
     uint64_t start_ns_ = 0;   // system time 0, on the host's steady clock
 };
