@@ -51,7 +51,7 @@ pvmmu_xenpv_guest(stop-guest SOURCES ${_qemu_dir}/stop_guest/main.cc INCLUDES ${
 pvmmu_xenpv_guest(gdt-guest SOURCES ${_qemu_dir}/gdt_guest/main.cc INCLUDES ${_qemu_dir})
 pvmmu_xenpv_guest(edge-guest SOURCES ${_qemu_dir}/edge_guest/main.cc INCLUDES ${_qemu_dir})
 pvmmu_xenpv_guest(conform-guest SOURCES ${_qemu_dir}/conform_guest/main.cc ${_qemu_dir}/conform_guest/events.cc
-  INCLUDES ${_qemu_dir})
+  ${_qemu_dir}/conform_guest/fifo.cc INCLUDES ${_qemu_dir})
 pvmmu_xenpv_guest(smoke-guest SOURCES ${PROJECT_SOURCE_DIR}/tests/xen/smoke_guest/main.cc INCLUDES ${_qemu_dir})
 # surface-guest: docs/abi.md §12.1, compiled in as surface_rows.h (one
 # {nr, cmd, enosys} per row, cmd -1 for a hypercall's own row), against

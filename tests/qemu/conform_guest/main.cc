@@ -99,6 +99,7 @@ extern "C" HIDDEN char c_rd_cr0[], c_rd_cr2[], c_rd_cr3[], c_rd_cr3_r9[], c_rd_c
     c_or[], c_and_imm8[], c_st_pinned[], c_andb_rw[], c_movb[], c_orw[];
 extern "C" HIDDEN uint64_t conform_zf;
 void event_checks(volatile shared_info_t* sh, volatile vcpu_info_t* vi);   // events.cc
+void fifo_checks(const start_info_t* si, volatile vcpu_info_t* vi);          // fifo.cc
 // A page of the image that pt_writes pins as an L1 (linked nowhere); c_st_pinned
 // stores into its entry 2 RIP-relative.
 extern "C" HIDDEN volatile uint64_t g_pin_l1[512];   // page-aligned, in .bss (the asm above)
@@ -1990,5 +1991,6 @@ extern "C" [[noreturn]] void xenpv_start(const start_info_t* si, uint64_t initia
     vcpu_info_checks(si, ((initial_sp + 4095) & ~4095ull) + 4096);
     event_checks(reinterpret_cast<volatile shared_info_t*>(((initial_sp + 4095) & ~4095ull) + 4096),
                  reinterpret_cast<volatile vcpu_info_t*>(g_vcpu_info_page + 128));
+    fifo_checks(si, reinterpret_cast<volatile vcpu_info_t*>(g_vcpu_info_page + 128));
     finish("conform guest");
 }
