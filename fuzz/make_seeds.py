@@ -92,6 +92,12 @@ def raw(nr, args):
     args = list(args) + [0] * (6 - len(args))
     return op(9) + [1, nr] + sum(([1] + u64(a) for a in args), [])
 def policy(perm, **kw): return op(10, **kw) + [perm]
+# event_channel_op through raw_args' event_args: eight small() words (each
+# [0, v]: v % 70), the sub-op, its extra bytes, then the argument pointer.
+def evtchn(c, words=(), extra=(), **kw):
+    w = list(words) + [0] * (8 - len(words))
+    return op(9, **kw) + [1, 32] + sum(([0, v] for v in w), []) + [c] + list(extra) + GOOD
+def fifo_frame(f, fill_unmasked=False): return f + [1 if fill_unmasked else 2]   # offset 0 / the array's fill
 
 def config(budget=0, dom_b=False, two_vcpus=False, a_foreign=False, b_foreign=False):
     return [budget | (4 if dom_b else 0) | (8 if two_vcpus else 0) | (16 if a_foreign else 0) | (32 if b_foreign else 0)]
@@ -172,9 +178,26 @@ def version_and_raw():
             raw(0, [0, 0]) + raw(63, [1, 2]) + raw(17, [6, 0x1000]) + policy(2) +   # deny cmd 2
             mmu_one(2, ptr_pte(6), val_own(6, RO)) + policy(2) + mmu_one(2, ptr_pte(6), val_own(6, RO)))
 
+EVTCHNOP = {"send": 4, "unmask": 9, "reset": 10, "bind_ipi": 7, "init_control": 11, "expand_array": 12,
+            "set_priority": 13}
+def fifo_events():
+    # The FIFO event ABI (decoder.cc fifo_frames): control blocks in gpfns
+    # 10 and 11 for both vCPUs, an array page of unmasked events in 12; two
+    # IPIs linked on vCPU 0's queues, one at priority 3; a masked unmask;
+    # reset back to 2-level. init_control's vcpu is its fourth word.
+    E = EVTCHNOP
+    return (config(two_vcpus=True) +
+            evtchn(E["init_control"], extra=fifo_frame(own(10))) +
+            evtchn(E["init_control"], words=[0, 0, 0, 1], extra=fifo_frame(own(11))) +
+            evtchn(E["expand_array"], extra=fifo_frame(own(12), fill_unmasked=True)) +
+            evtchn(E["bind_ipi"]) + evtchn(E["bind_ipi"]) + evtchn(E["set_priority"], words=[2, 3]) +
+            evtchn(E["send"], words=[1]) + evtchn(E["send"], words=[2]) + evtchn(E["send"], words=[1]) +
+            evtchn(E["unmask"], words=[2]) + evtchn(E["reset"], extra=[0, 0]))
+
 SEEDS = {"l1_life_cycle": l1_life_cycle, "flag_range": flag_range, "new_base_pointer": new_base_pointer,
          "multicalls": multicalls, "multicall_preempted": multicall_preempted, "two_domains": two_domains, "refused": refused,
-         "preempted": preempted, "update_va_mapping": update_va_mapping, "version_and_raw": version_and_raw}
+         "preempted": preempted, "update_va_mapping": update_va_mapping, "version_and_raw": version_and_raw,
+         "fifo_events": fifo_events}
 
 def main():
     out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "corpus")

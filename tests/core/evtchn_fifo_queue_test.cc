@@ -150,6 +150,23 @@ TEST_F(FifoQueue, APortMovedToAnotherQueueEndsItsOldTail)
     EXPECT_EQ(consume(0), std::vector<unsigned>{q});
 }
 
+TEST_F(FifoQueue, ANewPriorityTakesTheNextEventToItsQueue)
+{
+    const unsigned a = unmasked_ipi(0), b = unmasked_ipi(0);
+    EXPECT_EQ(send(a), 0);
+    EXPECT_EQ(send(b), 0);
+    ASSERT_EQ(set_priority(b, 1), 0);   // b is linked already: it stays on queue 7
+    EXPECT_EQ(consume(0), (std::vector<unsigned>{a, b}));
+    info(0).evtchn_upcall_pending = 0;
+    EXPECT_EQ(send(b), 0);   // now on queue 1, and queue 7 must not link after b
+    EXPECT_EQ(block(0)->head[1], b);
+    EXPECT_EQ(block(0)->ready, 1u << 1);
+    EXPECT_EQ(send(a), 0);
+    EXPECT_EQ(block(0)->head[kDefault], a);
+    EXPECT_EQ(word(b), kFifoPending | kFifoLinked);   // no LINK to a
+    EXPECT_EQ(consume(0), (std::vector<unsigned>{b, a}));
+}
+
 TEST_F(FifoQueue, ClosingClearsPendingAndPollSeesTheWord)
 {
     const unsigned p = unmasked_ipi(0), q = unmasked_ipi(0);

@@ -1,4 +1,4 @@
-// HYPERVISOR_event_channel_op, 2-level ABI (core/event_ops.h): each sub-op's
+// HYPERVISOR_event_channel_op, 2-level ABI (core/event_ops.h; FIFO: evtchn_fifo_test.cc): each sub-op's
 // errno for each bad argument first, with nothing changed, then what it does
 // to the ports and to the bits a guest reads (docs/abi.md "Event channels").
 #include <cstring>

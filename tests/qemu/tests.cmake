@@ -51,7 +51,8 @@ pvmmu_xenpv_guest(stop-guest SOURCES ${_qemu_dir}/stop_guest/main.cc INCLUDES ${
 pvmmu_xenpv_guest(gdt-guest SOURCES ${_qemu_dir}/gdt_guest/main.cc INCLUDES ${_qemu_dir})
 pvmmu_xenpv_guest(edge-guest SOURCES ${_qemu_dir}/edge_guest/main.cc INCLUDES ${_qemu_dir})
 pvmmu_xenpv_guest(conform-guest SOURCES ${_qemu_dir}/conform_guest/main.cc ${_qemu_dir}/conform_guest/events.cc
-  ${_qemu_dir}/conform_guest/user_mode.cc ${_qemu_dir}/conform_guest/sched.cc INCLUDES ${_qemu_dir})
+  ${_qemu_dir}/conform_guest/user_mode.cc ${_qemu_dir}/conform_guest/sched.cc
+  ${_qemu_dir}/conform_guest/fifo.cc INCLUDES ${_qemu_dir})
 pvmmu_xenpv_guest(events-guest SOURCES ${_qemu_dir}/events_guest/main.cc INCLUDES ${_qemu_dir})
 pvmmu_xenpv_guest(console-guest SOURCES ${_qemu_dir}/console_guest/main.cc INCLUDES ${_qemu_dir})
 pvmmu_xenpv_guest(smoke-guest SOURCES ${PROJECT_SOURCE_DIR}/tests/xen/smoke_guest/main.cc INCLUDES ${_qemu_dir})

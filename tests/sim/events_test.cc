@@ -15,6 +15,8 @@ namespace {
 
 constexpr uint64_t kShared = 900;   // gpfn of shared_info
 constexpr uint64_t kArgs = 901;     // gpfn of each vCPU's argument page (+ vCPU id)
+constexpr uint64_t kFifoBlocks = 910;   // FIFO: gpfn of each vCPU's control block (+ vCPU id)
+constexpr uint64_t kFifoArray = 912;    // FIFO: the event array's first page
 
 struct SimEvents : ::testing::Test {
     Machine m{MachineConfig{.cpus = 2, .frames = 4096}};
@@ -88,6 +90,53 @@ TEST_F(SimEvents, ASingleShotTimerWakesABlockedVcpuOnItsTimerPort)
     EXPECT_TRUE(ok.load());
 }
 
+// The FIFO ABI from the guests' side: vCPU 1 switches the domain to FIFO
+// (a control block for each vCPU, one array page of masked events, as
+// Linux), binds an IPI, unmasks its word itself and blocks; vCPU 0's send
+// links it: vCPU 1 wakes with its control block's READY bit for the default
+// priority, HEAD the port, the word PENDING and LINKED, and nothing in the
+// 2-level bitmaps.
+TEST_F(SimEvents, AFifoEventWakesABlockedVcpu)
+{
+    ASSERT_NE(ev, nullptr);
+    std::atomic<unsigned> port{0};
+    std::atomic<bool> seen{false};
+    constexpr unsigned kDefault = EVTCHN_FIFO_PRIORITY_DEFAULT;
+    m.run(*d, [&](GuestContext& g) {
+        if (g.vcpu().id == 1) {
+            for (unsigned v = 0; v < 2; ++v) {
+                evtchn_init_control_t ic{lay.mfn(kFifoBlocks + v).v, 0, v, 0, {}};
+                ASSERT_EQ(op(g, __HYPERVISOR_event_channel_op, EVTCHNOP_init_control, ic, lay), 0);
+                EXPECT_EQ(ic.link_bits, EVTCHN_FIFO_LINK_BITS);
+            }
+            const Vaddr array = lay.va(kFifoArray);
+            const uint64_t masked = uint64_t(kFifoMasked) << 32 | kFifoMasked;
+            for (unsigned i = 0; i < kPageSize / 8; ++i) ASSERT_TRUE(g.store(Vaddr{array.v + i * 8}, masked));
+            evtchn_expand_array_t ea{lay.mfn(kFifoArray).v};
+            ASSERT_EQ(op(g, __HYPERVISOR_event_channel_op, EVTCHNOP_expand_array, ea, lay), 0);
+            evtchn_bind_ipi_t b{1, 0};
+            ASSERT_EQ(op(g, __HYPERVISOR_event_channel_op, EVTCHNOP_bind_ipi, b, lay), 0);
+            const Vaddr pair{array.v + b.port / 2 * 8};   // the 8 bytes holding the port's word
+            ASSERT_TRUE(g.store(pair, b.port % 2 ? kFifoMasked : uint64_t(kFifoMasked) << 32));
+            port.store(b.port);
+            ASSERT_EQ(g.hypercall(__HYPERVISOR_sched_op, SCHEDOP_block, 0), 0);
+            uint64_t ready = 0, head = 0, words = 0;
+            const Vaddr block = lay.va(kFifoBlocks + 1);
+            ASSERT_TRUE(g.load(block, ready));
+            ASSERT_TRUE(g.load(Vaddr{block.v + 8 + kDefault / 2 * 8}, head));
+            ASSERT_TRUE(g.load(pair, words));
+            const uint32_t word = uint32_t(words >> (b.port % 2 * 32));
+            seen.store(uint32_t(ready) == 1u << kDefault && uint32_t(head >> (kDefault % 2 * 32)) == b.port &&
+                       word == (kFifoPending | kFifoLinked) && upcall_pending(g) == 1 && !pending(g, b.port));
+            return;
+        }
+        while (!port.load()) std::this_thread::yield();
+        evtchn_send_t s{port.load()};
+        EXPECT_EQ(op(g, __HYPERVISOR_event_channel_op, EVTCHNOP_send, s, lay), 0);
+    });
+    EXPECT_TRUE(seen.load());
+}
+
 TEST_F(SimEvents, ErrnosReachTheGuest)
 {
     ASSERT_NE(ev, nullptr);
@@ -95,8 +144,10 @@ TEST_F(SimEvents, ErrnosReachTheGuest)
         if (g.vcpu().id != 0) return;
         evtchn_bind_virq_t b{VIRQ_TIMER, 5, 0};
         EXPECT_EQ(op(g, __HYPERVISOR_event_channel_op, EVTCHNOP_bind_virq, b, lay), -XEN_ENOENT);
-        evtchn_init_control_t ic{};
-        EXPECT_EQ(op(g, __HYPERVISOR_event_channel_op, EVTCHNOP_init_control, ic, lay), -XEN_ENOSYS);
+        evtchn_init_control_t ic{};   // frame 0: the hypervisor's
+        EXPECT_EQ(op(g, __HYPERVISOR_event_channel_op, EVTCHNOP_init_control, ic, lay), -XEN_EINVAL);
+        evtchn_expand_array_t ea{lay.mfn(kFifoArray).v};
+        EXPECT_EQ(op(g, __HYPERVISOR_event_channel_op, EVTCHNOP_expand_array, ea, lay), -XEN_EOPNOTSUPP);
         EXPECT_EQ(g.hypercall(__HYPERVISOR_vcpu_op, VCPUOP_stop_singleshot_timer, 1, 0), -XEN_EINVAL);
     });
 }

@@ -2,7 +2,9 @@
 // and vcpu_info): raising, unmasking and clearing a port, and the upcall and
 // wake-up of the vCPU it notifies. Every bit a guest also writes is changed
 // by one atomic read-modify-write, never a plain store, so a guest running
-// on another CPU and clearing bits meanwhile loses nothing.
+// on another CPU and clearing bits meanwhile loses nothing. Once the domain
+// switched to the FIFO ABI, raise, unmask and the pending bit's functions
+// hand over to evtchn_fifo.cc.
 #include "core/events.h"
 #include "evtchn_fifo.h"
 

@@ -103,6 +103,7 @@ void event_checks(volatile shared_info_t* sh, volatile vcpu_info_t* vi);   // ev
 void user_mode_checks(const start_info_t* si, uint64_t free, volatile shared_info_t* sh,
                       volatile vcpu_info_t* vi);   // user_mode.cc
 void sched_checks(bool pvmmu);                                               // sched.cc
+void fifo_checks(const start_info_t* si, volatile vcpu_info_t* vi);          // fifo.cc
 // A page of the image that pt_writes pins as an L1 (linked nowhere); c_st_pinned
 // stores into its entry 2 RIP-relative.
 extern "C" HIDDEN volatile uint64_t g_pin_l1[512];   // page-aligned, in .bss (the asm above)
@@ -2006,5 +2007,6 @@ extern "C" [[noreturn]] void xenpv_start(const start_info_t* si, uint64_t initia
                  reinterpret_cast<volatile vcpu_info_t*>(g_vcpu_info_page + 128));
     user_mode_checks(si, free, reinterpret_cast<volatile shared_info_t*>(((initial_sp + 4095) & ~4095ull) + 4096),
                      reinterpret_cast<volatile vcpu_info_t*>(g_vcpu_info_page + 128));
+    fifo_checks(si, reinterpret_cast<volatile vcpu_info_t*>(g_vcpu_info_page + 128));
     finish("conform guest");
 }

@@ -1,7 +1,9 @@
 // The bare-metal side of the core's event channels, timers and blocking
 // (core/event_ops.h; docs/architecture.md §9 "Events and time"): each
 // domain's DomainEvents over its shared_info, the console ring's port bound
-// to the platform, and the hypercalls event_channel_op, set_timer_op, the
+// to the platform, and the hypercalls event_channel_op (both ABIs: the FIFO
+// ABI's control blocks and event array are guest frames the core reaches
+// through the direct map, core/event_fifo.h), set_timer_op, the
 // VCPUOP timers and SCHEDOP yield/block/poll handed to the core with the
 // guests' system time (boot/time.h). The platform's part here is what
 // follows a call: printing the console ring when the guest sends on its

@@ -23,8 +23,9 @@ struct EventOut {
     bool block = false;          // the caller blocked (SCHEDOP_block / poll): halt until woken
 };
 
-// HYPERVISOR_event_channel_op(cmd, arg), 2-level ABI. The FIFO sub-ops
-// (init_control, expand_array) are -ENOSYS, on which Linux uses 2-level.
+// HYPERVISOR_event_channel_op(cmd, arg), either ABI: the FIFO sub-ops
+// (init_control, expand_array, set_priority) switch a domain to FIFO and
+// serve it there (core/event_fifo.h); bind_pirq and newer ones are -ENOSYS.
 long evtchn_op(Hypervisor& hv, Vcpu& v, unsigned cmd, Vaddr arg, EventOut& out);
 
 // Domain teardown's part (core/domain_teardown.h): every port of d closed

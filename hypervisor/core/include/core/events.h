@@ -53,14 +53,15 @@ struct Port {
     // Interdomain with the platform as the other end (the console):
     // the guest's send notifies the platform, the guest cannot close it.
     bool platform_end = false;
-    // FIFO ABI: the queue priority (EVTCHNOP_set_priority); an event
-    // raised while the port had no event word yet, raised again when
-    // EVTCHNOP_expand_array adds its page (Xen's evtchn->pending).
-    // An event left pending and unlinked because its vCPU had no control
-    // block yet: Xen drops it (a guest unmasks nothing before its vCPU's
-    // init_control); the event invariant checker does not count it lost.
+    // FIFO ABI: the queue priority (EVTCHNOP_set_priority).
     uint8_t priority = EVTCHN_FIFO_PRIORITY_DEFAULT;
+    // FIFO ABI: an event raised while the port had no event word yet,
+    // raised again when EVTCHNOP_expand_array adds its page (Xen's
+    // evtchn->pending).
     bool fifo_pending = false;
+    // FIFO ABI: an event left pending and unlinked because its vCPU had no
+    // control block yet. Xen drops it (a guest unmasks nothing before its
+    // vCPU's init_control); the event invariant checker does not count it lost.
     bool fifo_dropped = false;
 };
 
@@ -127,8 +128,8 @@ void set_event_vcpu_info(DomainEvents& e, unsigned id, vcpu_info_t* info);
 // The protocol on the guest-visible bits, e.lock held: the 2-level one
 // (core/src/evtchn_2l.cc), or the FIFO one once the domain switched
 // (core/src/evtchn_fifo.cc: the port's event word, its queue, the READY bit,
-// then the same upcall). 2-level: Raising sets the port's pending bit, then, unless masked,
-// its word's bit in the notified vCPU's evtchn_pending_sel, then
+// then the same upcall). Under 2-level, raising sets the port's pending bit,
+// then, unless masked, its word's bit in the notified vCPU's evtchn_pending_sel, then
 // evtchn_upcall_pending, each by an atomic test-and-set that stops at a bit
 // already set: a guest that clears them in the opposite order (upcall,
 // selector, then the port) concurrently never loses an event.
