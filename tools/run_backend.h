@@ -119,6 +119,9 @@ struct Launch {
     std::vector<std::string> args;
     std::unique_ptr<Session> session;
     std::string console_file;        // the console when it is not the child's stdout
+    // The child reads the guest console's input on its stdin (QEMU's
+    // -serial stdio: qemu, xen): --console applies to it, to no other.
+    bool takes_input = false;
     std::vector<Ending> endings;     // none: the run ends when the child exits
     std::string scratch;             // a folder of the run's files, removed with it
     Launch() = default;

@@ -199,7 +199,7 @@ int run_child(const Launch& l, const Options& o, int expect_status, bool need_re
     // guest's bytes then come through as they are (its prompt, its line
     // editing), as `xl console` shows them, not a line at a time.
     std::unique_ptr<ConsoleInput> typed;
-    if (o.console_input && !from_file && pid > 0) {
+    if (o.console_input && l.takes_input && !from_file && pid > 0) {
         std::string note;
         typed = std::make_unique<ConsoleInput>(STDIN_FILENO, input[1], note);
         if (!note.empty() && !o.quiet) std::fprintf(stderr, "pvmmu-run: %s\n", note.c_str());

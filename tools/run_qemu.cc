@@ -118,6 +118,7 @@ int prepare(const std::vector<Domain>& doms, const Options& o, Launch& l, std::s
     const Machine m = pvmmu_machine(doms);
     l.args = qemu_command(accel, m.cpus, m.mib, PVMMU_HV_IMAGE, pvmmu_modules(doms), o.cpu);
     l.args.insert(l.args.end(), {"-device", kIsaDebugExit});
+    l.takes_input = true;   // COM1 is -serial stdio
     if (!o.hv_args.empty()) l.args.insert(l.args.end(), {"-append", o.hv_args});
     return 0;
 }

@@ -71,6 +71,7 @@ int prepare(const std::vector<Domain>& doms, const Options& o, Launch& l, std::s
                                  "console=com1 noreboot dom0_mem=" + xen_size(d.frames) + " dom0_max_vcpus=" +
                                  vcpus + " loglvl=all guest_loglvl=all"});
     l.endings = kXenEndings;
+    l.takes_input = true;   // COM1 is -serial stdio: Xen's console
     return 0;
 }
 

@@ -32,6 +32,7 @@ int run_shell(const std::string& script, const Options& o, std::string& why)
 {
     Launch l;
     l.args = {"/bin/sh", "-c", script};
+    l.takes_input = true;
     return run_child(l, o, kPoweroffStatus, true, why);
 }
 

@@ -67,8 +67,10 @@ void console_input_poll(Vcpu& v)
     if (used < sizeof(ring.in)) {
         char buf[sizeof(ring.in)];
         n = console_read(buf, sizeof(ring.in) - used);
-        for (size_t i = 0; i < n; ++i)
-            std::atomic_ref<char>(ring.in[MASK_XENCONS_IDX(prod + i, ring.in)]).store(buf[i], std::memory_order_relaxed);
+        for (size_t i = 0; i < n; ++i) {
+            char& slot = ring.in[MASK_XENCONS_IDX(prod + i, ring.in)];
+            std::atomic_ref<char>(slot).store(buf[i], std::memory_order_relaxed);
+        }
         prod_ref.store(prod + XENCONS_RING_IDX(n), std::memory_order_release);
     }
     g_input_lock.unlock();

@@ -132,7 +132,7 @@ long initialise_locked(Vcpu& self, Vcpu& t, uint64_t ctx_va)
     uint64_t gdt[17];
     static_assert(offsetof(vcpu_guest_context_t, gdt_ents) ==
                   offsetof(vcpu_guest_context_t, gdt_frames) + sizeof(vcpu_guest_context_t::gdt_frames));
-    static_assert(sizeof(vcpu_guest_context_t::gdt_frames) == 16 * 8 && FIRST_RESERVED_GDT_PAGE <= 16);
+    static_assert(sizeof(vcpu_guest_context_t::gdt_frames) == sizeof(uint64_t) * 16 && FIRST_RESERVED_GDT_PAGE <= 16);
     if (p.copy_from_guest(self, gdt, Vaddr{ctx_va + offsetof(vcpu_guest_context_t, gdt_frames)}, sizeof(gdt)))
         return -XEN_EFAULT;
     const uint64_t gdt_ents = gdt[16];

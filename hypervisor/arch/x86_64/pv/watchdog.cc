@@ -51,7 +51,7 @@ long watchdog_op(Vcpu& v, uint32_t id, uint32_t timeout)
         for (unsigned i = 0; i < kTimers; ++i) {
             if (g.watchdog_deadline[i] != GuestDomain::kWatchdogFree) continue;
             g.watchdog_deadline[i] = deadline;
-            return long(i + 1);
+            return long(i) + 1;
         }
         return -XEN_ENOSPC;
     }
