@@ -174,6 +174,14 @@ bool read_xl_config(const std::string& path, DomainConfig& out, std::string& err
             err = "'" + printable(path) + "': `extra` has a control character: " + printable(out.extra);
             ok = false;
         }
+        // The module string's bare word `ramdisk` marks a ramdisk module
+        // (boot/main.cc): in a kernel's words it would make that kernel the
+        // initial module of the domain before it.
+        if (ok && (" " + out.extra + " ").find(" ramdisk ") != std::string::npos) {
+            err = "'" + printable(path) + "': the command line has the word `ramdisk`, pvmmu's mark of an initial "
+                  "module: give the file as `ramdisk = \"FILE\"`";
+            ok = false;
+        }
         if (ok && xlu_cfg_get_string(cfg, "ramdisk", &s, 1) == 0 && out.ramdisk.empty()) {
             err = "'" + printable(path) + "': `ramdisk` is empty";
             ok = false;

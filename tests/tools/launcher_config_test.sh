@@ -68,7 +68,7 @@ inputs)
   printf 'kernel = "%s"\nmaxmem = 512\non_crash = "preserve"\n' "$0" >"$dir/unused.cfg"
   expect 3 "warning: '.*unused.cfg': \`maxmem\` is not used by pvmmu-run: ignored" --platform xen-host \
     --config "$dir/unused.cfg"
-  grep -q '`on_crash` is not used' <<<"$out" || fail "the second unused key is not named"
+  grep -qF -- "\`on_crash\` is not used" <<<"$out" || fail "the second unused key is not named"
   echo "PASS: every hostile input refused with its path and reason, nothing raw on the terminal"
   ;;
 domains)

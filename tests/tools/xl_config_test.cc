@@ -57,6 +57,15 @@ TEST_F(XlConfig, EmptyRamdiskIsRefused)
     EXPECT_NE(err.find("`ramdisk` is empty"), std::string::npos) << err;
 }
 
+// pvmmu's module strings mark a ramdisk module with the bare word: a kernel
+// whose words had it would be taken for the previous domain's ramdisk.
+TEST_F(XlConfig, TheWordRamdiskInTheCommandLineIsRefused)
+{
+    EXPECT_FALSE(read("kernel = \"k\"\nextra = \"quiet ramdisk\"\n"));
+    EXPECT_NE(err.find("the word `ramdisk`"), std::string::npos) << err;
+    ASSERT_TRUE(read("kernel = \"k\"\nextra = \"ramdisk_size=4096 ramdisk=x\"\n")) << err;
+}
+
 TEST_F(XlConfig, UnusedKeysAreWarningsNamingThem)
 {
     ASSERT_TRUE(read("kernel = \"k\"\nmaxmem = 512\non_crash = \"preserve\"\nvif = [ 'bridge=xenbr0' ]\n")) << err;

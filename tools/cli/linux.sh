@@ -110,7 +110,7 @@ cmd_linux() {
       build_tree main pvmmu-run || die "build of build/ failed"
       local cfg
       cfg=$(mktemp --suffix=.cfg)
-      # shellcheck disable=SC2064 # the path is fixed now
+      # shellcheck disable=SC2064 # the path is known here
       trap "rm -f '$cfg'" EXIT
       cat >"$cfg" <<CFG
 name = "linux"
