@@ -86,8 +86,7 @@ bool kernel_stack_ok(uint64_t sp) { return guest_va_ok(sp); }
 uint16_t kernel_stack_selector(uint64_t ss) { return uint16_t(ss) | 3; }
 
 namespace {
-bool deliver_to(Vcpu& v, TrapFrame& f, uint64_t handler, unsigned vector, bool error_code, bool masked,
-                const uint64_t* segs = nullptr);
+bool deliver_to(Vcpu& v, TrapFrame& f, uint64_t handler, unsigned vector, bool error_code, bool masked);
 
 void mask_upcalls(Vcpu& v)
 {
@@ -137,31 +136,6 @@ void guest_upcall(TrapFrame& f)
     mask_upcalls(v);
 }
 
-bool guest_failsafe(TrapFrame& f)
-{
-    Vcpu& v = *this_cpu().vcpu;
-    const VcpuArch& a = arch(v);
-    const uint64_t cb = a.callback[CALLBACKTYPE_failsafe];
-    if (!cb) return false;
-    // The selectors as the guest left them: the hypervisor never loads
-    // %ds, %es or %fs, and %gs's selector is the guest's (pv/segment_base.S).
-    uint64_t segs[4] = {};
-    uint16_t s;
-    asm volatile("mov %%ds, %0" : "=r"(s));
-    segs[0] = s;
-    asm volatile("mov %%es, %0" : "=r"(s));
-    segs[1] = s;
-    asm volatile("mov %%fs, %0" : "=r"(s));
-    segs[2] = s;
-    asm volatile("mov %%gs, %0" : "=r"(s));
-    segs[3] = s;
-    TrapFrame g = f;
-    if (!deliver_to(v, g, cb, kNrExceptions, false, upcalls_masked(v, f.rflags), segs)) return false;
-    if (a.callback_masks & (1u << CALLBACKTYPE_failsafe)) mask_upcalls(v);
-    f = g;
-    return true;
-}
-
 // SYSCALL from compatibility mode (syscall32_entry), as Xen 4.17 bounces it
 // for a 64-bit PV guest: to the syscall32 callback (CALLBACKTYPE_syscall32)
 // with the frame of an event without error code (RCX and R11 as SYSCALL left
@@ -187,10 +161,8 @@ namespace {
 
 // `masked`: the upcall mask the frame's RFLAGS.IF records (Xen's
 // create_bounce_frame: IF = !evtchn_upcall_mask, since a PV guest always runs
-// with the CPU's IF set); iret turns it back into the mask. `segs`: the
-// failsafe callback's DS, ES, FS, GS, above RCX and R11.
-bool deliver_to(Vcpu& v, TrapFrame& f, uint64_t handler, unsigned vector, bool error_code, bool masked,
-                const uint64_t* segs)
+// with the CPU's IF set); iret turns it back into the mask.
+bool deliver_to(Vcpu& v, TrapFrame& f, uint64_t handler, unsigned vector, bool error_code, bool masked)
 {
     // A #PF the CPU raised (never an INT $14) sets the virtual CR2, as Xen's.
     const bool page_fault = vector == kExcPF && error_code;
@@ -199,11 +171,10 @@ bool deliver_to(Vcpu& v, TrapFrame& f, uint64_t handler, unsigned vector, bool e
         if (vcpu_info* info = guest_vcpu_info(v)) info->arch.cr2 = arch(v).cr2;
     }
 
-    uint64_t frame[12];
+    uint64_t frame[8];
     unsigned n = 0;
     frame[n++] = f.rcx;
     frame[n++] = f.r11;
-    for (unsigned i = 0; segs && i < 4; ++i) frame[n++] = segs[i];
     if (error_code) frame[n++] = f.error;
     frame[n++] = f.rip;
     // RPL 0 in the frame's CS says "kernel context" (Xen clears it for an
@@ -262,9 +233,10 @@ HcResult do_set_trap_table(Vcpu& v, HypercallFrame& f)
 // selector with RPL 3 forced, as on Xen, so a 32-bit code segment of the
 // guest's (or FLAT_RING3_CS32) returns to compatibility mode. The CPU's
 // checks at the IRETQ do the rest: a selector that is not a present DPL-3
-// code segment, or a RIP past its limit, is refused there and the domain
-// crashed (traps.cc), as a bad frame is here — the guest cannot be returned
-// to (Xen calls the failsafe callback). RAX, R11 and RCX come back from the
+// code segment, or a RIP past its limit, is refused there and the fault
+// bounced to the guest's handler at that frame, as Xen 4.17 does, or the
+// domain crashed without one (cpu/traps.cc). A bad frame here crashes the
+// domain, as Xen does for one it cannot read. RAX, R11 and RCX come back from the
 // frame; the other registers are as the guest left them.
 // The frame is the guest's registers, not the call's arguments (it takes
 // none): inside a multicall too, where it is the last entry run (Xen's
@@ -323,8 +295,10 @@ long unregister_callback(Vcpu& v, unsigned type)
 
 // set_callbacks(event, failsafe, syscall): recorded, checked, none masking
 // events beyond the event callback's own (Xen registers them without
-// flags); the event callback is called by guest_upcall, the failsafe one by
-// guest_failsafe.
+// flags); the event callback is called by guest_upcall, the failsafe one
+// never: Xen calls it when it cannot load a guest's data segments on a
+// context switch, which pvmmu never does (a vCPU owns its CPU), and bounces
+// a refused IRETQ as the fault (cpu/traps.cc).
 long do_set_callbacks(Vcpu& v, HypercallFrame& f)
 {
     if (!callbacks_ok(f.arg[0], f.arg[1], f.arg[2])) return -XEN_EINVAL;
