@@ -497,6 +497,11 @@ void make_sched_op(Made& m)
         if (arg) reinterpret_cast<sched_shutdown_t*>(arg)->reason = uint32_t(SHUTDOWN_MAX + 1 + rng.below(0xfffffff0u));
         else arg = pick_bad_va();
     }
+    // SCHEDOP_block sleeps until an upcall is due (docs/abi.md §12.6): one
+    // is made pending first on both vCPUs, so it returns at once. No event
+    // callback is ever registered (below), so none is bounced.
+    if (cmd == SCHEDOP_block)
+        for (unsigned v = 0; v < 2; ++v) __atomic_store_n(&g.shared->vcpu_info[v].evtchn_upcall_pending, uint8_t(1), __ATOMIC_SEQ_CST);
     m.c = Call{__HYPERVISOR_sched_op, {cmd, arg}};
     m.c.name = "sched_op";
 }

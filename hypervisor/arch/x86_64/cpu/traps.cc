@@ -100,7 +100,7 @@ bool held_over_debug_trap(const TrapFrame& f)
 // IF-clear paths between a ring change and its SWAPGS and inside
 // load_gs_user_sel (cpu/trap_entry.S lists them), so this is the IRETQ of
 // trap_return refusing the guest's frame (#GP, #NP or #SS), whose domain is
-// crashed when it has no failsafe callback (refused_return_to_failsafe), or an NMI or #MC on one of those paths, which is fatal. Either way the interrupted instruction cannot
+// crashed when it has no handler for the fault (refused_return_bounced), or an NMI or #MC on one of those paths, which is fatal. Either way the interrupted instruction cannot
 // be resumed, as it would run on the hypervisor's %gs.
 [[noreturn]] void entry_on_guest_gs(TrapFrame& f)
 {
@@ -117,12 +117,14 @@ bool held_over_debug_trap(const TrapFrame& f)
 }
 
 // The IRETQ of trap_return refusing the guest's frame (#GP, #NP or #SS on
-// the guest's %gs, as entry_on_guest_gs says): the guest's failsafe
-// callback, as Xen calls it when it cannot return to a guest's frame. f
-// becomes the handler's frame in ring 3, which trap_return enters on the
-// guest's %gs (one SWAPGS: VECTOR_GUEST_GS cleared); false when there is no
-// callback or its frame cannot be written.
-bool refused_return_to_failsafe(TrapFrame& f)
+// the guest's %gs, as entry_on_guest_gs says): the fault is the guest's, at
+// the frame it asked to return to (its RIP, its CS: an iret to a data
+// segment), bounced to its handler with the CPU's error code, as Xen 4.17
+// does (its IRETQ's fixup enters handle_exception with the guest's frame;
+// xen_conform_guest). f becomes the handler's frame in ring 3, which
+// trap_return enters on the guest's %gs (one SWAPGS: VECTOR_GUEST_GS
+// cleared); false when there is no handler or its frame cannot be written.
+bool refused_return_bounced(TrapFrame& f)
 {
     const uint64_t vector = f.vector & ~uint64_t(VECTOR_GUEST_GS);
     const bool refused = vector == kExcNP || vector == kExcSS || vector == kExcGP;
@@ -132,7 +134,7 @@ bool refused_return_to_failsafe(TrapFrame& f)
     TrapFrame g = f;
     g.vector = vector;
     g.rip = ret[0], g.cs = ret[1], g.rflags = ret[2], g.rsp = ret[3], g.ss = ret[4];
-    if (!guest_failsafe(g)) return false;
+    if (!guest_bounce(g)) return false;
     f = g;
     return true;
 }
@@ -176,7 +178,7 @@ extern "C" void trap_dispatch(TrapFrame* f)
     if (f->vector & VECTOR_GUEST_GS) {
         if (held_over_debug_trap(*f)) return;   // trap_return gives the guest's %gs back
         if (parked_gs_load_refused(*f)) return;
-        if (!refused_return_to_failsafe(*f)) entry_on_guest_gs(*f);
+        if (!refused_return_bounced(*f)) entry_on_guest_gs(*f);
     } else {
         dispatch(f);
     }

@@ -92,8 +92,7 @@ bool kernel_stack_ok(uint64_t sp) { return guest_va_ok(sp); }
 uint16_t kernel_stack_selector(uint64_t ss) { return uint16_t(ss) | 3; }
 
 namespace {
-bool deliver_to(Vcpu& v, TrapFrame& f, uint64_t handler, unsigned vector, bool error_code, bool masked,
-                const uint64_t* segs = nullptr);
+bool deliver_to(Vcpu& v, TrapFrame& f, uint64_t handler, unsigned vector, bool error_code, bool masked);
 
 void mask_upcalls(Vcpu& v)
 {
@@ -142,32 +141,6 @@ void guest_upcall(TrapFrame& f)
         guest_crash(f, "event callback: the bounce frame cannot be written");
     mask_upcalls(v);
 }
-
-bool guest_failsafe(TrapFrame& f)
-{
-    Vcpu& v = *this_cpu().vcpu;
-    const VcpuArch& a = arch(v);
-    const uint64_t cb = a.callback[CALLBACKTYPE_failsafe];
-    if (!cb) return false;
-    // The selectors as the guest left them: the hypervisor never loads
-    // %ds, %es or %fs, and %gs's selector is the guest's (pv/segment_base.S).
-    uint64_t segs[4] = {};
-    uint16_t s;
-    asm volatile("mov %%ds, %0" : "=r"(s));
-    segs[0] = s;
-    asm volatile("mov %%es, %0" : "=r"(s));
-    segs[1] = s;
-    asm volatile("mov %%fs, %0" : "=r"(s));
-    segs[2] = s;
-    asm volatile("mov %%gs, %0" : "=r"(s));
-    segs[3] = s;
-    TrapFrame g = f;
-    if (!deliver_to(v, g, cb, kNrExceptions, false, upcalls_masked(v, f.rflags), segs)) return false;
-    if (a.callback_masks & (1u << CALLBACKTYPE_failsafe)) mask_upcalls(v);
-    f = g;
-    return true;
-}
-
 
 namespace {
 
@@ -223,9 +196,7 @@ namespace {
 // with the CPU's IF set); iret turns it back into the mask. From user mode
 // the vCPU enters kernel mode first and the frame goes on its kernel stack;
 // if it cannot be written there the vCPU is left in user mode, as it was.
-// `segs`: the failsafe callback's DS, ES, FS, GS, above RCX and R11.
-bool deliver_to(Vcpu& v, TrapFrame& f, uint64_t handler, unsigned vector, bool error_code, bool masked,
-                const uint64_t* segs)
+bool deliver_to(Vcpu& v, TrapFrame& f, uint64_t handler, unsigned vector, bool error_code, bool masked)
 {
     const bool from_user = guest_in_user_mode(v);
     if (from_user) guest_enter_kernel_mode(v);
@@ -238,11 +209,10 @@ bool deliver_to(Vcpu& v, TrapFrame& f, uint64_t handler, unsigned vector, bool e
         if (vcpu_info* info = guest_vcpu_info(v)) info->arch.cr2 = arch(v).cr2;
     }
 
-    uint64_t frame[12];
+    uint64_t frame[8];
     unsigned n = 0;
     frame[n++] = f.rcx;
     frame[n++] = f.r11;
-    for (unsigned i = 0; segs && i < 4; ++i) frame[n++] = segs[i];
     if (error_code) frame[n++] = f.error;
     frame[n++] = f.rip;
     // RPL 0 in the frame's CS says "kernel context" (Xen clears it for an
@@ -300,22 +270,27 @@ HcResult do_set_trap_table(Vcpu& v, HypercallFrame& f)
 }
 
 // iret: the frame is struct iret_context at the guest's RSP. RIP and RSP
-// must be guest addresses. CS and SS are any selectors, their RPL forced to
+// are not checked, as on Xen: a non-canonical RIP faults at the IRETQ, one
+// in the hypervisor's range at the guest's first fetch (a #PF the guest
+// takes), so a user program's bad signal frame is its own kernel's fault to
+// handle, not the domain's end. CS and SS are any selectors, their RPL forced to
 // 3, as on Xen (Linux returns to user mode on its own GDT's __USER_CS and
 // __USER_DS; a 32-bit code segment, or FLAT_RING3_CS32, returns to
 // compatibility mode). The CPU's checks at the IRETQ do the rest: a selector
 // that is not a present DPL-3 segment of the right kind, or a RIP past its
-// limit, is refused there and the domain crashed (traps.cc), as a bad frame
-// is here — the guest cannot be returned to (Xen calls the failsafe
-// callback). A CS with RPL 3 in the frame is a return to the guest's user
-// mode (Xen's do_iret), which needs a user L4 (else the domain is crashed,
-// as on Xen); the switch is made once the call ends (user_mode_next), so the
-// rest of a multicall still writes kernel memory through the kernel's L4.
-// RAX comes back from the frame; R11 and RCX too, unless the frame's flags
-// say VGCF_in_syscall: Xen then returns by SYSRET, which leaves RIP in RCX
-// and RFLAGS in R11, with STAR's flat selectors (FLAT_RING3_CS32 for a
-// 32-bit return, else FLAT_RING3_CS64, and FLAT_RING3_SS); the same
-// registers come back here. The other registers are as the guest left them.
+// limit, is refused there and the fault bounced to the guest's handler at
+// that frame, as Xen 4.17 does, or the domain crashed without one
+// (cpu/traps.cc). A bad frame here crashes the domain, as Xen does for one
+// it cannot read. A CS with RPL 3 in the frame is a return to the guest's
+// user mode (Xen's do_iret), which needs a user L4 (else the domain is
+// crashed, as on Xen); the switch is made once the call ends
+// (user_mode_next), so the rest of a multicall still writes kernel memory
+// through the kernel's L4. RAX comes back from the frame; R11 and RCX too,
+// unless the frame's flags say VGCF_in_syscall: Xen then returns by SYSRET,
+// which leaves RIP in RCX and RFLAGS in R11, with STAR's flat selectors
+// (FLAT_RING3_CS32 for a 32-bit return, else FLAT_RING3_CS64, and
+// FLAT_RING3_SS); the same registers come back here. The other registers are
+// as the guest left them.
 // The frame is the guest's registers, not the call's arguments (it takes
 // none): inside a multicall too, where it is the last entry run (Xen's
 // mc_exit).
@@ -324,7 +299,6 @@ HcResult do_iret(Vcpu& v, HypercallFrame&)
     TrapFrame& f = guest_regs();
     iret_context ctx;
     if (platform().copy_from_guest(v, &ctx, Vaddr{f.rsp}, sizeof(ctx))) guest_crash(f, "iret: unreadable frame");
-    if (!guest_va_ok(ctx.rip) || !guest_va_ok(ctx.rsp)) guest_crash(f, "iret: bad frame");
     const bool to_user = (ctx.cs & 3) == 3;
     if (to_user && !v.has_user_table) guest_crash(f, "iret to user mode without user page tables");
     f.rip = ctx.rip;
@@ -391,8 +365,10 @@ long unregister_callback(Vcpu& v, unsigned type)
 
 // set_callbacks(event, failsafe, syscall): recorded, checked, none masking
 // events beyond the event callback's own (Xen registers them without
-// flags); the event callback is called by guest_upcall, the failsafe one by
-// guest_failsafe.
+// flags); the event callback is called by guest_upcall, the failsafe one
+// never: Xen calls it when it cannot load a guest's data segments on a
+// context switch, which pvmmu never does (a vCPU owns its CPU), and bounces
+// a refused IRETQ as the fault (cpu/traps.cc).
 long do_set_callbacks(Vcpu& v, HypercallFrame& f)
 {
     if (!callbacks_ok(f.arg[0], f.arg[1], f.arg[2])) return -XEN_EINVAL;

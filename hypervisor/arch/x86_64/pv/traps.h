@@ -23,14 +23,6 @@ bool guest_deliver(TrapFrame& f, unsigned vector, bool error_code);
 // and unmasked (pv/traps.cc).
 void guest_upcall(TrapFrame& f);
 
-// The CPU refused the IRETQ to the guest's frame f (a bad CS): Xen's failsafe
-// callback, with the frame of an event plus the data segment selectors
-// (from the lowest address: RCX, R11, DS, ES, FS, GS, RIP, CS, RFLAGS, RSP,
-// SS), upcalls masked if it was registered with CALLBACKF_mask_events. f
-// becomes the handler's; false (f unchanged) when there is no failsafe
-// callback or the frame cannot be written: the caller crashes the domain.
-bool guest_failsafe(TrapFrame& f);
-
 // SYSCALL from the guest's user mode (VECTOR_SYSCALL): to its syscall
 // callback; the domain crashed when it cannot be delivered.
 void guest_user_syscall(TrapFrame& f);
