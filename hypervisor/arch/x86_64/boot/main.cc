@@ -149,7 +149,7 @@ void apply_module_words(const char* cmdline, unsigned& nr, CpuId& next_cpu, unsi
 }
 
 // Each boot module is a guest kernel and becomes a domain: module i is domain
-// i + 1 (or later, after peers) with "frames=N" frames (default 16384, 64 MiB)
+// i + 1 (or later, after peers) with "frames=N" frames (default HV_DEFAULT_FRAMES, 64 MiB)
 // and "vcpus=N" vCPUs (default 1), read from the module's string, else from
 // the hypervisor's command line; then its own words (apply_module_words).
 // vCPUs are pinned one per CPU, in module order (domain 1's vCPU 0 on this
@@ -162,7 +162,7 @@ void apply_module_words(const char* cmdline, unsigned& nr, CpuId& next_cpu, unsi
     for (unsigned i = 0; i < BootInfo::kMaxModules && i < g_boot.nr_modules && nr < BootInfo::kMaxModules; ++i) {
         const BootInfo::Module& m = g_boot.modules[i];
         if (m.end <= m.start) continue;
-        uint64_t frames = 16384, vcpus = 1;
+        uint64_t frames = HV_DEFAULT_FRAMES, vcpus = 1;
         for (const char* cl : {static_cast<const char*>(g_boot.cmdline), m.cmdline}) {
             (void)domain_uint(nr + 1, cl, "frames", frames);
             (void)domain_uint(nr + 1, cl, "vcpus", vcpus);
