@@ -154,7 +154,7 @@ add_test(NAME bochs.edge_and_debug_entry
   COMMAND pvmmu-run --platform bochs --timeout 200 --hv-args selftest=dbentry
           --config ${CMAKE_CURRENT_BINARY_DIR}/edge-handled.cfg --config ${CMAKE_CURRENT_BINARY_DIR}/edge-icebp-tf.cfg
           --config ${CMAKE_CURRENT_BINARY_DIR}/edge-icebp-db.cfg --config ${CMAKE_CURRENT_BINARY_DIR}/edge-handled-2.cfg)
-set_tests_properties(bochs.edge_and_debug_entry PROPERTIES LABELS bochs TIMEOUT 240 SKIP_RETURN_CODE 3
+set_tests_properties(bochs.edge_and_debug_entry PROPERTIES LABELS bochs TIMEOUT 240 SKIP_RETURN_CODE 3 COST 60
   PASS_REGULAR_EXPRESSION "domain 4 vCPU 0 crashed: a #DB on the #DB entry overwrote its frame[^\n]*\n(.*\n)*pvmmu-run: domain 1 \\(edge-handled\\): powered off\npvmmu-run: domain 2 \\(edge-icebp-tf\\): powered off\npvmmu-run: domain 3 \\(edge-icebp-db\\): powered off\npvmmu-run: domain 4 \\(edge-handled-2\\): CRASHED \\(exit 6\\)"
   FAIL_REGULAR_EXPRESSION "PANIC|EXCEPTION|FAILED|timed out")
 # SMAP: the hypervisor reads a present page of the guest outside
@@ -253,7 +253,7 @@ add_test(NAME xen_legacy_guest
   COMMAND ${PROJECT_SOURCE_DIR}/tests/xen/xen_boot_test.sh --run $<TARGET_FILE:pvmmu-run>
           --kernel $<TARGET_FILE:legacy-guest> --passed "legacy guest")
 set_tests_properties(xen_smoke_guest xen_edge_guest xen_conform_guest xen_low_guest xen_legacy_guest PROPERTIES LABELS "xen;qemu" TIMEOUT 150 SKIP_RETURN_CODE 77
-  RESOURCE_LOCK xen-image)
+  RESOURCE_LOCK xen-image COST 30)
 # What the launcher's xen back end refuses, said at once without booting: a
 # test needing a second domain or a deny= policy is a SKIP with the reason
 # (exit 3); KVM and a second --config are usage errors.
