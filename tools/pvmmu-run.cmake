@@ -58,7 +58,11 @@ target_compile_definitions(pvmmu-run PRIVATE PVMMU_HV_IMAGE="$<TARGET_FILE:pvmmu
 # accelerator is KVM only where syscall-probe (tests/kvm/tests.cmake) passes
 # under it (tools/kvm_probe.h); its verdict is kept per boot of the host in
 # the build tree.
-add_dependencies(pvmmu-run pvmmu-hv hostile-guest syscall-probe)
-foreach(_t ${_guest_tests})
-  add_dependencies(pvmmu-run guest-${_t} xenpv-${_t})
-endforeach()
+# A sanitizer tree runs pvmmu-run only on its inputs (label unit, built by
+# target tests-unit): there it does not bring the images in.
+if(NOT PVMMU_SANITIZE)
+  add_dependencies(pvmmu-run pvmmu-hv hostile-guest syscall-probe)
+  foreach(_t ${_guest_tests})
+    add_dependencies(pvmmu-run guest-${_t} xenpv-${_t})
+  endforeach()
+endif()

@@ -10,7 +10,9 @@
 #include <string>
 #include <vector>
 
+#include "../hypervisor/arch/x86_64/boot/boot_defs.h"
 #include "kvm_probe.h"
+#include "qemu_machine.h"
 
 namespace pvmmu::run {
 
@@ -36,11 +38,11 @@ constexpr size_t kMaxConsoleLine = 4096;
 // docs/boot.md "Exit codes"). Every back end's run ends with a status on this
 // scale, whether its emulator exits with it or a console line stands for it.
 constexpr int exit_status(unsigned code) { return int(code << 1 | 1); }
-constexpr int kFailedStatus = exit_status(0x11);         // a boot check failed
-constexpr int kPanicStatus = exit_status(0x12);
-constexpr int kPoweroffStatus = exit_status(0x20 + 0);   // the last domain: SHUTDOWN_poweroff
-constexpr int kRebootStatus = exit_status(0x20 + 1);     // SHUTDOWN_reboot
-constexpr int kCrashStatus = exit_status(0x20 + 3);      // SHUTDOWN_crash
+constexpr int kFailedStatus = exit_status(HV_EXIT_FAILURE);         // a boot check failed
+constexpr int kPanicStatus = exit_status(HV_EXIT_PANIC);
+constexpr int kPoweroffStatus = exit_status(HV_EXIT_SHUTDOWN + 0);   // the last domain: SHUTDOWN_poweroff
+constexpr int kRebootStatus = exit_status(HV_EXIT_SHUTDOWN + 1);     // SHUTDOWN_reboot
+constexpr int kCrashStatus = exit_status(HV_EXIT_SHUTDOWN + 3);      // SHUTDOWN_crash
 
 struct Options {
     std::string platform = "sim";
@@ -81,7 +83,7 @@ std::string module_words(const Domain& d);
 // included: it never runs, but its CPU exists, as on the sim), the
 // hypervisor's 128 MiB and the domains' memory.
 struct Machine {
-    unsigned long cpus = 0, mib = 128;
+    unsigned long cpus = 0, mib = PVMMU_HV_MIB;
 };
 Machine pvmmu_machine(const std::vector<Domain>& doms);
 
@@ -195,13 +197,13 @@ constexpr const char* kRamdiskWord = "ramdisk";
 // order (a ramdisk takes an index too), for domain_ends.
 std::vector<size_t> kernel_modules(const std::vector<Domain>& doms);
 // The device whose port pvmmu-hv writes its exit code to (docs/boot.md "Exit codes").
-constexpr const char* kIsaDebugExit = "isa-debug-exit,iobase=0xf4,iosize=0x04";
-// QEMU's CPU models. TCG: its default model with the protection features a
-// modern CPU has and pvmmu-hv turns on (SMEP, SMAP, UMIP:
-// hypervisor/arch/x86_64/cpu/cpu_features.h), all of which TCG implements, so
-// every TCG run exercises them. KVM: the host's own CPU.
-constexpr const char* kTcgCpu = "qemu64,+smep,+smap,+umip";
-constexpr const char* kKvmCpu = "host";
+#define PVMMU_STRING_OF(x) #x
+#define PVMMU_STRING(x) PVMMU_STRING_OF(x)
+constexpr const char* kIsaDebugExit = "isa-debug-exit,iobase=" PVMMU_STRING(DEBUG_EXIT_PORT) ",iosize=0x04";
+// QEMU's CPU models and machine (qemu_machine.h).
+constexpr const char* kTcgCpu = PVMMU_QEMU_TCG_CPU;
+constexpr const char* kKvmCpu = PVMMU_QEMU_KVM_CPU;
+constexpr const char* kQemuMachine = PVMMU_QEMU_MACHINE;
 // QEMU's options for TCG where every instruction takes 1 ns (--accel tcg-icount).
 constexpr const char* kIcountOption = "shift=0,sleep=off";
 bool kvm_usable();

@@ -51,7 +51,7 @@ std::vector<std::string> qemu_command(const std::string& accel, unsigned long cp
 {
     const bool icount = accel == "tcg-icount";
     std::vector<std::string> args = {"/usr/bin/env", "qemu-system-x86_64", "-accel", icount ? "tcg" : accel,
-            "-cpu", !cpu.empty() ? cpu : accel == "kvm" ? kKvmCpu : kTcgCpu, "-machine", "pc", "-smp", std::to_string(cpus), "-m", std::to_string(mib), "-kernel", kernel,
+            "-cpu", !cpu.empty() ? cpu : accel == "kvm" ? kKvmCpu : kTcgCpu, "-machine", kQemuMachine, "-smp", std::to_string(cpus), "-m", std::to_string(mib), "-kernel", kernel,
             "-initrd", modules, "-display", "none", "-serial", "stdio", "-monitor", "none", "-no-reboot"};
     // Every instruction takes 1 ns of virtual time (the TSC and the PIT follow
     // it), so the guest's clock counts instructions; idle time is skipped.

@@ -36,7 +36,7 @@
 # down with SHUTDOWN_poweroff (status 65); --expect crash: the guest's ud2,
 # with no trap table, must be reported and end the domain as a crash (71);
 # crash-pf: the same for a write to an unmapped page, reported with the
-# CPU's error code (0x6: W, U/S); bad-iret / bad-stack: an iret to a non-canonical RIP, or an exception whose
+# CPU's error code (0x6: W, U/S); bad-iret / bad-stack: an iret to a non-canonical RIP (a #GP without a handler), or an exception whose
 # bounce frame cannot be written, must crash the domain (71), not the
 # hypervisor. The domain gets one vCPU per CPU (vcpus=N). --domains N boots
 # the kernel N times, one vCPU each; --expect isolation: every domain's
@@ -78,7 +78,8 @@
 # the line saying so must be there, and the guest must run as usual.
 #
 # The CPU is QEMU's default model with SMEP, SMAP and UMIP (TCG implements
-# all three), as pvmmu-run's (tools/run_backend.h kTcgCpu), so every boot
+# all three), as pvmmu-run's (tools/qemu_machine.h, read through
+# tools/defs.sh as every fact below the C++ defines too), so every boot
 # checks that pvmmu-hv turns them on ("cpu features: smep=on smap=on
 # umip=on nx=on wp=on", and the invariants on every CPU); QEMU_CPU overrides
 # the model (then a feature may be "absent", never "off"). --no-smap: the
@@ -95,8 +96,11 @@
 # grub-mkrescue, GRUB's BIOS modules or xorriso.
 set -uo pipefail
 
-image='' iso=0 disk=0 cpus=4 mem=256 limit=60 selftest='' guest='' expect='' domains=1 words='' accel=tcg kvm_check='' no_smap=0
-ends=debug-exit machine=pc pvpanic_port=
+# shellcheck source=tools/defs.sh
+source "$(dirname "$0")/../../tools/defs.sh"
+
+image='' iso=0 disk=0 cpus=4 mem='' limit=60 selftest='' guest='' expect='' domains=1 words='' accel=tcg kvm_check='' no_smap=0
+ends=debug-exit machine=$(pvmmu_define PVMMU_QEMU_MACHINE) pvpanic_port=
 while (($#)); do
   case $1 in
     --image) image=$2; shift ;;
@@ -131,9 +135,9 @@ if ! command -v "$QEMU" >/dev/null 2>&1; then
   exit 77
 fi
 
-default_cpu='qemu64,+smep,+smap,+umip'
-((no_smap)) && default_cpu='qemu64,+smep,+umip'
-[[ $accel == kvm ]] && default_cpu=host
+default_cpu=$(pvmmu_define PVMMU_QEMU_TCG_CPU)
+((no_smap)) && default_cpu=$(pvmmu_define PVMMU_QEMU_TCG_CPU_NO_SMAP)
+[[ $accel == kvm ]] && default_cpu=$(pvmmu_define PVMMU_QEMU_KVM_CPU)
 cpu=${QEMU_CPU:-$default_cpu}
 if [[ $accel == kvm ]]; then
   if ! verdict=$("$kvm_check" --kvm-self-test 2>&1); then
@@ -194,13 +198,19 @@ else
   banner='\(Multiboot 1, qemu\)$'
 fi
 
+# The memory: --mem, else what pvmmu-run would give these domains
+# (pvmmu_machine, peers included), 256 MiB at least.
+if [[ -z $mem ]]; then
+  read -r _ mem < <(pvmmu_machine "${strings[@]}")
+  ((mem >= 256)) || mem=256
+fi
 # -no-reboot: a triple fault ends QEMU instead of looping through resets.
 cmd=("$QEMU" -accel "$accel" -cpu "$cpu" -machine "$machine" -smp "$cpus" -m "$mem" "${boot[@]}"
      -display none -serial stdio -monitor none -no-reboot)
 if [[ $ends == acpi ]]; then
   cmd+=(-device "pvpanic${pvpanic_port:+,ioport=$((pvpanic_port))}" -action panic=exit-failure)
 else
-  cmd+=(-device isa-debug-exit,iobase=0xf4,iosize=0x04)
+  cmd+=(-device "$(pvmmu_debug_exit)")
 fi
 echo "running: ${cmd[*]}"
 start=$SECONDS
@@ -211,6 +221,10 @@ echo "---- console (QEMU exit status $rc after $((SECONDS - start)) s) ----"
 cat "$log"
 echo "----"
 
+# QEMU's exit statuses for the hypervisor's exit codes (boot_defs.h).
+S_SUCCESS=$(pvmmu_status HV_EXIT_SUCCESS) S_FAILURE=$(pvmmu_status HV_EXIT_FAILURE)
+S_PANIC=$(pvmmu_status HV_EXIT_PANIC) S_POWEROFF=$(pvmmu_status HV_EXIT_SHUTDOWN 0)
+S_CRASH=$(pvmmu_status HV_EXIT_SHUTDOWN 3)
 fails=0
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 expect() { grep -Eq -- "$1" "$log" || fail "no line matching /$1/ ($2)"; }
@@ -221,12 +235,12 @@ if [[ $ends == acpi ]]; then
   if ((rc == 0)); then
     expect '^pvmmu: powering off \(ACPI S5: SLP_TYP [0-7] into port 0x[0-9a-f]+\)$' "the soft-off"
     code=$(sed -nE 's/.*ending \(isa-debug-exit code (0x[0-9a-f]+)\)$/\1/p' "$log" | tail -1)
-    [[ -n $code ]] || code=0x10   # "boot complete; no domain to run yet"
+    [[ -n $code ]] || code=$(pvmmu_define HV_EXIT_SUCCESS)   # "boot complete; no domain to run yet"
     echo "QEMU exit 0 (ACPI soft-off) stands for isa-debug-exit code $code"
     rc=$(((code << 1) | 1))
   elif ((rc == 1)); then
     expect '^pvmmu: reporting the panic to the host \(pvpanic at port 0x[0-9a-f]+\)$' "the pvpanic write"
-    if grep -q '^PANIC: ' "$log"; then rc=37; else rc=35; fi   # a panic, else a failed boot check
+    if grep -q '^PANIC: ' "$log"; then rc=$S_PANIC; else rc=$S_FAILURE; fi   # a panic, else a failed boot check
     echo "QEMU exit 1 (pvpanic, -action panic=exit-failure) stands for status $rc"
   fi
   refuse 'no pvpanic device|cannot power off' "the machine ended as its host understands"
@@ -245,10 +259,10 @@ given_back() {
   expect '^core invariants: ok \([0-9]+ frames, 0 tables, 0 entries\)$' "the core's invariants after the teardown"
 }
 # Domains 1..N each powered off (from vCPU 0), the last one ended QEMU with
-# status 65, their memory was given back, and nothing failed.
+# status S_POWEROFF, their memory was given back, and nothing failed.
 powered_off() {
   local d
-  ((rc == 65)) || fail "QEMU exit status $rc, expected 65 (the last domain powered off)"
+  ((rc == S_POWEROFF)) || fail "QEMU exit status $rc, expected $S_POWEROFF (the last domain powered off)"
   for ((d = 1; d <= $1; d++)); do
     expect "^pvmmu: domain $d shut down \\(poweroff\\) by vCPU 0\$" "domain $d powered off"
   done
@@ -316,7 +330,8 @@ elif [[ $expect == isolation ]]; then
 elif [[ $expect == edge ]]; then
   # Domain 1 crashed on its return to 0x800000000000; domain 2 saw every
   # trap it expected and powered off; whichever ended last set the status.
-  ((rc == 65 || rc == 71)) || fail "QEMU exit status $rc, expected 65 or 71 (the last domain's shutdown)"
+  ((rc == S_POWEROFF || rc == S_CRASH)) ||
+    fail "QEMU exit status $rc, expected $S_POWEROFF or $S_CRASH (the last domain's shutdown)"
   expect '^pvmmu: domain 1 vCPU 0 crashed: return to a non-canonical rip: vector 13 \(#GP general protection\), error code 0x0, rip 0x800000000000,' \
     "the domain with no handler was crashed at the non-canonical rip"
   expect '^pvmmu: domain 1 shut down \(crash\) by vCPU 0$' "the crash ended domain 1"
@@ -336,7 +351,8 @@ elif [[ $expect == debug-entry ]]; then
   # selftest=dbentry: domain 2's first #DB (a single step) becomes a
   # #DB held over an INT1, whose frame overwrote the guest's on the #DB IST
   # stack (traps.cc): domain 2 is crashed, domain 1 passes its checks.
-  ((rc == 65 || rc == 71)) || fail "QEMU exit status $rc, expected 65 or 71 (the last domain's shutdown)"
+  ((rc == S_POWEROFF || rc == S_CRASH)) ||
+    fail "QEMU exit status $rc, expected $S_POWEROFF or $S_CRASH (the last domain's shutdown)"
   expect '^selftest: dbentry: the #DB stub.s frame over the guest.s$' "the selftest ran"
   expect '^pvmmu: domain 2 vCPU 0 crashed: a #DB on the #DB entry overwrote its frame' \
     "the domain whose frame was lost was crashed"
@@ -348,7 +364,8 @@ elif [[ $expect == debug-entry ]]; then
 elif [[ $expect == refused-return ]]; then
   # selftest=badreturn: the last domain's first entry (on the last CPU) has
   # SS 0xe013: #GP(0xe010); the other domains run their checks and power off.
-  ((rc == 65 || rc == 71)) || fail "QEMU exit status $rc, expected 65 or 71 (the last domain's shutdown)"
+  ((rc == S_POWEROFF || rc == S_CRASH)) ||
+    fail "QEMU exit status $rc, expected $S_POWEROFF or $S_CRASH (the last domain's shutdown)"
   expect "^selftest: domain $domains starts with a ring-0 stack selector\$" "the self-test ran"
   expect "^pvmmu: domain $domains vCPU 0 crashed: the CPU refused the return to the guest: vector 13 \\(#GP general protection\\), error code 0xe010, rip 0x80002" \
     "the IRETQ's fault crashed the domain"
@@ -378,13 +395,15 @@ elif [[ -n $guest ]]; then
     ((n == 17)) || fail "$n of the 17 lines of the continued console_io write"
   else
     given_back 1
-    ((rc == 71)) || fail "QEMU exit status $rc, expected 71 (domain shut down: crash)"
+    ((rc == S_CRASH)) || fail "QEMU exit status $rc, expected $S_CRASH (domain shut down: crash)"
     case $expect in
       crash) why='exception in the guest: vector 6 \(#UD invalid opcode\), error code 0x0, rip 0x80002' ;;
       # The CPU's error code (W | U/S, not present), not the one Xen would
       # have delivered to the guest's handler (U/S clear).
       crash-pf) why='exception in the guest: vector 14 \(#PF page fault\), error code 0x6, rip 0x80002[0-9a-f]+, rsp 0x[0-9a-f]+, cr2 0x1000$' ;;
-      bad-iret) why='iret: bad frame: ' ;;
+      # iret does not check RIP (as Xen): the IRETQ refuses a non-canonical
+      # one, or (QEMU's TCG does not check it there) the guest's fetch faults.
+      bad-iret) why='(the CPU refused the return to the guest|exception in the guest): vector 13 \(#GP general protection\), error code 0x0' ;;
       bad-stack) why='exception in the guest: vector 6 \(#UD invalid opcode\), error code 0x0, rip 0x80002[0-9a-f]+, rsp 0xffff830000100000' ;;
     esac
     expect "^pvmmu: domain 1 vCPU 0 crashed: $why" "the guest's fault was reported as a crash"
@@ -392,18 +411,18 @@ elif [[ -n $guest ]]; then
     refuse 'PANIC|EXCEPTION' "the hypervisor itself did not fail"
   fi
 elif [[ $selftest == trap ]]; then
-  ((rc == 37)) || fail "QEMU exit status $rc, expected 37 (HV_EXIT_PANIC)"
+  ((rc == S_PANIC)) || fail "QEMU exit status $rc, expected $S_PANIC (HV_EXIT_PANIC)"
   expect '^selftest: raising #UD$' "the self-test ran"
   expect '^EXCEPTION on cpu 0: vector 6 \(#UD invalid opcode\), error code 0x0$' "the exception was reported"
   expect '^  rip ffff8280[0-9a-f]{8}  cs e008 ' "RIP in the image and the hypervisor's CS"
   expect '^PANIC: cpu 0: unhandled exception 6 at rip 0xffff8280' "it ended through panic"
 elif [[ $selftest == overflow ]]; then
-  ((rc == 37)) || fail "QEMU exit status $rc, expected 37 (HV_EXIT_PANIC)"
+  ((rc == S_PANIC)) || fail "QEMU exit status $rc, expected $S_PANIC (HV_EXIT_PANIC)"
   expect '^EXCEPTION on cpu 0: vector 8 \(#DF double fault\), error code 0x0$' "#DF reported"
   # CPU 0's guard page is its per-CPU area (0xffff808000000000) + 0x10000.
   expect '^  rsp [0-9a-f]{16}  ss e010  cr2 ffff808000010[0-9a-f]{3} ' "the fault hit the guard page"
 elif [[ $selftest == badmap ]]; then
-  ((rc == 35)) || fail "QEMU exit status $rc, expected 35 (HV_EXIT_FAILURE)"
+  ((rc == S_FAILURE)) || fail "QEMU exit status $rc, expected $S_FAILURE (HV_EXIT_FAILURE)"
   expect '^invariants: VIOLATION: writable and executable: va 0xffff808004000000 ' "the W+X page"
   expect '^invariants: VIOLATION: user-accessible: va 0xffff808004001000 ' "the user page"
   expect "^invariants: VIOLATION: mapping outside the hypervisor's L4 slots: va 0x0000400000000000 " \
@@ -411,7 +430,7 @@ elif [[ $selftest == badmap ]]; then
   expect '^invariants: FAILED \(3 violations\)$' "exactly those three"
   refuse '^invariants: ok' "the check did not pass"
 else
-  ((rc == 33)) || fail "QEMU exit status $rc, expected 33 (HV_EXIT_SUCCESS)"
+  ((rc == S_SUCCESS)) || fail "QEMU exit status $rc, expected $S_SUCCESS (HV_EXIT_SUCCESS)"
   for ((k = 0; k < cpus; k++)); do
     n=$(grep -Ec "^cpu $k online \(apic id [0-9]+" "$log")
     ((n == 1)) || fail "cpu $k announced $n times, expected once"

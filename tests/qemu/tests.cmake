@@ -184,32 +184,26 @@ pvmmu_qemu_test(qemu_guest_canonical_edge --cpus 4 --guest $<TARGET_FILE:edge-gu
 pvmmu_qemu_test(qemu_guest_debug_entry --cpus 2 --selftest dbentry --guest $<TARGET_FILE:edge-guest>
   --expect debug-entry)
 # The same under Bochs 2.7 (label bochs; skipped, exit 3, without it), which,
-# unlike TCG, holds a #DB over SYSCALL after MOV SS: bochs.edge_mov_ss runs
-# the edge guest's checks (TF and a data breakpoint as the source) and must
-# power off; bochs.edge_icebp_tf and bochs.edge_icebp_db run MOV SS then INT1
-# (Bochs drops that #DB: the guest sees its INT1's, powers off);
-# bochs.debug_entry makes the INT1 case with selftest=dbentry: domain 2 must
-# be crashed and domain 1 power off, where the CPU looped without the fix (the
-# run as a whole then ends CRASHED, judged domain by domain).
-# 10 to 30 s each.
+# unlike TCG, holds a #DB over SYSCALL after MOV SS; one boot, four domains
+# (a boot of Bochs takes most of a run's time). edge-handled runs the edge
+# guest's checks (TF and a data breakpoint as the source) and must power off;
+# edge-icebp-tf and edge-icebp-db run MOV SS then INT1 (Bochs drops that #DB:
+# the guest sees its INT1's, powers off); edge-handled-2, the last domain,
+# makes the INT1 case with selftest=dbentry (boot/selftest.cc) and must be
+# crashed, where the CPU looped without the fix, while the others power off
+# (the run as a whole then ends CRASHED, judged domain by domain).
+# About 50 s.
 foreach(_role handled icebp-tf icebp-db handled-2)
   string(REGEX REPLACE "-2$" "" _words ${_role})
   file(GENERATE OUTPUT ${CMAKE_CURRENT_BINARY_DIR}/edge-${_role}.cfg
     CONTENT "name = \"edge-${_role}\"\nkernel = \"$<TARGET_FILE:edge-guest>\"\nextra = \"role=${_words}\"\nvcpus = 1\nmemory = 16\n")
 endforeach()
-foreach(_test edge_mov_ss:handled edge_icebp_tf:icebp-tf edge_icebp_db:icebp-db)
-  string(REPLACE ":" ";" _pair ${_test})
-  list(GET _pair 0 _name)
-  list(GET _pair 1 _role)
-  add_test(NAME bochs.${_name}
-    COMMAND pvmmu-run --platform bochs --timeout 200 --config ${CMAKE_CURRENT_BINARY_DIR}/edge-${_role}.cfg)
-  set_tests_properties(bochs.${_name} PROPERTIES LABELS bochs TIMEOUT 240 SKIP_RETURN_CODE 3)
-endforeach()
-add_test(NAME bochs.debug_entry
+add_test(NAME bochs.edge_and_debug_entry
   COMMAND pvmmu-run --platform bochs --timeout 200 --hv-args selftest=dbentry
-          --config ${CMAKE_CURRENT_BINARY_DIR}/edge-handled.cfg --config ${CMAKE_CURRENT_BINARY_DIR}/edge-handled-2.cfg)
-set_tests_properties(bochs.debug_entry PROPERTIES LABELS bochs TIMEOUT 240 SKIP_RETURN_CODE 3
-  PASS_REGULAR_EXPRESSION "domain 2 vCPU 0 crashed: a #DB on the #DB entry overwrote its frame[^\n]*\n(.*\n)*pvmmu-run: domain 1 \\(edge-handled\\): powered off\npvmmu-run: domain 2 \\(edge-handled-2\\): CRASHED \\(exit 6\\)"
+          --config ${CMAKE_CURRENT_BINARY_DIR}/edge-handled.cfg --config ${CMAKE_CURRENT_BINARY_DIR}/edge-icebp-tf.cfg
+          --config ${CMAKE_CURRENT_BINARY_DIR}/edge-icebp-db.cfg --config ${CMAKE_CURRENT_BINARY_DIR}/edge-handled-2.cfg)
+set_tests_properties(bochs.edge_and_debug_entry PROPERTIES LABELS bochs TIMEOUT 240 SKIP_RETURN_CODE 3 COST 60
+  PASS_REGULAR_EXPRESSION "domain 4 vCPU 0 crashed: a #DB on the #DB entry overwrote its frame[^\n]*\n(.*\n)*pvmmu-run: domain 1 \\(edge-handled\\): powered off\npvmmu-run: domain 2 \\(edge-icebp-tf\\): powered off\npvmmu-run: domain 3 \\(edge-icebp-db\\): powered off\npvmmu-run: domain 4 \\(edge-handled-2\\): CRASHED \\(exit 6\\)"
   FAIL_REGULAR_EXPRESSION "PANIC|EXCEPTION|FAILED|timed out")
 # SMAP: the hypervisor reads a present page of the guest outside
 # guest_copy's STAC window, which must fault, then inside it; the guest then
@@ -322,7 +316,7 @@ add_test(NAME xen_legacy_guest
   COMMAND ${PROJECT_SOURCE_DIR}/tests/xen/xen_boot_test.sh --run $<TARGET_FILE:pvmmu-run>
           --kernel $<TARGET_FILE:legacy-guest> --passed "legacy guest")
 set_tests_properties(xen_smoke_guest xen_edge_guest xen_conform_guest xen_events_guest xen_low_guest xen_legacy_guest PROPERTIES LABELS "xen;qemu" TIMEOUT 150 SKIP_RETURN_CODE 77
-  RESOURCE_LOCK xen-image)
+  RESOURCE_LOCK xen-image COST 30)
 # What the launcher's xen back end refuses, said at once without booting: a
 # test needing a second domain or a deny= policy is a SKIP with the reason
 # (exit 3); KVM and a second --config are usage errors.
@@ -382,3 +376,4 @@ set_tests_properties(qemu_launcher_cpu_model PROPERTIES LABELS qemu TIMEOUT 60
 add_test(NAME launcher_cpu_model_refused COMMAND pvmmu-run --platform bochs --cpu qemu64 atomic-ad-preserve)
 set_tests_properties(launcher_cpu_model_refused PROPERTIES LABELS unit TIMEOUT 10
   PASS_REGULAR_EXPRESSION "--cpu is for --platform qemu and xen")
+pvmmu_label_needs(unit pvmmu-run)

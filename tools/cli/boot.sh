@@ -57,11 +57,12 @@ cmd_boot() {
   local image="$ROOT/build/hypervisor/arch/x86_64/pvmmu-hv"
   [[ -f $image ]] || die "no image at $image"
 
-  # The CPU model of pvmmu-run's TCG runs (tools/run_backend.h kTcgCpu).
-  local -a cmd=(qemu-system-x86_64 -accel tcg -cpu qemu64,+smep,+smap,+umip -machine pc -smp "$cpus" -m "$mem"
+  # The CPU model and machine of pvmmu-run's TCG runs (tools/qemu_machine.h).
+  local -a cmd=(qemu-system-x86_64 -accel tcg -cpu "$(pvmmu_define PVMMU_QEMU_TCG_CPU)"
+                -machine "$(pvmmu_define PVMMU_QEMU_MACHINE)" -smp "$cpus" -m "$mem"
                 -kernel "$image"
                 -display none -serial stdio -monitor none -no-reboot
-                -device isa-debug-exit,iobase=0xf4,iosize=0x04)
+                -device "$(pvmmu_debug_exit)")
   if [[ -n $append ]]; then cmd+=(-append "$append"); fi
   cmd+=("${extra[@]}")
   if [[ -n $limit ]]; then cmd=(timeout --foreground --kill-after=5 "$limit" "${cmd[@]}"); fi
@@ -69,9 +70,9 @@ cmd_boot() {
   local rc=0
   "${cmd[@]}" || rc=$?
   case $rc in
-    33) say "${C_GREEN}the hypervisor booted and every check passed${C_OFF}"; return 0 ;;
-    35) say "${C_RED}a boot check failed (see the console above)${C_OFF}"; return 1 ;;
-    37) say "${C_RED}the hypervisor panicked (see the console above)${C_OFF}"; return 1 ;;
+    "$(pvmmu_status HV_EXIT_SUCCESS)") say "${C_GREEN}the hypervisor booted and every check passed${C_OFF}"; return 0 ;;
+    "$(pvmmu_status HV_EXIT_FAILURE)") say "${C_RED}a boot check failed (see the console above)${C_OFF}"; return 1 ;;
+    "$(pvmmu_status HV_EXIT_PANIC)") say "${C_RED}the hypervisor panicked (see the console above)${C_OFF}"; return 1 ;;
     124) say "${C_RED}timed out after ${limit}s${C_OFF}"; return 124 ;;
     *) say "${C_RED}QEMU ended with status $rc, not through the hypervisor's exit${C_OFF}"; return 1 ;;
   esac

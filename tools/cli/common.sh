@@ -6,6 +6,8 @@ if [[ -n ${PVMMU_CLI_COMMON:-} ]]; then return 0; fi
 PVMMU_CLI_COMMON=1
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+# shellcheck source=tools/defs.sh
+source "$ROOT/tools/defs.sh"
 DEPS_FILE="$ROOT/tools/deps.txt"
 
 # Colours only when a person is watching (stdout and stderr both terminals).

@@ -89,18 +89,11 @@ cmd_iso() {
     77) die "the tools to make the ISO are missing (above): run ./pvmmu deps" ;;
     *) die "making the ISO failed" ;;
   esac
-  # What the domains need, as ./pvmmu run gives QEMU: a CPU per vCPU, their
-  # memory and 128 MiB for the hypervisor (defaults: 1 vCPU, 16384 frames).
-  local k cpus_needed=0 mib=128 v f
-  for k in "${kernels[@]}"; do
-    # The first vcpus= and frames= of the module string, as the hypervisor reads them.
-    v=$(grep -oE ' vcpus=[0-9]+' <<<"$k" | head -n 1) || true
-    f=$(grep -oE ' frames=[0-9]+' <<<"$k" | head -n 1) || true
-    v=${v#*=} f=${f#*=}
-    cpus_needed=$((cpus_needed + ${v:-1})) mib=$((mib + ${f:-16384} / 256))
-  done
+  # What the domains need, as ./pvmmu run gives QEMU (tools/defs.sh pvmmu_machine).
+  local cpus_needed mib
+  read -r cpus_needed mib < <(pvmmu_machine "${kernels[@]}")
   ((cpus_needed)) || cpus_needed=4 mib=256   # as ./pvmmu boot
   say "${out#"$ROOT"/}: boot it with
-  qemu-system-x86_64 -cdrom ${out#"$ROOT"/} -smp $cpus_needed -m $mib -display none -serial stdio -device isa-debug-exit,iobase=0xf4,iosize=0x04
+  qemu-system-x86_64 -cdrom ${out#"$ROOT"/} -smp $cpus_needed -m $mib -display none -serial stdio -device $(pvmmu_debug_exit)
   or on a real machine from a USB stick (docs/boot.md \"Booting a real machine\")"
 }

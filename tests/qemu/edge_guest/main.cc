@@ -280,7 +280,7 @@ bool map_low_page(const start_info_t* si, uint64_t free)
 // it at that entry's first instruction, in ring 0, on the guest's %gs, where
 // the hypervisor drops it as at the 64-bit entry. Either way the SYSCALL,
 // with no syscall32 callback, is the #UD Xen delivers, at the SYSCALL.
-// Neither TCG nor Bochs 2.7 (bochs.edge_mov_ss) holds this one over: the
+// Neither TCG nor Bochs 2.7 (bochs.edge_and_debug_entry) holds this one over: the
 // check passes there without the hypervisor's rule too.
 void compat_mov_ss_checks(uint8_t* page)
 {

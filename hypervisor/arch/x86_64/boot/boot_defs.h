@@ -1,6 +1,8 @@
 /* Facts about how pvmmu-hv is loaded and where it talks, shared by the
  * assembly and the C++ (plain #defines): the Multiboot 1 header, COM1 and
- * QEMU's isa-debug-exit device with the codes the hypervisor ends QEMU with. */
+ * QEMU's isa-debug-exit device with the codes the hypervisor ends QEMU with.
+ * The launchers' bash reads the exit codes, the port and HV_DEFAULT_FRAMES
+ * from here too (tools/defs.sh): one value per #define. */
 #pragma once
 
 /* Multiboot 1 (Multiboot Specification 0.6.96, §3.1.1 "The layout of
@@ -40,3 +42,7 @@
  * suspend 69, crash 71 (also a guest the hypervisor crashed), watchdog 73,
  * soft_reset 75. docs/boot.md "Exit codes". */
 #define HV_EXIT_SHUTDOWN 0x20
+
+/* A domain's frames when neither its module string nor the command line says
+ * frames= (boot/main.cc run_guests): 64 MiB. */
+#define HV_DEFAULT_FRAMES 16384

@@ -163,7 +163,7 @@ bool ramdisk_module(const BootInfo::Module& m) { return cmdline_word(module_word
 
 // Each boot module is a guest kernel and becomes a domain, with the ramdisk
 // module after it if there is one: module i is domain
-// i + 1 (or later, after peers and ramdisks) with "frames=N" frames (default 16384, 64 MiB)
+// i + 1 (or later, after peers and ramdisks) with "frames=N" frames (default HV_DEFAULT_FRAMES, 64 MiB)
 // and "vcpus=N" vCPUs (default 1), read from the module's string, else from
 // the hypervisor's command line; then its own words (apply_module_words).
 // vCPUs are pinned one per CPU, in module order (domain 1's vCPU 0 on this
@@ -184,7 +184,7 @@ bool ramdisk_module(const BootInfo::Module& m) { return cmdline_word(module_word
         const bool has_ramdisk = i + 1 < BootInfo::kMaxModules && i + 1 < g_boot.nr_modules &&
                                  ramdisk_module(g_boot.modules[i + 1]);
         const BootInfo::Module* rd = has_ramdisk ? &g_boot.modules[i + 1] : nullptr;
-        uint64_t frames = 16384, vcpus = 1;
+        uint64_t frames = HV_DEFAULT_FRAMES, vcpus = 1;
         for (const char* cl : {static_cast<const char*>(g_boot.cmdline), m.cmdline}) {
             (void)domain_uint(nr + 1, cl, "frames", frames);
             (void)domain_uint(nr + 1, cl, "vcpus", vcpus);
