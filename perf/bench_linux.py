@@ -149,12 +149,18 @@ def boot(opts, f, plat, vcpus, progress, what, tmp):
         proc.kill()
     proc.wait()
     progress.advance()
+    if opts.keep_logs:
+        os.makedirs(opts.keep_logs, exist_ok=True)
+        with open(os.path.join(opts.keep_logs, f"{what.replace(', ', '-').replace(' ', '')}.log"), "w") as log:
+            log.write("\n".join(lines) + "\n")
     got = [dict(w.partition("=")[::2] for w in x.split()[1:]) for x in lines if x.startswith("mm-bench: workload=")]
     if not any(x.startswith("linux-bench: exit 0") for x in lines) or len(got) != len(opts.workloads):
         init = any(x.startswith("linux-user: /init") for x in lines)
-        tail = [x for x in lines if x.strip()][-3:]
+        # The first line that says why (a panic, a crash, a refusal), else the last ones.
+        cause = [x for x in lines if any(k in x for k in ("Kernel panic", "crashed", "refused", "FAIL", "BUG"))]
+        tail = cause[:2] or [x for x in lines if x.strip()][-3:]
         why = ("mm-bench did not finish" if init else "Linux did not reach /init") + \
-              f" in {time.monotonic() - start:.0f} s (last lines: {' | '.join(tail)[-400:]})"
+              f" in {time.monotonic() - start:.0f} s: {' | '.join(x.strip() for x in tail)[-400:]}"
         raise Missing(why)
     return got
 
@@ -379,6 +385,7 @@ def main():
     ap.add_argument("--tcg", default="tcg,thread=single", help=argparse.SUPPRESS)
     ap.add_argument("--timeout", type=count(), default=900, help="seconds per boot (default 900)")
     ap.add_argument("--jobs", type=count(16), default=1, help="boots side by side (default 1)")
+    ap.add_argument("--keep-logs", metavar="DIR", help="keep each boot's console in DIR")
     ap.add_argument("--native-smp", action="store_true", help="boot native Linux at more than one vCPU too "
                     "(under QEMU 7.2's -icount it stops at its second vCPU's bring-up)")
     ap.add_argument("--json", metavar="FILE", help="write the results as JSON")

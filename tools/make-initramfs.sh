@@ -23,7 +23,8 @@
 #                      terminal); when it exits the machine powers off;
 #   linux-bench=ARGS   runs the benchmark mm-bench (tests/linux/user/mm_bench.c,
 #                      `./pvmmu bench linux`) with ARGS, its words separated
-#                      by ':', prints `linux-bench: exit N` and powers off.
+#                      by ':', prints `linux-bench: exit N` and the result
+#                      line, and powers off.
 # The programs are also in the image as /usr/libexec/linux-user/NAME.
 set -euo pipefail
 
@@ -123,7 +124,9 @@ case " $(cat /proc/cmdline) " in
     case $w in linux-bench=*) args=$(echo "${w#linux-bench=}" | tr ':' ' ') ;; esac
   done
   mm-bench $args
-  echo "linux-bench: exit $? after $(cut -d' ' -f1 /proc/uptime) s"
+  rc=$?
+  echo "linux-bench: exit $rc after $(cut -d' ' -f1 /proc/uptime) s"
+  if [ "$rc" = 0 ]; then echo "Test result: SUCCESS"; else echo "Test result: FAILURE"; fi
   poweroff -f ;;
 esac
 passed=0 total=0
