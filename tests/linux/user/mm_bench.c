@@ -276,11 +276,31 @@ static void run(enum workload w)
     fflush(stdout);
 }
 
+/* Brings every CPU that is present but offline online (the kernel booted
+ * with maxcpus=1): prints how many are online afterwards. */
+static void online_cpus(void)
+{
+    for (int cpu = 1; cpu < 64; ++cpu) {
+        char path[64], state = 0;
+        snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/online", cpu);
+        FILE* f = fopen(path, "r+");
+        if (!f) continue;
+        if (fread(&state, 1, 1, f) == 1 && state == '0') {
+            rewind(f);
+            if (fputs("1", f) < 0 || fflush(f)) printf("mm-bench: CPU %d stays offline (%s)\n", cpu, strerror(errno));
+        }
+        fclose(f);
+    }
+    printf("mm-bench: %ld CPUs online\n", sysconf(_SC_NPROCESSORS_ONLN));
+    fflush(stdout);
+}
+
 static void usage(void)
 {
-    printf("usage: mm-bench [--workloads LIST] [--tasks N] [--pages P] [--iters I]\n"
+    printf("usage: mm-bench [--online-cpus] [--workloads LIST] [--tasks N] [--pages P] [--iters I]\n"
            "  LIST: threads,processes,shared,fault,fork (default all); N: tasks (default the CPUs);\n"
-           "  P: pages per task (default 1024); I: iterations per task (default 8)\n");
+           "  P: pages per task (default 1024); I: iterations per task (default 8);\n"
+           "  --online-cpus first brings the CPUs a maxcpus=1 boot left offline online\n");
 }
 
 int main(int argc, char** argv)
@@ -291,6 +311,11 @@ int main(int argc, char** argv)
     char list[256] = "threads,processes,shared,fault,fork";
     for (int i = 1; i < argc; ++i) {
         const char* a = argv[i];
+        if (!strcmp(a, "--online-cpus")) {
+            online_cpus();
+            g_tasks = (unsigned)sysconf(_SC_NPROCESSORS_ONLN);
+            continue;
+        }
         const char* v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--help")) {
             usage();
