@@ -168,11 +168,27 @@ def boot(opts, f, plat, vcpus, progress, what, tmp):
     return got
 
 
+class LockedProgress(Progress):
+    """Progress lines from several boots' threads, one at a time."""
+
+    def __init__(self, total):
+        super().__init__(total)
+        self.lock = threading.Lock()
+
+    def step(self, what):
+        with self.lock:
+            super().step(what)
+
+    def advance(self):
+        with self.lock:
+            super().advance()
+
+
 def measure(opts):
     f = files(opts)
     shift = icount_shift(opts.icount)
     cells = [(p, v, r) for p in opts.platform for v in opts.vcpus for r in range(opts.runs)]
-    progress = Progress(len(cells))
+    progress = LockedProgress(len(cells))
     samples, missing = {}, {}
     lock = threading.Lock()
     first_pvmmu = threading.Event()   # pvmmu's 1-vCPU boot ended
