@@ -154,7 +154,8 @@ def boot(opts, f, plat, vcpus, progress, what, tmp):
     progress.advance()
     if opts.keep_logs:
         os.makedirs(opts.keep_logs, exist_ok=True)
-        with open(os.path.join(opts.keep_logs, f"{what.replace(', ', '-').replace(' ', '')}.log"), "w") as log:
+        name = f"{plat}-{vcpus}vcpu-{len(os.listdir(opts.keep_logs)) + 1}.log"
+        with open(os.path.join(opts.keep_logs, name), "w") as log:
             log.write("\n".join(lines) + "\n")
     got = [dict(w.partition("=")[::2] for w in x.split()[1:]) for x in lines if x.startswith("mm-bench: workload=")]
     if not any(x.startswith("linux-bench: exit 0") for x in lines) or len(got) != len(opts.workloads):
