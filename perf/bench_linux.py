@@ -124,9 +124,10 @@ def command(opts, f, plat, vcpus, tmp):
             "--timeout", str(opts.timeout), "--config", cfg]
 
 
-def boot(opts, f, plat, vcpus, progress, what, tmp):
+def boot(opts, f, plat, vcpus, run, progress, tmp):
     """One boot; returns mm-bench's workload lines as dicts."""
     cmd = command(opts, f, plat, vcpus, tmp)
+    what = f"{plat}, {vcpus} vCPU(s), run {run}"
     progress.step(what)
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
     sel = selectors.DefaultSelector()
@@ -154,8 +155,7 @@ def boot(opts, f, plat, vcpus, progress, what, tmp):
     progress.advance()
     if opts.keep_logs:
         os.makedirs(opts.keep_logs, exist_ok=True)
-        name = f"{plat}-{vcpus}vcpu-{len(os.listdir(opts.keep_logs)) + 1}.log"
-        with open(os.path.join(opts.keep_logs, name), "w") as log:
+        with open(os.path.join(opts.keep_logs, f"{plat}-{vcpus}vcpu-run{run}.log"), "w") as log:
             log.write("\n".join(lines) + "\n")
     got = [dict(w.partition("=")[::2] for w in x.split()[1:]) for x in lines if x.startswith("mm-bench: workload=")]
     if not any(x.startswith("linux-bench: exit 0") for x in lines) or len(got) != len(opts.workloads):
@@ -217,7 +217,7 @@ def measure(opts):
                 progress.advance()
             return
         try:
-            rows = boot(opts, f, plat, vcpus, progress, f"{plat}, {vcpus} vCPU(s), run {run + 1}", tmp)
+            rows = boot(opts, f, plat, vcpus, run + 1, progress, tmp)
         except Missing as e:
             with lock:
                 missing[(plat, vcpus)] = str(e)
