@@ -20,13 +20,18 @@
 #                      SUCCESS` or `Test result: FAILURE` (pvmmu-run's result
 #                      line), and powers off (busybox poweroff -f);
 #   linux-user=shell   runs busybox's shell on the console (its controlling
-#                      terminal); when it exits the machine powers off.
+#                      terminal); when it exits the machine powers off;
+#   linux-bench=ARGS   runs the benchmark mm-bench (tests/linux/user/mm_bench.c,
+#                      `./pvmmu bench linux`) with ARGS, its words separated
+#                      by ':', prints `linux-bench: exit N` and the result
+#                      line, and powers off.
 # The programs are also in the image as /usr/libexec/linux-user/NAME.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 src=$here/../tests/linux/user
 programs=(fork_exec threads mprotect timer signals)
+tools=(mm_bench)   # in the image, not run as tests
 
 out=${1:?usage: tools/make-initramfs.sh OUT}
 mkdir -p "$out"
@@ -80,7 +85,7 @@ done
 
 # The programs: static, so the image needs no C library.
 cc=${CC:-gcc}
-for p in "${programs[@]}"; do
+for p in "${programs[@]}" "${tools[@]}"; do
   name=${p//_/-}
   if ! "$cc" -static -O2 -Wall -Wextra -Werror -pthread -o "$img/usr/libexec/linux-user/$name" "$src/$p.c" \
        2>"$out/cc.log"; then
@@ -113,6 +118,15 @@ case " $(cat /proc/cmdline) " in
 *" linux-user=shell "*)
   echo "linux-user: busybox sh on the console; 'exit' or 'poweroff -f' powers the machine off"
   setsid cttyhack sh -l
+  poweroff -f ;;
+*" linux-bench="*)
+  for w in $(cat /proc/cmdline); do
+    case $w in linux-bench=*) args=$(echo "${w#linux-bench=}" | tr ':' ' ') ;; esac
+  done
+  mm-bench $args
+  rc=$?
+  echo "linux-bench: exit $rc after $(cut -d' ' -f1 /proc/uptime) s"
+  if [ "$rc" = 0 ]; then echo "Test result: SUCCESS"; else echo "Test result: FAILURE"; fi
   poweroff -f ;;
 esac
 passed=0 total=0

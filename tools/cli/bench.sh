@@ -9,6 +9,7 @@ usage: ./pvmmu bench core [ARGS]
        ./pvmmu bench mprotect [ARGS]
        ./pvmmu bench tlb-miss [ARGS]
        ./pvmmu bench fault [ARGS]
+       ./pvmmu bench linux [ARGS]
 
 Installs missing packages, builds what the benchmark needs in build/, then runs it with ARGS:
   core      the core's instructions and time per PTE: perf/bench-core.sh
@@ -20,6 +21,10 @@ Installs missing packages, builds what the benchmark needs in build/, then runs 
             perf/bench_tlb_miss.py running guest/bench/tlb-miss
   fault     page fault and map latency, TLB flushes per fault:
             perf/bench_fault.py running guest/bench/fault
+  linux     Linux 6.1's own mprotect, faults and fork, instructions per
+            changed page natively, as dom0 of Xen 4.17 and on pvmmu, under
+            QEMU TCG with -icount: perf/bench_linux.py running
+            tests/linux/user/mm_bench.c in the Linux tests' initramfs
 mprotect, tlb-miss and fault run on --platform sim (default), qemu, xen or
 libvirt[=URI] (pvmmu under QEMU as a libvirt domain; README "Running through
 libvirt"), several comma-separated side by side.
@@ -64,6 +69,15 @@ cmd_bench() {
       build_tree main "$bench_targets" || die "build of build/ failed"
       exec python3 "$driver" --build-dir "$ROOT/build" "$@"
       ;;
-    *) usage_error bench "unknown benchmark '$what' (core, mprotect, tlb-miss, fault)" ;;
+    linux)
+      local driver="$ROOT/perf/bench_linux.py"
+      if is_help "${1:-}"; then usage_bench; printf '\noptions of %s:\n' "${driver#"$ROOT"/}"; python3 "$driver" --help; return 0; fi
+      command -v python3 >/dev/null 2>&1 || die "python3 is missing (apt-get install python3)"
+      maybe_deps
+      # pvmmu's column boots through the launcher (which brings the hypervisor).
+      build_tree main pvmmu-run || die "build of build/ failed"
+      exec python3 "$driver" --build-dir "$ROOT/build" "$@"
+      ;;
+    *) usage_error bench "unknown benchmark '$what' (core, mprotect, tlb-miss, fault, linux)" ;;
   esac
 }

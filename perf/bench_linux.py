@@ -1,0 +1,460 @@
+#!/usr/bin/env python3
+"""Linux's own page-table updates on three platforms: the host driver of
+`./pvmmu bench linux`.
+
+The same kernel (Debian 12's Linux 6.1, tools/make-xen-host.sh) and the same
+initramfs (tools/make-initramfs.sh, its /init running the static program
+tests/linux/user/mm_bench.c when the command line says linux-bench=ARGS)
+boot under QEMU's TCG with -icount on each platform:
+
+  native  the kernel as an ordinary x86 kernel, no hypervisor: the ceiling
+  xen     dom0 of Debian's Xen 4.17 (tools/fetch-xen.sh), as the xen-host
+          test boots it
+  pvmmu   a PV domain of pvmmu (pvmmu-run --platform qemu --config, with
+          `ramdisk =`)
+
+One boot per (platform, vCPU count, run); mm-bench runs every workload with
+one task per vCPU and prints, per workload, the guest's CLOCK_MONOTONIC
+across the measured loops and the PTEs those loops changed. Under -icount
+every instruction of any vCPU, the hypervisor's included, advances the
+guest's clock by 2^shift ns, and an idle machine's clock jumps (sleep=off)
+without instructions; so ns / 2^shift / changed pages is the whole machine's
+instructions per changed page (docs/results.md §13).
+
+Exit status: 0 done (with --check: every target holds), 1 a --check target
+failed, 2 the run itself failed (bad arguments, a platform whose Linux did
+not run the program, other than pvmmu), 77 SKIP: a Debian package cannot be
+fetched, or --check could not be held because a platform's column is
+missing (pvmmu's, until Linux reaches /init on it; the reason is printed).
+"""
+import argparse
+import concurrent.futures
+import csv
+import os
+import selectors
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+from guest_bench import Progress, count, host_machine, utc_now, vcpu_list, write_json, command_line
+
+PLATFORMS = ["native", "xen", "pvmmu"]
+WORKLOADS = ["threads", "processes", "shared", "fault", "fork"]
+DEFAULT_ICOUNT = "shift=0,sleep=off"
+# Native Linux at several vCPUs under -icount: booted with one (maxcpus=1),
+# the others brought online by mm-bench before the workloads; at boot its
+# second vCPU is never run again under QEMU 7.2's round-robin icount
+# (docs/results.md §13).
+NATIVE_SMP_WORDS = "maxcpus=1"
+
+
+class Missing(Exception):
+    """A platform that could not run the program; its column says why."""
+
+
+class Unfetchable(Exception):
+    """A Debian package (the kernel, busybox, Xen) that cannot be fetched."""
+
+
+def icount_shift(spec):
+    for word in spec.split(","):
+        key, _, value = word.partition("=")
+        if key == "shift":
+            if not value.isdigit():
+                raise argparse.ArgumentTypeError("--icount needs a numeric shift= (auto counts no instructions)")
+            return int(value)
+    raise argparse.ArgumentTypeError("--icount needs shift=N")
+
+
+def files(opts):
+    """The kernel, the initramfs and Xen's image, made or fetched once."""
+    src = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    build = opts.build_dir
+
+    def tool(*args):
+        r = subprocess.run(list(args), capture_output=True, text=True)
+        if r.returncode == 77:
+            raise Unfetchable(f"{os.path.basename(args[0])} could not fetch a package: {r.stderr.strip()[-300:]}")
+        if r.returncode != 0:
+            raise RuntimeError(f"{' '.join(args)} failed:\n{r.stderr}")
+        return r.stdout.split()[0]
+
+    f = {"vmlinuz": tool(f"{src}/tools/make-xen-host.sh", f"{build}/xen-host"),
+         "initrd": tool(f"{src}/tools/make-initramfs.sh", f"{build}/linux")}
+    if "xen" in opts.platform:
+        f["xen"] = tool(f"{src}/tools/fetch-xen.sh", f"{build}/xen")
+    f["run"] = os.path.join(build, "tools", "pvmmu-run")
+    return f
+
+
+def bench_words(opts, vcpus, online=False):
+    """mm-bench's arguments as one kernel command-line word (':' between words)."""
+    return "linux-bench=" + ":".join((["--online-cpus"] if online else []) + ["--workloads", ",".join(opts.workloads), "--tasks", str(vcpus),
+                                      "--pages", str(opts.pages), "--iters", str(opts.iters)])
+
+
+def command(opts, f, plat, vcpus, tmp):
+    icount = ["-icount", opts.icount]
+    qemu = ["qemu-system-x86_64", "-machine", "pc", "-accel", opts.tcg, *icount, "-smp", str(vcpus),
+            "-display", "none", "-serial", "stdio", "-monitor", "none", "-no-reboot"]
+    words = bench_words(opts, vcpus)
+    if plat == "native":
+        if vcpus > 1:
+            words = f"{NATIVE_SMP_WORDS} {bench_words(opts, vcpus, online=True)}"
+        return qemu + ["-cpu", "max", "-m", "256", "-kernel", f["vmlinuz"], "-initrd", f["initrd"],
+                       "-append", f"console=ttyS0 loglevel=4 panic=-1 {words}"]
+    if plat == "xen":
+        # Xen's TCG set-up as in tests/xen/xen_host_test.sh (smap=0: QEMU's
+        # TCG and SMAP, docs/results.md §11); QEMU's -initrd commas escaped.
+        mods = f"{f['vmlinuz']} console=hvc0 loglevel=4 panic=-1 {words}".replace(",", ",,")
+        return qemu + ["-cpu", "max", "-m", "1024", "-kernel", f["xen"],
+                       "-append", f"console=com1 noreboot dom0_mem=512M dom0_max_vcpus={vcpus} smap=0",
+                       "-initrd", f"{mods},{f['initrd']}"]
+    if not os.access(f["run"], os.X_OK):
+        raise Missing(f"{f['run']} is not built (cmake --build build --target pvmmu-run)")
+    cfg = os.path.join(tmp, f"linux-{vcpus}.cfg")
+    with open(cfg, "w") as c:
+        c.write(f'name = "linux-bench"\nkernel = "{f["vmlinuz"]}"\nramdisk = "{f["initrd"]}"\n'
+                f'vcpus = {vcpus}\nmemory = 256\nextra = "console=hvc0 loglevel=4 panic=-1 {words}"\n')
+    return [f["run"], "--platform", "qemu", "--accel", "tcg-icount", "--cpu", "qemu64,+smep,+umip",
+            "--timeout", str(opts.timeout), "--config", cfg]
+
+
+def boot(opts, f, plat, vcpus, run, progress, tmp):
+    """One boot; returns mm-bench's workload lines as dicts."""
+    cmd = command(opts, f, plat, vcpus, tmp)
+    what = f"{plat}, {vcpus} vCPU(s), run {run}"
+    progress.step(what)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+    sel = selectors.DefaultSelector()
+    sel.register(proc.stdout, selectors.EVENT_READ)
+    buf, lines, start, done = b"", [], time.monotonic(), False
+    while not done:
+        left = opts.timeout - (time.monotonic() - start)
+        if left <= 0:
+            break
+        if sel.select(timeout=min(left, 10.0)):
+            chunk = os.read(proc.stdout.fileno(), 65536)
+            if not chunk:
+                break
+            buf += chunk
+            *full, buf = buf.split(b"\n")
+            for raw in full:
+                line = raw.decode(errors="replace").rstrip("\r")
+                lines.append(line)
+                done = done or line.startswith("linux-bench: exit") or "(XEN) Hardware Dom0" in line
+        progress.step(f"{what}: {sum(x.startswith('mm-bench: workload=') for x in lines)} of "
+                      f"{len(opts.workloads)} workloads")
+    if proc.poll() is None:
+        proc.kill()
+    proc.wait()
+    progress.advance()
+    if opts.keep_logs:
+        os.makedirs(opts.keep_logs, exist_ok=True)
+        with open(os.path.join(opts.keep_logs, f"{plat}-{vcpus}vcpu-run{run}.log"), "w") as log:
+            log.write("\n".join(lines) + "\n")
+    got = [dict(w.partition("=")[::2] for w in x.split()[1:]) for x in lines if x.startswith("mm-bench: workload=")]
+    if not any(x.startswith("linux-bench: exit 0") for x in lines) or len(got) != len(opts.workloads):
+        init = any(x.startswith("linux-user: /init") for x in lines)
+        # The first line that says why (a panic, a crash, a refusal), else the last ones.
+        cause = [x for x in lines if any(k in x for k in ("Kernel panic", "crashed", "refused", "FAIL", "BUG"))]
+        tail = cause[:2] or [x for x in lines if x.strip()][-3:]
+        why = ("mm-bench did not finish" if init else "Linux did not reach /init") + \
+              f" in {time.monotonic() - start:.0f} s: {' | '.join(x.strip() for x in tail)[-400:]}"
+        raise Missing(why)
+    return got
+
+
+class LockedProgress(Progress):
+    """Progress lines from several boots' threads, one at a time."""
+
+    def __init__(self, total):
+        super().__init__(total)
+        self.lock = threading.Lock()
+
+    def step(self, what):
+        with self.lock:
+            super().step(what)
+
+    def advance(self):
+        with self.lock:
+            super().advance()
+
+
+def measure(opts):
+    f = files(opts)
+    shift = icount_shift(opts.icount)
+    cells = [(p, v, r) for p in opts.platform for v in opts.vcpus for r in range(opts.runs)]
+    progress = LockedProgress(len(cells))
+    samples, missing = {}, {}
+    lock = threading.Lock()
+    first_pvmmu = threading.Event()   # pvmmu's 1-vCPU boot ended
+    if "pvmmu" not in opts.platform or 1 not in opts.vcpus:
+        first_pvmmu.set()
+
+    def one(cell, tmp):
+        plat, vcpus, run = cell
+        if plat == "pvmmu" and vcpus > 1:
+            first_pvmmu.wait()
+        try:
+            measure_cell(cell, tmp)
+        finally:
+            if plat == "pvmmu" and vcpus == 1:
+                first_pvmmu.set()
+
+    def measure_cell(cell, tmp):
+        plat, vcpus, run = cell
+        with lock:
+            # pvmmu fails alike at every vCPU count: one reason is enough.
+            why = missing.get((plat, vcpus)) or (missing.get((plat, 1)) if plat == "pvmmu" else None)
+        if why:
+            with lock:
+                missing.setdefault((plat, vcpus), why)
+                progress.advance()
+            return
+        try:
+            rows = boot(opts, f, plat, vcpus, run + 1, progress, tmp)
+        except Missing as e:
+            with lock:
+                missing[(plat, vcpus)] = str(e)
+            return
+        with lock:
+            for r in rows:
+                samples.setdefault((plat, r["workload"], vcpus), []).append(r)
+
+    with tempfile.TemporaryDirectory() as tmp:
+        # pvmmu's 1-vCPU boot first: where it fails, the others are not tried.
+        cells.sort(key=lambda c: (c[0] != "pvmmu" or c[1] != 1,))
+        with concurrent.futures.ThreadPoolExecutor(max_workers=opts.jobs) as pool:
+            list(pool.map(lambda c: one(c, tmp), cells))
+    progress.end()
+    results = []
+    for (plat, wl, vcpus), rs in sorted(samples.items(), key=lambda kv: (PLATFORMS.index(kv[0][0]),
+                                                                          WORKLOADS.index(kv[0][1]), kv[0][2])):
+        per_page = [int(r["ns"]) / (1 << shift) / int(r["changed"]) for r in rs]
+        total = lambda k: sum(int(r[k]) for r in rs)   # noqa: E731
+        counts = {k: (None if any(int(r[k]) < 0 for r in rs) else round(total(k) / total("ops"), 3))
+                  for k in ("pgfault", "tlb_shootdowns", "tlb_remote_flush")}
+        results.append({
+            "platform": plat, "workload": wl, "vcpus": vcpus, "runs": len(rs),
+            "instructions_per_page": round(statistics.median(per_page), 1),
+            "instructions_per_page_min": round(min(per_page), 1),
+            "instructions_per_page_max": round(max(per_page), 1),
+            "pages_per_s": round(statistics.median(int(r["changed"]) / (int(r["ns"]) / 1e9) for r in rs)),
+            "ops_per_s": round(statistics.median(int(r["ops"]) / (int(r["ns"]) / 1e9) for r in rs)),
+            "pages_per_op": int(rs[0]["changed"]) // int(rs[0]["ops"]),
+            "pgfault_per_op": counts["pgfault"], "tlb_shootdowns_per_op": counts["tlb_shootdowns"],
+            "tlb_remote_flush_per_op": counts["tlb_remote_flush"],
+        })
+    return {"benchmark": "linux", "command": command_line("linux"), "date": utc_now(), "machine": host_machine(),
+            "qemu": f"-accel {opts.tcg} -icount {opts.icount}", "icount_shift": shift,
+            "params": {"pages": opts.pages, "iters": opts.iters, "runs": opts.runs, "vcpus": opts.vcpus,
+                       "workloads": opts.workloads},
+            "platforms": opts.platform,
+            "missing": {f"{p} {v}": why for (p, v), why in sorted(missing.items())}, "results": results}
+
+
+def cell(doc, plat, wl, vcpus):
+    for r in doc["results"]:
+        if (r["platform"], r["workload"], r["vcpus"]) == (plat, wl, vcpus):
+            return r
+    return None
+
+
+def side_by_side(doc):
+    """Rows (workload, vCPUs, native, xen, pvmmu, xen x, pvmmu x) of
+    instructions per changed page; None where a platform has no figure."""
+    rows = []
+    for wl in doc["params"]["workloads"]:
+        for v in doc["params"]["vcpus"]:
+            ipp = {p: (cell(doc, p, wl, v) or {}).get("instructions_per_page") for p in PLATFORMS}
+            if all(x is None for x in ipp.values()):
+                continue
+            over = {p: ipp[p] / ipp["native"] if ipp[p] is not None and ipp["native"] else None
+                    for p in ("xen", "pvmmu")}
+            rows.append((wl, v, ipp, over))
+    return rows
+
+
+def print_table(doc):
+    print(f"Linux 6.1's page-table updates: {', '.join(doc['platforms'])} under QEMU {doc['qemu']} "
+          f"on {doc['machine']}, {doc['date']}")
+    p = doc["params"]
+    print(f"{p['pages']} pages per task, {p['iters']} iterations, one task per vCPU, {p['runs']} run(s) (medians)")
+    fmt = lambda x: "—" if x is None else f"{x:.1f}"   # noqa: E731
+    ratio = lambda x: "—" if x is None else f"{x:.2f}x"   # noqa: E731
+    print(f"{'workload':<10} {'vCPUs':>5} {'native':>9} {'Xen 4.17':>9} {'pvmmu':>9} {'Xen/nat':>8} {'pvmmu/nat':>9}")
+    print("-" * 66)
+    for wl, v, ipp, over in side_by_side(doc):
+        print(f"{wl:<10} {v:>5} {fmt(ipp['native']):>9} {fmt(ipp['xen']):>9} {fmt(ipp['pvmmu']):>9} "
+              f"{ratio(over['xen']):>8} {ratio(over['pvmmu']):>9}")
+    print(f"\ninstructions per changed page: the guest's clock across the measured loops / 2^{doc['icount_shift']} "
+          "(every instruction of every vCPU, hypervisor included) / PTEs changed")
+    print("\ncounts per op (mprotect, mmap or fork), from the guest's /proc: page faults, TLB shootdown IPIs")
+    print(f"{'platform':<8} {'workload':<10} {'vCPUs':>5} {'pages/op':>8} {'faults/op':>9} {'shootdowns/op':>13} "
+          f"{'pages/s':>10}")
+    for r in doc["results"]:
+        c = lambda x: "—" if x is None else f"{x:g}"   # noqa: E731
+        print(f"{r['platform']:<8} {r['workload']:<10} {r['vcpus']:>5} {r['pages_per_op']:>8} "
+              f"{c(r['pgfault_per_op']):>9} {c(r['tlb_shootdowns_per_op']):>13} {r['pages_per_s']:>10}")
+    if doc["missing"]:
+        print("\nnot measured (platform, vCPUs: why):")
+    for cell_name, why in doc["missing"].items():
+        print(f"  {cell_name}: {why}")
+
+
+def check(doc):
+    """Issue targets, instruction counts only: pvmmu's overhead over native at
+    most half of Xen's, and pvmmu never dearer than Xen, in every cell where
+    all three platforms have a figure. Returns (failures, unchecked cells,
+    None), or (None, None, why) when nothing can be held: pvmmu's column is
+    missing, or no cell has all three."""
+    if any(p not in doc["platforms"] for p in PLATFORMS):
+        return None, None, "--check needs --platform native,xen,pvmmu"
+    no_pvmmu = [c for c in doc["missing"] if c.startswith("pvmmu")]
+    if no_pvmmu:
+        return None, None, (f"pvmmu's column is missing ({', '.join(no_pvmmu)} vCPUs; why: 'not measured' above)")
+    bad, unchecked = [], []
+    for wl, v, ipp, _ in side_by_side(doc):
+        n, x, m = ipp["native"], ipp["xen"], ipp["pvmmu"]
+        if None in (n, x, m):
+            unchecked.append(f"{wl} {v}")
+            continue
+        if m - n > 0.5 * (x - n):
+            bad.append(f"{wl}, {v} vCPU(s): pvmmu's overhead {m - n:.1f} > half of Xen's {x - n:.1f}")
+        if m > x:
+            bad.append(f"{wl}, {v} vCPU(s): pvmmu {m:.1f} > Xen {x:.1f} instructions per page")
+    if len(unchecked) == len(side_by_side(doc)):
+        return None, None, "no workload and vCPU count has a figure on all three platforms"
+    return bad, unchecked, None
+
+
+def write_csv(doc, path):
+    keys = list(doc["results"][0].keys()) if doc["results"] else ["platform"]
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=keys)
+        w.writeheader()
+        w.writerows(doc["results"])
+
+
+def write_plot(doc, path):
+    if not shutil.which("gnuplot"):
+        raise RuntimeError("gnuplot is not installed (apt-get install gnuplot-nox; it is in tools/deps.txt)")
+    wls = [w for w in doc["params"]["workloads"] if any(r["workload"] == w for r in doc["results"])]
+    svg = path.endswith(".svg")
+    with tempfile.TemporaryDirectory() as tmp:
+        script = [f"set terminal {'svg size 1200,420 dynamic' if svg else 'pngcairo size 1200,420'} font 'sans,10'",
+                  f"set output '{path}'",
+                  f"set multiplot layout 1,{len(wls)} title 'Linux 6.1: instructions per changed page "
+                  f"({doc['date'][:10]})'", "set logscale y", "set key below horizontal", "set grid",
+                  "set xlabel 'vCPUs'"]
+        for wl in wls:
+            plots = []
+            for plat in doc["platforms"]:
+                data = os.path.join(tmp, f"{plat}-{wl}.dat")
+                with open(data, "w") as f:
+                    for r in doc["results"]:
+                        if (r["platform"], r["workload"]) == (plat, wl):
+                            f.write(f"{r['vcpus']} {r['instructions_per_page']} {r['instructions_per_page_min']} "
+                                    f"{r['instructions_per_page_max']}\n")
+                if os.path.getsize(data):
+                    plots.append(f"'{data}' using 1:2:3:4 with yerrorlines title '{plat}'")
+            script += ["set xtics (" + ", ".join(str(v) for v in doc["params"]["vcpus"]) + ")",
+                       f"set title '{wl}'", "plot " + ", ".join(plots)]
+        script.append("unset multiplot")
+        r = subprocess.run(["gnuplot"], input="\n".join(script) + "\n", capture_output=True, text=True)
+        if r.returncode != 0:
+            raise RuntimeError(f"gnuplot failed:\n{r.stderr}")
+
+
+def workload_list(s):
+    v = [x for x in s.split(",") if x]
+    unknown = [x for x in v if x not in WORKLOADS]
+    if unknown or not v:
+        raise argparse.ArgumentTypeError(f"unknown workload(s) {', '.join(unknown)}; workloads: {', '.join(WORKLOADS)}")
+    return [w for w in WORKLOADS if w in v]
+
+
+def platform_list(s):
+    v = [x for x in s.split(",") if x]
+    if not v or any(x not in PLATFORMS for x in v):
+        raise argparse.ArgumentTypeError(f"platforms: {', '.join(PLATFORMS)}")
+    return [p for p in PLATFORMS if p in v]
+
+
+def main():
+    ap = argparse.ArgumentParser(
+        prog="./pvmmu bench linux", formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Instructions per changed page of Linux 6.1's mprotect, faults and fork, natively, as dom0 of "
+                    "Xen 4.17 and on pvmmu, under QEMU TCG with -icount (docs/results.md §13).",
+        epilog="exit: 0 done, 1 a --check target failed, 2 the run failed, 77 SKIP: a package cannot be "
+               "fetched, or --check cannot be held (a platform's column is missing: pvmmu's until Linux "
+               "reaches /init on it)")
+    ap.add_argument("--platform", type=platform_list, default=list(PLATFORMS), metavar="P[,P...]",
+                    help="native, xen, pvmmu (default all three); pvmmu's column says 'not yet' with the reason "
+                         "where its Linux does not run the program")
+    ap.add_argument("--vcpus", type=vcpu_list(8), default=[1, 2, 4], help="vCPU counts (default 1,2,4)")
+    ap.add_argument("--runs", type=count(), default=1, help="boots per cell; medians (default 1: -icount "
+                    "repeats to a few per mille)")
+    ap.add_argument("--workloads", type=workload_list, default=list(WORKLOADS), metavar="W[,W...]",
+                    help=f"{', '.join(WORKLOADS)} (default all; tests/linux/user/mm_bench.c)")
+    ap.add_argument("--pages", type=count(1 << 18), default=1024, help="pages per task (default 1024)")
+    ap.add_argument("--iters", type=count(), default=4, help="iterations per task (default 4)")
+    ap.add_argument("--icount", type=str, default=DEFAULT_ICOUNT,
+                    help=f"QEMU's -icount (default {DEFAULT_ICOUNT}; pvmmu-run uses its own, shift=0)")
+    ap.add_argument("--tcg", default="tcg,thread=single", help=argparse.SUPPRESS)
+    ap.add_argument("--timeout", type=count(), default=900, help="seconds per boot (default 900)")
+    ap.add_argument("--jobs", type=count(16), default=1, help="boots side by side (default 1)")
+    ap.add_argument("--keep-logs", metavar="DIR", help="keep each boot's console in DIR")
+    ap.add_argument("--json", metavar="FILE", help="write the results as JSON")
+    ap.add_argument("--csv", metavar="FILE", help="write the results as CSV")
+    ap.add_argument("--plot", metavar="FILE", help="plot instructions per page against vCPUs (.svg or .png)")
+    ap.add_argument("--check", action="store_true", help="hold the targets (pvmmu's overhead over native at most "
+                    "half of Xen's; pvmmu never dearer than Xen)")
+    ap.add_argument("--build-dir", default=os.path.join(os.path.dirname(os.path.dirname(
+        os.path.abspath(__file__))), "build"), help=argparse.SUPPRESS)
+    opts = ap.parse_args()
+    icount_shift(opts.icount)
+    if not shutil.which("qemu-system-x86_64"):
+        print("bench linux: qemu-system-x86_64 is not installed (./pvmmu deps)", file=sys.stderr)
+        return 2
+    try:
+        doc = measure(opts)
+    except Unfetchable as e:
+        print(f"SKIP: {e}")
+        return 77
+    except (Missing, RuntimeError) as e:
+        print(f"bench linux: {e}", file=sys.stderr)
+        return 2
+    print_table(doc)
+    failed = [c for c in doc["missing"] if not c.startswith("pvmmu")]
+    if opts.json:
+        write_json(opts.json, doc)
+    if opts.csv:
+        write_csv(doc, opts.csv)
+    if opts.plot:
+        write_plot(doc, opts.plot)
+    if failed:
+        print(f"bench linux: Linux did not run the benchmark on {', '.join(failed)} (above)", file=sys.stderr)
+        return 2
+    if opts.check:
+        bad, unchecked, why = check(doc)
+        if why:
+            print(f"\ncheck: SKIP, cannot be held: {why}")
+            return 77
+        if unchecked:
+            print(f"\ncheck: not held where a platform has no figure: {', '.join(unchecked)}")
+        for b in bad:
+            print(f"CHECK FAILED: {b}", file=sys.stderr)
+        if bad:
+            return 1
+        print("\ncheck: every target holds")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
