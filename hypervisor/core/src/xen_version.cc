@@ -12,8 +12,10 @@ namespace pvmmu {
 
 // Submap 0 as Xen 4.17 gives a 64-bit PV domU (common/kernel.c), less what
 // is not true of pvmmu (docs/abi.md §8): gnttab_map_avail_bits (a grant
-// mapping keeps the guest's PTE bits 9-11; no mapping exists while
-// GNTTABOP answers -ENOSYS) and direct_mapped (a PV guest's frame numbers
+// mapping takes the map request's GNTMAP_guest_avail bits into the PTE's
+// bits 9-11, core/src/gnttab_map.cc; a domain without a grant table, whose
+// GNTTABOP answers -ENOSYS, makes no mapping the bit could be wrong about,
+// and Linux refuses to boot without it) and direct_mapped (a PV guest's frame numbers
 // are machine frames) always; preserve_ad and pvmmu's flag range as the
 // policy allows. Not highmem_assist (no MMUEXT_CLEAR_PAGE/COPY_PAGE),
 // memory_op_vnode_supported (no XENMEMF_vnode) or pae_pgdir_above_4gb (a
@@ -23,10 +25,6 @@ static uint32_t feature_submap0(const Domain& d)
     uint32_t bits = 1u << XENFEAT_gnttab_map_avail_bits | 1u << XENFEAT_direct_mapped;
     if (d.policy.allows(Perm::MmuAtomic)) bits |= 1u << XENFEAT_mmu_pt_update_preserve_ad;
     if (d.policy.allows(Perm::MmuFlagRange)) bits |= 1u << PVMMU_FEAT_flag_range_update;
-    // A grant mapping takes the map request's GNTMAP_guest_avail bits into
-    // the PTE's bits 9-11 (core/src/gnttab_map.cc), where the domain has a
-    // grant table.
-    if (d.grants) bits |= 1u << XENFEAT_gnttab_map_avail_bits;
     return bits;
 }
 
