@@ -401,9 +401,9 @@ elif [[ -n $guest ]]; then
       # The CPU's error code (W | U/S, not present), not the one Xen would
       # have delivered to the guest's handler (U/S clear).
       crash-pf) why='exception in the guest: vector 14 \(#PF page fault\), error code 0x6, rip 0x80002[0-9a-f]+, rsp 0x[0-9a-f]+, cr2 0x1000$' ;;
-      # iret does not check RIP (as Xen): the IRETQ refuses a non-canonical
-      # one, or (QEMU's TCG does not check it there) the guest's fetch faults.
-      bad-iret) why='(the CPU refused the return to the guest|exception in the guest): vector 13 \(#GP general protection\), error code 0x0' ;;
+      # iret does not check RIP (as Xen): the return to it is a #GP(0) at
+      # that RIP, as the CPU raises it, crashing a guest without a handler.
+      bad-iret) why='return to a non-canonical rip: vector 13 \(#GP general protection\), error code 0x0, rip 0x800000000000' ;;
       bad-stack) why='exception in the guest: vector 6 \(#UD invalid opcode\), error code 0x0, rip 0x80002[0-9a-f]+, rsp 0xffff830000100000' ;;
     esac
     expect "^pvmmu: domain 1 vCPU 0 crashed: $why" "the guest's fault was reported as a crash"

@@ -45,7 +45,7 @@ inline void write_hex(uint64_t v)
     write(b);
 }
 
-// Counts a check; prints the ones whose result is not `want`.
+// Counts a check; prints the ones whose result is not `want`, with what came.
 inline void check(const char* what, long got, long want)
 {
     ++g_checks;
@@ -53,7 +53,9 @@ inline void check(const char* what, long got, long want)
     ++g_failed;
     write("FAILED: ");
     write(what);
-    write("\n");
+    write(" (got ");
+    write_hex(uint64_t(got));
+    write(")\n");
 }
 
 // Whether the word w (e.g. "role=spin") starts a word of the domain's command line.

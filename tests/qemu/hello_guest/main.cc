@@ -257,8 +257,11 @@ extern "C" [[noreturn]] void xenpv_start(const start_info_t* si)
 #endif
 #ifdef HELLO_BAD_IRET
     // struct iret_context after the stub's pushes: flags, rip, cs, rflags, rsp, ss.
+    // CS with RPL 0 (FLAT_KERNEL_CS64 & ~3), as an event's frame in kernel
+    // mode has it: RPL 3 would be a return to user mode, which this guest
+    // has no page tables for.
     write("hello guest: iret to a non-canonical rip\n");
-    asm volatile("pushq $0xe02b; pushq %%rsp; pushq $0x202; pushq $0xe033; pushq %0; pushq $0; jmp *%1"
+    asm volatile("pushq $0xe02b; pushq %%rsp; pushq $0x202; pushq $0xe030; pushq %0; pushq $0; jmp *%1"
                  : : "r"(0x0000800000000000ull), "r"(hypercall_page + __HYPERVISOR_iret * 32));
 #endif
 #ifdef HELLO_BAD_STACK

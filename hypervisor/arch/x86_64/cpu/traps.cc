@@ -190,9 +190,10 @@ extern "C" void trap_dispatch(TrapFrame* f)
     // IRETQ raises #GP in ring 0 on a non-canonical RIP. A guest reaches one
     // by an instruction that ends at the top of the lower half (a SYSCALL at
     // 0x7ffffffffffe saves RIP 0x800000000000, and so does an interrupt
-    // taken there): it gets the #GP the CPU would raise fetching there, at
+    // taken there), or by an iret frame (pv/traps.cc do_iret, which checks
+    // none, as Xen): it gets the #GP the CPU would raise fetching there, at
     // that RIP, or its domain is crashed. Every other RIP the hypervisor
-    // returns to (a handler, an iret frame, a vCPU's start) was checked.
+    // returns to (a handler, a vCPU's start) was checked.
     if (!canonical(Vaddr{f->rip})) {
         f->vector = kExcGP;
         f->error = 0;

@@ -270,9 +270,9 @@ HcResult do_set_trap_table(Vcpu& v, HypercallFrame& f)
 }
 
 // iret: the frame is struct iret_context at the guest's RSP. RIP and RSP
-// are not checked, as on Xen: a non-canonical RIP faults at the IRETQ, one
-// in the hypervisor's range at the guest's first fetch (a #PF the guest
-// takes), so a user program's bad signal frame is its own kernel's fault to
+// are not checked, as on Xen: a non-canonical RIP is a #GP(0) at that RIP
+// (cpu/traps.cc, as the CPU raises it), one in the hypervisor's range faults
+// at the guest's first fetch (a #PF the guest takes), so a user program's bad signal frame is its own kernel's fault to
 // handle, not the domain's end. CS and SS are any selectors, their RPL forced to
 // 3, as on Xen (Linux returns to user mode on its own GDT's __USER_CS and
 // __USER_DS; a 32-bit code segment, or FLAT_RING3_CS32, returns to

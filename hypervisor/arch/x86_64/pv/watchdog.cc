@@ -3,10 +3,12 @@
 // `timeout` seconds from now, and returns its id (1 or 2), -ENOSPC when both
 // are in use; id 1 or 2 re-arms that one, or with timeout 0 frees it;
 // -EINVAL for an id above 2 or one not in use. A timer that expires shuts
-// the domain down with SHUTDOWN_watchdog. pvmmu looks at the deadlines on
-// every hypercall's return of the domain's vCPUs (watchdog_on_return, from
-// pv/event_channel.cc) and on its timer's tick once one interrupts the guest:
-// a domain that makes no hypercall at all is caught at its next one.
+// the domain down with SHUTDOWN_watchdog (Xen 4.17 returns that -ENOSPC
+// truncated to 32 bits; pvmmu returns it whole, docs/abi.md §10 "Shutdown").
+// pvmmu looks at the deadlines on every return of one of the domain's vCPUs
+// to the guest (watchdog_on_return, from guest_return_events in
+// pv/event_delivery.cc); no timer is armed for them, so a domain whose vCPUs
+// never enter the hypervisor is caught at its next entry.
 #include <pvmmu/abi.h>
 
 #include "boot/time.h"
