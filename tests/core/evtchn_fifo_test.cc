@@ -127,6 +127,20 @@ TEST_F(FifoOps, ResetGoesBackToTwoLevelAndDropsTheFrames)
     EXPECT_EQ(init_control(0, block_mfn(0)), 0);
 }
 
+// SCHEDOP_poll reads event words without the event lock; EVTCHNOP_reset on
+// another vCPU clears a page pointer after the page count. A reader caught
+// between the two finds no word (not pending), never a word near address 0.
+TEST_F(FifoOps, AReaderBetweenResetsTwoStoresFindsNoWord)
+{
+    switch_to_fifo(1, 1);
+    const unsigned p = unmasked_ipi(0);
+    EXPECT_EQ(send(p), 0);
+    ASSERT_TRUE(evtchn_is_pending(*ev, p));
+    event_word_t* page = ev->fifo.page[0].exchange(nullptr);   // nr_pages still 1
+    EXPECT_FALSE(evtchn_is_pending(*ev, p));
+    ev->fifo.page[0].store(page);
+}
+
 TEST_F(FifoOps, TeardownDropsTheFrames)
 {
     switch_to_fifo(2, 2);

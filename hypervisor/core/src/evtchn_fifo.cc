@@ -66,7 +66,11 @@ event_word_t* fifo_word(const FifoEvents& f, unsigned port)
 {
     const unsigned pages = f.nr_pages.load(std::memory_order_acquire);
     if (port >= pages * kFifoWordsPerPage) return nullptr;
-    return f.page[port / kFifoWordsPerPage].load(std::memory_order_relaxed) + port % kFifoWordsPerPage;
+    // A lock-free reader (SCHEDOP_poll) may race EVTCHNOP_reset on another
+    // vCPU (release_event_frames), which clears the page after nr_pages:
+    // a page seen null is no word, never an address near 0.
+    event_word_t* page = f.page[port / kFifoWordsPerPage].load(std::memory_order_acquire);
+    return page ? page + port % kFifoWordsPerPage : nullptr;
 }
 
 void fifo_raise(DomainEvents& e, unsigned port, Kicks& k)
