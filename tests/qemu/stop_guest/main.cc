@@ -12,7 +12,9 @@
 // fs_base, gs_base_kernel) and reads through them before it goes down.
 // With "role=code", SCHEDOP_shutdown_code(reboot) then SCHEDOP_shutdown
 // (poweroff): the domain must end with reboot; with "role=watchdog", a
-// 1-second SCHEDOP_watchdog never re-armed: it must end with watchdog.
+// 1-second SCHEDOP_watchdog never re-armed while the guest spins without a
+// hypercall or any timer of its own: it must end with watchdog (the CPU's
+// timer is armed for the watchdog's deadline too).
 // VCPUOP_initialise takes the trap table from the context (trap_ctxt[], as
 // Linux brings up its CPUs, no set_trap_table on vCPU 1): vCPU 1's INT $0x80
 // reaches the context's handler for 0x80 the first time; brought up again
@@ -160,11 +162,15 @@ extern "C" [[noreturn]] void xenpv_start(const start_info_t* si)
     }
     if (has_word(si, "role=watchdog")) {
         // A 1-second watchdog, never re-armed: the domain must be shut down
-        // with SHUTDOWN_watchdog while it yields (qemu_guest_watchdog).
+        // with SHUTDOWN_watchdog while it spins, entering the hypervisor
+        // only when an interrupt makes it (qemu_guest_watchdog).
+        // Xen's default 100 Hz periodic timer stopped first, as Linux stops
+        // it: no timer of the vCPU's own is left to interrupt the spin.
+        check("VCPUOP_stop_periodic_timer", hypercall(__HYPERVISOR_vcpu_op, VCPUOP_stop_periodic_timer, 0, 0), 0);
         sched_watchdog_t w{0, 1};
         check("SCHEDOP_watchdog 1 s", hypercall(__HYPERVISOR_sched_op, SCHEDOP_watchdog, uint64_t(&w)), 1);
         const uint64_t t0 = __builtin_ia32_rdtsc();
-        while (__builtin_ia32_rdtsc() - t0 < 40000000000ull) hypercall(__HYPERVISOR_sched_op, SCHEDOP_yield, 0);
+        while (__builtin_ia32_rdtsc() - t0 < 40000000000ull) __builtin_ia32_pause();
         write("stop guest: FAILED: the watchdog did not fire\n");
         shutdown(SHUTDOWN_poweroff);
     }

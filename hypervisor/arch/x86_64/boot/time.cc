@@ -84,10 +84,17 @@ uint64_t system_time_now() { return scale(rdtsc() - g_tsc0); }
 uint64_t tsc_at(uint64_t ns)
 {
     // 2^62 ns is over a century: beyond it (kNever among them) there is no
-    // deadline to arm. The +1 rounds up, so the timer never fires before
-    // system_time_now() has reached ns (one that does is armed again).
+    // deadline to arm. g_tsc_per_ns and scale() each round down, so the
+    // first guess can fall short of ns by about ns * 5e-10 (tens of
+    // microseconds after a day up); the gap is added until scale(), which
+    // system_time_now() is, says ns is reached. A timer that fired early
+    // would find its deadline not due and be armed again at once, over and
+    // over until it is.
     if (ns >> 62) return 0;
-    return g_tsc0 + uint64_t((unsigned __int128)ns * g_tsc_per_ns >> 32) + 1;
+    uint64_t ticks = uint64_t((unsigned __int128)ns * g_tsc_per_ns >> 32);
+    for (uint64_t at; (at = scale(ticks)) < ns;)
+        ticks += uint64_t((unsigned __int128)(ns - at) * g_tsc_per_ns >> 32) + 1;
+    return g_tsc0 + ticks;
 }
 
 void time_publish(vcpu_time_info& t)

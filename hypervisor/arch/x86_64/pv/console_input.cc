@@ -19,6 +19,7 @@
 #include "lib/raw_lock.h"
 #include "mm/core_glue.h"
 #include "pv/console.h"
+#include "pv/events.h"
 #include "pv/run.h"
 
 namespace pvmmu::x86 {
@@ -75,8 +76,9 @@ void console_input_poll(Vcpu& v)
     }
     g_input_lock.unlock();
     // The port's vCPU sees the event on its next return to the guest: this
-    // one's now, another's on its own next hypercall or interrupt.
-    if (n) (void)platform_raise(*core(), g.dom, kConsolePort);
+    // one's now, another (the port bound to it by EVTCHNOP_bind_vcpu) is
+    // kicked, out of its halt too.
+    if (n) event_kick(v, platform_raise(*core(), g.dom, kConsolePort));
 }
 
 } // namespace pvmmu::x86

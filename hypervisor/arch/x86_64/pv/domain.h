@@ -145,6 +145,7 @@ struct GuestDomain {
 
 inline VcpuArch& arch(Vcpu& v) { return *static_cast<VcpuArch*>(v.platform_data); }
 inline GuestDomain& guest_domain(Vcpu& v) { return *reinterpret_cast<GuestDomain*>(v.domain); }
+inline const GuestDomain& guest_domain(const Vcpu& v) { return *reinterpret_cast<const GuestDomain*>(v.domain); }
 static_assert(__builtin_offsetof(GuestDomain, dom) == 0);
 
 // The guest's part of the address space (mm/layout.h): the lower half, and the

@@ -30,7 +30,23 @@ namespace pvmmu::x86 {
 
 namespace {
 
-void arm_timer(const Vcpu& v) { lapic_timer_arm(tsc_at(next_deadline(v))); }
+// The domain's earliest watchdog deadline (pv/watchdog.cc): the timer is
+// armed for it too, so a domain whose vCPUs spin or sleep with nothing else
+// due is still shut down when it expires, as on Xen.
+uint64_t watchdog_next(const Vcpu& v)
+{
+    return guest_domain(v).watchdog_next.load(std::memory_order_acquire);
+}
+
+// When the CPU's timer must next interrupt v: its own deadlines, and its
+// domain's watchdog.
+uint64_t wake_at(const Vcpu& v)
+{
+    const uint64_t events = next_deadline(v), watchdog = watchdog_next(v);
+    return events < watchdog ? events : watchdog;
+}
+
+void arm_timer(const Vcpu& v) { lapic_timer_arm(tsc_at(wake_at(v))); }
 
 // v's due deadlines fired (VIRQ_TIMER raised, a poll timed out), the vCPUs
 // that woke kicked. The tick also takes console input (pv/console.h), so
@@ -86,7 +102,9 @@ void guest_arm_timer(const Vcpu& v)
 // blocked: a raise on another CPU clears the mark before it sends the kick
 // (core/src/sched_block.cc), so either this check sees it or the kick is
 // pending when STI; HLT opens the window (cpu/x86.h sti_hlt), and the HLT
-// ends at once. A due timer is fired here with interrupts on.
+// ends at once. A due timer is fired here with interrupts on; an expired
+// watchdog ends the wait (a spurious wake-up), so that the return to the
+// guest shuts the domain down (guest_return_events).
 void block_wait(Vcpu& v)
 {
     section_leave();
@@ -94,13 +112,14 @@ void block_wait(Vcpu& v)
     for (;;) {
         cli();
         if (!vcpu_blocked(v) || guest_domain_stopped(v)) break;
-        const uint64_t deadline = next_deadline(v);
-        if (deadline <= system_time_now()) {
+        const uint64_t deadline = next_deadline(v), now = system_time_now();
+        if (watchdog_next(v) <= now) break;
+        if (deadline <= now) {
             sti();
             fire_due_timers(v);
             continue;
         }
-        lapic_timer_arm(tsc_at(deadline));
+        lapic_timer_arm(tsc_at(wake_at(v)));
         n.halts.fetch_add(1, std::memory_order_relaxed);
         sti_hlt();
     }
