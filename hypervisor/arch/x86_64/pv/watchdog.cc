@@ -7,8 +7,8 @@
 // truncated to 32 bits; pvmmu returns it whole, docs/abi.md §10 "Shutdown").
 // pvmmu looks at the deadlines on every return of one of the domain's vCPUs
 // to the guest (watchdog_on_return, from guest_return_events in
-// pv/event_delivery.cc); no timer is armed for them, so a domain whose vCPUs
-// never enter the hypervisor is caught at its next entry.
+// pv/event_delivery.cc), and each vCPU's CPU arms its timer for the
+// earliest (watchdog_next), so a domain that spins or sleeps is caught.
 #include <pvmmu/abi.h>
 
 #include "boot/time.h"
