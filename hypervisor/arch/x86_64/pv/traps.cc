@@ -158,17 +158,38 @@ bool syscall_callback(Vcpu& v, TrapFrame& f, unsigned type)
     return true;
 }
 
+// SYSCALL with no callback to take it, as Xen 4.17's switch_to_kernel: a #UD
+// at the SYSCALL (RIP back over its 2 bytes, 0F 05) from the mode it ran in,
+// to the trap table's #UD handler, which runs with DF clear: Xen 4.17 clears
+// it after this bounce as after a syscall callback's (xen_conform_guest
+// shows it). False: no handler either (the caller crashes the domain, as
+// Xen's bounce to address 0 does).
+bool syscall_ud(TrapFrame& f, uint64_t rip)
+{
+    f.vector = kExcUD;
+    f.error = 0;
+    f.rip = rip;
+    if (!guest_bounce(f)) return false;
+    f.rflags &= ~kRflagsDf;
+    return true;
+}
+
 } // namespace
 
 // SYSCALL from the guest's user mode: its system call, never a hypercall
 // (Xen's lstar_enter: only kernel mode's SYSCALL is one), to the syscall
-// callback on the kernel stack; without one the domain is crashed, as Xen's
-// bounce to address 0. The upcall follows on the return to the guest
+// callback on the kernel stack; without one, #UD (syscall_ud), as Xen 4.17
+// does since its "inject #UD for missing SYSCALL callbacks": a guest kernel
+// that registered none sees an invalid instruction, not the end of its
+// domain. The upcall follows on the return to the guest
 // (guest_return_events), as after a hypercall.
 void guest_user_syscall(TrapFrame& f)
 {
     Vcpu& v = *this_cpu().vcpu;
-    if (!arch(v).callback[CALLBACKTYPE_syscall]) guest_crash(f, "syscall from user mode: no syscall callback");
+    if (!arch(v).callback[CALLBACKTYPE_syscall]) {
+        if (!syscall_ud(f, f.rip - 2)) guest_crash(f, "syscall from user mode: no syscall callback, no #UD handler");
+        return;
+    }
     if (!syscall_callback(v, f, CALLBACKTYPE_syscall))
         guest_crash(f, "syscall from user mode: the bounce frame cannot be written");
 }
@@ -176,17 +197,14 @@ void guest_user_syscall(TrapFrame& f)
 // SYSCALL from compatibility mode (syscall32_entry), as Xen 4.17 bounces it
 // for a 64-bit PV guest: to the syscall32 callback (CALLBACKTYPE_syscall32)
 // with the frame of an event without error code (RCX and R11 as SYSCALL left
-// them, CS FLAT_RING3_CS32), or, without one, a #UD at the SYSCALL (RIP back
-// over its 2 bytes) to the trap table's handler. False: neither could be
+// them, CS FLAT_RING3_CS32), or, without one, a #UD at the SYSCALL
+// (syscall_ud; compatibility mode: a 32-bit RIP). False: neither could be
 // delivered (the caller crashes the domain).
 bool guest_syscall32(TrapFrame& f)
 {
     Vcpu& v = *this_cpu().vcpu;
     if (arch(v).callback[CALLBACKTYPE_syscall32]) return syscall_callback(v, f, CALLBACKTYPE_syscall32);
-    f.vector = kExcUD;
-    f.error = 0;
-    f.rip = uint32_t(f.rip - 2);   // compatibility mode: a 32-bit RIP
-    return guest_bounce(f);
+    return syscall_ud(f, uint32_t(f.rip - 2));
 }
 
 namespace {
