@@ -11,7 +11,8 @@
 // - INT n: delivered to the handler of vector n when its entry's DPL is not 0
 //   (a PV kernel's mode), without an error code, RIP past the instruction;
 //   #GP with the IDT bit in the error code otherwise; INT3 is #BP.
-// - Emulated privileged instructions: mov from CR0/CR2/CR3/CR4, mov to CR0
+// - Emulated privileged instructions: mov from CR0 (the CPU's: AM set, on
+//   both vCPUs' CPUs)/CR2/CR3/CR4, mov to CR0
 //   (TS) and CR2, clts, wbinvd, rdmsr of EFER; #GP(0) for a change of CR0
 //   other than TS and for an MSR no one knows.
 // - fpu_taskswitch: TS set, the next x87 instruction raises #NM, after
@@ -401,7 +402,7 @@ c32_end:
 namespace {
 
 constexpr uint64_t kNoTrap = ~0ull;
-constexpr uint64_t kCr0Ts = 1u << 3;
+constexpr uint64_t kCr0Ts = 1u << 3, kCr0Am = 1u << 18;
 
 // Runs fn; the vector it ended with, kNoTrap when it returned.
 uint64_t trap_of(const void* fn, uint64_t a0 = 0, uint64_t a1 = 0, uint64_t* rax = nullptr, uint64_t a2 = 0)
@@ -598,6 +599,9 @@ void emulation(const start_info_t* si, bool pvmmu)
     uint64_t v = 0;
     check("mov %cr0: emulated", trap_of(c_rd_cr0, 0, 0, &v), kNoTrap);
     check("  PE and PG set", long(v & 0x80000001), 0x80000001);
+    // The CPU's CR0 (both read it): AM set, as Xen boots every CPU, so that
+    // a guest's EFLAGS.AC turns on alignment checking in ring 3.
+    check("  AM set", long(v & kCr0Am), long(kCr0Am));
     const uint64_t cr0 = v;
     const uint64_t l4 = p2m(si)[(si->pt_base - XENPV_VIRT_BASE) >> 12];
     check("mov %cr3: emulated", trap_of(c_rd_cr3, 0, 0, &v), kNoTrap);
@@ -1596,6 +1600,7 @@ alignas(16) uint8_t g_vcpu1_kstack[1024];   // its kernel_sp: entries from user 
 alignas(64) vcpu_runstate_info g_rs0, g_rs1;
 volatile int conform_vcpu1_rs_state = -1;   // what vCPU 1 saw in its own area
 volatile uint32_t conform_vcpu1_leaf1_ebx = ~0u;   // its CPUID leaf 1 EBX
+volatile uint64_t conform_vcpu1_cr0 = 0;           // its mov from %cr0
 
 long runstate_info(unsigned vcpu, vcpu_runstate_info* r)
 {
@@ -1720,6 +1725,7 @@ void vcpu_context(const start_info_t* si, uint64_t free)
     while (hypercall(__HYPERVISOR_vcpu_op, VCPUOP_is_up, 1, 0) != 0 && ++spins < 100000000)
         hypercall(__HYPERVISOR_sched_op, SCHEDOP_yield, 0);
     check("  vCPU 1's INT3 reached the context's #BP handler, then it went down", long(conform_vcpu1_vector), 3);
+    check("  vCPU 1's %cr0: AM set (its CPU's)", long(conform_vcpu1_cr0 & kCr0Am), long(kCr0Am));
     vcpu1_user_checks(uint64_t(g_vcpu1_kstack + sizeof(g_vcpu1_kstack)));
     // Xen 4.17 gives a PV vCPU no APIC ID of its own (0), not its CPU's.
     check("xen cpuid 1 on vCPU 1: APIC ID (EBX 31:24) 0", long(conform_vcpu1_leaf1_ebx >> 24), 0);
@@ -1789,6 +1795,9 @@ extern "C" [[noreturn]] void conform_vcpu1_trap()
     reinterpret_cast<void (*)(uint64_t, uint32_t*, uint64_t)>(c_xen_cpuid)(1, r, 0);
     conform_vcpu1_leaf1_ebx = r[1];
     conform_vcpu1_rs_state = g_rs1.state;
+    uint64_t cr0 = 0;
+    asm volatile("mov %%cr0, %0" : "=r"(cr0));   // emulated on both
+    conform_vcpu1_cr0 = cr0;
     vcpu1_user_mode();
     conform_vcpu1_vector = 3;
     hypercall(__HYPERVISOR_vcpu_op, VCPUOP_down, 1, 0);

@@ -19,6 +19,11 @@
 //   RPL 0 taken with RPL 3.
 // - An event pending when an iret to user mode unmasks upcalls: the event
 //   callback at once, on the kernel stack, with the user's RIP and CS.
+// - EFLAGS.AC set in user mode: the entry's handler runs with AC clear
+//   (Xen's create_bounce_frame clears it), the frame keeping the user's AC.
+//   (Both run guests with CR0.AM set, main.cc's emulation checks, so on
+//   hardware a misaligned access with AC set is #AC; QEMU's TCG, which runs
+//   these tests, raises no #AC at all, so that is not checked here.)
 // - vCPU 1 (main.cc vcpu_context), started with ctrlreg[1] as its user L4
 //   and no syscall callback: its iret to user mode runs there, and its
 //   SYSCALL is a #UD at the SYSCALL, on its kernel stack (vcpu1_user_mode).
@@ -54,7 +59,7 @@ extern "C" HIDDEN char um_syscall_entry[], um_event_entry[], um_ud_entry[], um_g
     um_int80_entry[];
 extern "C" HIDDEN uint64_t um_frame[8], um_sp, um_rax, um_rdi, um_hflags, um_ss, um_rflags;
 extern "C" HIDDEN char u_page[], u_syscall[], u_syscall_ret[], u_load[], u_gs[], u_int80[], u_cr0[], u_regs[],
-    u_nocb[], u_nocb_syscall[];
+    u_ac_syscall[], u_nocb[], u_nocb_syscall[];
 extern "C" HIDDEN uint8_t um_kstack[4096];
 extern "C" HIDDEN char vcpu1_ud_entry[];
 extern "C" HIDDEN volatile uint64_t vcpu1_ud_frame[8];
@@ -154,8 +159,8 @@ vcpu1_ud_frame: .zero 64
     .balign 4096
     .globl u_page, u_syscall, u_syscall_ret, u_load, u_gs, u_int80, u_cr0, u_regs
     .hidden u_page, u_syscall, u_syscall_ret, u_load, u_gs, u_int80, u_cr0, u_regs
-    .globl u_nocb, u_nocb_syscall
-    .hidden u_nocb, u_nocb_syscall
+    .globl u_ac_syscall, u_nocb, u_nocb_syscall
+    .hidden u_ac_syscall, u_nocb, u_nocb_syscall
 u_page:
 u_syscall:
     mov $0x1234, %eax
@@ -181,6 +186,12 @@ u_regs:                 /* RCX and R11 as the iret left them, in RAX and RDI */
     mov %r11, %rdi
     syscall
     ud2
+u_ac_syscall:           /* EFLAGS.AC on, then SYSCALL */
+    pushfq
+    orl $0x40000, (%rsp)
+    popfq
+    syscall
+    ud2
 u_nocb:                 /* DF on, then SYSCALL (vCPU 1: no syscall callback) */
     std
     mov $0x1234, %eax
@@ -201,7 +212,7 @@ constexpr uint64_t kDataMark = 0x7575, kUserGsMark = 0x6767, kKernelGsMark = 0x4
 constexpr uint16_t kFlatCs64 = FLAT_RING3_CS64, kFlatSs = FLAT_RING3_SS64;
 constexpr unsigned kSyscallTag = 0x91, kEventTag = 0x92;
 constexpr uint64_t kMsrShadowGs = 0xc0000102;
-constexpr uint64_t kDf = 0x400;   // EFLAGS.DF
+constexpr uint64_t kAc = 0x40000, kDf = 0x400;   // EFLAGS.AC, EFLAGS.DF
 
 uint64_t user_va(const char* p) { return kUserCode + uint64_t(p - u_page); }
 uint64_t ktop() { return uint64_t(um_kstack) + sizeof(um_kstack); }
@@ -223,9 +234,10 @@ long set_traps(const trap_info_t* t) { return hypercall(__HYPERVISOR_set_trap_ta
 // The user L4 from the frames free + 6 ... free + 11 (main.cc's checks use
 // free ... free + 5): zeroed, filled, mapped read-only in the kernel, pinned
 // as an L4 (Xen validates the whole tree), made the user base pointer. Its
-// mfn, 0 if a step failed. Once: user_mode_l4 keeps it.
+// mfn, 0 if one of these steps failed. Once: user_mode_l4 keeps it.
 uint64_t build_user_l4(const start_info_t* si, uint64_t free)
 {
+    const unsigned failed_before = g_failed;
     const uint64_t l4 = free + 6, l3 = free + 7, l2 = free + 8, l1 = free + 9, data = free + 10, gs = free + 11;
     const auto mfn = [&](uint64_t g) { return p2m(si)[g]; };
     for (uint64_t g = l4; g <= gs; ++g)
@@ -247,7 +259,7 @@ uint64_t build_user_l4(const start_info_t* si, uint64_t free)
     check("user L4: its tables mapped read-only", rc, 0);
     check("MMUEXT_PIN_L4_TABLE of the user L4", mmuext(MMUEXT_PIN_L4_TABLE, mfn(l4)), 0);
     check("MMUEXT_NEW_USER_BASEPTR", mmuext(MMUEXT_NEW_USER_BASEPTR, mfn(l4)), 0);
-    return g_failed ? 0 : mfn(l4);
+    return g_failed != failed_before ? 0 : mfn(l4);
 }
 
 uint64_t g_user_l4 = ~0ull;   // user_mode_l4's
@@ -358,6 +370,16 @@ void upcall_checks(volatile shared_info_t* sh, volatile vcpu_info_t* vi)
     quiet(sh, vi, ipi.port);
 }
 
+// EFLAGS.AC set in user mode reaches the frame but not the handler.
+void ac_checks()
+{
+    check("EFLAGS.AC set in user mode, then SYSCALL: the syscall callback",
+          long(um_call(user_va(u_ac_syscall), kUserStack, 0, 0)), kSyscallTag);
+    check("  frame R11: the user's RFLAGS, AC set", long(um_frame[1] & kAc), long(kAc));
+    check("  frame RFLAGS: AC set", long(um_frame[4] & kAc), long(kAc));
+    check("  the callback runs with AC clear", long(um_hflags & kAc), 0);
+}
+
 // What vCPU 1 saw in user mode (vcpu1_user_mode), for vcpu1_user_checks.
 struct Vcpu1User {
     uint64_t tag, frame[8], sp, rax, hflags;
@@ -459,6 +481,7 @@ void user_mode_checks(const start_info_t* si, uint64_t free, volatile shared_inf
     gs_checks();
     in_syscall_checks();
     int80_checks();
+    ac_checks();
     upcall_checks(sh, vi);
     const trap_info_t kernel_traps[] = {{6, 0, kFlatCs64, uint64_t(conform_stubs + 16 * 6)},
                                         {13, 0, kFlatCs64, uint64_t(conform_stubs + 16 * 13)},

@@ -42,8 +42,9 @@ namespace {
 constexpr uint64_t kGuestRflags =
     RFLAGS_CF | RFLAGS_PF | RFLAGS_AF | RFLAGS_ZF | RFLAGS_SF | RFLAGS_TF | RFLAGS_DF | RFLAGS_OF | RFLAGS_RF |
     RFLAGS_AC | RFLAGS_ID;
-constexpr uint64_t kRflagsIf = RFLAGS_IF, kRflagsFixed = RFLAGS_FIXED, kRflagsTf = RFLAGS_TF, kRflagsRf = RFLAGS_RF,
-                   kRflagsDf = RFLAGS_DF;
+constexpr uint64_t kRflagsIf = RFLAGS_IF, kRflagsFixed = RFLAGS_FIXED, kRflagsDf = RFLAGS_DF;
+// What a bounce clears in the handler's RFLAGS (deliver_to).
+constexpr uint64_t kBounceClears = RFLAGS_TF | RFLAGS_RF | RFLAGS_NT | RFLAGS_VM | RFLAGS_AC;
 
 Platform& platform() { return core()->platform(); }
 
@@ -251,8 +252,17 @@ bool deliver_to(Vcpu& v, TrapFrame& f, uint64_t handler, unsigned vector, bool e
     f.rsp = sp;
     f.cs = HV_SEL_GUEST_CS64;
     f.ss = HV_SEL_GUEST_DS;
-    // TF and RF off in the handler, as the CPU clears them delivering an event.
-    f.rflags = (f.rflags & kGuestRflags & ~(kRflagsTf | kRflagsRf)) | kRflagsIf | kRflagsFixed;
+    // The handler's RFLAGS, as Xen's create_bounce_frame leaves them: TF,
+    // RF, NT and VM clear, as the CPU clears them delivering an event (NT
+    // and VM are never in kGuestRflags), and AC clear too. The CPU runs
+    // every guest with CR0.AM set (boot/boot32.S), as Xen does, so a guest's
+    // AC turns on alignment checking in ring 3; the guest's kernel, in ring 3
+    // as well, must not take the #AC of an AC its user program set. AC gives
+    // ring-3 code nothing else: SMAP's AC exemption is for supervisor
+    // accesses only, and every entry to the hypervisor clears AC before its
+    // C code runs (IA32_FMASK for SYSCALL, cpu/entry_defs.h; SMAP_CLOSE in
+    // cpu/trap_entry.S), so a guest's AC never opens its pages to ring 0.
+    f.rflags = (f.rflags & kGuestRflags & ~kBounceClears) | kRflagsIf | kRflagsFixed;
     return true;
 }
 
