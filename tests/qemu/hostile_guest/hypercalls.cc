@@ -456,6 +456,10 @@ void make_vcpu_op(Made& m)
             c.kernel_ss = c.kernel_sp = 0;
             c.event_callback_eip = 0;
             c.failsafe_callback_eip = c.syscall_callback_eip = 0;
+            // No user L4 (a random one would hold a type reference the
+            // page-table oracles do not know); the safe start in kernel mode.
+            c.ctrlreg[1] = 0;
+            if (safe) c.flags = VGCF_in_kernel;
             if (!safe) c.trap_ctxt[13] = trap_info_t{13, 0, FLAT_RING3_CS64, c.user_regs.rip};
             m.vcpu1_safe = safe && c.ctrlreg[3] == xen_pfn_to_cr3(g.mfn(0));
             m.after = id == 1 ? After::Vcpu1Init : After::Nothing;
