@@ -69,7 +69,6 @@ asm(R"(
     .pushsection .text
     .globl um_call, um_syscall_entry, um_event_entry, um_ud_entry, um_gp_entry, um_pf_entry, um_int80_entry
     .hidden um_call, um_syscall_entry, um_event_entry, um_ud_entry, um_gp_entry, um_pf_entry, um_int80_entry
-
 um_call:
     push %rbx; push %rbp; push %r12; push %r13; push %r14; push %r15
     mov %rsp, um_ksp(%rip)
