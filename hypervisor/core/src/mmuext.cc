@@ -30,6 +30,11 @@ int unpin(Hypervisor& hv, Domain& d, Mfn m)
 }
 
 // NEW_BASEPTR / NEW_USER_BASEPTR: the vCPU's root holds an L4 type reference.
+// Only the kernel's L4 is reloaded. A hypercall comes from the guest's
+// kernel mode only (a SYSCALL in its user mode is the guest's own system
+// call, docs/abi.md §10 "Guest user mode"), so the user L4 is never the one
+// in use here; the next entry into user mode loads it, as Xen's
+// toggle_guest_pt, which is also why Xen does not touch CR3 for it.
 int new_baseptr(Hypervisor& hv, Vcpu& v, Mfn m, bool user)
 {
     Mfn& slot = user ? v.guest_table_user : v.guest_table;
@@ -43,7 +48,7 @@ int new_baseptr(Hypervisor& hv, Vcpu& v, Mfn m, bool user)
     const bool had = has;
     slot = m;
     has = !none;
-    hv.platform().load_base(v);
+    if (!user) hv.platform().load_base(v);
     if (had) put_page_and_type(hv, old);
     return 0;
 }

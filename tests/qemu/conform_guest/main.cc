@@ -11,7 +11,8 @@
 // - INT n: delivered to the handler of vector n when its entry's DPL is not 0
 //   (a PV kernel's mode), without an error code, RIP past the instruction;
 //   #GP with the IDT bit in the error code otherwise; INT3 is #BP.
-// - Emulated privileged instructions: mov from CR0/CR2/CR3/CR4, mov to CR0
+// - Emulated privileged instructions: mov from CR0 (the CPU's: AM set, on
+//   both vCPUs' CPUs)/CR2/CR3/CR4, mov to CR0
 //   (TS) and CR2, clts, wbinvd, rdmsr of EFER; #GP(0) for a change of CR0
 //   other than TS and for an MSR no one knows.
 // - fpu_taskswitch: TS set, the next x87 instruction raises #NM, after
@@ -32,8 +33,10 @@
 // - mov to %cr3: the L4 in use taken, a writable or absent frame #GP.
 // - vm_assist's checks.
 // - VCPUOP_initialise takes trap_ctxt[] (vCPU 1's INT3 reaches the
-//   context's #BP handler); a bad trap handler, callback or kernel_sp is
-//   -EINVAL and the vCPU stays down.
+//   context's #BP handler) and ctrlreg[1], the user L4 (vCPU 1 then runs in
+//   user mode on it: user_mode.cc); a bad trap handler, callback or
+//   kernel_sp, a ctrlreg[1] that is no L4, user mode (no VGCF_in_kernel)
+//   without ctrlreg[1] are -EINVAL and the vCPU stays down.
 // - The read-only M2P: XENMEM_machphys_mapping as Xen
 //   answers it; at MACH2PHYS_VIRT_START + mfn * 8 each of the guest's frames
 //   reads its gpfn; a frame no domain has (pvmmu: the hypervisor's; Xen: its
@@ -102,6 +105,11 @@ extern "C" HIDDEN uint64_t conform_zf;
 void event_checks(volatile shared_info_t* sh, volatile vcpu_info_t* vi);   // events.cc
 void user_mode_checks(const start_info_t* si, uint64_t free, volatile shared_info_t* sh,
                       volatile vcpu_info_t* vi);   // user_mode.cc
+uint64_t user_mode_l4(const start_info_t* si, uint64_t free);                // user_mode.cc
+void vcpu1_user_mode();                                                      // user_mode.cc
+void vcpu1_user_checks(uint64_t kstack_top);                                 // user_mode.cc
+void vcpu1_user_start(vcpu_guest_context_t& ctx, uint64_t kstack_top);       // user_mode.cc
+extern "C" HIDDEN char um_ud_entry[];   // user_mode.cc: an entry from user mode, back to um_call's caller
 void sched_checks(bool pvmmu);                                               // sched.cc
 void fifo_checks(const start_info_t* si, volatile vcpu_info_t* vi);          // fifo.cc
 // A page of the image that pt_writes pins as an L1 (linked nowhere); c_st_pinned
@@ -394,7 +402,7 @@ c32_end:
 namespace {
 
 constexpr uint64_t kNoTrap = ~0ull;
-constexpr uint64_t kCr0Ts = 1u << 3;
+constexpr uint64_t kCr0Ts = 1u << 3, kCr0Am = 1u << 18;
 
 // Runs fn; the vector it ended with, kNoTrap when it returned.
 uint64_t trap_of(const void* fn, uint64_t a0 = 0, uint64_t a1 = 0, uint64_t* rax = nullptr, uint64_t a2 = 0)
@@ -591,6 +599,9 @@ void emulation(const start_info_t* si, bool pvmmu)
     uint64_t v = 0;
     check("mov %cr0: emulated", trap_of(c_rd_cr0, 0, 0, &v), kNoTrap);
     check("  PE and PG set", long(v & 0x80000001), 0x80000001);
+    // The CPU's CR0 (both read it): AM set, as Xen boots every CPU, so that
+    // a guest's EFLAGS.AC turns on alignment checking in ring 3.
+    check("  AM set", long(v & kCr0Am), long(kCr0Am));
     const uint64_t cr0 = v;
     const uint64_t l4 = p2m(si)[(si->pt_base - XENPV_VIRT_BASE) >> 12];
     check("mov %cr3: emulated", trap_of(c_rd_cr3, 0, 0, &v), kNoTrap);
@@ -1572,9 +1583,13 @@ void memory_queries(const start_info_t* si, bool pvmmu, uint64_t free_va)
 // started with a #BP handler in its context and no set_trap_table of its
 // own, reaches it with INT3 (a DPL-3 gate on both). Before that, a context
 // with a non-canonical trap handler, event callback or kernel_sp is -EINVAL
-// and leaves vCPU 1 down (VCPUOP_up -EINVAL). Booted with 2 vCPUs; with
-// one, a note.
+// and leaves vCPU 1 down (VCPUOP_up -EINVAL). So do user mode (flags
+// without VGCF_in_kernel) with no user L4 in ctrlreg[1], and a ctrlreg[1]
+// that cannot be an L4 (a page mapped writable), as Xen checks it. The
+// context that starts names the user L4 of user_mode.cc in ctrlreg[1]
+// (vcpu1_user_mode). Booted with 2 vCPUs; with one, a note.
 alignas(16) uint8_t g_vcpu1_stack[8192];
+alignas(16) uint8_t g_vcpu1_kstack[1024];   // its kernel_sp: entries from user mode
 
 // The runstate (<xen/vcpu.h>), as both answer it: VCPUOP_get_runstate_info
 // and VCPUOP_register_runstate_memory_area of the caller and of a vCPU
@@ -1585,6 +1600,7 @@ alignas(16) uint8_t g_vcpu1_stack[8192];
 alignas(64) vcpu_runstate_info g_rs0, g_rs1;
 volatile int conform_vcpu1_rs_state = -1;   // what vCPU 1 saw in its own area
 volatile uint32_t conform_vcpu1_leaf1_ebx = ~0u;   // its CPUID leaf 1 EBX
+volatile uint64_t conform_vcpu1_cr0 = 0;           // its mov from %cr0
 
 long runstate_info(unsigned vcpu, vcpu_runstate_info* r)
 {
@@ -1664,7 +1680,7 @@ void runstate_after_vcpu1(const vcpu_runstate_info& before)
           hypercall(__HYPERVISOR_vm_assist, VMASST_CMD_disable, VMASST_TYPE_runstate_update_flag), 0);
 }
 
-void vcpu_context(const start_info_t* si)
+void vcpu_context(const start_info_t* si, uint64_t free)
 {
     if (hypercall(__HYPERVISOR_vcpu_op, VCPUOP_is_up, 1, 0) != 0) {
         write("conform guest: no vCPU 1 down: the VCPUOP_initialise checks are not run\n");
@@ -1688,17 +1704,29 @@ void vcpu_context(const start_info_t* si)
     ctx.event_callback_eip = 0;
     ctx.kernel_sp = kNonCanonical;
     check("VCPUOP_initialise with a non-canonical kernel_sp: -EINVAL", initialise(), -XEN_EINVAL);
-    ctx.kernel_sp = ctx.user_regs.rsp;
+    ctx.kernel_sp = uint64_t(g_vcpu1_kstack + sizeof(g_vcpu1_kstack));
+    ctx.flags = 0;
+    check("VCPUOP_initialise in user mode (no VGCF_in_kernel) without ctrlreg[1]: -EINVAL", initialise(),
+          -XEN_EINVAL);
+    ctx.flags = VGCF_in_kernel;
+    ctx.ctrlreg[1] = xen_pfn_to_cr3(p2m(si)[(uint64_t(g_vcpu1_stack) - XENPV_VIRT_BASE) >> 12]);
+    check("VCPUOP_initialise with a ctrlreg[1] mapped writable (no L4): -EINVAL", initialise(), -XEN_EINVAL);
     check("  vCPU 1 still down", hypercall(__HYPERVISOR_vcpu_op, VCPUOP_is_up, 1, 0), 0);
     check("  VCPUOP_up of it: -EINVAL", hypercall(__HYPERVISOR_vcpu_op, VCPUOP_up, 1, 0), -XEN_EINVAL);
+    const uint64_t user_l4 = user_mode_l4(si, free);
+    if (!user_l4) return;
+    ctx.ctrlreg[1] = xen_pfn_to_cr3(user_l4);
     ctx.trap_ctxt[3] = trap_info_t{3, 3, FLAT_KERNEL_CS64, uint64_t(conform_vcpu1_bp)};
-    check("VCPUOP_initialise of vCPU 1 with a #BP handler in trap_ctxt", initialise(), 0);
+    ctx.trap_ctxt[6] = trap_info_t{6, 0, FLAT_KERNEL_CS64, uint64_t(um_ud_entry)};
+    check("VCPUOP_initialise of vCPU 1 with a #BP handler in trap_ctxt, a user L4 in ctrlreg[1]", initialise(), 0);
     const vcpu_runstate_info before = g_rs1;
     check("VCPUOP_up of vCPU 1", hypercall(__HYPERVISOR_vcpu_op, VCPUOP_up, 1, 0), 0);
     uint64_t spins = 0;
     while (hypercall(__HYPERVISOR_vcpu_op, VCPUOP_is_up, 1, 0) != 0 && ++spins < 100000000)
         hypercall(__HYPERVISOR_sched_op, SCHEDOP_yield, 0);
     check("  vCPU 1's INT3 reached the context's #BP handler, then it went down", long(conform_vcpu1_vector), 3);
+    check("  vCPU 1's %cr0: AM set (its CPU's)", long(conform_vcpu1_cr0 & kCr0Am), long(kCr0Am));
+    vcpu1_user_checks(uint64_t(g_vcpu1_kstack + sizeof(g_vcpu1_kstack)));
     // Xen 4.17 gives a PV vCPU no APIC ID of its own (0), not its CPU's.
     check("xen cpuid 1 on vCPU 1: APIC ID (EBX 31:24) 0", long(conform_vcpu1_leaf1_ebx >> 24), 0);
     // Xen writes the area when vCPU 1's CPU next schedules (after is_up says
@@ -1706,6 +1734,7 @@ void vcpu_context(const start_info_t* si)
     for (spins = 0; g_rs1.state != RUNSTATE_offline && spins < 100000000; ++spins)
         hypercall(__HYPERVISOR_sched_op, SCHEDOP_yield, 0);
     runstate_after_vcpu1(before);
+    if (g_pvmmu) vcpu1_user_start(ctx, uint64_t(g_vcpu1_kstack + sizeof(g_vcpu1_kstack)));
 }
 
 // VCPUOP_register_vcpu_info (<xen/vcpu.h>): Xen's checks (-ENXIO for an
@@ -1765,8 +1794,12 @@ extern "C" [[noreturn]] void conform_vcpu1_trap()
     uint32_t r[4] = {};
     reinterpret_cast<void (*)(uint64_t, uint32_t*, uint64_t)>(c_xen_cpuid)(1, r, 0);
     conform_vcpu1_leaf1_ebx = r[1];
-    conform_vcpu1_vector = 3;
     conform_vcpu1_rs_state = g_rs1.state;
+    uint64_t cr0 = 0;
+    asm volatile("mov %%cr0, %0" : "=r"(cr0));   // emulated on both
+    conform_vcpu1_cr0 = cr0;
+    vcpu1_user_mode();
+    conform_vcpu1_vector = 3;
     hypercall(__HYPERVISOR_vcpu_op, VCPUOP_down, 1, 0);
     for (;;) {
     }
@@ -2001,7 +2034,7 @@ extern "C" [[noreturn]] void xenpv_start(const start_info_t* si, uint64_t initia
     runstate();
     m2p(si, pvmmu);
     memory_queries(si, pvmmu, ((initial_sp + 4095) & ~4095ull) + 4096);
-    vcpu_context(si);
+    vcpu_context(si, free);
     vcpu_info_checks(si, ((initial_sp + 4095) & ~4095ull) + 4096);
     event_checks(reinterpret_cast<volatile shared_info_t*>(((initial_sp + 4095) & ~4095ull) + 4096),
                  reinterpret_cast<volatile vcpu_info_t*>(g_vcpu_info_page + 128));

@@ -143,6 +143,7 @@ void update_descriptor_on_two_vcpus(const start_info_t* si, uint64_t entry1)
     g_gdt[1] = kData3;
     check("set_gdt on vCPU 0", set_gdt(g_frame1, 3), 0);
     static vcpu_guest_context_t ctx;
+    ctx.flags = VGCF_in_kernel;   // else it starts in user mode, which needs ctrlreg[1]
     ctx.user_regs.rip = uint64_t(&vcpu1_loads);
     ctx.user_regs.rsp = uint64_t(g_stack1 + sizeof(g_stack1) - 8);
     ctx.ctrlreg[3] = xen_pfn_to_cr3(reinterpret_cast<const uint64_t*>(si->mfn_list)[0]);

@@ -180,6 +180,7 @@ extern "C" [[noreturn]] void xenpv_start(const start_info_t* si)
     check("initialise from an unmapped context",
           hypercall(__HYPERVISOR_vcpu_op, VCPUOP_initialise, 1, 0x0000100000000000), -XEN_EFAULT);
     static vcpu_guest_context_t ctx;
+    ctx.flags = VGCF_in_kernel;   // else it starts in user mode, which needs ctrlreg[1]
     ctx.user_regs.rip = 0x0000800000000000;
     ctx.user_regs.rsp = 0x8000300000;
     ctx.ctrlreg[3] = xen_pfn_to_cr3(reinterpret_cast<const uint64_t*>(si->mfn_list)[0]);

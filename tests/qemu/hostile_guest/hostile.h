@@ -218,6 +218,9 @@ ProbeResult probe(const void* fn, const char* at, const char* past, uint64_t a0 
 void restore_segments();
 // --- user.cc: guest user mode ---------------------------------------------------
 void user_setup();   // in setup(), before the tables are hashed
+// SYSCALL in user mode without a syscall callback: the guest's #UD (user.cc),
+// in setup(), after the trap table.
+void user_no_callback_check();
 // Runs a snippet in user mode with arguments a (user.cc), checking where its
 // entries back to the kernel arrived.
 ProbeResult user_probe(const char* fn, const char* at, const char* past, const uint64_t (&a)[4]);

@@ -456,6 +456,10 @@ void make_vcpu_op(Made& m)
             c.kernel_ss = c.kernel_sp = 0;
             c.event_callback_eip = 0;
             c.failsafe_callback_eip = c.syscall_callback_eip = 0;
+            // No user L4 (a random one would hold a type reference the
+            // page-table oracles do not know); the safe start in kernel mode.
+            c.ctrlreg[1] = 0;
+            if (safe) c.flags = VGCF_in_kernel;
             if (!safe) c.trap_ctxt[13] = trap_info_t{13, 0, FLAT_RING3_CS64, c.user_regs.rip};
             m.vcpu1_safe = safe && c.ctrlreg[3] == xen_pfn_to_cr3(g.mfn(0));
             m.after = id == 1 ? After::Vcpu1Init : After::Nothing;
@@ -620,7 +624,13 @@ Call make_core_call(unsigned depth)
     // model would miss (get_debugreg, memory_op, console_io, sched_op,
     // physdev_op), and numbers no one has (-ENOSYS). Not iret: it would
     // resume the guest at whatever its stack holds (Xen's mc_exit).
-    else m.c = Call{rng.of({6ull, 7ull, 9ull, 11ull, 12ull, 18ull, 20ull, 22ull, 27ull, 29ull, 33ull, 50ull}), {pick_bad_va(), pick_bad_va(), pick_bad_va()}};
+    else {
+        m.c = Call{rng.of({6ull, 7ull, 9ull, 11ull, 12ull, 18ull, 20ull, 22ull, 27ull, 29ull, 33ull, 50ull}), {pick_bad_va(), pick_bad_va(), pick_bad_va()}};
+        // sched_op's command is an int: a bad address whose low half is a
+        // command (0x8000000000000001: SCHEDOP_block, with no event to come)
+        // would block or shut down; it is made one no one has.
+        if (m.c.nr == __HYPERVISOR_sched_op && uint32_t(m.c.a[0]) < 64) m.c.a[0] |= 0x80000000ull;
+    }
     return m.c;
 }
 

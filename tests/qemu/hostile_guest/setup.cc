@@ -150,6 +150,7 @@ void setup(const start_info_t* si, uint64_t initial_sp)
     if (code[0] != 0x0f || code[1] != 0x05) must("the code page at the canonical boundary", -XEN_EINVAL);
     user_setup();
     install_traps();
+    user_no_callback_check();
     say("hostile: domain of %u frames from mfn %x; pool A at %x, pool B at %x, playground L3 mfn %x, code at %x",
         g.nr_pages, g.first_mfn, g.va(g.region_a), g.va(g.pool_b), g.mfn(g.l3), kCodeVa);
 }

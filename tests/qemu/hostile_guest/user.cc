@@ -90,6 +90,25 @@ bool hostile_l4_probe()
 
 } // namespace
 
+// SYSCALL in user mode while no syscall callback is registered
+// (set_callbacks with 0): a #UD at the SYSCALL, from user mode, on the
+// kernel stack, as Xen 4.17 bounces it; never the domain's end. The
+// syscall of hostile_user_exit, past its 5-byte MOV, is the one run.
+void user_no_callback_check()
+{
+    must("stack_switch", hypercall(__HYPERVISOR_stack_switch, FLAT_RING3_SS64, ktop()));
+    must("set_callbacks(0, 0, 0)", hypercall(__HYPERVISOR_set_callbacks, 0, 0, 0));
+    must("MMUEXT_NEW_USER_BASEPTR", mmuext(MMUEXT_NEW_USER_BASEPTR, image_mfn(g_user_l4)));
+    const uint64_t rsp = uint64_t(g_ustack) + sizeof(g_ustack) - 8;
+    const char* exit = hostile_user_exit;
+    const ProbeResult r = probe(hostile_user_enter, exit, exit, uint64_t(exit), rsp, 0x202, 0);
+    const uint64_t at = uint64_t(exit) + 5;
+    if (r.traps == 0 || r.vector != 6 || r.rip != at || (r.cs & 3) != 3 || r.frame < uint64_t(g_kstack) ||
+        r.frame >= ktop())
+        fail("user mode: SYSCALL without a syscall callback: vector %u (%u traps) at %x, CS %x, handler on %x; "
+             "expected a #UD at %x from user mode on the kernel stack", r.vector, r.traps, r.rip, r.cs, r.frame, at);
+}
+
 // The user L4: the live L4's guest entries (the hypervisor fills its own
 // slots at validation), read-only in the physmap, pinned. Before the
 // protected tables are hashed: the read-only mapping changes a live L1.

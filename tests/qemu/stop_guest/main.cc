@@ -177,6 +177,7 @@ extern "C" [[noreturn]] void xenpv_start(const start_info_t* si)
     const bool role_down = has_word(si, "role=down");
     if (role_down || has_word(si, "role=spin")) {
         static vcpu_guest_context_t ctx;
+        ctx.flags = VGCF_in_kernel;   // else it starts in user mode, which needs ctrlreg[1]
         ctx.user_regs.rip = uint64_t(role_down ? &down : &spin);
         ctx.user_regs.rsp = uint64_t(g_stack + sizeof(g_stack) - 8);
         ctx.ctrlreg[3] = xen_pfn_to_cr3(reinterpret_cast<const uint64_t*>(si->mfn_list)[0]);

@@ -97,7 +97,10 @@ _start32:
 	or $(EFER_LME | EFER_NXE), %eax
 	wrmsr
 	mov %cr0, %eax
-	or $(CR0_PG | CR0_WP), %eax     /* activates IA-32e mode (EFER.LMA) */
+	/* PG activates IA-32e mode (EFER.LMA). AM, as Xen's boot CR0 has it:
+	 * ring 3 (every guest, kernel and user mode) gets alignment checking
+	 * when it sets EFLAGS.AC (pv/traps.cc, deliver_to). */
+	or $(CR0_PG | CR0_WP | CR0_AM), %eax
 	mov %eax, %cr0
 
 	lgdt boot_gdt_ptr32

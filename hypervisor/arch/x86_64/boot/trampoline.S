@@ -51,7 +51,7 @@ tramp_start:
 	or $(EFER_LME | EFER_NXE), %eax /* NXE before paging: the tables use bit 63 */
 	wrmsr
 	mov %cr0, %eax
-	or $(CR0_PG | CR0_WP), %eax
+	or $(CR0_PG | CR0_WP | CR0_AM), %eax   /* as the boot CPU (boot/boot32.S) */
 	mov %eax, %cr0
 	ljmp $TRAMP_CS64, $T(.Llong64)
 

@@ -7,6 +7,7 @@
 #define CR0_PE   (1 << 0)    /* protection enable */
 #define CR0_TS   (1 << 3)    /* task switched: x87/SSE instructions raise #NM */
 #define CR0_WP   (1 << 16)   /* supervisor writes honour read-only pages */
+#define CR0_AM   (1 << 18)   /* alignment mask: ring 3 with EFLAGS.AC set raises #AC on a misaligned access */
 #define CR0_PG   (1 << 31)   /* paging */
 
 /* RFLAGS ("EFLAGS Register", SDM Vol. 1; 64-bit RFLAGS keeps its bits). */
@@ -23,6 +24,7 @@
 #define RFLAGS_IOPL  (3 << 12)   /* I/O privilege level */
 #define RFLAGS_NT    (1 << 14)
 #define RFLAGS_RF    (1 << 16)   /* resume: no instruction breakpoint on the next instruction */
+#define RFLAGS_VM    (1 << 17)   /* virtual-8086 mode: never set in IA-32e mode */
 #define RFLAGS_AC    (1 << 18)   /* alignment check; with CR4.SMAP, user pages open to ring 0 */
 #define RFLAGS_ID    (1 << 21)
 

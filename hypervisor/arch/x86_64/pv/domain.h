@@ -71,6 +71,9 @@ struct VcpuArch {
     // user_mode_next: an iret to user mode, done once the hypercall ends
     // (pv/hypercall.cc), after the last write of the call into kernel memory.
     bool user_mode = false, user_mode_next = false;
+    // VCPUOP_initialise without VGCF_in_kernel: the vCPU starts in its user
+    // mode (guest_run), as on Xen.
+    bool start_user = false;
     // The %fs and kernel %gs bases the vCPU enters with (VCPUOP_initialise;
     // 0 at boot), loaded by guest_run; from then on the CPU's MSRs hold
     // %fs's and the base of the mode the vCPU is in (set_segment_base and

@@ -23,6 +23,7 @@
 #include "pv/domain.h"
 #include "pv/events.h"
 #include "pv/fpu.h"
+#include "pv/guest_mode.h"
 #include "pv/run.h"
 #include "pv/runstate.h"
 #include "pv/vcpu_info.h"
@@ -192,11 +193,14 @@ void guest_run(Vcpu& v)
     if (vcpu_info* info = guest_vcpu_info(v)) time_publish(info->time);   // on the CPU it runs on
     boot_time_report("first guest entry");   // once, the first vCPU of all
     load_segment_bases(arch(v));
-    // A vCPU starts in its kernel mode, on its kernel L4 (pv/guest_mode.h).
+    // A vCPU starts in its kernel mode, on its kernel L4 (pv/guest_mode.h),
+    // and enters its user mode last where VCPUOP_initialise said so (the
+    // runstate area is a kernel address).
     arch(v).user_mode = arch(v).user_mode_next = false;
     write_cr3(maddr_of(v.guest_table).v);
     runstate_change(v, RUNSTATE_running);   // its area through the tables just loaded
     guest_arm_timer(v);   // Xen's default periodic tick, or what was set before it went down
+    if (arch(v).start_user) guest_enter_user_mode(v);
     guest_enter(&static_cast<VcpuArch*>(v.platform_data)->start);
 }
 

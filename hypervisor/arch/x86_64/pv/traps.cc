@@ -42,8 +42,9 @@ namespace {
 constexpr uint64_t kGuestRflags =
     RFLAGS_CF | RFLAGS_PF | RFLAGS_AF | RFLAGS_ZF | RFLAGS_SF | RFLAGS_TF | RFLAGS_DF | RFLAGS_OF | RFLAGS_RF |
     RFLAGS_AC | RFLAGS_ID;
-constexpr uint64_t kRflagsIf = RFLAGS_IF, kRflagsFixed = RFLAGS_FIXED, kRflagsTf = RFLAGS_TF, kRflagsRf = RFLAGS_RF,
-                   kRflagsDf = RFLAGS_DF;
+constexpr uint64_t kRflagsIf = RFLAGS_IF, kRflagsFixed = RFLAGS_FIXED, kRflagsDf = RFLAGS_DF;
+// What a bounce clears in the handler's RFLAGS (deliver_to).
+constexpr uint64_t kBounceClears = RFLAGS_TF | RFLAGS_RF | RFLAGS_NT | RFLAGS_VM | RFLAGS_AC;
 
 Platform& platform() { return core()->platform(); }
 
@@ -158,17 +159,38 @@ bool syscall_callback(Vcpu& v, TrapFrame& f, unsigned type)
     return true;
 }
 
+// SYSCALL with no callback to take it, as Xen 4.17's switch_to_kernel: a #UD
+// at the SYSCALL (RIP back over its 2 bytes, 0F 05) from the mode it ran in,
+// to the trap table's #UD handler, which runs with DF clear: Xen 4.17 clears
+// it after this bounce as after a syscall callback's (xen_conform_guest
+// shows it). False: no handler either (the caller crashes the domain, as
+// Xen's bounce to address 0 does).
+bool syscall_ud(TrapFrame& f, uint64_t rip)
+{
+    f.vector = kExcUD;
+    f.error = 0;
+    f.rip = rip;
+    if (!guest_bounce(f)) return false;
+    f.rflags &= ~kRflagsDf;
+    return true;
+}
+
 } // namespace
 
 // SYSCALL from the guest's user mode: its system call, never a hypercall
 // (Xen's lstar_enter: only kernel mode's SYSCALL is one), to the syscall
-// callback on the kernel stack; without one the domain is crashed, as Xen's
-// bounce to address 0. The upcall follows on the return to the guest
+// callback on the kernel stack; without one, #UD (syscall_ud), as Xen 4.17
+// does since its "inject #UD for missing SYSCALL callbacks": a guest kernel
+// that registered none sees an invalid instruction, not the end of its
+// domain. The upcall follows on the return to the guest
 // (guest_return_events), as after a hypercall.
 void guest_user_syscall(TrapFrame& f)
 {
     Vcpu& v = *this_cpu().vcpu;
-    if (!arch(v).callback[CALLBACKTYPE_syscall]) guest_crash(f, "syscall from user mode: no syscall callback");
+    if (!arch(v).callback[CALLBACKTYPE_syscall]) {
+        if (!syscall_ud(f, f.rip - 2)) guest_crash(f, "syscall from user mode: no syscall callback, no #UD handler");
+        return;
+    }
     if (!syscall_callback(v, f, CALLBACKTYPE_syscall))
         guest_crash(f, "syscall from user mode: the bounce frame cannot be written");
 }
@@ -176,17 +198,14 @@ void guest_user_syscall(TrapFrame& f)
 // SYSCALL from compatibility mode (syscall32_entry), as Xen 4.17 bounces it
 // for a 64-bit PV guest: to the syscall32 callback (CALLBACKTYPE_syscall32)
 // with the frame of an event without error code (RCX and R11 as SYSCALL left
-// them, CS FLAT_RING3_CS32), or, without one, a #UD at the SYSCALL (RIP back
-// over its 2 bytes) to the trap table's handler. False: neither could be
+// them, CS FLAT_RING3_CS32), or, without one, a #UD at the SYSCALL
+// (syscall_ud; compatibility mode: a 32-bit RIP). False: neither could be
 // delivered (the caller crashes the domain).
 bool guest_syscall32(TrapFrame& f)
 {
     Vcpu& v = *this_cpu().vcpu;
     if (arch(v).callback[CALLBACKTYPE_syscall32]) return syscall_callback(v, f, CALLBACKTYPE_syscall32);
-    f.vector = kExcUD;
-    f.error = 0;
-    f.rip = uint32_t(f.rip - 2);   // compatibility mode: a 32-bit RIP
-    return guest_bounce(f);
+    return syscall_ud(f, uint32_t(f.rip - 2));
 }
 
 namespace {
@@ -233,8 +252,17 @@ bool deliver_to(Vcpu& v, TrapFrame& f, uint64_t handler, unsigned vector, bool e
     f.rsp = sp;
     f.cs = HV_SEL_GUEST_CS64;
     f.ss = HV_SEL_GUEST_DS;
-    // TF and RF off in the handler, as the CPU clears them delivering an event.
-    f.rflags = (f.rflags & kGuestRflags & ~(kRflagsTf | kRflagsRf)) | kRflagsIf | kRflagsFixed;
+    // The handler's RFLAGS, as Xen's create_bounce_frame leaves them: TF,
+    // RF, NT and VM clear, as the CPU clears them delivering an event (NT
+    // and VM are never in kGuestRflags), and AC clear too. The CPU runs
+    // every guest with CR0.AM set (boot/boot32.S), as Xen does, so a guest's
+    // AC turns on alignment checking in ring 3; the guest's kernel, in ring 3
+    // as well, must not take the #AC of an AC its user program set. AC gives
+    // ring-3 code nothing else: SMAP's AC exemption is for supervisor
+    // accesses only, and every entry to the hypervisor clears AC before its
+    // C code runs (IA32_FMASK for SYSCALL, cpu/entry_defs.h; SMAP_CLOSE in
+    // cpu/trap_entry.S), so a guest's AC never opens its pages to ring 0.
+    f.rflags = (f.rflags & kGuestRflags & ~kBounceClears) | kRflagsIf | kRflagsFixed;
     return true;
 }
 

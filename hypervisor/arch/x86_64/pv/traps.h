@@ -24,7 +24,8 @@ bool guest_deliver(TrapFrame& f, unsigned vector, bool error_code);
 void guest_upcall(TrapFrame& f);
 
 // SYSCALL from the guest's user mode (VECTOR_SYSCALL): to its syscall
-// callback; the domain crashed when it cannot be delivered.
+// callback, or #UD without one; the domain crashed when neither can be
+// delivered.
 void guest_user_syscall(TrapFrame& f);
 
 // After a hypercall: the switch to user mode its iret asked for (do_iret).

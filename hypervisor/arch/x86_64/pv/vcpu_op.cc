@@ -33,7 +33,11 @@ namespace {
 constexpr uint64_t kRflagsIf = RFLAGS_IF, kRflagsFixed = RFLAGS_FIXED;
 
 // VCPUOP_initialise, as Xen's arch_set_info_guest for a 64-bit PV vCPU: from
-// the context the registers (user_regs), the L4 (ctrlreg[3]), the virtual CR2
+// the context the registers (user_regs), the L4 (ctrlreg[3]), the user L4
+// (ctrlreg[1], 0: none; checked as MMUEXT_NEW_USER_BASEPTR checks it, and
+// replacing the one the vCPU had), the mode it starts in (flags'
+// VGCF_in_kernel; user mode needs a user L4, else -EINVAL, as on Xen;
+// pv/guest_mode.h), the virtual CR2
 // (ctrlreg[2]), the segment bases (fs_base, gs_base_kernel, gs_base_user),
 // the whole virtual IDT (trap_ctxt[], by position: an address of 0 leaves
 // that vector without a handler), the event, failsafe and syscall callbacks
@@ -85,7 +89,7 @@ long take_trap_table(Vcpu& self, Vcpu& t, uint64_t ctx_va)
 
 // The context's words initialise_locked takes besides user_regs and trap_ctxt.
 struct ContextWords {
-    uint64_t cr2, cr3;
+    uint64_t cr1, cr2, cr3;
     uint64_t stack[2];  // kernel_ss, kernel_sp: adjacent in the context
     uint64_t event, failsafe, syscall;
     uint64_t base[3];   // fs_base, gs_base_kernel, gs_base_user: adjacent in the context
@@ -101,7 +105,8 @@ long read_words(Vcpu& self, uint64_t ctx_va, ContextWords& w)
         return p.copy_from_guest(self, to, Vaddr{ctx_va + off}, len) != 0;
     };
     using C = vcpu_guest_context_t;
-    if (word(&w.cr2, offsetof(C, ctrlreg[2]), 8) || word(&w.cr3, offsetof(C, ctrlreg[3]), 8) ||
+    if (word(&w.cr1, offsetof(C, ctrlreg[1]), 8) || word(&w.cr2, offsetof(C, ctrlreg[2]), 8) ||
+        word(&w.cr3, offsetof(C, ctrlreg[3]), 8) ||
         word(w.stack, offsetof(C, kernel_ss), 16) || word(&w.event, offsetof(C, event_callback_eip), 8) ||
         word(&w.failsafe, offsetof(C, failsafe_callback_eip), 8) ||
         word(&w.syscall, offsetof(C, syscall_callback_eip), 8) || word(w.base, offsetof(C, fs_base), 24) ||
@@ -126,6 +131,11 @@ long initialise_locked(Vcpu& self, Vcpu& t, uint64_t ctx_va)
     if (!no_stack && !kernel_stack_ok(w.stack[1])) return -XEN_EINVAL;
     const Mfn l4{xen_cr3_to_pfn(w.cr3)};
     if ((w.cr3 & (kPageSize - 1)) || !core()->mem().valid(l4)) return -XEN_EINVAL;
+    const Mfn user_l4{xen_cr3_to_pfn(w.cr1)};
+    const bool has_user = w.cr1 != 0;
+    if (has_user && ((w.cr1 & (kPageSize - 1)) || !core()->mem().valid(user_l4))) return -XEN_EINVAL;
+    const bool in_kernel = w.flags & VGCF_in_kernel;
+    if (!in_kernel && !has_user) return -XEN_EINVAL;
     // The GDT the vCPU starts with (Linux's per-CPU GDT for a secondary
     // CPU), checked as set_gdt checks it; copied when the vCPU starts.
     // gdt_frames[16] then gdt_ents; at most FIRST_RESERVED_GDT_PAGE frames are used.
@@ -141,11 +151,23 @@ long initialise_locked(Vcpu& self, Vcpu& t, uint64_t ctx_va)
     // Last of the checks, as it changes t: a failure from here on leaves t
     // Down (initialise), never Initialised with part of a table.
     if (long rc = take_trap_table(self, t, ctx_va)) return rc;
-    // The vCPU holds a type reference to its L4, as NEW_BASEPTR takes one.
+    // The vCPU holds a type reference to its L4 and one to its user L4, as
+    // NEW_BASEPTR and NEW_USER_BASEPTR take them; those of the L4s it had
+    // before it went down are dropped.
     if (int rc = get_page_and_type(*core(), l4, t.domain->id, PageType::L4)) return rc;
+    if (has_user) {
+        if (int rc = get_page_and_type(*core(), user_l4, t.domain->id, PageType::L4)) {
+            put_page_and_type(*core(), l4);
+            return rc;
+        }
+    }
     if (t.has_table) put_page_and_type(*core(), t.guest_table);
     t.guest_table = l4;
     t.has_table = true;
+    if (t.has_user_table) put_page_and_type(*core(), t.guest_table_user);
+    t.guest_table_user = has_user ? user_l4 : Mfn{0};
+    t.has_user_table = has_user;
+    a.start_user = !in_kernel;
 
     // Xen's VGCF_failsafe_disables_events and VGCF_syscall_disables_events:
     // those callbacks mask event upcalls, as CALLBACKF_mask_events would.
