@@ -6,6 +6,7 @@
 #include <new>
 #include <string.h>
 
+#include "boot/boot_defs.h"
 #include "lib/console.h"
 #include "mm/core_glue.h"
 #include "mm/direct_map.h"
@@ -15,15 +16,19 @@ namespace pvmmu::x86 {
 
 namespace {
 
-uint64_t pages(uint64_t bytes) { return (bytes + kPageSize - 1) >> kPageShift; }
+constexpr uint64_t pages(uint64_t bytes) { return (bytes + kPageSize - 1) >> kPageShift; }
 
 // What the storage of these limits takes, in bytes: the active entries of
 // every table frame, then the maptrack.
-uint64_t active_bytes(const GrantLimits& l) { return uint64_t(l.max_grant_frames) * gnt::kEntriesPerFrame * sizeof(ActiveGrant); }
-uint64_t maptrack_bytes(const GrantLimits& l)
+constexpr uint64_t active_bytes(const GrantLimits& l) { return uint64_t(l.max_grant_frames) * gnt::kEntriesPerFrame * sizeof(ActiveGrant); }
+constexpr uint64_t maptrack_bytes(const GrantLimits& l)
 {
     return uint64_t(l.max_maptrack_frames) * gnt::kHandlesPerMaptrackFrame * sizeof(MapTrack);
 }
+
+// The most a domain's grant table takes, as the launchers size the machine.
+static_assert((kMaxGrantFrames + pages(active_bytes(GrantLimits{})) + pages(maptrack_bytes(GrantLimits{}))) * kPageSize <=
+              uint64_t(HV_GRANT_MIB) << 20);
 
 // A frame the guest's P2M does not name (Xen's INVALID_M2P_ENTRY, ~0): the
 // table frames are the domain's but none of its pseudo-physical frames.
