@@ -261,19 +261,25 @@ set_tests_properties(qemu_config_two_domains PROPERTIES LABELS qemu TIMEOUT 120)
 # `extra` are how each learns the other's domain id, gref and port
 # (docs/architecture.md §11). About 3 s of TCG; msgs=100000 in both files
 # for the issue's 10^5 (docs/results.md).
-foreach(_role granter mapper)
-  if(_role STREQUAL granter)
-    set(_other 2)
-  else()
-    set(_other 1)
-  endif()
-  file(GENERATE OUTPUT ${CMAKE_CURRENT_BINARY_DIR}/grant-${_role}.cfg
-    CONTENT "name = \"grant-${_role}\"\nkernel = \"$<TARGET_FILE:grant-guest>\"\nvcpus = 2\nmemory = 16\nmax_grant_frames = 4\nmax_maptrack_frames = 1\nextra = \"role=${_role} other=${_other} ref=8 port=2 msgs=4000\"\n")
+# qemu_grant_pair_4: the same at 4 vCPUs each (the ring served by vCPU 3).
+foreach(_vcpus 2 4)
+  foreach(_role granter mapper)
+    if(_role STREQUAL granter)
+      set(_other 2)
+    else()
+      set(_other 1)
+    endif()
+    file(GENERATE OUTPUT ${CMAKE_CURRENT_BINARY_DIR}/grant${_vcpus}-${_role}.cfg
+      CONTENT "name = \"grant-${_role}\"\nkernel = \"$<TARGET_FILE:grant-guest>\"\nvcpus = ${_vcpus}\nmemory = 16\nmax_grant_frames = 4\nmax_maptrack_frames = 1\nextra = \"role=${_role} other=${_other} ref=8 port=2 msgs=4000\"\n")
+  endforeach()
 endforeach()
 add_test(NAME qemu_grant_pair
-  COMMAND pvmmu-run --accel tcg --timeout 100 --config ${CMAKE_CURRENT_BINARY_DIR}/grant-granter.cfg
-          --config ${CMAKE_CURRENT_BINARY_DIR}/grant-mapper.cfg)
-set_tests_properties(qemu_grant_pair PROPERTIES LABELS qemu TIMEOUT 120)
+  COMMAND pvmmu-run --accel tcg --timeout 100 --config ${CMAKE_CURRENT_BINARY_DIR}/grant2-granter.cfg
+          --config ${CMAKE_CURRENT_BINARY_DIR}/grant2-mapper.cfg)
+add_test(NAME qemu_grant_pair_4
+  COMMAND pvmmu-run --accel tcg --timeout 100 --config ${CMAKE_CURRENT_BINARY_DIR}/grant4-granter.cfg
+          --config ${CMAKE_CURRENT_BINARY_DIR}/grant4-mapper.cfg)
+set_tests_properties(qemu_grant_pair qemu_grant_pair_4 PROPERTIES LABELS qemu TIMEOUT 120)
 
 # The same machine as a libvirt domain (label libvirt): started by
 # pvmmu-run through libvirt's embedded QEMU driver (no daemon), TCG, judged
