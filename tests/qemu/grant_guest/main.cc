@@ -25,20 +25,29 @@
 // ring is served by the domain's last vCPU (the port is bound to it),
 // vCPU 0 blocks until it is done (an IPI event). The mapper unmaps only once
 // the granter has checked its entry's flags (the ring's `release`).
+// Before the exchange the mapper tries the abuse cases a guest can try of
+// docs/security.md §7.18 against grefs ref + 2 (read-only) and ref + 3 (the
+// granter's L4) and runs the whole-machine invariant check.
 // Then GNTTABOP_copy: the mapper copies the granter's pattern out of the
 // copy page into its own frame (source gref, destination gmfn) and its own
 // pattern into the copy page (source gmfn, destination gref); a copy past
 // the page's end is refused (GNTST_bad_copy_arg). The granter checks, while
 // mapped, that the ring's entry has GTF_reading and GTF_writing, then that
 // both go once the mapper unmapped, and revokes both entries.
-#include "tiny_guest.h"
+#include "grant_guest/grant_guest.h"
 
 #include <xen/callback.h>
 #include <xen/event_channel.h>
-#include <xen/grant_table.h>
 #include <xen/vcpu.h>
 
 using namespace tiny;
+using namespace grant_guest;
+
+namespace grant_guest {
+const start_info_t* g_si;
+unsigned g_other, g_ref;
+alignas(4096) uint8_t g_copy_page[4096];
+} // namespace grant_guest
 
 #define HIDDEN __attribute__((visibility("hidden")))
 
@@ -61,17 +70,17 @@ struct Ring {
 static_assert(sizeof(Ring) <= 4096);
 
 alignas(4096) uint8_t g_ring_page[4096];   // the granter's ring
-alignas(4096) uint8_t g_copy_page[4096];   // the granter's copy page; the mapper's own copy frame
+alignas(4096) uint8_t g_ro_page[4096];     // the granter's page granted read-only (gref ref + 2)
 alignas(16) uint8_t g_stack[kMaxVcpus][16384];
 
-const start_info_t* g_si;
 volatile shared_info_t* g_sh;
 bool g_granter;
-unsigned g_other, g_ref, g_port_word, g_vcpus, g_worker;
+unsigned g_port_word, g_vcpus, g_worker;
 uint64_t g_msgs;
 evtchn_port_t g_port, g_ipi;          // the interdomain port, vCPU 0's IPI port
 volatile Ring* g_ring;
 volatile bool g_done;
+bool g_broken;                        // a message out of sequence: the exchange stops
 volatile uint64_t g_blocks[kMaxVcpus];
 grant_handle_t g_handle;
 volatile uint64_t g_mine[kMaxVcpus];  // ports (below 64) each vCPU's upcall takes
@@ -138,7 +147,6 @@ extern "C" void grant_upcall(unsigned vcpu)
 namespace {
 
 long evtchn(unsigned cmd, void* arg) { return hypercall(__HYPERVISOR_event_channel_op, cmd, uint64_t(arg)); }
-long gnttab(unsigned cmd, void* arg, unsigned n = 1) { return hypercall(__HYPERVISOR_grant_table_op, cmd, uint64_t(arg), n); }
 long send(evtchn_port_t p)
 {
     evtchn_send_t s{p};
@@ -189,10 +197,6 @@ uint64_t word_uint(const char* key, uint64_t otherwise)
     return otherwise;
 }
 
-uint64_t mfn_of(const void* p) { return p2m(g_si)[(uint64_t(p) - XENPV_VIRT_BASE) >> 12]; }
-// A page of the domain's physmap the guest does not use: from the top (the
-// loader puts everything right after the image).
-uint64_t scratch_va(unsigned i) { return XENPV_VIRT_BASE + ((g_si->nr_pages - 1 - i) << 12); }
 
 void say(const char* what, uint64_t n)
 {
@@ -212,13 +216,13 @@ uint64_t halts(unsigned v)
 // The granter's table, mapped; its entries ref and ref + 1 given to `other`.
 volatile grant_entry_v1_t* g_table;
 
-void grant(grant_ref_t ref, const void* page)
+void grant(grant_ref_t ref, uint64_t mfn, uint16_t extra = 0)
 {
     volatile grant_entry_v1_t& e = g_table[ref];
-    e.frame = uint32_t(mfn_of(page));
+    e.frame = uint32_t(mfn);
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
     // Flags and domid as one word (<xen/grant_table.h>: flags last).
-    __atomic_store_n(reinterpret_cast<volatile uint32_t*>(&e), uint32_t(GTF_permit_access) | g_other << 16,
+    __atomic_store_n(reinterpret_cast<volatile uint32_t*>(&e), uint32_t(GTF_permit_access | extra) | g_other << 16,
                      __ATOMIC_SEQ_CST);
 }
 
@@ -249,8 +253,12 @@ void granter_setup()
           hypercall(__HYPERVISOR_update_va_mapping, va, frame << 12 | 0x67, UVMF_INVLPG | UVMF_LOCAL), 0);
     g_table = reinterpret_cast<volatile grant_entry_v1_t*>(va);
     for (unsigned i = 0; i < kCopyIn; ++i) g_copy_page[i] = uint8_t(i * 7 + 1);
-    grant(g_ref, g_ring_page);
-    grant(g_ref + 1, g_copy_page);
+    // The abuse cases' grants first, so they are there once the ring is.
+    g_ro_page[0] = 0x5a;
+    grant(g_ref + 2, mfn_of(g_ro_page), GTF_readonly);
+    grant(g_ref + 3, p2m(g_si)[(g_si->pt_base - XENPV_VIRT_BASE) >> 12]);   // its L4, a page table
+    grant(g_ref + 1, mfn_of(g_copy_page));
+    grant(g_ref, mfn_of(g_ring_page));
     g_ring = reinterpret_cast<volatile Ring*>(g_ring_page);
     // The port the configs name: the lowest free one, as alloc_unbound gives it.
     evtchn_alloc_unbound_t a{DOMID_SELF, domid_t(g_other), 0};
@@ -275,13 +283,16 @@ void mapper_setup()
     } while (m.status != GNTST_okay && now() < until);
     if (m.status != GNTST_okay) say("FAILED: map_grant_ref: status ", uint64_t(int64_t(m.status)));
     check("GNTTABOP_map_grant_ref GNTMAP_host_map of the ring", m.status, GNTST_okay);
+    if (m.status != GNTST_okay) return;
     g_ring = reinterpret_cast<volatile Ring*>(m.host_addr);
     g_handle = m.handle;
     long rc;
     evtchn_bind_interdomain_t b{domid_t(g_other), g_port_word, 0};
     while ((rc = evtchn(EVTCHNOP_bind_interdomain, &b)) == -XEN_EINVAL && now() < until) yield();
     check("EVTCHNOP_bind_interdomain to the other's port", rc, 0);
+    if (rc) return;
     g_port = b.local_port;
+    mapper_abuse();
 }
 
 // One side's share of the exchange; true while it moved the ring on.
@@ -301,6 +312,7 @@ bool granter_step(uint64_t& sent, uint64_t& answered)
         if (got != 3 * (answered + 1) + 1) {
             say("FAILED: response out of sequence after ", answered);
             ++g_failed;
+            g_broken = true;
         }
         ++answered;
         __atomic_store_n(&r.rsp_cons, ++cons, __ATOMIC_RELEASE);
@@ -320,6 +332,7 @@ bool mapper_step(uint64_t& got)
         if (n != got + 1) {
             say("FAILED: request out of sequence (lost or duplicated) after ", got);
             ++g_failed;
+            g_broken = true;
         }
         ++got;
         __atomic_store_n(&r.req_cons, ++cons, __ATOMIC_RELEASE);
@@ -334,7 +347,7 @@ bool mapper_step(uint64_t& got)
 template <class F>
 void wait_for(unsigned vcpu, F ready)
 {
-    while (!ready() && !g_failed) block(vcpu);
+    while (!ready()) block(vcpu);
 }
 
 void exchange(unsigned vcpu)
@@ -347,7 +360,7 @@ void exchange(unsigned vcpu)
             send(g_port);
             continue;
         }
-        if (g_failed || (g_granter ? answered == g_msgs : got == g_msgs)) break;
+        if (g_broken || (g_granter ? answered == g_msgs : got == g_msgs)) break;
         block(vcpu);
     }
     const uint64_t n = g_granter ? answered : got;
@@ -417,6 +430,8 @@ void finish_grants(unsigned vcpu)
     wait_for(vcpu, [] { return (flags_of(g_ref) & (GTF_reading | GTF_writing)) == 0; });
     check("the ring's entry revoked once unmapped", revoke(g_ref), 1);
     check("the copy page's entry revoked (no copy in flight)", revoke(g_ref + 1), 1);
+    check("the read-only and the page-table grants revoked (the refused maps left no pin)",
+          revoke(g_ref + 2) && revoke(g_ref + 3), 1);
 }
 
 void worker(unsigned vcpu)
@@ -469,7 +484,10 @@ extern "C" [[noreturn]] void xenpv_start(const start_info_t* si, uint64_t initia
     check("CALLBACKOP_register event", hypercall(__HYPERVISOR_callback_op, CALLBACKOP_register, uint64_t(&cb)), 0);
     if (g_granter) granter_setup();
     else mapper_setup();
-    if (g_failed) finish("grant guest");
+    // Without the ring or the port there is nothing to run; any other
+    // failure is reported at the end, after the exchange, so that the other
+    // domain, which blocks until this one's events, is not left waiting.
+    if (!g_ring || !g_port) finish("grant guest");
     say("messages: ", g_msgs);
     say("the ring served by vCPU ", g_worker);
     if (g_worker == 0) {

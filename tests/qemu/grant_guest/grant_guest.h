@@ -1,0 +1,32 @@
+// What the grant guest's files share (main.cc says what the guest is;
+// abuse.cc holds the cases that must be refused).
+#pragma once
+
+#include "tiny_guest.h"
+
+#include <xen/grant_table.h>
+
+namespace grant_guest {
+
+extern const start_info_t* g_si;
+extern unsigned g_other, g_ref;        // the other domain; the ring's gref (ref + 1..3 follow it)
+extern uint8_t g_copy_page[4096];      // the granter's copy page; the mapper's own copy frame
+
+inline long gnttab(unsigned cmd, void* arg, unsigned n = 1)
+{
+    return tiny::hypercall(__HYPERVISOR_grant_table_op, cmd, uint64_t(arg), n);
+}
+// The machine frame of a page of the image (start_info's P2M list).
+inline uint64_t mfn_of(const void* p) { return tiny::p2m(g_si)[(uint64_t(p) - XENPV_VIRT_BASE) >> 12]; }
+// A page of the domain's physmap the guest does not use: from the top (the
+// loader puts everything right after the image).
+inline uint64_t scratch_va(unsigned i) { return XENPV_VIRT_BASE + ((g_si->nr_pages - 1 - i) << 12); }
+
+// The mapper's abuse cases (abuse.cc): docs/security.md §7.18's that a
+// guest can try against a real granter, each refused with Xen's status,
+// then the whole-machine invariant check with the ring mapped
+// (PVMMUOP_check_invariants: the mapper's config has the module word
+// invariant-check).
+void mapper_abuse();
+
+} // namespace grant_guest
