@@ -21,7 +21,8 @@
 // SCHEDOP_block with its upcall masked until then (the block unmasks it
 // atomically, so an event sent meanwhile is never missed); both have their
 // periodic timer stopped, so only the other domain's event (the kick of
-// EventOut::remote_kicks) ends a block: a lost wake-up hangs the test. The
+// EventOut::remote_kicks) ends a block: a lost wake-up hangs the pair
+// until the run's timeout, a failure. The
 // ring is served by the domain's last vCPU (the port is bound to it),
 // vCPU 0 blocks until it is done (an IPI event). The mapper unmaps only once
 // the granter has checked its entry's flags (the ring's `release`).
@@ -33,7 +34,7 @@
 // pattern into the copy page (source gmfn, destination gref); a copy past
 // the page's end is refused (GNTST_bad_copy_arg). The granter checks, while
 // mapped, that the ring's entry has GTF_reading and GTF_writing, then that
-// both go once the mapper unmapped, and revokes both entries.
+// both go once the mapper unmapped, and revokes all four entries.
 #include "grant_guest/grant_guest.h"
 
 #include <xen/callback.h>
