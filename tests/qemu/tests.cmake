@@ -282,7 +282,23 @@ add_test(NAME qemu_grant_pair
 add_test(NAME qemu_grant_pair_4
   COMMAND pvmmu-run --accel tcg --timeout 60 --config ${CMAKE_CURRENT_BINARY_DIR}/grant4-granter.cfg
           --config ${CMAKE_CURRENT_BINARY_DIR}/grant4-mapper.cfg)
-set_tests_properties(qemu_grant_pair qemu_grant_pair_4 PROPERTIES LABELS qemu TIMEOUT 90)
+# qemu_grant_teardown: the mapper (word keep-mapped) powers off with the
+# ring still mapped; its teardown must release the pin, so the granter sees
+# GTF_reading and GTF_writing go and revokes, and both domains give every
+# frame back with the invariants clean. 1000 messages, 1 vCPU each.
+foreach(_role granter mapper)
+  if(_role STREQUAL granter)
+    set(_words "role=granter other=2")
+  else()
+    set(_words "role=mapper other=1 keep-mapped invariant-check")
+  endif()
+  file(GENERATE OUTPUT ${CMAKE_CURRENT_BINARY_DIR}/grant-teardown-${_role}.cfg
+    CONTENT "name = \"grant-${_role}\"\nkernel = \"$<TARGET_FILE:grant-guest>\"\nvcpus = 1\nmemory = 16\nextra = \"${_words} ref=8 port=2 msgs=1000\"\n")
+endforeach()
+add_test(NAME qemu_grant_teardown
+  COMMAND pvmmu-run --accel tcg --timeout 60 --config ${CMAKE_CURRENT_BINARY_DIR}/grant-teardown-granter.cfg
+          --config ${CMAKE_CURRENT_BINARY_DIR}/grant-teardown-mapper.cfg)
+set_tests_properties(qemu_grant_pair qemu_grant_pair_4 qemu_grant_teardown PROPERTIES LABELS qemu TIMEOUT 90)
 
 # The same machine as a libvirt domain (label libvirt): started by
 # pvmmu-run through libvirt's embedded QEMU driver (no daemon), TCG, judged

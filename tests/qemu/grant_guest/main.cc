@@ -34,7 +34,9 @@
 // pattern into the copy page (source gmfn, destination gref); a copy past
 // the page's end is refused (GNTST_bad_copy_arg). The granter checks, while
 // mapped, that the ring's entry has GTF_reading and GTF_writing, then that
-// both go once the mapper unmapped, and revokes all four entries.
+// both go once the mapper unmapped, and revokes all four entries. With the
+// word keep-mapped the mapper powers off with the ring still mapped: its
+// teardown must release the pin (the flags go) and give everything back.
 #include "grant_guest/grant_guest.h"
 
 #include <xen/callback.h>
@@ -414,10 +416,39 @@ void copies(unsigned vcpu)
     check("  the bytes around it untouched", g_copy_page[kCopyOutAt - 1] == 0 && g_copy_page[kCopyOutAt + kCopyOut] == 0, 1);
 }
 
+// The granter's wait for the mapper to let go of the ring: by an unmap
+// (which the mapper follows with an event) or, with the mapper's word
+// keep-mapped, by its domain's teardown (which sends none). So it polls its
+// port with a 10 ms timeout (SCHEDOP_poll, a halt until then), the port's
+// pending bit cleared before each look, for at most 10 s.
+void wait_unmapped()
+{
+    const uint64_t until = now() + 10000 * kMs;
+    for (;;) {
+        __atomic_fetch_and(&g_sh->evtchn_pending[0], ~(xen_ulong_t(1) << g_port), __ATOMIC_SEQ_CST);
+        if (!(flags_of(g_ref) & (GTF_reading | GTF_writing))) return;
+        if (now() > until) {
+            say("FAILED: the ring's entry still in use 10 s after its release: flags ", flags_of(g_ref));
+            ++g_failed;
+            return;
+        }
+        evtchn_port_t ports[1] = {g_port};
+        sched_poll_t p{};
+        set_xen_guest_handle(p.ports, ports);
+        p.nr_ports = 1;
+        p.timeout = now() + 10 * kMs;
+        hypercall(__HYPERVISOR_sched_op, SCHEDOP_poll, uint64_t(&p));
+    }
+}
+
 void finish_grants(unsigned vcpu)
 {
     if (!g_granter) {
         wait_for(vcpu, [] { return __atomic_load_n(&g_ring->release, __ATOMIC_ACQUIRE) != 0; });
+        if (has_word(g_si, "keep-mapped")) {
+            write("grant guest: mapper: powering off with the ring mapped (keep-mapped)\n");
+            return;
+        }
         gnttab_unmap_grant_ref_t u{scratch_va(0), 0, g_handle, 0};
         check("GNTTABOP_unmap_grant_ref of the ring", gnttab(GNTTABOP_unmap_grant_ref, &u) == 0 && u.status == GNTST_okay, 1);
         send(g_port);
@@ -428,7 +459,7 @@ void finish_grants(unsigned vcpu)
     check("  and cannot be revoked", revoke(g_ref), 0);
     __atomic_store_n(&g_ring->release, 1u, __ATOMIC_RELEASE);
     send(g_port);
-    wait_for(vcpu, [] { return (flags_of(g_ref) & (GTF_reading | GTF_writing)) == 0; });
+    wait_unmapped();
     check("the ring's entry revoked once unmapped", revoke(g_ref), 1);
     check("the copy page's entry revoked (no copy in flight)", revoke(g_ref + 1), 1);
     check("the read-only and the page-table grants revoked (the refused maps left no pin)",
