@@ -286,19 +286,28 @@ add_test(NAME qemu_grant_pair_4
 # ring still mapped; its teardown must release the pin, so the granter sees
 # GTF_reading and GTF_writing go and revokes, and both domains give every
 # frame back with the invariants clean. 1000 messages, 1 vCPU each.
-foreach(_role granter mapper)
-  if(_role STREQUAL granter)
-    set(_words "role=granter other=2")
-  else()
-    set(_words "role=mapper other=1 keep-mapped invariant-check")
-  endif()
-  file(GENERATE OUTPUT ${CMAKE_CURRENT_BINARY_DIR}/grant-teardown-${_role}.cfg
-    CONTENT "name = \"grant-${_role}\"\nkernel = \"$<TARGET_FILE:grant-guest>\"\nvcpus = 1\nmemory = 16\nextra = \"${_words} ref=8 port=2 msgs=1000\"\n")
+# qemu_grant_granter_first: the granter (word exit-mapped) powers off first,
+# the ring mapped: the mapper (outlive-granter) sees its end of the channel
+# closed, a new map of its grant refused, the ring still unmaps, and the
+# invariant check holds with the granter's frames kept for the mapping.
+set(_teardown_words_granter "role=granter other=2")
+set(_teardown_words_mapper "role=mapper other=1 keep-mapped invariant-check")
+set(_first_words_granter "role=granter other=2 exit-mapped")
+set(_first_words_mapper "role=mapper other=1 outlive-granter invariant-check")
+foreach(_case teardown first)
+  foreach(_role granter mapper)
+    file(GENERATE OUTPUT ${CMAKE_CURRENT_BINARY_DIR}/grant-${_case}-${_role}.cfg
+      CONTENT "name = \"grant-${_role}\"\nkernel = \"$<TARGET_FILE:grant-guest>\"\nvcpus = 1\nmemory = 16\nextra = \"${_${_case}_words_${_role}} ref=8 port=2 msgs=1000\"\n")
+  endforeach()
 endforeach()
 add_test(NAME qemu_grant_teardown
   COMMAND pvmmu-run --accel tcg --timeout 60 --config ${CMAKE_CURRENT_BINARY_DIR}/grant-teardown-granter.cfg
           --config ${CMAKE_CURRENT_BINARY_DIR}/grant-teardown-mapper.cfg)
-set_tests_properties(qemu_grant_pair qemu_grant_pair_4 qemu_grant_teardown PROPERTIES LABELS qemu TIMEOUT 90)
+add_test(NAME qemu_grant_granter_first
+  COMMAND pvmmu-run --accel tcg --timeout 60 --config ${CMAKE_CURRENT_BINARY_DIR}/grant-first-granter.cfg
+          --config ${CMAKE_CURRENT_BINARY_DIR}/grant-first-mapper.cfg)
+set_tests_properties(qemu_grant_pair qemu_grant_pair_4 qemu_grant_teardown qemu_grant_granter_first PROPERTIES
+  LABELS qemu TIMEOUT 90)
 
 # The same machine as a libvirt domain (label libvirt): started by
 # pvmmu-run through libvirt's embedded QEMU driver (no daemon), TCG, judged

@@ -62,4 +62,37 @@ void mapper_abuse()
           hypercall(__HYPERVISOR_pvmmu_op, PVMMUOP_check_invariants, uint64_t(&inv)), 0);
 }
 
+void mapper_outlives_granter(evtchn_port_t port, grant_handle_t ring)
+{
+    // The granter's end closes when its teardown starts (pv/run.cc leave:
+    // its ports first, then its grants); polled, 10 ms at a time.
+    const uint64_t until = now() + 10000 * 1000000ull;
+    evtchn_status_t st{DOMID_SELF, port, 0, 0, {}};
+    while (now() < until) {
+        st = evtchn_status_t{DOMID_SELF, port, 0, 0, {}};
+        if (hypercall(__HYPERVISOR_event_channel_op, EVTCHNOP_status, uint64_t(&st)) != 0 ||
+            st.status != EVTCHNSTAT_interdomain)
+            break;
+        evtchn_port_t ports[1] = {port};
+        sched_poll_t p{};
+        set_xen_guest_handle(p.ports, ports);
+        p.nr_ports = 1;
+        p.timeout = now() + 10000000;
+        hypercall(__HYPERVISOR_sched_op, SCHEDOP_poll, uint64_t(&p));
+    }
+    check("the granter's end of the channel closed by its teardown", st.status, EVTCHNSTAT_unbound);
+    // Its grants go dying right after its ports: a map in between still
+    // works (and is undone), so the refusal is waited for, as briefly.
+    const uint64_t va = scratch_va(1);
+    grant_handle_t h = 0;
+    int16_t rc = GNTST_okay;
+    while (now() < until && (rc = map(g_ref, GNTMAP_host_map, va, h, domid_t(g_other))) == GNTST_okay)
+        (void)unmap(va, h);
+    check("map from a domain being torn down: refused", rc == GNTST_general_error || rc == GNTST_bad_domain, 1);
+    check("the ring unmaps after the granter's teardown", unmap(scratch_va(0), ring), GNTST_okay);
+    static pvmmu_invariants inv;
+    check("whole-machine invariants after the granter's teardown",
+          hypercall(__HYPERVISOR_pvmmu_op, PVMMUOP_check_invariants, uint64_t(&inv)), 0);
+}
+
 } // namespace grant_guest

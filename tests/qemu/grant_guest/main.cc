@@ -37,6 +37,8 @@
 // both go once the mapper unmapped, and revokes all four entries. With the
 // word keep-mapped the mapper powers off with the ring still mapped: its
 // teardown must release the pin (the flags go) and give everything back.
+// With the words exit-mapped (granter) and outlive-granter (mapper) it is
+// the granter that powers off first, the ring mapped (abuse.cc).
 #include "grant_guest/grant_guest.h"
 
 #include <xen/callback.h>
@@ -48,6 +50,7 @@ using namespace grant_guest;
 
 namespace grant_guest {
 const start_info_t* g_si;
+volatile shared_info_t* g_sh;
 unsigned g_other, g_ref;
 alignas(4096) uint8_t g_copy_page[4096];
 } // namespace grant_guest
@@ -76,7 +79,6 @@ alignas(4096) uint8_t g_ring_page[4096];   // the granter's ring
 alignas(4096) uint8_t g_ro_page[4096];     // the granter's page granted read-only (gref ref + 2)
 alignas(16) uint8_t g_stack[kMaxVcpus][16384];
 
-volatile shared_info_t* g_sh;
 bool g_granter;
 unsigned g_port_word, g_vcpus, g_worker;
 uint64_t g_msgs;
@@ -164,24 +166,6 @@ void block(unsigned vcpu)
     g_blocks[vcpu] = g_blocks[vcpu] + 1;
     hypercall(__HYPERVISOR_sched_op, SCHEDOP_block, 0);
     set_mask(vcpu, true);
-}
-
-// The pvclock (<xen/xen.h> vcpu_time_info) of vCPU 0's slot: system time, ns.
-uint64_t now()
-{
-    volatile vcpu_time_info_t& t = g_sh->vcpu_info[0].time;
-    for (;;) {
-        const uint32_t v = t.version;
-        __atomic_thread_fence(__ATOMIC_SEQ_CST);
-        uint64_t delta = __builtin_ia32_rdtsc() - t.tsc_timestamp;
-        const uint64_t base = t.system_time;
-        const uint32_t mul = t.tsc_to_system_mul;
-        const int8_t shift = t.tsc_shift;
-        __atomic_thread_fence(__ATOMIC_SEQ_CST);
-        if ((v & 1) || t.version != v) continue;
-        delta = shift >= 0 ? delta << shift : delta >> -shift;
-        return base + uint64_t((unsigned __int128)delta * mul >> 32);
-    }
 }
 
 // The number after the word `key` (e.g. "msgs=") on the command line, or `otherwise`.
@@ -449,6 +433,10 @@ void finish_grants(unsigned vcpu)
             write("grant guest: mapper: powering off with the ring mapped (keep-mapped)\n");
             return;
         }
+        if (has_word(g_si, "outlive-granter")) {
+            mapper_outlives_granter(g_port, g_handle);
+            return;
+        }
         gnttab_unmap_grant_ref_t u{scratch_va(0), 0, g_handle, 0};
         check("GNTTABOP_unmap_grant_ref of the ring", gnttab(GNTTABOP_unmap_grant_ref, &u) == 0 && u.status == GNTST_okay, 1);
         send(g_port);
@@ -459,6 +447,10 @@ void finish_grants(unsigned vcpu)
     check("  and cannot be revoked", revoke(g_ref), 0);
     __atomic_store_n(&g_ring->release, 1u, __ATOMIC_RELEASE);
     send(g_port);
+    if (has_word(g_si, "exit-mapped")) {
+        write("grant guest: granter: powering off with the ring mapped (exit-mapped)\n");
+        return;
+    }
     wait_unmapped();
     check("the ring's entry revoked once unmapped", revoke(g_ref), 1);
     check("the copy page's entry revoked (no copy in flight)", revoke(g_ref + 1), 1);
