@@ -95,7 +95,7 @@ pvmmu_xenpv_guest(surface-guest SOURCES ${_qemu_dir}/surface_guest/main.cc
 # and exception handlers from a seed; `./pvmmu fuzz --platform qemu` runs it.
 set(_hostile ${_qemu_dir}/hostile_guest)
 pvmmu_xenpv_guest(hostile-guest SOURCES ${_hostile}/sealed.S ${_hostile}/main.cc ${_hostile}/setup.cc ${_hostile}/args.cc
-  ${_hostile}/hypercalls.cc ${_hostile}/instructions.cc ${_hostile}/traps.cc ${_hostile}/traps.S
+  ${_hostile}/hypercalls.cc ${_hostile}/grants.cc ${_hostile}/instructions.cc ${_hostile}/traps.cc ${_hostile}/traps.S
   ${_hostile}/probes.S ${_hostile}/user.cc ${_hostile}/user.S INCLUDES ${_qemu_dir})
 # The initial module (xl.cfg's `ramdisk`, docs/boot.md "Linux on pvmmu"):
 # module-guest finds it where start_info's mod_start says (a virtual
