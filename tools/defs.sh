@@ -42,9 +42,10 @@ pvmmu_debug_exit() {
 # every frame. The first vcpus=, frames= and peer= of each, as the hypervisor
 # reads them (boot/main.cc).
 pvmmu_machine() {
-  local hv_mib def_frames w v f p cpus=0 frames=0
+  local hv_mib def_frames grant_mib w v f p cpus=0 frames=0
   hv_mib=$(pvmmu_define PVMMU_HV_MIB) || return 1
   def_frames=$(pvmmu_define HV_DEFAULT_FRAMES) || return 1
+  grant_mib=$(pvmmu_define HV_GRANT_MIB) || return 1
   for w in "$@"; do
     v=$(grep -oE '(^| )vcpus=[0-9]+' <<<"$w" | head -n 1) || true
     f=$(grep -oE '(^| )frames=[0-9]+' <<<"$w" | head -n 1) || true
@@ -53,5 +54,5 @@ pvmmu_machine() {
     cpus=$((cpus + ${v:-1} + (${p:-0} > 0 ? 1 : 0)))
     frames=$((frames + ${f:-$def_frames} + ${p:-0}))
   done
-  echo "$cpus $((hv_mib + frames * 4096 / (1024 * 1024)))"
+  echo "$cpus $((hv_mib + frames * 4096 / (1024 * 1024) + $# * grant_mib))"
 }

@@ -185,7 +185,9 @@ void usage(FILE* f)
         "                   removed when the run ends, on SIGINT/SIGTERM/SIGHUP too, not\n"
         "                   on SIGKILL), ramdisk = its initial module (start_info's\n"
         "                   mod_start), extra = more module words, or cmdline, root as\n"
-        "                   xl builds the command line; any other key is a warning naming\n"
+        "                   xl builds the command line, max_grant_frames (1..64) and\n"
+        "                   max_maptrack_frames (0..1024) the domain's grant table limits;\n"
+        "                   any other key is a warning naming\n"
         "                   it, and bootloader, firmware, pvh or a type other than pv an\n"
         "                   error)\n"
         "                   together on the bare-metal hypervisor, one CPU per vCPU (qemu,\n"
@@ -464,6 +466,8 @@ int run_configs(const RunOptions& o)
         d.extra = c.extra;
         d.vcpus = unsigned(c.vcpus);
         d.frames = static_cast<unsigned long>(c.memory) * 256;
+        d.max_grant_frames = c.max_grant_frames;
+        d.max_maptrack_frames = c.max_maptrack_frames;
         std::printf("pvmmu-run: domain %zu: %s: kernel %s%s%s, %ld vCPUs, %ld MiB\n", doms.size() + 1,
                     printable(c.name).c_str(), printable(d.kernel).c_str(), d.ramdisk.empty() ? "" : ", ramdisk ",
                     printable(d.ramdisk).c_str(), c.vcpus, c.memory);

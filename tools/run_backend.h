@@ -72,16 +72,21 @@ struct Domain {
     unsigned long vcpus = 1, frames = 4096;
     unsigned long deny = 0;          // deny=: PVMMU_DENY_* bits
     unsigned long peer_frames = 0;   // peer=: an idle second domain of that size (0: none)
+    // max_grant_frames= and max_maptrack_frames= (xl.cfg's keys): its grant
+    // table's limits; -1: the hypervisor's defaults.
+    long max_grant_frames = -1, max_maptrack_frames = -1;
 };
 
 // The words of a domain's module string after the kernel's path on pvmmu
-// (vcpus=N frames=F [deny=BITS] [peer=F] [extra]). Also what `./pvmmu iso`
+// (vcpus=N frames=F [deny=BITS] [peer=F] [max_grant_frames=N]
+// [max_maptrack_frames=N] [extra]). Also what `./pvmmu iso`
 // puts on its module2 line (--boot-args).
 std::string module_words(const Domain& d);
 
 // The machine pvmmu needs for these domains: one CPU per vCPU (a peer's
 // included: it never runs, but its CPU exists, as on the sim), the
-// hypervisor's 128 MiB and the domains' memory.
+// hypervisor's 128 MiB, the domains' memory and their grant tables
+// (HV_GRANT_MIB each).
 struct Machine {
     unsigned long cpus = 0, mib = PVMMU_HV_MIB;
 };

@@ -21,6 +21,8 @@ std::string module_words(const Domain& d)
         w += hex;
     }
     if (d.peer_frames) w += " peer=" + std::to_string(d.peer_frames);
+    if (d.max_grant_frames >= 0) w += " max_grant_frames=" + std::to_string(d.max_grant_frames);
+    if (d.max_maptrack_frames >= 0) w += " max_maptrack_frames=" + std::to_string(d.max_maptrack_frames);
     return d.extra.empty() ? w : w + " " + d.extra;
 }
 
@@ -32,7 +34,8 @@ Machine pvmmu_machine(const std::vector<Domain>& doms)
         m.cpus += d.vcpus + (d.peer_frames ? 1 : 0);
         frames += d.frames + d.peer_frames;
     }
-    m.mib += frames * 4096 / (1024 * 1024);
+    // Each domain's grant table (a peer has none).
+    m.mib += frames * 4096 / (1024 * 1024) + doms.size() * HV_GRANT_MIB;
     return m;
 }
 

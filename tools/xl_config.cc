@@ -30,7 +30,13 @@ bool ident_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || 
 
 // The keys read_xl_config takes (type and builder only with their PV values).
 constexpr const char* kUsedKeys[] = {"name", "kernel", "ramdisk", "vcpus", "memory", "extra", "cmdline", "root",
-                                     "type", "builder"};
+                                     "type", "builder", "max_grant_frames", "max_maptrack_frames"};
+
+// The grant table limits pvmmu-hv takes (hypervisor/arch/x86_64/pv/grants.h):
+// Xen's defaults are the most, as on a Xen booted without gnttab_max_frames
+// or gnttab_max_maptrack_frames, where xl refuses more; a table has at least
+// one frame.
+constexpr long kMaxGrantFrames = 64, kMaxMaptrackFrames = 1024;
 
 // Keys without which the domain would boot something other than what the
 // file asks: a boot loader that picks the kernel from a disk, firmware, an
@@ -166,6 +172,19 @@ bool read_xl_config(const std::string& path, DomainConfig& out, std::string& err
         const int m = xlu_cfg_get_bounded_long(cfg, "memory", 4, 4096, &out.memory, 0);
         if (ok && !((v == 0 || v == ESRCH) && (m == 0 || m == ESRCH))) {
             err = "'" + printable(path) + "': `vcpus` must be 1..64 and `memory` 4..4096 (MiB)";
+            ok = false;
+        }
+        const int g = xlu_cfg_get_bounded_long(cfg, "max_grant_frames", 1, kMaxGrantFrames, &out.max_grant_frames, 1);
+        if (ok && g != 0 && g != ESRCH) {
+            err = "'" + printable(path) + "': `max_grant_frames` must be a number 1.." + std::to_string(kMaxGrantFrames) +
+                  " (Xen's default limit, the most pvmmu takes)";
+            ok = false;
+        }
+        const int t = xlu_cfg_get_bounded_long(cfg, "max_maptrack_frames", 0, kMaxMaptrackFrames,
+                                               &out.max_maptrack_frames, 1);
+        if (ok && t != 0 && t != ESRCH) {
+            err = "'" + printable(path) + "': `max_maptrack_frames` must be a number 0.." +
+                  std::to_string(kMaxMaptrackFrames) + " (Xen's default limit, the most pvmmu takes)";
             ok = false;
         }
         // `extra` becomes part of the hypervisor's module line, which it

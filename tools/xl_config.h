@@ -15,6 +15,11 @@ struct DomainConfig {
     std::string ramdisk;  // `ramdisk`: the domain's initial module ("": none)
     long vcpus = 1;       // `vcpus`
     long memory = 64;     // `memory`, MiB
+    // `max_grant_frames` and `max_maptrack_frames` (xl.cfg(5)): the domain's
+    // grant table limits, -1 when not set (the hypervisor's defaults, Xen's:
+    // 64 and 1024, which are also the most pvmmu takes).
+    long max_grant_frames = -1;
+    long max_maptrack_frames = -1;
     // The kernel's command line, as xl makes it: `cmdline` alone when given,
     // else "root=ROOT EXTRA" from `root` and `extra`; more words for the
     // domain's module string.

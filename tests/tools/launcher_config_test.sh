@@ -69,6 +69,12 @@ inputs)
   expect 3 "warning: '.*unused.cfg': \`maxmem\` is not used by pvmmu-run: ignored" --platform xen-host \
     --config "$dir/unused.cfg"
   grep -qF -- "\`on_crash\` is not used" <<<"$out" || fail "the second unused key is not named"
+  # The grant table limits: past what the hypervisor takes, refused before
+  # anything boots, naming the key and its range.
+  printf 'kernel = "%s"\nmax_grant_frames = 65\n' "$0" >"$dir/gnt.cfg"
+  expect 2 "gnt.cfg': \`max_grant_frames\` must be a number 1\\.\\.64" --config "$dir/gnt.cfg"
+  printf 'kernel = "%s"\nmax_maptrack_frames = "lots"\n' "$0" >"$dir/mt.cfg"
+  expect 2 "mt.cfg': \`max_maptrack_frames\` must be a number 0\\.\\.1024" --config "$dir/mt.cfg"
   echo "PASS: every hostile input refused with its path and reason, nothing raw on the terminal"
   ;;
 domains)

@@ -98,9 +98,22 @@ TEST(MachineDefs, BashSizesTheMachineAsTheLauncher)
     expect_same_machine({denied, denied, denied});
 }
 
+// The grant table limits go on the module string as the hypervisor reads
+// them (boot/main.cc), only when the domain's config set them.
+TEST(MachineDefs, GrantLimitsAreModuleWordsWhenSet)
+{
+    Domain d;
+    d.kernel = "k";
+    EXPECT_EQ(module_words(d).find("max_"), std::string::npos) << module_words(d);
+    d.max_grant_frames = 4;
+    d.max_maptrack_frames = 0;
+    d.extra = "role=a";
+    EXPECT_EQ(module_words(d), "vcpus=1 frames=4096 max_grant_frames=4 max_maptrack_frames=0 role=a");
+}
+
 TEST(MachineDefs, AModuleWithoutFramesGetsTheHypervisorsDefault)
 {
-    const unsigned long mib = PVMMU_HV_MIB + (HV_DEFAULT_FRAMES * 4096ul >> 20);
+    const unsigned long mib = PVMMU_HV_MIB + (HV_DEFAULT_FRAMES * 4096ul >> 20) + HV_GRANT_MIB;
     EXPECT_EQ(bash("pvmmu_machine 'kernel role=handled'"), "1 " + std::to_string(mib));
     EXPECT_EQ(bash("pvmmu_machine"), "0 " + std::to_string(PVMMU_HV_MIB));
 }

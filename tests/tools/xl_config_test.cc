@@ -105,6 +105,36 @@ TEST_F(XlConfig, CommandLineAsXlBuildsIt)
     EXPECT_EQ(c.warnings[0], "`root` and `extra` are ignored in favour of `cmdline`");
 }
 
+// The grant table limits (xl.cfg(5)): taken, not warned about, unset as -1;
+// outside what the hypervisor takes (Xen's defaults at most), or not a
+// number, refused naming the key and its range (a bare -1 is libxlutil's
+// own parse error; quoted, it is a value).
+TEST_F(XlConfig, GrantLimitsAreTaken)
+{
+    ASSERT_TRUE(read("kernel = \"k\"\n")) << err;
+    EXPECT_EQ(c.max_grant_frames, -1);
+    EXPECT_EQ(c.max_maptrack_frames, -1);
+    ASSERT_TRUE(read("kernel = \"k\"\nmax_grant_frames = 4\nmax_maptrack_frames = 0\n")) << err;
+    EXPECT_EQ(c.max_grant_frames, 4);
+    EXPECT_EQ(c.max_maptrack_frames, 0);
+    EXPECT_TRUE(c.warnings.empty());
+    ASSERT_TRUE(read("kernel = \"k\"\nmax_grant_frames = 64\nmax_maptrack_frames = 1024\n")) << err;
+    EXPECT_EQ(c.max_grant_frames, 64);
+    EXPECT_EQ(c.max_maptrack_frames, 1024);
+}
+
+TEST_F(XlConfig, GrantLimitsOutOfRangeAreRefused)
+{
+    for (const char* v : {"0", "65", "\"-1\"", "\"many\""}) {
+        EXPECT_FALSE(read(std::string("kernel = \"k\"\nmax_grant_frames = ") + v + "\n")) << v;
+        EXPECT_NE(err.find("`max_grant_frames` must be a number 1..64"), std::string::npos) << err;
+    }
+    for (const char* v : {"1025", "\"-1\"", "\"x\""}) {
+        EXPECT_FALSE(read(std::string("kernel = \"k\"\nmax_maptrack_frames = ") + v + "\n")) << v;
+        EXPECT_NE(err.find("`max_maptrack_frames` must be a number 0..1024"), std::string::npos) << err;
+    }
+}
+
 // Domain 1 has a ramdisk (modules 0 and 1), domain 2's kernel is module 2.
 TEST(DomainEnds, ARamdiskModuleIsNoDomain)
 {

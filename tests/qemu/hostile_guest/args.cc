@@ -95,6 +95,35 @@ uint64_t alloc_a(uint64_t bytes)
     return p;
 }
 
+// A count for an array of n elements at `list`: mostly exact, else zero, a
+// few more, huge, or with the continuation bit; beyond n the memory after
+// the array is zeroed first (zero_after), so nothing older is read as requests.
+uint64_t pick_count(uint64_t n, uint64_t list, uint64_t elem)
+{
+    const uint64_t r = rng.below(20);
+    if (r < 13) return n;
+    if (r == 13) return 0;
+    if (list) zero_after(list + n * elem);
+    switch (r) {
+    case 14: return n + 1 + rng.below(4);
+    case 15: return 0x7fffffff;
+    case 16: return 0xffffffff;
+    case 17: return n | PVMMU_MMU_UPDATE_PREEMPTED;
+    case 18: return (1ull << 32) | n;
+    default: return rng.next();
+    }
+}
+
+// A list the guest writes now, or (1 in 8) a pointer the hypervisor must
+// refuse or may only read — never old bytes of pool A (found by seed 2027:
+// a list drawn there, once in millions of calls, replaced the guest's
+// address space).
+uint64_t list_or_bad(uint64_t bytes, uint64_t& list)
+{
+    list = rng.one_in(8) ? 0 : alloc_a(bytes);
+    return list ? list : pick_refused_pointer(bytes);
+}
+
 namespace {
 
 // An offset into a run of `span` bytes, moved back so that `bytes` from it

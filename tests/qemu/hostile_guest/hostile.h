@@ -144,6 +144,13 @@ uint64_t pick_pointer(uint64_t room);
 uint64_t pick_refused_pointer(uint64_t bytes);
 // A place for an array the guest fills now: pool A, or 0 when none is left.
 uint64_t alloc_a(uint64_t bytes);
+// A count for an array of n elements of `elem` bytes at `list` (0: none):
+// mostly n, else 0, a few more, huge or with high bits; past n reads zeros.
+uint64_t pick_count(uint64_t n, uint64_t list, uint64_t elem);
+// An array of `bytes` the guest fills now (`list`, in pool A), or (1 in 8,
+// `list` 0) a pointer the hypervisor must refuse or may only read; returns
+// the pointer to pass.
+uint64_t list_or_bad(uint64_t bytes, uint64_t& list);
 void alloc_reset();
 // Whether [va, va + bytes) meets the part of pool A this operation's arrays
 // were allocated from: from its first array to the end of that run of pages,
@@ -190,6 +197,8 @@ unsigned trap_dpl(unsigned vector);
 // Whether install_traps gave vector (above 31) an entry: DPL 0, vector 0's stub.
 bool trap_extra(unsigned vector);
 Call make_core_call(unsigned depth);   // what a multicall may hold
+// --- grants.cc ----------------------------------------------------------------
+Call make_grant_call();   // grant_table_op, every sub-op (docs/abi.md §12.7)
 void op_hypercall();
 // Checks a hypercall's result; what came back by a raw SYSCALL too.
 void check_result(const Call& c, int64_t rc);

@@ -43,25 +43,6 @@ struct Made {
 
 bool g_vcpu1_safe = false;   // vCPU 1 is initialised with the safe start
 
-// A count for an array of n elements at `list`: mostly exact, else zero, a
-// few more, huge, or with the continuation bit; beyond n the memory after
-// the array is zeroed first (args.cc), so nothing older is read as requests.
-uint64_t pick_count(uint64_t n, uint64_t list, uint64_t elem)
-{
-    const uint64_t r = rng.below(20);
-    if (r < 13) return n;
-    if (r == 13) return 0;
-    if (list) zero_after(list + n * elem);
-    switch (r) {
-    case 14: return n + 1 + rng.below(4);
-    case 15: return 0x7fffffff;
-    case 16: return 0xffffffff;
-    case 17: return n | PVMMU_MMU_UPDATE_PREEMPTED;
-    case 18: return (1ull << 32) | n;
-    default: return rng.next();
-    }
-}
-
 uint64_t pick_foreigndom()
 {
     if (rng.below(4)) return DOMID_SELF;   // another needs MapForeign, which the guest lacks: -EPERM
@@ -80,16 +61,6 @@ uint64_t pick_foreigndom()
 uint64_t pick_pdone() { return rng.one_in(3) ? 0 : pick_pointer(4); }
 
 uint64_t stub(unsigned vector) { return uint64_t(hostile_trap_stubs) + 16 * (32 * rng.below(3) + vector); }
-
-// A list the guest writes now, or (1 in 8) a pointer the hypervisor must
-// refuse or may only read — never old bytes of pool A (found by seed 2027:
-// a list drawn there, once in millions of calls, replaced the guest's
-// address space).
-uint64_t list_or_bad(uint64_t bytes, uint64_t& list)
-{
-    list = rng.one_in(8) ? 0 : alloc_a(bytes);
-    return list ? list : pick_refused_pointer(bytes);
-}
 
 mmu_update_t pick_request()
 {
@@ -232,7 +203,8 @@ void make_multicall(Made& m, unsigned depth, bool traps_follow = false)
 
 void make_unknown(Made& m)
 {
-    static constexpr uint64_t kUnknown[] = {6, 7, 11, 16, 19, 20, 22, 27, 28, 31,
+    // Not 20 (grant_table_op): every domain has a grant table (docs/abi.md §12.7).
+    static constexpr uint64_t kUnknown[] = {6, 7, 11, 16, 19, 22, 27, 28, 31,
                                             34, 35, 36, 37, 38, 39, 40, 41, 48, 49, 50, 51, 52, 53, 54, 56, 63};
     uint64_t nr;
     switch (rng.below(6)) {
@@ -601,6 +573,7 @@ Made make(unsigned depth, bool traps_follow)
     else if (r < 83) make_fpu_or_assist(m);
     else if (r < 85) make_memory_op(m);
     else if (r < 88) make_debug_or_physdev(m);
+    else if (r < 91) m.c = make_grant_call();
     else make_unknown(m);
     return m;
 }

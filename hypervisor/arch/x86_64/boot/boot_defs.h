@@ -1,8 +1,8 @@
 /* Facts about how pvmmu-hv is loaded and where it talks, shared by the
  * assembly and the C++ (plain #defines): the Multiboot 1 header, COM1 and
  * QEMU's isa-debug-exit device with the codes the hypervisor ends QEMU with.
- * The launchers' bash reads the exit codes, the port and HV_DEFAULT_FRAMES
- * from here too (tools/defs.sh): one value per #define. */
+ * The launchers' bash reads the exit codes, the port, HV_DEFAULT_FRAMES and
+ * HV_GRANT_MIB from here too (tools/defs.sh): one value per #define. */
 #pragma once
 
 /* Multiboot 1 (Multiboot Specification 0.6.96, §3.1.1 "The layout of
@@ -46,3 +46,10 @@
 /* A domain's frames when neither its module string nor the command line says
  * frames= (boot/main.cc run_guests): 64 MiB. */
 #define HV_DEFAULT_FRAMES 16384
+
+/* What a domain's grant table takes beyond its frames, at most (its limits
+ * at Xen's defaults, which are also the most it may ask for: pv/grants.h,
+ * which checks this), in MiB: its table frames and the hypervisor's storage
+ * of its active entries and maptrack. The launchers size the machine with
+ * it (tools/run_qemu.cc pvmmu_machine). */
+#define HV_GRANT_MIB 11

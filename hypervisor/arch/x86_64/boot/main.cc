@@ -24,6 +24,7 @@
 #include "mm/native_window.h"
 #include "mm/paging.h"
 #include "pv/domain.h"
+#include "pv/grants.h"
 #include "pv/loader.h"
 #include "pv/run.h"
 #include "pv/vcpu_op.h"
@@ -165,7 +166,10 @@ bool ramdisk_module(const BootInfo::Module& m) { return cmdline_word(module_word
 // module after it if there is one: module i is domain
 // i + 1 (or later, after peers and ramdisks) with "frames=N" frames (default HV_DEFAULT_FRAMES, 64 MiB)
 // and "vcpus=N" vCPUs (default 1), read from the module's string, else from
-// the hypervisor's command line; then its own words (apply_module_words).
+// the hypervisor's command line, as are its grant table's limits
+// "max_grant_frames=N" and "max_maptrack_frames=N" (xl.cfg(5)'s names;
+// Xen's defaults 64 and 1024, at most those: pv/grants.h); then its own
+// words (apply_module_words).
 // vCPUs are pinned one per CPU, in module order (domain 1's vCPU 0 on this
 // CPU). The run ends when the last running domain shuts down.
 [[noreturn]] void run_guests(unsigned cpus_online)
@@ -185,9 +189,22 @@ bool ramdisk_module(const BootInfo::Module& m) { return cmdline_word(module_word
                                  ramdisk_module(g_boot.modules[i + 1]);
         const BootInfo::Module* rd = has_ramdisk ? &g_boot.modules[i + 1] : nullptr;
         uint64_t frames = HV_DEFAULT_FRAMES, vcpus = 1;
+        uint64_t grant_frames = gnt::kDefaultMaxFrames, maptrack_frames = gnt::kDefaultMaxMaptrackFrames;
         for (const char* cl : {static_cast<const char*>(g_boot.cmdline), m.cmdline}) {
             (void)domain_uint(nr + 1, cl, "frames", frames);
             (void)domain_uint(nr + 1, cl, "vcpus", vcpus);
+            (void)domain_uint(nr + 1, cl, "max_grant_frames", grant_frames);
+            (void)domain_uint(nr + 1, cl, "max_maptrack_frames", maptrack_frames);
+        }
+        if (grant_frames < kMinGrantFrames || grant_frames > kMaxGrantFrames) {
+            printk("pvmmu: FAILED: domain %u: max_grant_frames=%lu: must be %u..%u (xl.cfg(5))\n", nr + 1,
+                   grant_frames, kMinGrantFrames, kMaxGrantFrames);
+            hv_exit(HV_EXIT_FAILURE);
+        }
+        if (maptrack_frames > kMaxMaptrackFrames) {
+            printk("pvmmu: FAILED: domain %u: max_maptrack_frames=%lu: must be 0..%u (xl.cfg(5))\n", nr + 1,
+                   maptrack_frames, kMaxMaptrackFrames);
+            hv_exit(HV_EXIT_FAILURE);
         }
         if (vcpus == 0 || !range_within(next_cpu, vcpus, 0, cpus_online)) {
             printk("pvmmu: FAILED: domain %u wants vcpus=%lu, but only %u of %u CPUs are left (one per vCPU)\n",
@@ -202,6 +219,10 @@ bool ramdisk_module(const BootInfo::Module& m) { return cmdline_word(module_word
                        rd ? dmap<const uint8_t>(Maddr{rd->start}) : nullptr, rd ? rd->end - rd->start : 0, frames,
                        unsigned(vcpus), next_cpu, m.cmdline, g_guests[nr])) {
             printk("pvmmu: FAILED: domain %u was not built\n", nr + 1);
+            hv_exit(HV_EXIT_FAILURE);
+        }
+        if (int rc = guest_grants_init(g_guests[nr], GrantLimits{uint32_t(grant_frames), uint32_t(maptrack_frames)})) {
+            printk("pvmmu: FAILED: domain %u: no memory for its grant table (error %d)\n", nr + 1, rc);
             hv_exit(HV_EXIT_FAILURE);
         }
         next_cpu += CpuId(vcpus);

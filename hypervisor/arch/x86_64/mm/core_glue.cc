@@ -99,6 +99,20 @@ int core_free_run(uint64_t n, Mfn& first)
     return -XEN_ENOMEM;
 }
 
+int core_free_run_high(uint64_t n, Mfn& first)
+{
+    Hypervisor& hv = *g_hv;
+    uint64_t run = 0;
+    for (uint64_t m = hv.mem().nr_frames; m-- > 0;) {
+        run = hv.frame(Mfn{m}).owner.load(std::memory_order_relaxed) == kOwnerFree ? run + 1 : 0;
+        if (n && run == n) {
+            first = Mfn{m};
+            return 0;
+        }
+    }
+    return -XEN_ENOMEM;
+}
+
 int core_build_idle_domain(DomId id, uint64_t nr_frames, CpuId cpu, Domain& d, DomainLayout& out)
 {
     DomainSpec spec;

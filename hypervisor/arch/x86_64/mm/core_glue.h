@@ -37,6 +37,10 @@ void report_core_invariants();
 
 // The lowest run of n free frames: 0, or -ENOMEM.
 int core_free_run(uint64_t n, Mfn& first);
+// The highest run of n free frames: 0, or -ENOMEM. For what the hypervisor
+// keeps per domain (pv/grants.h), so that the domains' own runs, taken from
+// the bottom, stay next to each other.
+int core_free_run_high(uint64_t n, Mfn& first);
 
 // A domain that never runs, built by the core's domain builder (which
 // validates and pins its L4 through the normal paths) from the lowest free

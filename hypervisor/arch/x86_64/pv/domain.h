@@ -7,6 +7,7 @@
 
 #include "core/domain_builder.h"
 #include "core/events.h"
+#include "core/grant_table.h"
 #include "core/hypercall_frame.h"
 #include "cpu/percpu.h"
 #include "cpu/traps.h"
@@ -111,6 +112,15 @@ struct GuestDomain {
     // Domain::events points at it from then on.
     alignas(DomainEvents) unsigned char events_mem[sizeof(DomainEvents)] = {};
     xencons_interface* console = nullptr;    // its console ring (start_info.console.domU)
+    // Its grant table (pv/grants.h guest_grants_init), built here;
+    // Domain::grants points at it from then on. Its table frames are the
+    // domain's, listed in grant_frames; the active entries and the maptrack
+    // are in grant_storage_frames hypervisor frames from grant_storage.
+    alignas(GrantTable) unsigned char grants_mem[sizeof(GrantTable)] = {};
+    Mfn grant_frames[gnt::kDefaultMaxFrames] = {};
+    uint32_t grant_nr_frames = 0;
+    Mfn grant_storage{0};
+    uint64_t grant_storage_frames = 0;
     std::atomic<unsigned> nr_up{0};          // vCPUs up (vcpu_up) and not down
     std::atomic<unsigned> on_cpu{0};         // vCPUs a CPU has taken to run and not left
     std::atomic<bool> gone{false};           // its memory given back (pv/run.cc)

@@ -7,7 +7,8 @@
 // VCPUOP timers and SCHEDOP yield/block/poll handed to the core with the
 // guests' system time (boot/time.h). The platform's part here is what
 // follows a call: printing the console ring when the guest sends on its
-// port, kicking the vCPUs a call woke or gave an upcall, and halting a vCPU
+// port, kicking the vCPUs a call woke or gave an upcall (of the caller's
+// domain, or of the other end's of an interdomain channel), and halting a vCPU
 // that blocked; timers and upcalls reach the guest on every return to it
 // (pv/event_delivery.cc).
 #include <atomic>
@@ -59,6 +60,7 @@ long finish(Vcpu& v, long rc, const EventOut& out)
         console_input_poll(v);   // Linux sends on the port after taking input, too
     }
     event_kick(v, out.kicks);
+    event_kick_remote(out.remote_dom, out.remote_kicks);
     if (out.block) block_wait(v);
     return rc;
 }

@@ -61,9 +61,10 @@ void fire_due_timers(Vcpu& v)
 
 } // namespace
 
-void event_kick(const Vcpu& self, Kicks k)
+namespace {
+
+void kick_vcpus(const Domain& d, Kicks k)
 {
-    const Domain& d = *self.domain;
     const uint32_t here = this_cpu_id();
     while (k.vcpus) {
         const unsigned id = unsigned(__builtin_ctzll(k.vcpus));
@@ -79,6 +80,21 @@ void event_kick(const Vcpu& self, Kicks k)
         if (g_cpus[cpu].state.load(std::memory_order_acquire) != CpuState::Online) continue;
         lapic_send_fixed(g_cpus[cpu].apic_id, kVectorKick);
     }
+}
+
+} // namespace
+
+void event_kick(const Vcpu& self, Kicks k) { kick_vcpus(*self.domain, k); }
+
+// Another domain's vCPUs: each is pinned to a CPU of its own, never this
+// one (which runs the sender), so each is interrupted; a domain already torn
+// down (no longer registered) has none to wake. Its Domain is the loader's
+// and outlives the run (boot/main.cc g_guests), so a teardown racing this
+// costs at most a kick that ends an idle CPU's hlt.
+void event_kick_remote(DomId dom, Kicks k)
+{
+    if (!k.vcpus) return;
+    if (const Domain* d = core()->domain(dom)) kick_vcpus(*d, k);
 }
 
 void guest_return_events(TrapFrame& f)

@@ -34,6 +34,11 @@ void guest_arm_timer(const Vcpu& v);
 // kVectorKick: each makes the return-to-guest check, or ends its halt.
 void event_kick(const Vcpu& self, Kicks k);
 
+// The vCPUs in k of domain `dom` (EventOut::remote_kicks: an interdomain
+// send woke them or gave them an upcall) interrupted by kVectorKick, each
+// on its own CPU: one blocked in SCHEDOP_block ends its halt.
+void event_kick_remote(DomId dom, Kicks k);
+
 // SCHEDOP_block or SCHEDOP_poll left v blocked (EventOut::block): halts
 // this CPU, interrupts on, until an event, a kick, or v's timer wakes it
 // (vcpu_blocked(v) false) or its domain has shut down. No busy wait.

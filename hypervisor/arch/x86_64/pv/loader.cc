@@ -48,7 +48,8 @@ struct DirectGuestMemory {
 
 // The words of a module's string that are the hypervisor's (main.cc reads
 // them, and the unsafe window above): "key=value" or the bare key.
-constexpr const char* kHypervisorWords[] = {"frames", "vcpus", "deny", "peer", "unsafe-native-pt", "invariant-check"};
+constexpr const char* kHypervisorWords[] = {"frames", "vcpus", "deny", "peer", "unsafe-native-pt", "invariant-check",
+                                             "max_grant_frames", "max_maptrack_frames"};
 
 bool hypervisor_word(const char* w, size_t n)
 {

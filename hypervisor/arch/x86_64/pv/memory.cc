@@ -42,14 +42,16 @@ long memory_domain(Vcpu& v, uint64_t arg, const Domain*& out)
 }
 
 // A domain's frames are fixed at build: its current and maximum reservation
-// are both nr_frames. Its highest gpfn is, as Xen computes it for a PV
+// are both the frames it was built with (its grant table's frames, which the
+// domain owns too, are not counted, as Xen counts none of a table's frames in
+// a domain's pages). Its highest gpfn is, as Xen computes it for a PV
 // guest, what the guest itself says in shared_info.arch.max_pfn (the number
 // of pfns, which Linux writes there) less one, 0 while it says nothing.
 long reservation(Vcpu& v, unsigned op, uint64_t arg)
 {
     const Domain* d = nullptr;
     if (long rc = memory_domain(v, arg, d)) return rc;
-    if (op != XENMEM_maximum_gpfn) return long(d->nr_frames);
+    if (op != XENMEM_maximum_gpfn) return long(guest_domain(v).layout.nr_frames);
     const shared_info_t* sh = guest_domain(v).shared;   // every domain that runs has one
     const uint64_t max_pfn = sh ? __atomic_load_n(&sh->arch.max_pfn, __ATOMIC_RELAXED) : 0;
     return long((max_pfn ? max_pfn : 1) - 1);

@@ -24,6 +24,7 @@
 #include "pv/events.h"
 #include "pv/fpu.h"
 #include "pv/guest_mode.h"
+#include "pv/grants.h"
 #include "pv/run.h"
 #include "pv/runstate.h"
 #include "pv/vcpu_info.h"
@@ -74,7 +75,10 @@ void leave(GuestDomain& g)
     evtchn_teardown(*core(), g.dom);
     g.dom.events = nullptr;
     if (events) release_event_frames(*core(), *events);
-    const TeardownResult r = relinquish_domain(*core(), g.dom);
+    TeardownResult r = relinquish_domain(*core(), g.dom);
+    // Its grant table's frames apart, so the line below counts the frames it
+    // was built with (docs/boot.md).
+    guest_grants_release(g, r.freed, r.kept);
     native_window_release(id);
     section_leave();
     printk("pvmmu: domain %u: %lu frames given back, %lu kept\n", id, r.freed, r.kept);

@@ -1,0 +1,59 @@
+// What the grant guest's files share (main.cc says what the guest is;
+// abuse.cc holds the cases that must be refused).
+#pragma once
+
+#include "tiny_guest.h"
+
+#include <xen/event_channel.h>
+#include <xen/grant_table.h>
+
+namespace grant_guest {
+
+extern const start_info_t* g_si;
+extern volatile shared_info_t* g_sh;
+extern unsigned g_other, g_ref;        // the other domain; the ring's gref (ref + 1..3 follow it)
+extern uint8_t g_copy_page[4096];      // the granter's copy page; the mapper's own copy frame
+
+inline long gnttab(unsigned cmd, void* arg, unsigned n = 1)
+{
+    return tiny::hypercall(__HYPERVISOR_grant_table_op, cmd, uint64_t(arg), n);
+}
+// The machine frame of a page of the image (start_info's P2M list).
+inline uint64_t mfn_of(const void* p) { return tiny::p2m(g_si)[(uint64_t(p) - XENPV_VIRT_BASE) >> 12]; }
+// A page of the domain's physmap the guest does not use: from the top (the
+// loader puts everything right after the image).
+inline uint64_t scratch_va(unsigned i) { return XENPV_VIRT_BASE + ((g_si->nr_pages - 1 - i) << 12); }
+
+// The pvclock (<xen/xen.h> vcpu_time_info) of vCPU 0's slot: system time, ns.
+inline uint64_t now()
+{
+    volatile vcpu_time_info_t& t = g_sh->vcpu_info[0].time;
+    for (;;) {
+        const uint32_t v = t.version;
+        __atomic_thread_fence(__ATOMIC_SEQ_CST);
+        uint64_t delta = __builtin_ia32_rdtsc() - t.tsc_timestamp;
+        const uint64_t base = t.system_time;
+        const uint32_t mul = t.tsc_to_system_mul;
+        const int8_t shift = t.tsc_shift;
+        __atomic_thread_fence(__ATOMIC_SEQ_CST);
+        if ((v & 1) || t.version != v) continue;
+        delta = shift >= 0 ? delta << shift : delta >> -shift;
+        return base + uint64_t((unsigned __int128)delta * mul >> 32);
+    }
+}
+
+// The mapper's abuse cases (abuse.cc): docs/security.md §7.18's that a
+// guest can try against a real granter, each refused with Xen's status,
+// then the whole-machine invariant check with the ring mapped
+// (PVMMUOP_check_invariants: the mapper's config has the module word
+// invariant-check).
+void mapper_abuse();
+
+// The granter's teardown with its ring mapped (abuse.cc; the mapper's word
+// outlive-granter, the granter's exit-mapped): once `port` shows the
+// granter gone (its end closed: EVTCHNSTAT_unbound), a new map of its grant
+// is refused, the ring still unmaps (handle `ring`), and the invariants
+// hold with the granter's frames kept for it.
+void mapper_outlives_granter(evtchn_port_t port, grant_handle_t ring);
+
+} // namespace grant_guest
