@@ -90,10 +90,20 @@ uint64_t tsc_at(uint64_t ns)
     // system_time_now() is, says ns is reached. A timer that fired early
     // would find its deadline not due and be armed again at once, over and
     // over until it is.
+    // A guest chooses ns (a timer, a poll's timeout, a watchdog): on a TSC
+    // above 4 GHz a deadline below 2^62 ns can still be more ticks than 64
+    // bits hold, so the tick count is bounded too (2^62 ticks are decades
+    // at any clock), and the correction makes a few rounds at most (one
+    // that still falls short fires early and is armed again).
     if (ns >> 62) return 0;
-    uint64_t ticks = uint64_t((unsigned __int128)ns * g_tsc_per_ns >> 32);
-    for (uint64_t at; (at = scale(ticks)) < ns;)
+    const unsigned __int128 guess = (unsigned __int128)ns * g_tsc_per_ns >> 32;
+    if (guess >> 62) return 0;
+    uint64_t ticks = uint64_t(guess);
+    for (int round = 0; round < 4; ++round) {
+        const uint64_t at = scale(ticks);
+        if (at >= ns) break;
         ticks += uint64_t((unsigned __int128)(ns - at) * g_tsc_per_ns >> 32) + 1;
+    }
     return g_tsc0 + ticks;
 }
 

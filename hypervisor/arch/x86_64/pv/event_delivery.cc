@@ -129,7 +129,13 @@ void block_wait(Vcpu& v)
         cli();
         if (!vcpu_blocked(v) || guest_domain_stopped(v)) break;
         const uint64_t deadline = next_deadline(v), now = system_time_now();
-        if (watchdog_next(v) <= now) break;
+        if (watchdog_next(v) <= now) {
+            // Looked at under its lock: one re-armed or freed by another
+            // vCPU meanwhile leaves the vCPU blocked, waiting on.
+            sti();
+            if (watchdog_expired(v, now)) break;
+            continue;
+        }
         if (deadline <= now) {
             sti();
             fire_due_timers(v);

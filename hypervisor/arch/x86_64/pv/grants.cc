@@ -52,6 +52,10 @@ int guest_grants_init(GuestDomain& g, const GrantLimits& limits)
         hv.m2p(m) = kNoGpfn;
         hv.frame(m).owner.store(g.dom.id, std::memory_order_release);
     }
+    // The domain owns its table frames from now on and may map them before
+    // setup_table zeroes them: whatever memory held before goes (as Xen
+    // hands out grant frames cleared).
+    memset(dmap<uint8_t>(maddr_of(first)), 0, uint64_t(nt) << kPageShift);
     g.dom.nr_frames += nt;
     g.grant_nr_frames = nt;
     g.grant_storage = Mfn{first.v + nt};

@@ -63,17 +63,21 @@ long watchdog_op(Vcpu& v, uint32_t id, uint32_t timeout)
     return 0;
 }
 
+unsigned watchdog_expired(Vcpu& v, uint64_t now)
+{
+    GuestDomain& g = guest_domain(v);
+    if (now < g.watchdog_next.load(std::memory_order_acquire)) return 0;
+    const WatchdogLock held(g);
+    for (unsigned i = 0; i < kTimers; ++i)
+        if (g.watchdog_deadline[i] <= now) return i + 1;
+    return 0;   // re-armed or freed meanwhile
+}
+
 void watchdog_on_return(Vcpu& v, uint64_t now)
 {
     GuestDomain& g = guest_domain(v);
-    if (now < g.watchdog_next.load(std::memory_order_acquire)) return;
-    unsigned fired = 0;
-    {
-        const WatchdogLock held(g);
-        for (unsigned i = 0; i < kTimers && !fired; ++i)
-            if (g.watchdog_deadline[i] <= now) fired = i + 1;
-    }
-    if (!fired) return;   // re-armed or freed meanwhile
+    const unsigned fired = watchdog_expired(v, now);
+    if (!fired) return;
     printk("pvmmu: domain %u: watchdog timer %u fired\n", unsigned(g.dom.id), fired);
     guest_shutdown(SHUTDOWN_watchdog);
 }

@@ -14,6 +14,9 @@ long watchdog_op(Vcpu& v, uint32_t id, uint32_t timeout);
 // On v's way back to the guest, at system time `now`: a watchdog timer of
 // its domain that has expired shuts the domain down (SHUTDOWN_watchdog);
 // does not return then.
+// The id (1 or 2) of a timer of v's domain expired by `now`, else 0.
+unsigned watchdog_expired(Vcpu& v, uint64_t now);
+
 void watchdog_on_return(Vcpu& v, uint64_t now);
 
 } // namespace pvmmu::x86
