@@ -30,6 +30,8 @@
 // - Port I/O, cli and sti: #GP at IOPL 0; PHYSDEVOP_set_iopl's checks; at
 //   IOPL 1 a port without a device reads all ones, 0xcf8 reads back.
 // - mov to %cr3: the L4 in use taken, a writable or absent frame #GP.
+// - Linux's first L4 switch: the boot L4, unpinned and left, mapped
+//   writable while vCPU 1 was never initialised (boot_l4_switch).
 // - vm_assist's checks.
 // - VCPUOP_initialise takes trap_ctxt[] (vCPU 1's INT3 reaches the
 //   context's #BP handler); a bad trap handler, callback or kernel_sp is
@@ -1810,6 +1812,37 @@ long mmuext1(unsigned cmd, uint64_t mfn)
     return hypercall(__HYPERVISOR_mmuext_op, uint64_t(&op), 1, 0, DOMID_SELF);
 }
 
+// Linux's first switch of L4 (arch/x86/xen/mmu_pv.c,
+// xen_setup_kernel_pagetable): a copy of the boot L4 pinned and made the
+// base pointer, the boot L4 unpinned, then mapped writable. Only vCPU 0
+// starts on the boot L4 (Xen's builder gives the others no page tables
+// until VCPUOP_initialise), so nothing holds it any more and the writable
+// mapping is taken, with vCPU 1 never initialised. Then back as it was.
+// The copy is frame free + 12 (user_mode.cc uses up to free + 11).
+void boot_l4_switch(const start_info_t* si, uint64_t free)
+{
+    const uint64_t boot = p2m(si)[(si->pt_base - XENPV_VIRT_BASE) >> 12];
+    const uint64_t copy_g = free + 12, copy = p2m(si)[copy_g];
+    const uint64_t copy_va = uint64_t(gpfn_bytes(copy_g));
+    const uint64_t* src = reinterpret_cast<const uint64_t*>(si->pt_base);
+    // Slots 256-271 are the hypervisor's: it fills them in its own L4s.
+    for (unsigned i = 0; i < 512; ++i) gpfn_bytes(copy_g)[i] = i >= 256 && i < 272 ? 0 : src[i];
+    const auto map = [](uint64_t va, uint64_t mfn, uint64_t flags) {
+        return hypercall(__HYPERVISOR_update_va_mapping, va, (mfn << 12) | flags, UVMF_INVLPG | UVMF_LOCAL);
+    };
+    check("vCPU 1 never initialised: down", hypercall(__HYPERVISOR_vcpu_op, VCPUOP_is_up, 1, 0) > 0, 0);
+    check("boot L4 switch: a copy mapped read-only", map(copy_va, copy, 0x65), 0);
+    check("  MMUEXT_PIN_L4_TABLE of the copy", mmuext1(MMUEXT_PIN_L4_TABLE, copy), 0);
+    check("  MMUEXT_NEW_BASEPTR: the copy", mmuext1(MMUEXT_NEW_BASEPTR, copy), 0);
+    check("  MMUEXT_UNPIN_TABLE of the boot L4", mmuext1(MMUEXT_UNPIN_TABLE, boot), 0);
+    check("  the boot L4 mapped writable", map(si->pt_base, boot, 0x67), 0);
+    check("  and read-only again", map(si->pt_base, boot, 0x65), 0);
+    check("  MMUEXT_PIN_L4_TABLE of the boot L4", mmuext1(MMUEXT_PIN_L4_TABLE, boot), 0);
+    check("  MMUEXT_NEW_BASEPTR: the boot L4", mmuext1(MMUEXT_NEW_BASEPTR, boot), 0);
+    check("  MMUEXT_UNPIN_TABLE of the copy", mmuext1(MMUEXT_UNPIN_TABLE, copy), 0);
+    check("  the copy writable again", map(copy_va, copy, 0x67), 0);
+}
+
 // An L1 the guest pinned itself, linked nowhere (as Linux pins its L1s
 // before it links them): a RIP-relative MOV into it through its read-only
 // mapping is taken; once unpinned the frame is no page table and the same
@@ -1987,6 +2020,7 @@ extern "C" [[noreturn]] void xenpv_start(const start_info_t* si, uint64_t initia
     watched_bounce_frame();
     port_io(pvmmu);
     write_cr3(si, free);
+    boot_l4_switch(si, free);
     ptwr_without_assist(si, "mov into an L1 entry before vm_assist enables writable_pagetables");
     hypercalls(pvmmu);
     sched_checks(pvmmu);
