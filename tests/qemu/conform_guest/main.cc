@@ -34,8 +34,9 @@
 //   writable while vCPU 1 was never initialised (boot_l4_switch).
 // - vm_assist's checks.
 // - VCPUOP_initialise takes trap_ctxt[] (vCPU 1's INT3 reaches the
-//   context's #BP handler); a bad trap handler, callback or kernel_sp is
-//   -EINVAL and the vCPU stays down.
+//   context's #BP handler) and user_regs' IOPL (its port I/O at IOPL 1);
+//   a bad trap handler, callback or kernel_sp is -EINVAL and the vCPU
+//   stays down.
 // - The read-only M2P: XENMEM_machphys_mapping as Xen
 //   answers it; at MACH2PHYS_VIRT_START + mfn * 8 each of the guest's frames
 //   reads its gpfn; a frame no domain has (pvmmu: the hypervisor's; Xen: its
@@ -119,17 +120,25 @@ extern "C" HIDDEN uint64_t conform_rsp, conform_r12;
 extern "C" HIDDEN char conform_mc_iret[], conform_mc_iret_ret[];
 extern "C" HIDDEN uint64_t conform_iret_cs, conform_iret_rflags;
 uint64_t conform_iret_cs, conform_iret_rflags;
-// vCPU 1 (vcpu_context): it starts at conform_vcpu1_start, an INT3; its #BP
-// handler aligns the stack and calls conform_vcpu1_trap.
-extern "C" HIDDEN char conform_vcpu1_start[], conform_vcpu1_bp[];
-extern "C" HIDDEN volatile uint64_t conform_vcpu1_vector;
+// vCPU 1 (vcpu_context): it starts at conform_vcpu1_start, an IN from port
+// 0xcf8 (its context's IOPL 1 allows it, as Linux's secondary CPUs rely
+// on) then an INT3; its #GP handler notes the #GP and goes on to the INT3;
+// its #BP handler aligns the stack and calls conform_vcpu1_trap.
+extern "C" HIDDEN char conform_vcpu1_start[], conform_vcpu1_bp[], conform_vcpu1_gp[];
+extern "C" HIDDEN volatile uint64_t conform_vcpu1_vector, conform_vcpu1_gp_seen;
 extern "C" HIDDEN [[noreturn]] void conform_vcpu1_trap();
-volatile uint64_t conform_vcpu1_vector = 0;
+volatile uint64_t conform_vcpu1_vector = 0, conform_vcpu1_gp_seen = 0;
 asm(R"(
     .pushsection .text
-    .globl conform_vcpu1_start, conform_vcpu1_bp
-    .hidden conform_vcpu1_start, conform_vcpu1_bp
+    .globl conform_vcpu1_start, conform_vcpu1_bp, conform_vcpu1_gp
+    .hidden conform_vcpu1_start, conform_vcpu1_bp, conform_vcpu1_gp
 conform_vcpu1_start:
+    mov $0xcf8, %edx
+    inl %dx, %eax
+    int3
+    ud2
+conform_vcpu1_gp:
+    movq $1, conform_vcpu1_gp_seen(%rip)
     int3
     ud2
 conform_vcpu1_bp:
@@ -1694,13 +1703,16 @@ void vcpu_context(const start_info_t* si)
     check("  vCPU 1 still down", hypercall(__HYPERVISOR_vcpu_op, VCPUOP_is_up, 1, 0), 0);
     check("  VCPUOP_up of it: -EINVAL", hypercall(__HYPERVISOR_vcpu_op, VCPUOP_up, 1, 0), -XEN_EINVAL);
     ctx.trap_ctxt[3] = trap_info_t{3, 3, FLAT_KERNEL_CS64, uint64_t(conform_vcpu1_bp)};
-    check("VCPUOP_initialise of vCPU 1 with a #BP handler in trap_ctxt", initialise(), 0);
+    ctx.trap_ctxt[13] = trap_info_t{13, 0, FLAT_KERNEL_CS64, uint64_t(conform_vcpu1_gp)};
+    ctx.user_regs.rflags = 0x1000;   // IOPL 1: Xen takes it as the vCPU's virtual IOPL
+    check("VCPUOP_initialise of vCPU 1 with a #BP handler in trap_ctxt, IOPL 1", initialise(), 0);
     const vcpu_runstate_info before = g_rs1;
     check("VCPUOP_up of vCPU 1", hypercall(__HYPERVISOR_vcpu_op, VCPUOP_up, 1, 0), 0);
     uint64_t spins = 0;
     while (hypercall(__HYPERVISOR_vcpu_op, VCPUOP_is_up, 1, 0) != 0 && ++spins < 100000000)
         hypercall(__HYPERVISOR_sched_op, SCHEDOP_yield, 0);
     check("  vCPU 1's INT3 reached the context's #BP handler, then it went down", long(conform_vcpu1_vector), 3);
+    check("  its IN from port 0xcf8 at the context's IOPL 1: no #GP", long(conform_vcpu1_gp_seen), 0);
     // Xen 4.17 gives a PV vCPU no APIC ID of its own (0), not its CPU's.
     check("xen cpuid 1 on vCPU 1: APIC ID (EBX 31:24) 0", long(conform_vcpu1_leaf1_ebx >> 24), 0);
     // Xen writes the area when vCPU 1's CPU next schedules (after is_up says
