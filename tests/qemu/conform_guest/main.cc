@@ -16,6 +16,8 @@
 //   other than TS and for an MSR no one knows.
 // - fpu_taskswitch: TS set, the next x87 instruction raises #NM, after
 //   which TS is clear.
+// - SSE: CR4.OSFXSR and OSXMMEXCPT set, SSE2 runs, FXSAVE saves %xmm1,
+//   MXCSR 0x1f80.
 // - set_segment_base, rdmsr and wrmsr of the %fs/%gs bases: the bases the
 //   guest's %fs:/%gs: loads use, -EINVAL / #GP(0) for a non-canonical one.
 // - Xen's forced-emulation prefix before CPUID: Xen's leaves; the CPU's
@@ -100,7 +102,8 @@ extern "C" HIDDEN char c_rd_cr0[], c_rd_cr2[], c_rd_cr3[], c_rd_cr3_r9[], c_rd_c
     c_store[], c_store_end[], c_bp_target[], c_step[], c_step_end[], c_step_emul[], c_step_emul_end[], c_inw[],
     c_inl[], c_inl_imm[], c_armed[], c_inb_end[], c_outb[], c_outl[], c_rep_insb[], c_rep_outsb[], c_cli[], c_sti[],
     c_load_es[], c_rd_fs[], c_rd_gs[], c_fs_read[], c_gs_sel[], c_st64[], c_xchg[], c_cmpxchg[], c_btr_a[],
-    c_or[], c_and_imm8[], c_st_pinned[], c_andb_rw[], c_movb[], c_orw[];
+    c_or[], c_and_imm8[], c_st_pinned[], c_andb_rw[], c_movb[], c_orw[], c_sse_double[], c_fxsave_xmm1[],
+    c_stmxcsr[], c_ldmxcsr[], c_divss_zero[];
 extern "C" HIDDEN uint64_t conform_zf;
 void event_checks(volatile shared_info_t* sh, volatile vcpu_info_t* vi);   // events.cc
 void user_mode_checks(const start_info_t* si, uint64_t free, volatile shared_info_t* sh,
@@ -267,6 +270,16 @@ SNIPPET c_inb_end
     ret
 SNIPPET c_fnop
     fnop; xor %eax, %eax; ret
+SNIPPET c_sse_double    /* c_sse_double(v): 2 * v through %xmm0 (SSE2) */
+    movq %rdi, %xmm0; paddq %xmm0, %xmm0; movq %xmm0, %rax; ret
+SNIPPET c_fxsave_xmm1   /* c_fxsave_xmm1(area, v): %xmm1 = v, FXSAVE to area (512 bytes, 16-aligned) */
+    movq %rsi, %xmm1; fxsave64 (%rdi); xor %eax, %eax; ret
+SNIPPET c_stmxcsr
+    push %rax; stmxcsr (%rsp); pop %rax; mov %eax, %eax; ret
+SNIPPET c_ldmxcsr
+    push %rdi; ldmxcsr (%rsp); pop %rdi; xor %eax, %eax; ret
+SNIPPET c_divss_zero    /* 1.0f / 0.0f in %xmm0: #XM when MXCSR.ZM is clear and CR4.OSXMMEXCPT set */
+    mov $0x3f800000, %eax; movd %eax, %xmm0; xorps %xmm1, %xmm1; divss %xmm1, %xmm0; xor %eax, %eax; ret
 SNIPPET c_int3
     int3; xor %eax, %eax; ret
 /* c_xen_cpuid(leaf, regs[4], subleaf): Xen's forced-emulation prefix, then CPUID. */
@@ -406,6 +419,7 @@ namespace {
 
 constexpr uint64_t kNoTrap = ~0ull;
 constexpr uint64_t kCr0Ts = 1u << 3;
+void checkx(const char* what, uint64_t got, uint64_t want);
 
 // Runs fn; the vector it ended with, kNoTrap when it returned.
 uint64_t trap_of(const void* fn, uint64_t a0 = 0, uint64_t a1 = 0, uint64_t* rax = nullptr, uint64_t a2 = 0)
@@ -636,6 +650,24 @@ void emulation(const start_info_t* si, bool pvmmu)
     check("  fnop: #NM", trap_of(c_fnop), 7);
     check("fpu_taskswitch(0)", hypercall(__HYPERVISOR_fpu_taskswitch, 0), 0);
     check("  fnop: runs", trap_of(c_fnop), kNoTrap);
+
+    // SSE as a PV kernel finds it (Xen sets CR4.OSFXSR and OSXMMEXCPT for
+    // itself, and its guests run under them): SSE instructions run, FXSAVE
+    // saves the XMM registers (with OSFXSR clear it need not: SDM vol. 2,
+    // FXSAVE), MXCSR starts at its reset value. (An unmasked SIMD exception
+    // is not checked: QEMU's TCG raises no #XM.)
+    trap_of(c_rd_cr4, 0, 0, &v);
+    check("  %cr4: OSFXSR and OSXMMEXCPT set", long(v & 0x600), 0x600);
+    check("SSE2 paddq: runs", trap_of(c_sse_double, 21, 0, &v), kNoTrap);
+    check("  2 * 21", long(v), 42);
+    alignas(16) static uint64_t fx[64];
+    fx[22] = 0;
+    check("fxsave: runs", trap_of(c_fxsave_xmm1, uint64_t(fx), 0x1234567890abcdefull), kNoTrap);
+    checkx("  %xmm1 saved (bytes 176-183)", fx[22], 0x1234567890abcdefull);
+    check("stmxcsr: runs", trap_of(c_stmxcsr, 0, 0, &v), kNoTrap);
+    checkx("  MXCSR at its reset value (all exceptions masked)", v, 0x1f80);
+    check("divss by zero, masked: runs", trap_of(c_divss_zero), kNoTrap);
+    check("ldmxcsr (ZE cleared): runs", trap_of(c_ldmxcsr, 0x1f80), kNoTrap);
 
     // Xen's leaves through the forced-emulation prefix.
     uint32_t r[4];
