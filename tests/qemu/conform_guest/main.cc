@@ -62,7 +62,8 @@
 //   multicall -EINVAL; an iret entry resumes the guest at its frame and
 //   ends the list (the entries after it not run).
 // - Writable page tables (pt_writes): MOV, XCHG, LOCK CMPXCHG, LOCK BTR,
-//   LOCK OR/AND, LOCK ANDB $0xfd (Linux's write-protect), LOCK ORW, MOVB
+//   LOCK OR/AND, LOCK ANDB $0xfd (Linux's write-protect) and DS ANDB $0xfd
+//   (the same on one CPU, its LOCK patched to DS), LOCK ORW, MOVB
 //   and a 32-bit MOV straight into an entry of an L1 in use
 //   through its read-only mapping, done as the instruction would; a
 //   writable mapping of a page table, a misaligned write and (pvmmu) a
@@ -102,7 +103,7 @@ extern "C" HIDDEN char c_rd_cr0[], c_rd_cr2[], c_rd_cr3[], c_rd_cr3_r9[], c_rd_c
     c_store[], c_store_end[], c_bp_target[], c_step[], c_step_end[], c_step_emul[], c_step_emul_end[], c_inw[],
     c_inl[], c_inl_imm[], c_armed[], c_inb_end[], c_outb[], c_outl[], c_rep_insb[], c_rep_outsb[], c_cli[], c_sti[],
     c_load_es[], c_rd_fs[], c_rd_gs[], c_fs_read[], c_gs_sel[], c_st64[], c_xchg[], c_cmpxchg[], c_btr_a[],
-    c_or[], c_and_imm8[], c_st_pinned[], c_andb_rw[], c_movb[], c_orw[], c_sse_double[], c_fxsave_xmm1[],
+    c_or[], c_and_imm8[], c_st_pinned[], c_andb_rw[], c_ds_andb_rw[], c_movb[], c_orw[], c_sse_double[], c_fxsave_xmm1[],
     c_stmxcsr[], c_ldmxcsr[], c_divss_zero[];
 extern "C" HIDDEN uint64_t conform_zf;
 void event_checks(volatile shared_info_t* sh, volatile vcpu_info_t* vi);   // events.cc
@@ -364,6 +365,8 @@ SNIPPET c_and_imm8      /* c_and_imm8(p): lock andq $-2 (P off), sign-extended i
     lock andq $-2, (%rdi); xor %eax, %eax; ret
 SNIPPET c_andb_rw       /* c_andb_rw(p): lock andb $0xfd (RW off), Linux's clear_bit(_PAGE_BIT_RW) */
     lock andb $0xfd, (%rdi); xor %eax, %eax; ret
+SNIPPET c_ds_andb_rw    /* c_ds_andb_rw(p): ds andb $0xfd: Linux's clear_bit on one CPU, its LOCK patched to DS */
+    .byte 0x3e; andb $0xfd, (%rdi); xor %eax, %eax; ret
 SNIPPET c_movb          /* c_movb(p, v): *(uint8_t*)p = v, from %sil (a REX byte register) */
     mov %sil, (%rdi); xor %eax, %eax; ret
 SNIPPET c_orw           /* c_orw(p, v): lock orw %si */
@@ -1961,6 +1964,10 @@ void pt_writes(const start_info_t* si, bool pvmmu)
     checkx("  the entry", *pte & (kFrameAndPerms | kNx), mapped);
     invlpg(va);
     check("  a store to the page", trap_of(c_store, va + 8, 1), kNoTrap);
+    check("ds andb $0xfd (Linux's LOCK patched for one CPU): RW off", trap_of(c_ds_andb_rw, pte_va), kNoTrap);
+    checkx("  the entry: read-only, the rest kept", *pte & (kFrameAndPerms | kNx), mapped & ~kRw);
+    check("  lock orw of RW: writable again", trap_of(c_orw, pte_va, kRw), kNoTrap);
+    invlpg(va);
     check("movb $0x80 to byte 7: NX on", trap_of(c_movb, pte_va + 7, 0x80), kNoTrap);
     checkx("  the entry: NX, the rest kept", *pte & (kFrameAndPerms | kNx), mapped | kNx);
     check("movb $0 to byte 7: NX off", trap_of(c_movb, pte_va + 7, 0), kNoTrap);
