@@ -356,6 +356,35 @@ TEST(DecodePteWrite, FlagsAreTheInstructionsResults)
     EXPECT_EQ(pte_write_flags(in, kFixed, 0x3, 0), kFixed | kSf | kPf);            // SF from bit 15
 }
 
+// A segment override that 64-bit mode ignores (CS, SS, DS, ES: SDM Vol. 1
+// §3.3.7.1): Linux's LOCK_PREFIX, patched for one CPU (alternatives'
+// smp_locks), is DS (3e), so its write-protect at fork is ds andb $0xfd.
+// Once only, and never %fs:/%gs:, whose base moves the address.
+TEST(DecodePteWrite, AnIgnoredSegmentOverrideIsTaken)
+{
+    using ptw::decode;
+    using ptw::kRegs;
+    PteWriteInsn in = decode({0x3e, 0x41, 0x80, 0x24, 0x24, 0xfd});   // ds andb $0xfd, (%r12): Linux's
+    EXPECT_EQ(in.op, PteOp::And);
+    EXPECT_EQ(in.size, 1);
+    EXPECT_EQ(in.src, 0xfdu);
+    EXPECT_EQ(in.ea, kRegs[12]);
+    EXPECT_EQ(in.len, 6);
+    for (uint8_t seg : {0x2e, 0x36, 0x26}) {
+        in = decode({seg, 0xf0, 0x48, 0x89, 0x07});   // seg lock mov: #UD, not taken
+        EXPECT_EQ(in.op, PteOp::None);
+        in = decode({0xf0, seg, 0x48, 0x21, 0x07});   // lock seg and %rax, (%rdi)
+        EXPECT_EQ(in.op, PteOp::And);
+        EXPECT_EQ(in.len, 5);
+    }
+    in = decode({0x66, 0x3e, 0x89, 0x07});   // 66 ds mov %ax, (%rdi)
+    EXPECT_EQ(in.op, PteOp::Mov);
+    EXPECT_EQ(in.size, 2);
+    EXPECT_EQ(decode({0x3e, 0x3e, 0x48, 0x89, 0x07}).op, PteOp::None);   // twice
+    EXPECT_EQ(decode({0x3e, 0x2e, 0x48, 0x89, 0x07}).op, PteOp::None);   // two of them
+    EXPECT_EQ(decode({0x65, 0x48, 0x89, 0x07}).op, PteOp::None);         // %gs:
+}
+
 // Byte and word forms (Linux's clear_bit(_PAGE_BIT_RW) is lock andb $0xfd)
 // and the 32-bit read-modify-writes: the size from the opcode and prefixes,
 // the operand truncated to it, immediates sign-extended to it.

@@ -43,7 +43,7 @@ TEST_F(MmuUpdateTest, BadRequestMidBatchStopsItWithEarlierAppliedAndLaterUntouch
     unsigned done = 99;
     EXPECT_EQ(mmu_update({req(600, MMU_NORMAL_PT_UPDATE, map(600, kDataFlags | NX)),
                           req(601, MMU_ATOMIC_PT_UPDATE, map(601, kDataFlags | NX)),
-                          mmu_update_t{ptr(lay.mfn(700), 0, MMU_NORMAL_PT_UPDATE), 0},   // no table
+                          mmu_update_t{ptr(Mfn{0}, 0, MMU_NORMAL_PT_UPDATE), 0},   // the hypervisor's
                           req(603, MMU_NORMAL_PT_UPDATE, map(603, kDataFlags | NX))},
                          &done),
               -XEN_EINVAL);
@@ -71,12 +71,11 @@ TEST_F(MmuUpdateTest, FailureAfterManyChunksReportsTheExactDoneCount)
     EXPECT_TRUE(only(expected, m));
 }
 
-TEST_F(MmuUpdateTest, PtrToAFrameThatIsNotAPageTableIsEinval)
+TEST_F(MmuUpdateTest, PtrToAFrameThatIsNotTheCallersIsEinval)
 {
     DomainLayout lay2;
     ASSERT_NE(m.create_domain(2, 64, 1, lay2), nullptr);
-    const Mfn not_tables[] = {lay.mfn(700),   // data frame
-                              Mfn{0},          // hypervisor frame
+    const Mfn not_tables[] = {Mfn{0},          // hypervisor frame
                               Mfn{16},         // I/O frame
                               lay2.mfn(3),     // another domain's L1
                               Mfn{kMachineFrames + 5}};   // beyond machine memory
@@ -90,6 +89,39 @@ TEST_F(MmuUpdateTest, PtrToAFrameThatIsNotAPageTableIsEinval)
             EXPECT_TRUE(unchanged(before, m));
         }
     }
+}
+
+// A frame of the caller that is no page table takes `val` as given, as on Xen
+// (xen/arch/x86/mm.c, do_mmu_update's writable case): Linux writes the
+// entries of tables it has not pinned yet with cmd 0. The frame's references
+// stay as they were.
+TEST_F(MmuUpdateTest, DataFrameOfTheCallerIsWrittenAsGiven)
+{
+    const uint64_t present = map(800, kDataFlags | NX), bogus = (uint64_t(1) << 51) | 0x1ff;
+    for (unsigned cmd : {unsigned(MMU_NORMAL_PT_UPDATE), unsigned(MMU_ATOMIC_PT_UPDATE), 3u}) {
+        SCOPED_TRACE(cmd);
+        const Mfn f = lay.mfn(700 + cmd);
+        table(f)[9] = 0x55;   // no entry rule or A/D fold applies: overwritten
+        Snapshot before(m);
+        unsigned done = 99;
+        EXPECT_EQ(mmu_update({mmu_update_t{ptr(f, 7, cmd), present}, mmu_update_t{ptr(f, 9, cmd), bogus}}, &done),
+                  0);
+        EXPECT_EQ(done, 2u);
+        EXPECT_TRUE(only(Changes(before).word(f, 7, present).word(f, 9, bogus), m));
+    }
+}
+
+// A frame nothing maps (no type reference) is written as well; it is left
+// writable with no reference.
+TEST_F(MmuUpdateTest, UnmappedDataFrameIsWrittenAndLeftWithoutReference)
+{
+    ASSERT_EQ(mmu_update({req(710, MMU_NORMAL_PT_UPDATE, 0)}, nullptr), 0);
+    ASSERT_EQ(ti::count(frame(lay.mfn(710)).type_info.load()), 0u);
+    Snapshot before(m);
+    unsigned done = 99;
+    EXPECT_EQ(mmu_update({mmu_update_t{ptr(lay.mfn(710), 0, MMU_NORMAL_PT_UPDATE), 1234}}, &done), 0);
+    EXPECT_EQ(done, 1u);
+    EXPECT_TRUE(only(Changes(before).word(lay.mfn(710), 0, 1234), m));
 }
 
 TEST_F(MmuUpdateTest, MachphysWithOffsetBitsIsEinval)

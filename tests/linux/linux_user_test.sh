@@ -14,11 +14,12 @@
 #
 #   linux_user_test.sh --platform native|xen|pvmmu --source DIR --build DIR
 #                      [--run PVMMU_RUN] [--vcpus N] [--accel tcg|tcg-icount]
-#                      [--cpu MODEL] [--timeout S] [--pending]
+#                      [--cpu MODEL] [--timeout S] [--extra ARGS] [--pending]
 #
-# --pending: SKIP at once, saying why (pvmmu: Linux does not reach /init
-# yet; tests/CMakeLists.txt registers the test so until
-# PVMMU_LINUX_USER_ON_PVMMU is on).
+# --extra: words added to the kernel's command line (xen.fifo_events=0: the
+# 2-level event channels on xen and pvmmu). --pending: SKIP at once, saying
+# why (tests/CMakeLists.txt registers the pvmmu runs so when
+# PVMMU_LINUX_USER_ON_PVMMU is off).
 # It passes when /init ran, every program printed PASS, the result line is
 # SUCCESS and the machine powered off. --accel tcg-icount (QEMU -icount
 # shift=0,sleep=off): every instruction takes 1 ns of the guest's clock, so
@@ -27,7 +28,7 @@
 # package that cannot be fetched).
 set -uo pipefail
 
-platform='' run='' src='' build='' vcpus=1 accel=tcg cpu='' limit=240 pending=0
+platform='' run='' src='' build='' vcpus=1 accel=tcg cpu='' limit=240 pending=0 extra=''
 while (($#)); do
   case $1 in
     --platform) platform=$2; shift ;;
@@ -38,6 +39,7 @@ while (($#)); do
     --accel) accel=$2; shift ;;
     --cpu) cpu=$2; shift ;;
     --timeout) limit=$2; shift ;;
+    --extra) extra=$2; shift ;;
     --pending) pending=1 ;;
     *) echo "linux_user_test.sh: unknown option '$1'" >&2; exit 2 ;;
   esac
@@ -48,8 +50,7 @@ done
 [[ $platform == native || -x $run ]] || { echo "linux_user_test.sh: --platform $platform needs --run PVMMU_RUN" >&2; exit 2; }
 [[ $accel =~ ^(tcg|tcg-icount)$ ]] || { echo "linux_user_test.sh: --accel takes tcg or tcg-icount" >&2; exit 2; }
 if ((pending)); then
-  echo "SKIP: Linux does not reach /init on $platform yet (qemu_linux_guest and qemu_linux_guest_smp pin how far" \
-       "it gets); configure with -DPVMMU_LINUX_USER_ON_PVMMU=ON to run this test"
+  echo "SKIP: Linux on $platform is off in this build; configure with -DPVMMU_LINUX_USER_ON_PVMMU=ON to run this test"
   exit 77
 fi
 command -v qemu-system-x86_64 >/dev/null || { echo "SKIP: no qemu-system-x86_64"; exit 77; }
@@ -68,7 +69,7 @@ start=$(date +%s.%N)
 case $platform in
 native)
   args=(-accel tcg -cpu "${cpu:-max}" -machine pc -smp "$vcpus" -m 256 -kernel "$vmlinuz" -initrd "$initrd"
-        -append "console=ttyS0 loglevel=4 panic=-1" -display none -serial stdio -monitor none -no-reboot)
+        -append "console=ttyS0 loglevel=4 panic=-1${extra:+ $extra}" -display none -serial stdio -monitor none -no-reboot)
   [[ $accel == tcg-icount ]] && args+=(-icount shift=0,sleep=off)
   timeout "$limit" qemu-system-x86_64 "${args[@]}" </dev/null >"$log" 2>&1
   code=$? ;;
@@ -79,7 +80,7 @@ kernel = "$vmlinuz"
 ramdisk = "$initrd"
 vcpus = $vcpus
 memory = 256
-extra = "console=hvc0 loglevel=4 panic=-1"
+extra = "console=hvc0 loglevel=4 panic=-1${extra:+ $extra}"
 CFG
   back=qemu
   [[ $platform == xen ]] && back=xen

@@ -20,10 +20,8 @@ Nothing is installed on the host: the packages are fetched with
   --platform pvmmu  a PV domain of pvmmu (default): `./pvmmu run --platform
                     qemu --config` with an xl.cfg naming the kernel and the
                     initramfs as its `ramdisk`; the console is Linux's hvc0
-                    through the hypervisor. What you type reaches the guest
-                    once the launcher forwards its input to the console;
-                    Linux does not reach its shell on pvmmu yet
-                    (docs/results.md §11 says how far it gets)
+                    through the hypervisor, what you type its input
+                    (pvmmu-run --console; Ctrl-] ends the run)
   --platform native the same kernel as an ordinary x86 kernel (console ttyS0)
   --platform xen    dom0 of Debian's Xen 4.17 (tools/fetch-xen.sh into
                     build/xen; a CPU without SMAP under TCG, as the xen-host
@@ -122,10 +120,12 @@ extra = "console=hvc0 $words"
 CFG
       # The CPU model of the Linux tests on pvmmu (tests/CMakeLists.txt):
       # TCG's without SMAP, so Linux's ring-3 IRETs are not refused.
-      local -a cpu=()
+      local -a cpu=() input=()
       [[ $accel != kvm ]] && cpu=(--cpu qemu64,+smep,+umip)
-      run=("$bdir/tools/pvmmu-run" --platform qemu --accel "$accel" "${cpu[@]}" --timeout "${limit:-31536000}"
-           --config "$cfg") ;;
+      # The shell's input: what is typed goes to hvc0 (pvmmu-run --console).
+      ((test)) || input=(--console)
+      run=("$bdir/tools/pvmmu-run" --platform qemu --accel "$accel" "${cpu[@]}" "${input[@]}"
+           --timeout "${limit:-31536000}" --config "$cfg") ;;
   esac
   if [[ -n $limit && $platform != pvmmu ]]; then run=(timeout --foreground --kill-after=5 "$limit" "${run[@]}"); fi
   say "booting Linux ($platform, $vcpus vCPUs): ${run[*]}"

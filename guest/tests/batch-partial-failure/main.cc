@@ -26,8 +26,10 @@ struct Bad {
 const Bad kBad[] = {
     {"maps a hypervisor frame", -XEN_EPERM,
      [](Cpu& c, unsigned i) { return Req{ptr_of(c, t.ref(i), MMU_ATOMIC_PT_UPDATE), make_pte(rt::hypervisor_frame(), pte::P | pte::US)}; }},
-    {"ptr is a data frame", -XEN_EINVAL,
-     [](Cpu& c, unsigned i) { return Req{(maddr_of(c.guest->mfn(t.gpfn(1))).v + i * 8) | MMU_ATOMIC_PT_UPDATE, orig[i]}; }},
+    // (A data frame of the guest's own is no bad ptr: Xen stores the value
+    // there, docs/abi.md §4.1.)
+    {"ptr is the hypervisor's frame", -XEN_EINVAL,
+     [](Cpu&, unsigned i) { return Req{(maddr_of(rt::hypervisor_frame()).v + i * 8) | MMU_ATOMIC_PT_UPDATE, orig[i]}; }},
     {"cache attribute", -XEN_EINVAL,
      [](Cpu& c, unsigned i) { return Req{ptr_of(c, t.ref(i), MMU_ATOMIC_PT_UPDATE), orig[i] | pte::PCD}; }},
     {"maps a page table writable", -XEN_EINVAL,

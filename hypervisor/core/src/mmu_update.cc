@@ -23,13 +23,32 @@ struct Batch {
     void finish() { cursor.release(); }
 };
 
+// cmd 0, 2 or 3 on a frame of the caller that is no page table: Xen's
+// do_mmu_update (xen/arch/x86/mm.c) stores `val` as given if the frame can be
+// typed writable, and refuses it (-EINVAL) otherwise. Linux writes every PTE
+// with cmd 0, those of a table not yet pinned too (arch/x86/xen/mmu_pv.c,
+// __xen_set_pte): a new mm's tables before its first switch, exec's among them.
+int plain_update(Batch& b, Maddr a, uint64_t val)
+{
+    const Mfn m = a.mfn();
+    if (get_page(b.hv, m, b.d.id)) return -XEN_EINVAL;
+    const int rc = get_page_type(b.hv, m, PageType::Writable);
+    if (rc == 0) {
+        std::atomic_ref<uint64_t>(b.hv.mem().table(m)[a.offset() / sizeof(uint64_t)])
+            .store(val, std::memory_order_relaxed);
+        put_page_type(b.hv, m);
+    }
+    put_page(b.hv, m);
+    return rc ? -XEN_EINVAL : 0;
+}
+
 // cmd 0, cmd 2 and cmd 3: one checked entry update of a table of any level.
 template <bool FoldAd>
 int pt_update(Batch& b, const mmu_update_t& req)
 {
     const Maddr a{req.ptr & ~uint64_t(PVMMU_MMU_CMD_MASK)};
     const unsigned level = b.cursor.acquire(a.mfn());
-    if (!level) return -XEN_EINVAL;
+    if (!level) return plain_update(b, a, req.val);
     const unsigned index = a.offset() / sizeof(uint64_t);
     if (level == 4 && b.hv.l4_slot_reserved(index)) return -XEN_EINVAL;
     return mod_entry<FoldAd>(b.hv, Level(level), b.cursor.table() + index, Pte{req.val}, b.ctx);

@@ -17,6 +17,8 @@
 //   other than TS and for an MSR no one knows.
 // - fpu_taskswitch: TS set, the next x87 instruction raises #NM, after
 //   which TS is clear.
+// - SSE: CR4.OSFXSR and OSXMMEXCPT set, SSE2 runs, FXSAVE saves %xmm1,
+//   MXCSR 0x1f80.
 // - set_segment_base, rdmsr and wrmsr of the %fs/%gs bases: the bases the
 //   guest's %fs:/%gs: loads use, -EINVAL / #GP(0) for a non-canonical one.
 // - Xen's forced-emulation prefix before CPUID: Xen's leaves; the CPU's
@@ -31,12 +33,15 @@
 // - Port I/O, cli and sti: #GP at IOPL 0; PHYSDEVOP_set_iopl's checks; at
 //   IOPL 1 a port without a device reads all ones, 0xcf8 reads back.
 // - mov to %cr3: the L4 in use taken, a writable or absent frame #GP.
+// - Linux's first L4 switch: the boot L4, unpinned and left, mapped
+//   writable while vCPU 1 was never initialised (boot_l4_switch).
 // - vm_assist's checks.
 // - VCPUOP_initialise takes trap_ctxt[] (vCPU 1's INT3 reaches the
-//   context's #BP handler) and ctrlreg[1], the user L4 (vCPU 1 then runs in
-//   user mode on it: user_mode.cc); a bad trap handler, callback or
-//   kernel_sp, a ctrlreg[1] that is no L4, user mode (no VGCF_in_kernel)
-//   without ctrlreg[1] are -EINVAL and the vCPU stays down.
+//   context's #BP handler), user_regs' IOPL (its port I/O at IOPL 1) and
+//   ctrlreg[1], the user L4 (vCPU 1 then runs in user mode on it:
+//   user_mode.cc); a bad trap handler, callback or kernel_sp, a ctrlreg[1]
+//   that is no L4, user mode (no VGCF_in_kernel) without ctrlreg[1] are
+//   -EINVAL and the vCPU stays down.
 // - The read-only M2P: XENMEM_machphys_mapping as Xen
 //   answers it; at MACH2PHYS_VIRT_START + mfn * 8 each of the guest's frames
 //   reads its gpfn; a frame no domain has (pvmmu: the hypervisor's; Xen: its
@@ -60,7 +65,8 @@
 //   multicall -EINVAL; an iret entry resumes the guest at its frame and
 //   ends the list (the entries after it not run).
 // - Writable page tables (pt_writes): MOV, XCHG, LOCK CMPXCHG, LOCK BTR,
-//   LOCK OR/AND, LOCK ANDB $0xfd (Linux's write-protect), LOCK ORW, MOVB
+//   LOCK OR/AND, LOCK ANDB $0xfd (Linux's write-protect) and DS ANDB $0xfd
+//   (the same on one CPU, its LOCK patched to DS), LOCK ORW, MOVB
 //   and a 32-bit MOV straight into an entry of an L1 in use
 //   through its read-only mapping, done as the instruction would; a
 //   writable mapping of a page table, a misaligned write and (pvmmu) a
@@ -100,7 +106,8 @@ extern "C" HIDDEN char c_rd_cr0[], c_rd_cr2[], c_rd_cr3[], c_rd_cr3_r9[], c_rd_c
     c_store[], c_store_end[], c_bp_target[], c_step[], c_step_end[], c_step_emul[], c_step_emul_end[], c_inw[],
     c_inl[], c_inl_imm[], c_armed[], c_inb_end[], c_outb[], c_outl[], c_rep_insb[], c_rep_outsb[], c_cli[], c_sti[],
     c_load_es[], c_rd_fs[], c_rd_gs[], c_fs_read[], c_gs_sel[], c_st64[], c_xchg[], c_cmpxchg[], c_btr_a[],
-    c_or[], c_and_imm8[], c_st_pinned[], c_andb_rw[], c_movb[], c_orw[];
+    c_or[], c_and_imm8[], c_st_pinned[], c_andb_rw[], c_ds_andb_rw[], c_movb[], c_orw[], c_sse_double[], c_fxsave_xmm1[],
+    c_stmxcsr[], c_ldmxcsr[], c_divss_zero[];
 extern "C" HIDDEN uint64_t conform_zf;
 void event_checks(volatile shared_info_t* sh, volatile vcpu_info_t* vi);   // events.cc
 void user_mode_checks(const start_info_t* si, uint64_t free, volatile shared_info_t* sh,
@@ -125,17 +132,25 @@ extern "C" HIDDEN uint64_t conform_rsp, conform_r12;
 extern "C" HIDDEN char conform_mc_iret[], conform_mc_iret_ret[];
 extern "C" HIDDEN uint64_t conform_iret_cs, conform_iret_rflags;
 uint64_t conform_iret_cs, conform_iret_rflags;
-// vCPU 1 (vcpu_context): it starts at conform_vcpu1_start, an INT3; its #BP
-// handler aligns the stack and calls conform_vcpu1_trap.
-extern "C" HIDDEN char conform_vcpu1_start[], conform_vcpu1_bp[];
-extern "C" HIDDEN volatile uint64_t conform_vcpu1_vector;
+// vCPU 1 (vcpu_context): it starts at conform_vcpu1_start, an IN from port
+// 0xcf8 (its context's IOPL 1 allows it, as Linux's secondary CPUs rely
+// on) then an INT3; its #GP handler notes the #GP and goes on to the INT3;
+// its #BP handler aligns the stack and calls conform_vcpu1_trap.
+extern "C" HIDDEN char conform_vcpu1_start[], conform_vcpu1_bp[], conform_vcpu1_gp[];
+extern "C" HIDDEN volatile uint64_t conform_vcpu1_vector, conform_vcpu1_gp_seen;
 extern "C" HIDDEN [[noreturn]] void conform_vcpu1_trap();
-volatile uint64_t conform_vcpu1_vector = 0;
+volatile uint64_t conform_vcpu1_vector = 0, conform_vcpu1_gp_seen = 0;
 asm(R"(
     .pushsection .text
-    .globl conform_vcpu1_start, conform_vcpu1_bp
-    .hidden conform_vcpu1_start, conform_vcpu1_bp
+    .globl conform_vcpu1_start, conform_vcpu1_bp, conform_vcpu1_gp
+    .hidden conform_vcpu1_start, conform_vcpu1_bp, conform_vcpu1_gp
 conform_vcpu1_start:
+    mov $0xcf8, %edx
+    inl %dx, %eax
+    int3
+    ud2
+conform_vcpu1_gp:
+    movq $1, conform_vcpu1_gp_seen(%rip)
     int3
     ud2
 conform_vcpu1_bp:
@@ -264,6 +279,16 @@ SNIPPET c_inb_end
     ret
 SNIPPET c_fnop
     fnop; xor %eax, %eax; ret
+SNIPPET c_sse_double    /* c_sse_double(v): 2 * v through %xmm0 (SSE2) */
+    movq %rdi, %xmm0; paddq %xmm0, %xmm0; movq %xmm0, %rax; ret
+SNIPPET c_fxsave_xmm1   /* c_fxsave_xmm1(area, v): %xmm1 = v, FXSAVE to area (512 bytes, 16-aligned) */
+    movq %rsi, %xmm1; fxsave64 (%rdi); xor %eax, %eax; ret
+SNIPPET c_stmxcsr
+    push %rax; stmxcsr (%rsp); pop %rax; mov %eax, %eax; ret
+SNIPPET c_ldmxcsr
+    push %rdi; ldmxcsr (%rsp); pop %rdi; xor %eax, %eax; ret
+SNIPPET c_divss_zero    /* 1.0f / 0.0f in %xmm0: #XM when MXCSR.ZM is clear and CR4.OSXMMEXCPT set */
+    mov $0x3f800000, %eax; movd %eax, %xmm0; xorps %xmm1, %xmm1; divss %xmm1, %xmm0; xor %eax, %eax; ret
 SNIPPET c_int3
     int3; xor %eax, %eax; ret
 /* c_xen_cpuid(leaf, regs[4], subleaf): Xen's forced-emulation prefix, then CPUID. */
@@ -348,6 +373,8 @@ SNIPPET c_and_imm8      /* c_and_imm8(p): lock andq $-2 (P off), sign-extended i
     lock andq $-2, (%rdi); xor %eax, %eax; ret
 SNIPPET c_andb_rw       /* c_andb_rw(p): lock andb $0xfd (RW off), Linux's clear_bit(_PAGE_BIT_RW) */
     lock andb $0xfd, (%rdi); xor %eax, %eax; ret
+SNIPPET c_ds_andb_rw    /* c_ds_andb_rw(p): ds andb $0xfd: Linux's clear_bit on one CPU, its LOCK patched to DS */
+    .byte 0x3e; andb $0xfd, (%rdi); xor %eax, %eax; ret
 SNIPPET c_movb          /* c_movb(p, v): *(uint8_t*)p = v, from %sil (a REX byte register) */
     mov %sil, (%rdi); xor %eax, %eax; ret
 SNIPPET c_orw           /* c_orw(p, v): lock orw %si */
@@ -403,6 +430,7 @@ namespace {
 
 constexpr uint64_t kNoTrap = ~0ull;
 constexpr uint64_t kCr0Ts = 1u << 3, kCr0Am = 1u << 18;
+void checkx(const char* what, uint64_t got, uint64_t want);
 
 // Runs fn; the vector it ended with, kNoTrap when it returned.
 uint64_t trap_of(const void* fn, uint64_t a0 = 0, uint64_t a1 = 0, uint64_t* rax = nullptr, uint64_t a2 = 0)
@@ -636,6 +664,24 @@ void emulation(const start_info_t* si, bool pvmmu)
     check("  fnop: #NM", trap_of(c_fnop), 7);
     check("fpu_taskswitch(0)", hypercall(__HYPERVISOR_fpu_taskswitch, 0), 0);
     check("  fnop: runs", trap_of(c_fnop), kNoTrap);
+
+    // SSE as a PV kernel finds it (Xen sets CR4.OSFXSR and OSXMMEXCPT for
+    // itself, and its guests run under them): SSE instructions run, FXSAVE
+    // saves the XMM registers (with OSFXSR clear it need not: SDM vol. 2,
+    // FXSAVE), MXCSR starts at its reset value. (An unmasked SIMD exception
+    // is not checked: QEMU's TCG raises no #XM.)
+    trap_of(c_rd_cr4, 0, 0, &v);
+    check("  %cr4: OSFXSR and OSXMMEXCPT set", long(v & 0x600), 0x600);
+    check("SSE2 paddq: runs", trap_of(c_sse_double, 21, 0, &v), kNoTrap);
+    check("  2 * 21", long(v), 42);
+    alignas(16) static uint64_t fx[64];
+    fx[22] = 0;
+    check("fxsave: runs", trap_of(c_fxsave_xmm1, uint64_t(fx), 0x1234567890abcdefull), kNoTrap);
+    checkx("  %xmm1 saved (bytes 176-183)", fx[22], 0x1234567890abcdefull);
+    check("stmxcsr: runs", trap_of(c_stmxcsr, 0, 0, &v), kNoTrap);
+    checkx("  MXCSR at its reset value (all exceptions masked)", v, 0x1f80);
+    check("divss by zero, masked: runs", trap_of(c_divss_zero), kNoTrap);
+    check("ldmxcsr (ZE cleared): runs", trap_of(c_ldmxcsr, 0x1f80), kNoTrap);
 
     // Xen's leaves through the forced-emulation prefix.
     uint32_t r[4];
@@ -1718,7 +1764,10 @@ void vcpu_context(const start_info_t* si, uint64_t free)
     ctx.ctrlreg[1] = xen_pfn_to_cr3(user_l4);
     ctx.trap_ctxt[3] = trap_info_t{3, 3, FLAT_KERNEL_CS64, uint64_t(conform_vcpu1_bp)};
     ctx.trap_ctxt[6] = trap_info_t{6, 0, FLAT_KERNEL_CS64, uint64_t(um_ud_entry)};
-    check("VCPUOP_initialise of vCPU 1 with a #BP handler in trap_ctxt, a user L4 in ctrlreg[1]", initialise(), 0);
+    ctx.trap_ctxt[13] = trap_info_t{13, 0, FLAT_KERNEL_CS64, uint64_t(conform_vcpu1_gp)};
+    ctx.user_regs.rflags = 0x1000;   // IOPL 1: Xen takes it as the vCPU's virtual IOPL
+    check("VCPUOP_initialise of vCPU 1 with a #BP handler in trap_ctxt, IOPL 1, a user L4 in ctrlreg[1]",
+          initialise(), 0);
     const vcpu_runstate_info before = g_rs1;
     check("VCPUOP_up of vCPU 1", hypercall(__HYPERVISOR_vcpu_op, VCPUOP_up, 1, 0), 0);
     uint64_t spins = 0;
@@ -1726,6 +1775,7 @@ void vcpu_context(const start_info_t* si, uint64_t free)
         hypercall(__HYPERVISOR_sched_op, SCHEDOP_yield, 0);
     check("  vCPU 1's INT3 reached the context's #BP handler, then it went down", long(conform_vcpu1_vector), 3);
     check("  vCPU 1's %cr0: AM set (its CPU's)", long(conform_vcpu1_cr0 & kCr0Am), long(kCr0Am));
+    check("  its IN from port 0xcf8 at the context's IOPL 1: no #GP", long(conform_vcpu1_gp_seen), 0);
     vcpu1_user_checks(uint64_t(g_vcpu1_kstack + sizeof(g_vcpu1_kstack)));
     // Xen 4.17 gives a PV vCPU no APIC ID of its own (0), not its CPU's.
     check("xen cpuid 1 on vCPU 1: APIC ID (EBX 31:24) 0", long(conform_vcpu1_leaf1_ebx >> 24), 0);
@@ -1843,6 +1893,37 @@ long mmuext1(unsigned cmd, uint64_t mfn)
     return hypercall(__HYPERVISOR_mmuext_op, uint64_t(&op), 1, 0, DOMID_SELF);
 }
 
+// Linux's first switch of L4 (arch/x86/xen/mmu_pv.c,
+// xen_setup_kernel_pagetable): a copy of the boot L4 pinned and made the
+// base pointer, the boot L4 unpinned, then mapped writable. Only vCPU 0
+// starts on the boot L4 (Xen's builder gives the others no page tables
+// until VCPUOP_initialise), so nothing holds it any more and the writable
+// mapping is taken, with vCPU 1 never initialised. Then back as it was.
+// The copy is frame free + 12 (user_mode.cc uses up to free + 11).
+void boot_l4_switch(const start_info_t* si, uint64_t free)
+{
+    const uint64_t boot = p2m(si)[(si->pt_base - XENPV_VIRT_BASE) >> 12];
+    const uint64_t copy_g = free + 12, copy = p2m(si)[copy_g];
+    const uint64_t copy_va = uint64_t(gpfn_bytes(copy_g));
+    const uint64_t* src = reinterpret_cast<const uint64_t*>(si->pt_base);
+    // Slots 256-271 are the hypervisor's: it fills them in its own L4s.
+    for (unsigned i = 0; i < 512; ++i) gpfn_bytes(copy_g)[i] = i >= 256 && i < 272 ? 0 : src[i];
+    const auto map = [](uint64_t va, uint64_t mfn, uint64_t flags) {
+        return hypercall(__HYPERVISOR_update_va_mapping, va, (mfn << 12) | flags, UVMF_INVLPG | UVMF_LOCAL);
+    };
+    check("vCPU 1 never initialised: down", hypercall(__HYPERVISOR_vcpu_op, VCPUOP_is_up, 1, 0) > 0, 0);
+    check("boot L4 switch: a copy mapped read-only", map(copy_va, copy, 0x65), 0);
+    check("  MMUEXT_PIN_L4_TABLE of the copy", mmuext1(MMUEXT_PIN_L4_TABLE, copy), 0);
+    check("  MMUEXT_NEW_BASEPTR: the copy", mmuext1(MMUEXT_NEW_BASEPTR, copy), 0);
+    check("  MMUEXT_UNPIN_TABLE of the boot L4", mmuext1(MMUEXT_UNPIN_TABLE, boot), 0);
+    check("  the boot L4 mapped writable", map(si->pt_base, boot, 0x67), 0);
+    check("  and read-only again", map(si->pt_base, boot, 0x65), 0);
+    check("  MMUEXT_PIN_L4_TABLE of the boot L4", mmuext1(MMUEXT_PIN_L4_TABLE, boot), 0);
+    check("  MMUEXT_NEW_BASEPTR: the boot L4", mmuext1(MMUEXT_NEW_BASEPTR, boot), 0);
+    check("  MMUEXT_UNPIN_TABLE of the copy", mmuext1(MMUEXT_UNPIN_TABLE, copy), 0);
+    check("  the copy writable again", map(copy_va, copy, 0x67), 0);
+}
+
 // An L1 the guest pinned itself, linked nowhere (as Linux pins its L1s
 // before it links them): a RIP-relative MOV into it through its read-only
 // mapping is taken; once unpinned the frame is no page table and the same
@@ -1917,6 +1998,10 @@ void pt_writes(const start_info_t* si, bool pvmmu)
     checkx("  the entry", *pte & (kFrameAndPerms | kNx), mapped);
     invlpg(va);
     check("  a store to the page", trap_of(c_store, va + 8, 1), kNoTrap);
+    check("ds andb $0xfd (Linux's LOCK patched for one CPU): RW off", trap_of(c_ds_andb_rw, pte_va), kNoTrap);
+    checkx("  the entry: read-only, the rest kept", *pte & (kFrameAndPerms | kNx), mapped & ~kRw);
+    check("  lock orw of RW: writable again", trap_of(c_orw, pte_va, kRw), kNoTrap);
+    invlpg(va);
     check("movb $0x80 to byte 7: NX on", trap_of(c_movb, pte_va + 7, 0x80), kNoTrap);
     checkx("  the entry: NX, the rest kept", *pte & (kFrameAndPerms | kNx), mapped | kNx);
     check("movb $0 to byte 7: NX off", trap_of(c_movb, pte_va + 7, 0), kNoTrap);
@@ -2020,6 +2105,7 @@ extern "C" [[noreturn]] void xenpv_start(const start_info_t* si, uint64_t initia
     watched_bounce_frame();
     port_io(pvmmu);
     write_cr3(si, free);
+    boot_l4_switch(si, free);
     ptwr_without_assist(si, "mov into an L1 entry before vm_assist enables writable_pagetables");
     hypercalls(pvmmu);
     sched_checks(pvmmu);

@@ -5,7 +5,9 @@
 
 /* CR0 ("Control Registers"). */
 #define CR0_PE   (1 << 0)    /* protection enable */
+#define CR0_MP   (1 << 1)    /* monitor coprocessor: WAIT/FWAIT honour TS */
 #define CR0_TS   (1 << 3)    /* task switched: x87/SSE instructions raise #NM */
+#define CR0_NE   (1 << 5)    /* x87 errors as #MF, not the legacy FERR# line */
 #define CR0_WP   (1 << 16)   /* supervisor writes honour read-only pages */
 #define CR0_AM   (1 << 18)   /* alignment mask: ring 3 with EFLAGS.AC set raises #AC on a misaligned access */
 #define CR0_PG   (1 << 31)   /* paging */
@@ -32,8 +34,8 @@
 #define CR4_DE   (1 << 3)    /* debugging extensions: DR4/DR5 #UD, I/O breakpoints */
 #define CR4_PAE  (1 << 5)    /* 64-bit page-table entries; required for IA-32e */
 #define CR4_MCE  (1 << 6)
-#define CR4_OSFXSR     (1 << 9)
-#define CR4_OSXMMEXCPT (1 << 10)
+#define CR4_OSFXSR     (1 << 9)    /* SSE instructions, FXSAVE/FXRSTOR of the XMM state */
+#define CR4_OSXMMEXCPT (1 << 10)   /* unmasked SIMD FP exceptions as #XM, not #UD */
 #define CR4_PGE  (1 << 7)
 #define CR4_UMIP (1 << 11)   /* SGDT, SIDT, SLDT, SMSW, STR: #GP outside ring 0 */
 #define CR4_FSGSBASE (1 << 16)   /* RDFSBASE/WRGSBASE etc. in any ring: never on */

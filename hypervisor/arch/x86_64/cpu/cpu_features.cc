@@ -51,7 +51,13 @@ void cpu_features_enable()
     // any %gs base (a PerCpu area's, the hypervisor's slots), past
     // set_segment_base's checks (docs/security.md "Segment bases").
     cr4 &= ~uint64_t(CR4_FSGSBASE);
+    // The FPU and SSE as an x86-64 OS runs them, which a PV kernel and its
+    // processes inherit (they cannot write CR0 or CR4): SSE and FXSAVE of
+    // the XMM state (x86-64 CPUs all have FXSR and SSE2), #XM for SIMD and
+    // #MF for x87 errors, and WAIT under TS is #NM. Xen sets the same bits.
+    cr4 |= CR4_OSFXSR | CR4_OSXMMEXCPT;
     write_cr4(cr4);
+    write_cr0(read_cr0() | CR0_MP | CR0_NE);
     // The first CPU to get here is the boot CPU: it alone wins the exchange,
     // however the APs are started.
     static uint8_t taken;

@@ -249,12 +249,18 @@ uint64_t logic_flags(uint64_t flags, uint64_t r, unsigned size = 8)
 
 PteWriteInsn decode_pte_write(const uint8_t* b, unsigned n, const uint64_t regs[16], uint64_t rip)
 {
-    // LOCK and the operand size, each at most once, in either order.
+    // LOCK, the operand size and one segment override that 64-bit mode
+    // ignores (CS, SS, DS, ES: SDM Vol. 1 §3.3.7.1), each at most once, in
+    // any order. Linux's LOCK_PREFIX is DS (3e) in a kernel its alternatives
+    // patched for one CPU: its write-protect of a PTE is then ds andb $0xfd.
+    // %fs: and %gs: are not taken: their base moves the address.
     Bytes c{b, n};
-    bool lock = false, word = false;
+    bool lock = false, word = false, seg = false;
     for (; c.i < n; ++c.i) {
-        if (b[c.i] == 0xf0 && !lock) lock = true;
-        else if (b[c.i] == 0x66 && !word) word = true;
+        const uint8_t p = b[c.i];
+        if (p == 0xf0 && !lock) lock = true;
+        else if (p == 0x66 && !word) word = true;
+        else if ((p == 0x2e || p == 0x36 || p == 0x3e || p == 0x26) && !seg) seg = true;
         else break;
     }
     uint8_t rex = 0;

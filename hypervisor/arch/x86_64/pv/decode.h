@@ -47,14 +47,16 @@ bool is_forced_cpuid(const uint8_t* b, unsigned n);
 int software_int_vector(const uint8_t* b, unsigned n, uint64_t error);
 
 // Writes to a page-table entry that Xen's "writable page tables" emulate
-// for a PV kernel (docs/abi.md §12.5; pv/ptwr.cc), after LOCK (F0) and
-// operand size (66), each optional, in either order, then one optional REX.
+// for a PV kernel (docs/abi.md §12.5; pv/ptwr.cc), after LOCK (F0), operand
+// size (66) and an ignored segment override, each optional, in any order,
+// then one optional REX.
 // Of 1, 2, 4 or 8 bytes (byte opcode; else REX.W 8, 66 2, neither 4): MOV
 // r/m, r (88, 89) and MOV r/m, imm (C6 /0 ib, C7 /0 iw/id); XCHG r/m, r
 // (86, 87); AND and OR r/m with r (20, 21; 08, 09), imm8 (80 /4, /1; 83 /4,
 // /1 sign-extended) or imm16/32 (81 /4, /1). 64-bit only: CMPXCHG r/m64, r64
 // (0F B1); BTS and BTR r/m64, imm8 (0F BA /5, /6). Only a memory operand.
-// Any other prefix (address size, segment, REP), LOCK on a MOV: not decoded.
+// One segment override 64-bit mode ignores (2e, 36, 3e, 26) is taken; any
+// other prefix (address size, %fs:/%gs:, REP), LOCK on a MOV: not decoded.
 enum class PteOp : uint8_t { None, Mov, Xchg, Cmpxchg, And, Or, Bts, Btr };
 
 struct PteWriteInsn {

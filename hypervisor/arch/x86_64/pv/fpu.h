@@ -9,7 +9,8 @@ namespace pvmmu::x86 {
 // Sets the virtual CR0.TS of the running vCPU, and the CPU's with it.
 void set_fpu_ts(VcpuArch& a, bool on);
 
-// A vCPU starting on this CPU: FPU instructions allowed (CR0.TS clear).
+// A vCPU starting on this CPU: FPU instructions allowed (CR0.TS clear), the
+// x87, MXCSR and XMM state at their initial values.
 void guest_fpu_reset(Vcpu& v);
 
 } // namespace pvmmu::x86

@@ -171,6 +171,17 @@ int guest_load(DomId id, const uint8_t* file, size_t size, const uint8_t* module
     f.ss = HV_SEL_GUEST_DS;
     f.rsi = si_va;
     out.vcpu[0].state.store(VcpuState::Initialised, std::memory_order_release);
+    // Only vCPU 0 starts on the boot L4, as Xen builds a PV domain: the others
+    // get theirs from VCPUOP_initialise. A reference held for them would keep
+    // the boot L4 a page table after the guest leaves and unpins it, and
+    // Linux's writable mapping of it then would fail (arch/x86/xen/mmu_pv.c,
+    // xen_setup_kernel_pagetable).
+    for (unsigned i = 1; i < nr_vcpus; ++i) {
+        Vcpu& v = out.dom.vcpus[i];
+        if (!v.has_table) continue;
+        put_page_and_type(*core(), v.guest_table);
+        v.has_table = false;
+    }
     guest_domain_running();
     printk("domain %u: %lu frames from mfn 0x%lx, virt_base 0x%lx, entry 0x%lx, hypercall page 0x%lx, "
            "start_info 0x%lx, page tables 0x%lx, stack top 0x%lx\n", id, nr_frames, l.first.v, l.physmap.v,

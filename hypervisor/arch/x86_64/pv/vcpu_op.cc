@@ -30,7 +30,7 @@ namespace pvmmu::x86 {
 
 namespace {
 
-constexpr uint64_t kRflagsIf = RFLAGS_IF, kRflagsFixed = RFLAGS_FIXED;
+constexpr uint64_t kRflagsIf = RFLAGS_IF, kRflagsFixed = RFLAGS_FIXED, kRflagsIopl = RFLAGS_IOPL;
 
 // VCPUOP_initialise, as Xen's arch_set_info_guest for a 64-bit PV vCPU: from
 // the context the registers (user_regs), the L4 (ctrlreg[3]), the user L4
@@ -185,11 +185,14 @@ long initialise_locked(Vcpu& self, Vcpu& t, uint64_t ctx_va)
     // Xen's PV vCPU takes ctrlreg[2] as its CR2; the shared page's copy
     // (vcpu_info.arch.cr2) is left as it is, as Xen leaves it.
     a.cr2 = w.cr2;
-    // The context's debugreg[], ctrlreg[4] and IOPL are not read (docs/abi.md
+    // The context's debugreg[] and ctrlreg[4] are not read (docs/abi.md
     // §12.3): the vCPU starts as a new one, whatever it had set before it
-    // went down — no breakpoint armed, IOPL 0, CR4.DE clear.
+    // went down — no breakpoint armed, CR4.DE clear. Its virtual IOPL is
+    // user_regs' RFLAGS.IOPL, as Xen's arch_set_info_guest takes it (Linux
+    // gives its secondary CPUs IOPL 1 this way, arch/x86/xen/smp_pv.c); the
+    // RFLAGS the vCPU starts with never has IOPL set.
     a.dr = DebugRegs{};
-    a.iopl = 0;
+    a.iopl = uint8_t((r.rflags & kRflagsIopl) >> 12);
     a.cr4_de = false;
     for (unsigned i = 0; i < FIRST_RESERVED_GDT_PAGE; ++i) a.start_gdt[i] = gdt[i];
     a.start_gdt_ents = uint32_t(gdt_ents);
