@@ -17,7 +17,9 @@
 //   the wrong vCPU is lost to the right one), none duplicated (a count
 //   above what was sent).
 // vCPU i runs with the vcpu_info of shared_info's slot i.
+
 #include "tiny_guest.h"
+#include "tiny_events.h"
 
 #include <xen/event_channel.h>
 #include <xen/callback.h>
@@ -61,52 +63,8 @@ alignas(16) uint8_t g_stacks[kMaxVcpus][16384];
 
 } // namespace
 
-// The event callback, one entry per vCPU (16 bytes apart): Xen's bounce frame
-// at RSP (RCX, R11, RIP, CS, RFLAGS, RSP, SS), upcalls masked. It saves the
-// registers the C function may clobber, calls events_upcall(vcpu), and
-// returns through the iret hypercall, which restores the mask from RFLAGS.IF.
-extern "C" HIDDEN char events_callbacks[];
-extern "C" HIDDEN void events_upcall(unsigned vcpu);
-asm(R"(
-    .pushsection .text
-    .globl events_callbacks
-    .hidden events_callbacks
-    .balign 16
-events_callbacks:
-    .irp n, 0, 1, 2, 3
-    .balign 16
-    pushq $\n
-    jmp 1f
-    .endr
-1:  pushq %rax
-    pushq %rdx
-    pushq %rsi
-    pushq %rdi
-    pushq %r8
-    pushq %r9
-    pushq %r10
-    pushq %rbx
-    mov 64(%rsp), %rdi
-    mov %rsp, %rbx
-    and $-16, %rsp
-    cld
-    call events_upcall
-    mov %rbx, %rsp
-    popq %rbx
-    popq %r10
-    popq %r9
-    popq %r8
-    popq %rdi
-    popq %rsi
-    popq %rdx
-    popq %rax
-    add $8, %rsp
-    popq %rcx
-    popq %r11
-    pushq $0
-    jmp hypercall_page + 23 * 32
-    .popsection
-)");
+// The event callback, one entry per vCPU (tiny_events.h).
+TINY_EVENT_CALLBACKS(events_callbacks, events_upcall);
 
 // Linux's order: the upcall flag, then the selector, then each pending and
 // unmasked port bound to this vCPU, each cleared before it is handled. A
@@ -155,25 +113,8 @@ evtchn_port_t bind_ipi(unsigned vcpu)
     return b.port;
 }
 
-// The pvclock (vcpu_time_info, <xen/xen.h>): system time in ns, read under
-// the version protocol.
-uint64_t now(unsigned vcpu)
-{
-    volatile vcpu_time_info_t& t = g_sh->vcpu_info[vcpu].time;
-    for (;;) {
-        const uint32_t v = t.version;
-        __atomic_thread_fence(__ATOMIC_SEQ_CST);
-        const uint64_t tsc = __builtin_ia32_rdtsc();
-        uint64_t delta = tsc - t.tsc_timestamp;
-        const uint64_t base = t.system_time;
-        const uint32_t mul = t.tsc_to_system_mul;
-        const int8_t shift = t.tsc_shift;
-        __atomic_thread_fence(__ATOMIC_SEQ_CST);
-        if ((v & 1) || t.version != v) continue;
-        delta = shift >= 0 ? delta << shift : delta >> -shift;
-        return base + uint64_t((unsigned __int128)delta * mul >> 32);
-    }
-}
+// vCPU `vcpu`'s pvclock: system time in ns.
+uint64_t now(unsigned vcpu) { return pvclock_ns(g_sh->vcpu_info[vcpu].time); }
 
 // pvmmu's count of v's halts, or ~0 on Xen (no pvmmu_op).
 uint64_t halts(unsigned v)

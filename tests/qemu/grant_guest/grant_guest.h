@@ -2,7 +2,9 @@
 // abuse.cc holds the cases that must be refused).
 #pragma once
 
+
 #include "tiny_guest.h"
+#include "tiny_events.h"
 
 #include <xen/event_channel.h>
 #include <xen/grant_table.h>
@@ -24,23 +26,8 @@ inline uint64_t mfn_of(const void* p) { return tiny::p2m(g_si)[(uint64_t(p) - XE
 // loader puts everything right after the image).
 inline uint64_t scratch_va(unsigned i) { return XENPV_VIRT_BASE + ((g_si->nr_pages - 1 - i) << 12); }
 
-// The pvclock (<xen/xen.h> vcpu_time_info) of vCPU 0's slot: system time, ns.
-inline uint64_t now()
-{
-    volatile vcpu_time_info_t& t = g_sh->vcpu_info[0].time;
-    for (;;) {
-        const uint32_t v = t.version;
-        __atomic_thread_fence(__ATOMIC_SEQ_CST);
-        uint64_t delta = __builtin_ia32_rdtsc() - t.tsc_timestamp;
-        const uint64_t base = t.system_time;
-        const uint32_t mul = t.tsc_to_system_mul;
-        const int8_t shift = t.tsc_shift;
-        __atomic_thread_fence(__ATOMIC_SEQ_CST);
-        if ((v & 1) || t.version != v) continue;
-        delta = shift >= 0 ? delta << shift : delta >> -shift;
-        return base + uint64_t((unsigned __int128)delta * mul >> 32);
-    }
-}
+// The pvclock of vCPU 0's slot: system time, ns.
+inline uint64_t now() { return tiny::pvclock_ns(g_sh->vcpu_info[0].time); }
 
 // The mapper's abuse cases (abuse.cc): docs/security.md §7.18's that a
 // guest can try against a real granter, each refused with Xen's status,

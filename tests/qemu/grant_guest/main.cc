@@ -92,51 +92,8 @@ volatile uint64_t g_mine[kMaxVcpus];  // ports (below 64) each vCPU's upcall tak
 
 } // namespace
 
-// The event callback, one 16-byte entry per vCPU, as in events_guest: saves
-// the registers a C call may clobber, calls grant_upcall(vcpu), returns
-// through the iret hypercall.
-extern "C" HIDDEN char grant_callbacks[];
-extern "C" HIDDEN void grant_upcall(unsigned vcpu);
-asm(R"(
-    .pushsection .text
-    .globl grant_callbacks
-    .hidden grant_callbacks
-    .balign 16
-grant_callbacks:
-    .irp n, 0, 1, 2, 3
-    .balign 16
-    pushq $\n
-    jmp 1f
-    .endr
-1:  pushq %rax
-    pushq %rdx
-    pushq %rsi
-    pushq %rdi
-    pushq %r8
-    pushq %r9
-    pushq %r10
-    pushq %rbx
-    mov 64(%rsp), %rdi
-    mov %rsp, %rbx
-    and $-16, %rsp
-    cld
-    call grant_upcall
-    mov %rbx, %rsp
-    popq %rbx
-    popq %r10
-    popq %r9
-    popq %r8
-    popq %rdi
-    popq %rsi
-    popq %rdx
-    popq %rax
-    add $8, %rsp
-    popq %rcx
-    popq %r11
-    pushq $0
-    jmp hypercall_page + 23 * 32
-    .popsection
-)");
+// The event callback, one entry per vCPU (tiny_events.h).
+TINY_EVENT_CALLBACKS(grant_callbacks, grant_upcall);
 
 // Clears this vCPU's pending ports: the work is done where it blocked,
 // which looks at the ring again.
