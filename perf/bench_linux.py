@@ -40,7 +40,7 @@ import tempfile
 import threading
 import time
 
-from guest_bench import Progress, count, host_machine, utc_now, vcpu_list, write_json, command_line
+from guest_bench import Progress, count, host_machine, utc_now, name_list, vcpu_list, write_json, command_line
 
 PLATFORMS = ["native", "xen", "pvmmu"]
 WORKLOADS = ["threads", "processes", "shared", "fault", "fork"]
@@ -371,14 +371,6 @@ def write_plot(doc, path):
             raise RuntimeError(f"gnuplot failed:\n{r.stderr}")
 
 
-def workload_list(s):
-    v = [x for x in s.split(",") if x]
-    unknown = [x for x in v if x not in WORKLOADS]
-    if unknown or not v:
-        raise argparse.ArgumentTypeError(f"unknown workload(s) {', '.join(unknown)}; workloads: {', '.join(WORKLOADS)}")
-    return [w for w in WORKLOADS if w in v]
-
-
 def platform_list(s):
     v = [x for x in s.split(",") if x]
     if not v or any(x not in PLATFORMS for x in v):
@@ -400,7 +392,7 @@ def main():
     ap.add_argument("--vcpus", type=vcpu_list(8), default=[1, 2, 4], help="vCPU counts (default 1,2,4)")
     ap.add_argument("--runs", type=count(), default=1, help="boots per cell; medians (default 1: -icount "
                     "repeats to a few per mille)")
-    ap.add_argument("--workloads", type=workload_list, default=list(WORKLOADS), metavar="W[,W...]",
+    ap.add_argument("--workloads", type=name_list(WORKLOADS, "workload"), default=list(WORKLOADS), metavar="W[,W...]",
                     help=f"{', '.join(WORKLOADS)} (default all; tests/linux/user/mm_bench.c)")
     ap.add_argument("--pages", type=count(1 << 18), default=1024, help="pages per task (default 1024)")
     ap.add_argument("--iters", type=count(), default=4, help="iterations per task (default 4)")

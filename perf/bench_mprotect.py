@@ -25,7 +25,7 @@ import sys
 import tempfile
 
 from guest_bench import (Progress, Unavailable, command_line, common_args, count, make_platform, run_program,
-                         report_check, utc_now, vcpu_list, write_json)
+                         name_list, report_check, utc_now, vcpu_list, write_json)
 import sweep
 
 MODES = ["native", "per-pte", "linux-xen", "atomic-array", "flag-range", "unsafe"]
@@ -271,14 +271,6 @@ def check(doc):
     return bad
 
 
-def mode_list(s):
-    v = [x for x in s.split(",") if x]
-    unknown = [x for x in v if x not in MODES]
-    if unknown or not v:
-        raise argparse.ArgumentTypeError(f"unknown mode(s) {', '.join(unknown)}; modes: {', '.join(MODES)}")
-    return [m for m in MODES if m in v]
-
-
 def host_list(s):
     """An argparse type: comma-separated libvirt URIs, each once."""
     v = [x for x in s.split(",") if x]
@@ -337,7 +329,7 @@ def main():
     ap.add_argument("--vcpus", type=vcpu_list(16), default=[1, 2, 4], help="vCPU counts (default 1,2,4)")
     ap.add_argument("--pages", type=count(), default=1024, help="pages per region (default 1024: two full L1s)")
     ap.add_argument("--workload", choices=["private", "shared", "both"], default="both")
-    ap.add_argument("--modes", type=mode_list, default=MODES, help="comma-separated (default all)")
+    ap.add_argument("--modes", type=name_list(MODES, "mode"), default=MODES, help="comma-separated (default all)")
     ap.add_argument("--epochs", type=count(), default=4, help="A/D-accounting epochs per run (default 4)")
     ap.add_argument("--cycles", type=count(), default=4, help="RW->RO->RW cycles per epoch (default 4)")
     ap.add_argument("--batch", type=count(ENTRIES_PER_L1), default=None,

@@ -325,6 +325,18 @@ def count(most=None):
     return parse
 
 
+def name_list(names, what):
+    """An argparse type: comma-separated names out of `names` (at least one),
+    returned in the order of `names`; `what` names them in the error."""
+    def parse(s):
+        v = [x for x in s.split(",") if x]
+        unknown = [x for x in v if x not in names]
+        if unknown or not v:
+            raise argparse.ArgumentTypeError(f"unknown {what}(s) {', '.join(unknown)}; {what}s: {', '.join(names)}")
+        return [n for n in names if n in v]
+    return parse
+
+
 def vcpu_list(most):
     """An argparse type: comma-separated vCPU counts, each 1..most, sorted."""
     def parse(s):
