@@ -149,8 +149,12 @@ uint64_t Decoder::ptr(unsigned cmd)
     case 4: a = l.pte_maddr(in_.u8() % l.nr_frames).v; break;
     case 5: a = lay(other()).pte_maddr(in_.u8() % lay(other()).nr_frames).v; break;
     case 6: a = entry_maddr(l.mfn(in_.u8() % 3)); break;   // L4, L3, L2
-    default: return in_.u64();
+    default: a = in_.u64(); cmd = unsigned(a & PVMMU_MMU_CMD_MASK); break;
     }
+    // A request on a frame of the caller's that is no page table stores its
+    // value there, as Xen's mmu_update does: a guest write, which ends the
+    // FIFO protocol on that frame (fifo_prepared).
+    written(Mfn{a >> kPageShift});
     return (a & ~uint64_t(PVMMU_MMU_CMD_MASK)) | cmd;
 }
 
@@ -281,6 +285,11 @@ HypercallFrame Decoder::xv_args()
 HypercallFrame Decoder::raw_args()
 {
     HypercallFrame f{in_.u8() % 4 ? in_.u8() % 64 : in_.u64(), {}};
+    // mmu_update's or a multicall's requests from raw words may store into
+    // any frame of the caller's that is no page table (ptr): none is taken
+    // as kept to the FIFO protocol from here on.
+    if (f.op == __HYPERVISOR_mmu_update || f.op == __HYPERVISOR_multicall)
+        for (Prepared& p : prepared_) p = Prepared::No;
     if (f.op == __HYPERVISOR_event_channel_op || f.op == __HYPERVISOR_set_timer_op ||
         f.op == __HYPERVISOR_vcpu_op || f.op == __HYPERVISOR_sched_op)
         return event_args(f.op);

@@ -66,6 +66,11 @@ public:
     // queue rules apply to a domain (harness.cc).
     enum class Prepared : uint8_t { No, Block, Array };
     Prepared fifo_prepared(Mfn m) const { return m.v < kMachineFrames ? prepared_[m.v] : Prepared::No; }
+    // m may have been written by the guest (a FIFO frame no longer kept).
+    void written(Mfn m)
+    {
+        if (m.v < kMachineFrames) prepared_[m.v] = Prepared::No;
+    }
 
     // A guest pointer as a hypercall argument (null: an unmapped address).
     uint64_t addr(const void* p) const { return p ? uint64_t(reinterpret_cast<uintptr_t>(p)) : kBadPtr; }

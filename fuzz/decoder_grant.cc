@@ -108,6 +108,7 @@ HypercallFrame Decoder::gnttab_args()
             op->flags = uint16_t(in_.u8() % 8 ? in_.u8() % 4 : in_.u16());
             copy_ptr(op->source, op->flags & GNTCOPY_source_gref);
             copy_ptr(op->dest, op->flags & GNTCOPY_dest_gref);
+            if (!(op->flags & GNTCOPY_dest_gref)) written(Mfn{op->dest.u.gmfn});   // a copy into its own frame
             op->len = uint16_t(in_.u8() % 4 ? in_.u8() * 17 : in_.u16());
             break;
         }
