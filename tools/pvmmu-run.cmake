@@ -11,7 +11,8 @@ file(GENERATE OUTPUT ${CMAKE_CURRENT_BINARY_DIR}/pvmmu-run-programs.inc CONTENT 
 # The platforms are back ends of one launcher (run_backend.h): run_qemu.cc,
 # run_xen.cc, run_bochs.cc and run_libvirt*.cc, sharing the child and its
 # judgement (run_child.cc).
-add_executable(pvmmu-run pvmmu-run.cc run_child.cc run_input.cc run_qemu.cc run_xen.cc run_xen_host.cc run_bochs.cc
+add_executable(pvmmu-run pvmmu-run.cc run_args.cc run_usage.cc run_programs.cc run_launch.cc run_configs.cc run_fuzz.cc
+  run_child.cc run_input.cc run_qemu.cc run_xen.cc run_xen_host.cc run_bochs.cc
   run_libvirt_xml.cc run_domains.cc input_file.cc xl_config.cc kvm_probe.cc bzimage.cc)
 # A bzImage kernel (Linux's vmlinuz) is unpacked to its ELF before loading, as
 # xl does (bzimage.cc): its XZ payload with liblzma (liblzma-dev, found in the
