@@ -9,6 +9,7 @@
 #include "core/events.h"
 #include "core/grant_table.h"
 #include "core/hypercall_frame.h"
+#include "core/watchdog.h"
 #include "cpu/percpu.h"
 #include "cpu/traps.h"
 #include "pv/dr.h"
@@ -147,13 +148,12 @@ struct GuestDomain {
     // SCHEDOP_shutdown_code's reason, which the domain's shutdown takes
     // (whatever reason that names), -1: none yet (pv/sched.cc).
     std::atomic<int> shutdown_code{-1};
-    // SCHEDOP_watchdog's two timers (pv/watchdog.cc): system time deadlines,
-    // kWatchdogFree when not in use; `watchdog_next` the earliest, read
-    // without the lock on every hypercall's return.
-    static constexpr uint64_t kWatchdogFree = ~0ull;
+    // SCHEDOP_watchdog's two timers (core/watchdog.h, pv/watchdog.cc), under
+    // watchdog_lock; `watchdog_next` the earliest deadline, read without the
+    // lock on every hypercall's return.
     TicketLock watchdog_lock;
-    uint64_t watchdog_deadline[2] = {kWatchdogFree, kWatchdogFree};
-    std::atomic<uint64_t> watchdog_next{kWatchdogFree};
+    WatchdogTimers watchdog;
+    std::atomic<uint64_t> watchdog_next{WatchdogTimers::kFree};
 };
 
 inline VcpuArch& arch(Vcpu& v) { return *static_cast<VcpuArch*>(v.platform_data); }

@@ -2,6 +2,8 @@
 // VCPUOP_register_runstate_memory_area; docs/abi.md §10 "Runstate"): which
 // of Xen's four states it is in, since when (the guest's system time, the
 // clock of vcpu_time_info, boot/time.h), and how long it has spent in each.
+// The record's arithmetic is the core's (core/runstate.h); this file keeps
+// it per vCPU, under its lock, and writes the guest's registered area.
 //
 // A pvmmu vCPU owns its CPU, so it is never runnable-but-waiting and never
 // blocked (no SCHEDOP_block): it is running from the moment its CPU enters
@@ -13,6 +15,7 @@
 #include <pvmmu/abi.h>
 
 #include "boot/time.h"
+#include "core/runstate.h"
 #include "cpu/percpu.h"
 #include "mm/core_glue.h"
 #include "pv/domain.h"
@@ -32,15 +35,6 @@ public:
 private:
     TicketLock& lock_;
 };
-
-// The record with the time spent in its state so far added to that state's
-// total, as Xen's vcpu_runstate_get answers for a vCPU other than the caller.
-vcpu_runstate_info up_to_now(const vcpu_runstate_info& r, uint64_t now)
-{
-    vcpu_runstate_info out = r;
-    if (now > r.state_entry_time && unsigned(r.state) <= RUNSTATE_offline) out.time[r.state] += now - r.state_entry_time;
-    return out;
-}
 
 // r into the area at va through the address space loaded now (`as`'s). With
 // VMASST_TYPE_runstate_update_flag, Xen's protocol: state_entry_time gets
@@ -76,10 +70,7 @@ void runstate_change(Vcpu& v, int state)
 {
     VcpuArch& a = arch(v);
     const RunstateLockHeld held(a);
-    const uint64_t now = system_time_now();
-    vcpu_runstate_info r = up_to_now(a.runstate, now);
-    r.state = state;
-    r.state_entry_time = now;
+    const vcpu_runstate_info r = runstate_enter(a.runstate, state, system_time_now());
     a.runstate = r;
     if (a.runstate_area) write_area(v, a.runstate_area, r);
 }
@@ -98,7 +89,8 @@ long runstate_register(Vcpu& caller, Vcpu& t, uint64_t arg)
     const RunstateLockHeld held(a);
     a.runstate_area = area.addr.p;
     if (a.runstate_area)
-        write_area(caller, a.runstate_area, &t == &caller ? a.runstate : up_to_now(a.runstate, system_time_now()));
+        write_area(caller, a.runstate_area,
+                   &t == &caller ? a.runstate : runstate_up_to_now(a.runstate, system_time_now()));
     return 0;
 }
 
@@ -109,7 +101,7 @@ long runstate_get(Vcpu& caller, Vcpu& t, uint64_t arg)
     {
         VcpuArch& a = arch(t);
         const RunstateLockHeld held(a);
-        r = up_to_now(a.runstate, system_time_now());
+        r = runstate_up_to_now(a.runstate, system_time_now());
     }
     return core()->platform().copy_to_guest(caller, Vaddr{arg}, &r, sizeof(r)) ? -XEN_EFAULT : 0;
 }

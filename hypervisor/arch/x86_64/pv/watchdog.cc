@@ -1,9 +1,7 @@
-// SCHEDOP_watchdog (<xen/sched.h>), as Xen 4.17 answers it (common/sched/
-// core.c): a domain has two watchdog timers. id 0 takes a free one, armed
-// `timeout` seconds from now, and returns its id (1 or 2), -ENOSPC when both
-// are in use; id 1 or 2 re-arms that one, or with timeout 0 frees it;
-// -EINVAL for an id above 2 or one not in use. A timer that expires shuts
-// the domain down with SHUTDOWN_watchdog (Xen 4.17 returns that -ENOSPC
+// SCHEDOP_watchdog (<xen/sched.h>) on bare metal: the timers' state is the
+// core's (core/watchdog.h says how Xen 4.17 answers); this file orders the
+// calls with the domain's lock, reads system time and shuts the domain down
+// with SHUTDOWN_watchdog when a timer expires (Xen 4.17 returns that -ENOSPC
 // truncated to 32 bits; pvmmu returns it whole, docs/abi.md §10 "Shutdown").
 // pvmmu looks at the deadlines on every return of one of the domain's vCPUs
 // to the guest (watchdog_on_return, from guest_return_events in
@@ -21,17 +19,12 @@ namespace pvmmu::x86 {
 
 namespace {
 
-constexpr unsigned kTimers = 2;   // Xen's NR_DOMAIN_WATCHDOG_TIMERS
-constexpr uint64_t kNsPerSecond = 1'000'000'000;
-
 class WatchdogLock {
 public:
     explicit WatchdogLock(GuestDomain& g) : g_(g) { g_.watchdog_lock.lock(core()->platform()); }
     ~WatchdogLock()
     {
-        uint64_t next = GuestDomain::kWatchdogFree;
-        for (uint64_t d : g_.watchdog_deadline) next = d < next ? d : next;
-        g_.watchdog_next.store(next, std::memory_order_release);
+        g_.watchdog_next.store(g_.watchdog.next(), std::memory_order_release);
         g_.watchdog_lock.unlock();
     }
     WatchdogLock(const WatchdogLock&) = delete;
@@ -45,22 +38,11 @@ private:
 
 long watchdog_op(Vcpu& v, uint32_t id, uint32_t timeout)
 {
-    if (id > kTimers) return -XEN_EINVAL;
+    if (id > WatchdogTimers::kCount) return -XEN_EINVAL;
     GuestDomain& g = guest_domain(v);
-    const uint64_t deadline = system_time_now() + uint64_t(timeout) * kNsPerSecond;
+    const uint64_t now = system_time_now();
     const WatchdogLock held(g);
-    if (id == 0) {
-        for (unsigned i = 0; i < kTimers; ++i) {
-            if (g.watchdog_deadline[i] != GuestDomain::kWatchdogFree) continue;
-            g.watchdog_deadline[i] = deadline;
-            return long(i) + 1;
-        }
-        return -XEN_ENOSPC;
-    }
-    uint64_t& d = g.watchdog_deadline[id - 1];
-    if (d == GuestDomain::kWatchdogFree) return -XEN_EINVAL;
-    d = timeout ? deadline : GuestDomain::kWatchdogFree;
-    return 0;
+    return g.watchdog.set(id, timeout, now);
 }
 
 unsigned watchdog_expired(Vcpu& v, uint64_t now)
@@ -68,9 +50,7 @@ unsigned watchdog_expired(Vcpu& v, uint64_t now)
     GuestDomain& g = guest_domain(v);
     if (now < g.watchdog_next.load(std::memory_order_acquire)) return 0;
     const WatchdogLock held(g);
-    for (unsigned i = 0; i < kTimers; ++i)
-        if (g.watchdog_deadline[i] <= now) return i + 1;
-    return 0;   // re-armed or freed meanwhile
+    return g.watchdog.expired(now);   // 0: re-armed or freed meanwhile
 }
 
 void watchdog_on_return(Vcpu& v, uint64_t now)
