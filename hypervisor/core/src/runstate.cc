@@ -6,7 +6,8 @@ namespace pvmmu {
 vcpu_runstate_info runstate_up_to_now(const vcpu_runstate_info& r, uint64_t now)
 {
     vcpu_runstate_info out = r;
-    if (now > r.state_entry_time && unsigned(r.state) <= RUNSTATE_offline) out.time[r.state] += now - r.state_entry_time;
+    if (now > r.state_entry_time && unsigned(r.state) <= RUNSTATE_offline)
+        out.time[r.state] += now - r.state_entry_time;
     return out;
 }
 
