@@ -235,14 +235,14 @@ TEST_F(GrantMapTest, AMappingTheGuestOverwroteCannotBeUnmappedButStaysAccounted)
     EXPECT_TRUE(invariants_hold(m));
 }
 
-TEST_F(GrantMapTest, ExhaustedMaptrackIsNoDeviceSpace)
+TEST_F(GrantMapTest, ExhaustedMaptrackIsNoSpace)
 {
     setup();
     grant(5, kGranted, GTF_permit_access | GTF_readonly);
     for (uint32_t i = 0; i < kHandles; ++i)
         ASSERT_EQ(map_grant(5, peer_va(kAt + i), GNTMAP_host_map | GNTMAP_readonly).status, GNTST_okay) << i;
     Snapshot before(m);
-    EXPECT_EQ(map_grant(5, peer_va(kAt + kHandles), GNTMAP_host_map | GNTMAP_readonly).status, GNTST_no_device_space);
+    EXPECT_EQ(map_grant(5, peer_va(kAt + kHandles), GNTMAP_host_map | GNTMAP_readonly).status, GNTST_no_space);
     EXPECT_TRUE(unchanged(before, m));
     EXPECT_EQ(gt1->active(5).ro, kHandles);
     EXPECT_TRUE(invariants_hold(m));
@@ -346,6 +346,38 @@ TEST_F(GrantMapTest, TheGrantersTeardownKeepsMappedFramesAndRefusesNewMaps)
     EXPECT_TRUE(invariants_hold(m));
     EXPECT_EQ(map_grant(6, peer_va(kAt + 1)).status, GNTST_general_error);   // the granter is dying
     EXPECT_EQ(unmap_grant(op.handle, peer_va(kAt)), GNTST_okay);
+    EXPECT_TRUE(invariants_hold(m));
+}
+
+// What a granter torn down under a live mapping keeps is what the mapping
+// holds, no more (Xen too keeps a dying domain's pages while foreign
+// mappings reference them): the mapped frame and the table frame, its
+// active entries reachable for the mapper's unmap. The unmap works and
+// leaves both referenced by nothing, so another pass gives the rest of
+// the domain back.
+TEST_F(GrantMapTest, AGranterTornDownUnderAMappingKeepsOnlyWhatThePinHoldsUntilTheUnmap)
+{
+    setup();
+    grant(5, kGranted);
+    const Mfn f = lay.mfn(kGranted);
+    const auto op = map_grant(5, peer_va(kAt));
+    ASSERT_EQ(op.status, GNTST_okay);
+    const TeardownResult r = relinquish_domain(hv(), *d);
+    EXPECT_EQ(r.kept, 2u);   // the mapped frame and the one table frame
+    EXPECT_EQ(hv().domain(kDom), d);
+    EXPECT_EQ(frame(f).count, 1u);   // the mapping's references only
+    EXPECT_EQ(frame(f).type_count(), 1u);
+    EXPECT_EQ(flags(5), GTF_permit_access | GTF_reading | GTF_writing);
+    EXPECT_TRUE(invariants_hold(m));
+    EXPECT_EQ(unmap_grant(op.handle, peer_va(kAt)), GNTST_okay);
+    EXPECT_EQ(frame(f).count, 0u);
+    EXPECT_EQ(frame(f).type_count(), 0u);
+    EXPECT_EQ(flags(5), GTF_permit_access);
+    EXPECT_TRUE(invariants_hold(m));
+    const TeardownResult again = relinquish_domain(hv(), *d);
+    EXPECT_EQ(again.kept, 0u);
+    EXPECT_EQ(again.freed, 2u);
+    EXPECT_EQ(hv().domain(kDom), nullptr);
     EXPECT_TRUE(invariants_hold(m));
 }
 

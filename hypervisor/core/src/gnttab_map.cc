@@ -115,8 +115,11 @@ void grant_map_one(Hypervisor& hv, Vcpu& v, gnttab_map_grant_ref_t& op)
         LockGuard g(lgt.maptrack_lock, hv.platform());
         h = lgt.reserve_handle();
     }
+    // A full maptrack is GNTST_no_space (<xen/grant_table.h>: "out of space
+    // (handles etc)"), Xen's answer since its 4.16; GNTST_no_device_space
+    // names the IOMMU.
     if (h < 0) {
-        op.status = GNTST_no_device_space;
+        op.status = GNTST_no_space;
         return;
     }
     Mfn m{0};
