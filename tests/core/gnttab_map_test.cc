@@ -352,9 +352,8 @@ TEST_F(GrantMapTest, TheGrantersTeardownKeepsMappedFramesAndRefusesNewMaps)
 // What a granter torn down under a live mapping keeps is what the mapping
 // holds, no more (Xen too keeps a dying domain's pages while foreign
 // mappings reference them): the mapped frame and the table frame, its
-// active entries reachable for the mapper's unmap. The unmap works and
-// leaves both referenced by nothing, so another pass gives the rest of
-// the domain back.
+// active entries reachable for the mapper's unmap. The unmap works, and
+// its last unpin gives both back and removes the domain.
 TEST_F(GrantMapTest, AGranterTornDownUnderAMappingKeepsOnlyWhatThePinHoldsUntilTheUnmap)
 {
     setup();
@@ -372,12 +371,27 @@ TEST_F(GrantMapTest, AGranterTornDownUnderAMappingKeepsOnlyWhatThePinHoldsUntilT
     EXPECT_EQ(unmap_grant(op.handle, peer_va(kAt)), GNTST_okay);
     EXPECT_EQ(frame(f).count, 0u);
     EXPECT_EQ(frame(f).type_count(), 0u);
-    EXPECT_EQ(flags(5), GTF_permit_access);
-    EXPECT_TRUE(invariants_hold(m));
-    const TeardownResult again = relinquish_domain(hv(), *d);
-    EXPECT_EQ(again.kept, 0u);
-    EXPECT_EQ(again.freed, 2u);
+    EXPECT_EQ(frame(f).owner.load(), kOwnerFree);
+    EXPECT_EQ(frame(frames1[0]).owner.load(), kOwnerFree);   // the table frame
     EXPECT_EQ(hv().domain(kDom), nullptr);
+    EXPECT_TRUE(invariants_hold(m));
+}
+
+// The same when the last pin is the mapper's own teardown's.
+TEST_F(GrantMapTest, BothDomainsTornDownUnderAMappingGiveEverythingBack)
+{
+    setup();
+    grant(5, kGranted);
+    grant(6, kGranted + 1, GTF_permit_access | GTF_readonly);
+    ASSERT_EQ(map_grant(5, peer_va(kAt)).status, GNTST_okay);
+    ASSERT_EQ(map_grant(6, peer_va(kAt + 1), GNTMAP_host_map | GNTMAP_readonly).status, GNTST_okay);
+    EXPECT_EQ(relinquish_domain(hv(), *d).kept, 3u);   // two mapped frames and the table frame
+    EXPECT_TRUE(invariants_hold(m));
+    EXPECT_EQ(relinquish_domain(hv(), *d2).kept, 0u);
+    EXPECT_EQ(hv().domain(kDom), nullptr);
+    EXPECT_EQ(hv().domain(kPeer), nullptr);
+    for (const Mfn f : {lay.mfn(kGranted), lay.mfn(kGranted + 1), frames1[0]})
+        EXPECT_EQ(frame(f).owner.load(), kOwnerFree) << f.v;
     EXPECT_TRUE(invariants_hold(m));
 }
 
@@ -407,6 +421,14 @@ TEST_F(GrantInvariantsDetect, APinWithoutItsMapping)
     ++gt1->active(5).rw;
     EXPECT_TRUE(invariant_broken(m, "grant pins differ from the mappings that hold them"));
     --gt1->active(5).rw;
+}
+
+TEST_F(GrantInvariantsDetect, AnEntryPinnedBehindTheTablesCount)
+{
+    mapped();
+    gt1->active(6) = ActiveGrant{1, 0, kPeer, lay.mfn(501)};
+    EXPECT_TRUE(invariant_broken(m, "grant table's count of pinned entries differs from its entries"));
+    gt1->active(6) = ActiveGrant{};
 }
 
 TEST_F(GrantInvariantsDetect, TheGrantersFlagsClearedUnderALiveMapping)

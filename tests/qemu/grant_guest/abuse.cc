@@ -153,6 +153,10 @@ void mapper_outlives_granter(evtchn_port_t port, grant_handle_t ring)
     // §11 "Teardown"): its dying table refuses the pin.
     check("map from a domain being torn down: GNTST_general_error", rc, GNTST_general_error);
     check("the ring unmaps after the granter's teardown", unmap(scratch_va(0), ring), GNTST_okay);
+    // That unmap released the last pin of the granter's grants: what its
+    // teardown kept for it is given back and the domain is gone.
+    check("  and the granter with it: a map is GNTST_bad_domain",
+          map(g_ref, GNTMAP_host_map, scratch_va(1), h, domid_t(g_other)), GNTST_bad_domain);
     check("whole-machine invariants after the granter's teardown", invariants_clean(), 1);
 }
 

@@ -51,8 +51,9 @@ void granter_abuse(uint64_t addr, grant_handle_t handle);
 // The granter's teardown with its ring mapped (abuse.cc; the mapper's word
 // outlive-granter, the granter's exit-mapped): once `port` shows the
 // granter gone (its end closed: EVTCHNSTAT_unbound), a new map of its grant
-// is refused, the ring still unmaps (handle `ring`), and the invariants
-// hold with the granter's frames kept for it.
+// is refused, the ring still unmaps (handle `ring`), which gives back what
+// the granter's teardown kept for it (the granter no longer exists), and
+// the invariants hold.
 void mapper_outlives_granter(evtchn_port_t port, grant_handle_t ring);
 
 } // namespace grant_guest
