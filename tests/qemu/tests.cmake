@@ -296,8 +296,9 @@ add_test(NAME qemu_grant_pair_4
 # frame back with the invariants clean. 1000 messages, 1 vCPU each.
 # qemu_grant_granter_first: the granter (word exit-mapped) powers off first,
 # the ring mapped: the mapper (outlive-granter) sees its end of the channel
-# closed, a new map of its grant refused, the ring still unmaps, and the
-# invariant check holds with the granter's frames kept for the mapping.
+# closed, a new map of its grant refused, the ring still unmaps, the
+# invariant check holds with the granter's frames kept for the mapping, and
+# after the unmap the granter is gone (a map is GNTST_bad_domain).
 # One maptrack frame each, as in the pairs: the mapper fills it (abuse.cc).
 set(_teardown_words_granter "role=granter other=2")
 set(_teardown_words_mapper "role=mapper other=1 keep-mapped invariant-check")
