@@ -235,14 +235,14 @@ TEST_F(GrantMapTest, AMappingTheGuestOverwroteCannotBeUnmappedButStaysAccounted)
     EXPECT_TRUE(invariants_hold(m));
 }
 
-TEST_F(GrantMapTest, ExhaustedMaptrackIsNoDeviceSpace)
+TEST_F(GrantMapTest, ExhaustedMaptrackIsNoSpace)
 {
     setup();
     grant(5, kGranted, GTF_permit_access | GTF_readonly);
     for (uint32_t i = 0; i < kHandles; ++i)
         ASSERT_EQ(map_grant(5, peer_va(kAt + i), GNTMAP_host_map | GNTMAP_readonly).status, GNTST_okay) << i;
     Snapshot before(m);
-    EXPECT_EQ(map_grant(5, peer_va(kAt + kHandles), GNTMAP_host_map | GNTMAP_readonly).status, GNTST_no_device_space);
+    EXPECT_EQ(map_grant(5, peer_va(kAt + kHandles), GNTMAP_host_map | GNTMAP_readonly).status, GNTST_no_space);
     EXPECT_TRUE(unchanged(before, m));
     EXPECT_EQ(gt1->active(5).ro, kHandles);
     EXPECT_TRUE(invariants_hold(m));
@@ -349,6 +349,52 @@ TEST_F(GrantMapTest, TheGrantersTeardownKeepsMappedFramesAndRefusesNewMaps)
     EXPECT_TRUE(invariants_hold(m));
 }
 
+// What a granter torn down under a live mapping keeps is what the mapping
+// holds, no more (Xen too keeps a dying domain's pages while foreign
+// mappings reference them): the mapped frame and the table frame, its
+// active entries reachable for the mapper's unmap. The unmap works, and
+// its last unpin gives both back and removes the domain.
+TEST_F(GrantMapTest, AGranterTornDownUnderAMappingKeepsOnlyWhatThePinHoldsUntilTheUnmap)
+{
+    setup();
+    grant(5, kGranted);
+    const Mfn f = lay.mfn(kGranted);
+    const auto op = map_grant(5, peer_va(kAt));
+    ASSERT_EQ(op.status, GNTST_okay);
+    const TeardownResult r = relinquish_domain(hv(), *d);
+    EXPECT_EQ(r.kept, 2u);   // the mapped frame and the one table frame
+    EXPECT_EQ(hv().domain(kDom), d);
+    EXPECT_EQ(frame(f).count, 1u);   // the mapping's references only
+    EXPECT_EQ(frame(f).type_count(), 1u);
+    EXPECT_EQ(flags(5), GTF_permit_access | GTF_reading | GTF_writing);
+    EXPECT_TRUE(invariants_hold(m));
+    EXPECT_EQ(unmap_grant(op.handle, peer_va(kAt)), GNTST_okay);
+    EXPECT_EQ(frame(f).count, 0u);
+    EXPECT_EQ(frame(f).type_count(), 0u);
+    EXPECT_EQ(frame(f).owner.load(), kOwnerFree);
+    EXPECT_EQ(frame(frames1[0]).owner.load(), kOwnerFree);   // the table frame
+    EXPECT_EQ(hv().domain(kDom), nullptr);
+    EXPECT_TRUE(invariants_hold(m));
+}
+
+// The same when the last pin is the mapper's own teardown's.
+TEST_F(GrantMapTest, BothDomainsTornDownUnderAMappingGiveEverythingBack)
+{
+    setup();
+    grant(5, kGranted);
+    grant(6, kGranted + 1, GTF_permit_access | GTF_readonly);
+    ASSERT_EQ(map_grant(5, peer_va(kAt)).status, GNTST_okay);
+    ASSERT_EQ(map_grant(6, peer_va(kAt + 1), GNTMAP_host_map | GNTMAP_readonly).status, GNTST_okay);
+    EXPECT_EQ(relinquish_domain(hv(), *d).kept, 3u);   // two mapped frames and the table frame
+    EXPECT_TRUE(invariants_hold(m));
+    EXPECT_EQ(relinquish_domain(hv(), *d2).kept, 0u);
+    EXPECT_EQ(hv().domain(kDom), nullptr);
+    EXPECT_EQ(hv().domain(kPeer), nullptr);
+    for (const Mfn f : {lay.mfn(kGranted), lay.mfn(kGranted + 1), frames1[0]})
+        EXPECT_EQ(frame(f).owner.load(), kOwnerFree) << f.v;
+    EXPECT_TRUE(invariants_hold(m));
+}
+
 } // namespace
 } // namespace pvmmu::test
 
@@ -375,6 +421,14 @@ TEST_F(GrantInvariantsDetect, APinWithoutItsMapping)
     ++gt1->active(5).rw;
     EXPECT_TRUE(invariant_broken(m, "grant pins differ from the mappings that hold them"));
     --gt1->active(5).rw;
+}
+
+TEST_F(GrantInvariantsDetect, AnEntryPinnedBehindTheTablesCount)
+{
+    mapped();
+    gt1->active(6) = ActiveGrant{1, 0, kPeer, lay.mfn(501)};
+    EXPECT_TRUE(invariant_broken(m, "grant table's count of pinned entries differs from its entries"));
+    gt1->active(6) = ActiveGrant{};
 }
 
 TEST_F(GrantInvariantsDetect, TheGrantersFlagsClearedUnderALiveMapping)

@@ -39,11 +39,13 @@ constexpr unsigned kRetryPasses = 3;
 
 } // namespace
 
-TeardownResult relinquish_domain(Hypervisor& hv, Domain& d)
+namespace {
+
+TeardownResult relinquish_once(Hypervisor& hv, Domain& d, uint32_t& last_pins)
 {
     // Its mappings of others' grants release their pins, and its own table
     // its frames (core/grant_table.h), before the references below go.
-    grant_teardown(hv, d);
+    last_pins |= grant_teardown(hv, d);
     // Its event channels close; their other ends in other domains are
     // unbound again (core/event_ops.h).
     evtchn_teardown(hv, d);
@@ -94,6 +96,42 @@ TeardownResult relinquish_domain(Hypervisor& hv, Domain& d)
     }
     d.nr_frames = r.kept;
     if (!r.kept) hv.remove_domain(d);
+    return r;
+}
+
+// Torn-down granters whose last pin d's teardown released: their turn,
+// now that d's tables no longer reference their frames.
+void relinquish_granters(Hypervisor& hv, uint32_t last_pins)
+{
+    for (DomId id = 0; id < kMaxDomains; ++id)
+        if (last_pins & 1u << id)
+            if (Domain* g = hv.domain(id)) (void)relinquish_domain(hv, *g);
+}
+
+} // namespace
+
+TeardownResult relinquish_domain(Hypervisor& hv, Domain& d)
+{
+    uint32_t last_pins = 0;
+    TeardownResult r = relinquish_once(hv, d, last_pins);
+    relinquish_granters(hv, last_pins);
+    if (!r.kept || !d.grants) return r;
+    // Frames kept while other domains pin d's grants: the last unpin runs
+    // this again (core/grant_table.h grant_unpin). If the pins all went
+    // while this pass ran, it found them referenced: once more, here. Every
+    // step above is a no-op the second time, and no pin can come back (the
+    // table is dying), so the passes end.
+    bool pinned;
+    {
+        LockGuard g(d.grants->lock, hv.platform());
+        pinned = d.grants->keep_until_unpinned();
+    }
+    if (pinned) return r;
+    last_pins = 0;
+    const TeardownResult again = relinquish_once(hv, d, last_pins);
+    relinquish_granters(hv, last_pins);   // none: d's pins all went in the first pass
+    r.freed += again.freed;
+    r.kept = again.kept;
     return r;
 }
 

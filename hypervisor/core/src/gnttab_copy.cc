@@ -30,11 +30,16 @@ void release(Hypervisor& hv, CopySide& s)
         if (s.writable) put_page_type(hv, s.frame);
         put_page(hv, s.frame);
     }
-    if (s.pinned) {
-        LockGuard g(s.pinned->lock, hv.platform());
-        grant_unpin(hv, *s.pinned, s.ref, !s.writable);
+    bool last = false;
+    GrantTable* gt = s.pinned;
+    if (gt) {
+        LockGuard g(gt->lock, hv.platform());
+        last = grant_unpin(hv, *gt, s.ref, !s.writable);
     }
     s = CopySide{};
+    // A copy that pinned before the granter's teardown began may hold its
+    // last pin (core/grant_table.h grant_unpin).
+    if (last) grant_relinquish_owner(hv, *gt);
 }
 
 int16_t acquire(Hypervisor& hv, Domain& d, const gnttab_copy::gnttab_copy_ptr& p, bool by_gref, bool dest,

@@ -58,10 +58,16 @@ GrantTable* granter_table(Hypervisor& hv, DomId dom)
     return rd ? rd->grants : nullptr;
 }
 
+// The caller holds no lock: the last pin of a torn-down granter gives the
+// frames kept for it back (grant_relinquish_owner).
 void unpin_locked(Hypervisor& hv, GrantTable& rgt, grant_ref_t ref, bool readonly)
 {
-    LockGuard g(rgt.lock, hv.platform());
-    grant_unpin(hv, rgt, ref, readonly);
+    bool last;
+    {
+        LockGuard g(rgt.lock, hv.platform());
+        last = grant_unpin(hv, rgt, ref, readonly);
+    }
+    if (last) grant_relinquish_owner(hv, rgt);
 }
 
 void release_handle(Hypervisor& hv, GrantTable& lgt, uint32_t h)
@@ -115,8 +121,11 @@ void grant_map_one(Hypervisor& hv, Vcpu& v, gnttab_map_grant_ref_t& op)
         LockGuard g(lgt.maptrack_lock, hv.platform());
         h = lgt.reserve_handle();
     }
+    // A full maptrack is GNTST_no_space (<xen/grant_table.h>: "out of space
+    // (handles etc)"), Xen's answer since its 4.16; GNTST_no_device_space
+    // names the IOMMU.
     if (h < 0) {
-        op.status = GNTST_no_device_space;
+        op.status = GNTST_no_space;
         return;
     }
     Mfn m{0};
@@ -251,10 +260,11 @@ void grant_unmap_one(Hypervisor& hv, Vcpu& v, uint64_t host_addr, uint64_t new_a
     status = GNTST_okay;
 }
 
-void grant_teardown(Hypervisor& hv, Domain& d)
+uint32_t grant_teardown(Hypervisor& hv, Domain& d)
 {
     GrantTable* gt = d.grants;
-    if (!gt) return;
+    uint32_t last_pins = 0;
+    if (!gt) return last_pins;
     bool flushed = false;
     for (uint32_t h = 0; h < gt->handle_limit(); ++h) {
         const MapTrack e = gt->map(h);
@@ -262,13 +272,19 @@ void grant_teardown(Hypervisor& hv, Domain& d)
         if (e.state == MapTrack::State::Live) {
             if (!flushed) hv.platform().flush_tlbs(d.all_cpus(), FlushRequest{});
             flushed = true;
-            if (GrantTable* rgt = granter_table(hv, e.granter)) unpin_locked(hv, *rgt, e.ref, e.readonly());
+            // The entry's references go with d's tables, after this: a
+            // granter whose last pin this is is given back after them.
+            if (GrantTable* rgt = granter_table(hv, e.granter)) {
+                LockGuard g(rgt->lock, hv.platform());
+                if (grant_unpin(hv, *rgt, e.ref, e.readonly())) last_pins |= 1u << rgt->owner();
+            }
         }
         release_handle(hv, *gt, h);
     }
     LockGuard g(gt->lock, hv.platform());
     gt->mark_dying();
     gt->release_frames(hv);
+    return last_pins;
 }
 
 } // namespace pvmmu

@@ -2,6 +2,7 @@
 // pin of a shared entry (core/grant_table.h).
 #include "core/grant_table.h"
 
+#include "core/domain_teardown.h"
 #include "core/refs.h"
 
 namespace pvmmu {
@@ -91,6 +92,12 @@ void GrantTable::release_frames(Hypervisor& hv)
     frames_held_ = false;
 }
 
+bool GrantTable::keep_until_unpinned()
+{
+    relinquish_on_unpin_ = nr_pinned_ != 0;
+    return relinquish_on_unpin_;
+}
+
 int16_t grant_pin(Hypervisor& hv, GrantTable& gt, DomId ld, grant_ref_t ref, bool readonly, Mfn& frame)
 {
     if (gt.dying()) return GNTST_general_error;
@@ -124,6 +131,7 @@ int16_t grant_pin(Hypervisor& hv, GrantTable& gt, DomId ld, grant_ref_t ref, boo
         }
         a.frame = m;
         a.domid = ld;
+        ++gt.nr_pinned_;
     }
     if (readonly) ++a.ro;
     else ++a.rw;
@@ -131,7 +139,7 @@ int16_t grant_pin(Hypervisor& hv, GrantTable& gt, DomId ld, grant_ref_t ref, boo
     return GNTST_okay;
 }
 
-void grant_unpin(Hypervisor& hv, GrantTable& gt, grant_ref_t ref, bool readonly)
+bool grant_unpin(Hypervisor& hv, GrantTable& gt, grant_ref_t ref, bool readonly)
 {
     ActiveGrant& a = gt.active(ref);
     if (readonly) --a.ro;
@@ -140,6 +148,14 @@ void grant_unpin(Hypervisor& hv, GrantTable& gt, grant_ref_t ref, bool readonly)
     if (!readonly && a.rw == 0) clear |= GTF_writing;
     if (!a.pinned()) clear |= GTF_reading;
     if (clear) std::atomic_ref<uint16_t>(gt.entry(hv, ref)->flags).fetch_and(uint16_t(~clear), std::memory_order_acq_rel);
+    if (a.pinned() || --gt.nr_pinned_ || !gt.relinquish_on_unpin_) return false;
+    gt.relinquish_on_unpin_ = false;   // once: no pin can come back (dying)
+    return true;
+}
+
+void grant_relinquish_owner(Hypervisor& hv, const GrantTable& gt)
+{
+    if (Domain* d = hv.domain(gt.owner())) (void)relinquish_domain(hv, *d);
 }
 
 } // namespace pvmmu

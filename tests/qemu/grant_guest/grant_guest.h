@@ -13,8 +13,13 @@ namespace grant_guest {
 
 extern const start_info_t* g_si;
 extern volatile shared_info_t* g_sh;
-extern unsigned g_other, g_ref;        // the other domain; the ring's gref (ref + 1..3 follow it)
+extern unsigned g_other, g_ref;        // the other domain; the ring's gref (ref + 1..7 follow it)
 extern uint8_t g_copy_page[4096];      // the granter's copy page; the mapper's own copy frame
+
+namespace gnt {
+// Xen's maptrack entry is 16 bytes: 256 handles per maptrack frame.
+inline constexpr unsigned kHandlesPerFrame = 256;
+}
 
 inline long gnttab(unsigned cmd, void* arg, unsigned n = 1)
 {
@@ -35,12 +40,20 @@ inline uint64_t now() { return tiny::pvclock_ns(g_sh->vcpu_info[0].time); }
 // (PVMMUOP_check_invariants: the mapper's config has the module word
 // invariant-check).
 void mapper_abuse();
+// Once the granter revoked ref + 5 (the ring's `release` says so), a map
+// of it is refused, and the invariants hold.
+void mapper_after_revoke();
+// The granter's unmap of the mapper's live handle (`handle` at `addr` in
+// the mapper's address space, published in the ring), refused: no handle
+// of the granter's.
+void granter_abuse(uint64_t addr, grant_handle_t handle);
 
 // The granter's teardown with its ring mapped (abuse.cc; the mapper's word
 // outlive-granter, the granter's exit-mapped): once `port` shows the
 // granter gone (its end closed: EVTCHNSTAT_unbound), a new map of its grant
-// is refused, the ring still unmaps (handle `ring`), and the invariants
-// hold with the granter's frames kept for it.
+// is refused, the ring still unmaps (handle `ring`), which gives back what
+// the granter's teardown kept for it (the granter no longer exists), and
+// the invariants hold.
 void mapper_outlives_granter(evtchn_port_t port, grant_handle_t ring);
 
 } // namespace grant_guest

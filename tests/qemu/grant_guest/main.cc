@@ -28,7 +28,10 @@
 // the granter has checked its entry's flags (the ring's `release`).
 // Before the exchange the mapper tries the abuse cases a guest can try of
 // docs/security.md §7.18 against grefs ref + 2 (read-only) and ref + 3 (the
-// granter's L4) and runs the whole-machine invariant check.
+// granter's L4), fills its maptrack with read-only maps of ref + 2, + 6
+// and + 7, maps ref + 5 once, and runs the whole-machine invariant check.
+// After the exchange the granter tries to unmap the mapper's handle of the
+// ring and revokes ref + 5, which the mapper then cannot map (abuse.cc).
 // Then GNTTABOP_copy: the mapper copies the granter's pattern out of the
 // copy page into its own frame (source gref, destination gmfn) and its own
 // pattern into the copy page (source gmfn, destination gref); a copy past
@@ -69,7 +72,9 @@ constexpr unsigned kCopyIn = 2048, kCopyOut = 1500, kCopyOutAt = 2500, kCopyInAt
 struct Ring {
     uint32_t req_prod, req_cons, rsp_prod, rsp_cons;
     uint32_t copied;    // the mapper's copies are done
-    uint32_t release;   // the granter has checked its entry: the mapper may unmap
+    uint32_t release;   // the granter has checked its entry (and revoked ref + 5): the mapper may unmap
+    uint64_t addr;      // where the mapper mapped the ring, and its handle there,
+    uint32_t handle;    // for the granter's unmap of another domain's handle
     uint64_t req[kSlots];
     uint64_t rsp[kSlots];
 };
@@ -201,6 +206,7 @@ void granter_setup()
     g_ro_page[0] = 0x5a;
     grant(g_ref + 2, mfn_of(g_ro_page), GTF_readonly);
     grant(g_ref + 3, p2m(g_si)[(g_si->pt_base - XENPV_VIRT_BASE) >> 12]);   // its L4, a page table
+    for (unsigned k = 5; k <= 7; ++k) grant(g_ref + k, mfn_of(g_ro_page), GTF_readonly);
     grant(g_ref + 1, mfn_of(g_copy_page));
     grant(g_ref, mfn_of(g_ring_page));
     g_ring = reinterpret_cast<volatile Ring*>(g_ring_page);
@@ -230,6 +236,8 @@ void mapper_setup()
     if (m.status != GNTST_okay) return;
     g_ring = reinterpret_cast<volatile Ring*>(m.host_addr);
     g_handle = m.handle;
+    g_ring->addr = m.host_addr;
+    g_ring->handle = m.handle;
     long rc;
     evtchn_bind_interdomain_t b{domid_t(g_other), g_port_word, 0};
     while ((rc = evtchn(EVTCHNOP_bind_interdomain, &b)) == -XEN_EINVAL && now() < until) yield();
@@ -386,6 +394,7 @@ void finish_grants(unsigned vcpu)
 {
     if (!g_granter) {
         wait_for(vcpu, [] { return __atomic_load_n(&g_ring->release, __ATOMIC_ACQUIRE) != 0; });
+        mapper_after_revoke();
         if (has_word(g_si, "keep-mapped")) {
             write("grant guest: mapper: powering off with the ring mapped (keep-mapped)\n");
             return;
@@ -399,6 +408,10 @@ void finish_grants(unsigned vcpu)
         send(g_port);
         return;
     }
+    // Abuse from the granter's side (abuse.cc): the mapper's handle is none
+    // of this domain's, and its revoked entry is refused to the mapper.
+    granter_abuse(g_ring->addr, grant_handle_t(g_ring->handle));
+    check("ref + 5 revoked (no mapping of it left)", revoke(g_ref + 5), 1);
     check("the ring's entry has GTF_reading and GTF_writing while mapped",
           (flags_of(g_ref) & (GTF_reading | GTF_writing)) == (GTF_reading | GTF_writing), 1);
     check("  and cannot be revoked", revoke(g_ref), 0);
@@ -413,6 +426,7 @@ void finish_grants(unsigned vcpu)
     check("the copy page's entry revoked (no copy in flight)", revoke(g_ref + 1), 1);
     check("the read-only and the page-table grants revoked (the refused maps left no pin)",
           revoke(g_ref + 2) && revoke(g_ref + 3), 1);
+    check("the maptrack-filling grants revoked (every handle given back)", revoke(g_ref + 6) && revoke(g_ref + 7), 1);
 }
 
 void worker(unsigned vcpu)

@@ -16,7 +16,9 @@ struct TeardownResult {
 };
 
 // The caller guarantees that no vCPU of d runs, walks or changes its tables
-// any more, and that no CPU has d's tables loaded.
+// any more, and that no CPU has d's tables loaded. Frames kept because
+// other domains still pin d's grants are given back by the last unpin,
+// which calls this again (core/grant_table.h grant_unpin).
 TeardownResult relinquish_domain(Hypervisor& hv, Domain& d);
 
 } // namespace pvmmu

@@ -100,6 +100,7 @@ public:
     uint32_t nr_frames() const { return nr_frames_; }          // table frames in use
     uint32_t max_frames() const { return max_frames_; }
     uint32_t nr_entries() const { return nr_frames_ * gnt::kEntriesPerFrame; }
+    uint32_t nr_pinned() const { return nr_pinned_; }           // entries with pins
     uint32_t max_handles() const { return max_handles_; }
     uint32_t handle_limit() const { return handle_limit_; }    // handles ever used: [0, limit)
     Mfn frame(uint32_t i) const { return frames_[i]; }
@@ -127,6 +128,11 @@ public:
     // then kept, as any frame still referenced).
     void mark_dying() { dying_ = true; }
     void release_frames(Hypervisor& hv);
+    // lock held. relinquish_domain's end, frames of the owner kept: true
+    // while another domain still pins an entry, and then the last unpin
+    // (grant_unpin) hands the domain back to relinquish_domain; false when
+    // no pin is left (the caller makes its pass again itself).
+    bool keep_until_unpinned();
 
 private:
     DomId owner_;
@@ -140,6 +146,11 @@ private:
     uint32_t free_head_ = ~0u;
     bool dying_ = false;
     bool frames_held_ = true;
+    uint32_t nr_pinned_ = 0;     // entries with pins
+    bool relinquish_on_unpin_ = false;
+
+    friend int16_t grant_pin(Hypervisor&, GrantTable&, DomId, grant_ref_t, bool, Mfn&);
+    friend bool grant_unpin(Hypervisor&, GrantTable&, grant_ref_t, bool);
 };
 
 // Pins ref of `gt` (lock held) for domain `ld`, as Xen's map and copy do:
@@ -149,8 +160,15 @@ private:
 // GNTST_okay with `frame` set, or the GNTST_* refusal, nothing changed.
 int16_t grant_pin(Hypervisor& hv, GrantTable& gt, DomId ld, grant_ref_t ref, bool readonly, Mfn& frame);
 // The pin's undo (lock held): the last writable pin clears GTF_writing, the
-// last pin GTF_reading.
-void grant_unpin(Hypervisor& hv, GrantTable& gt, grant_ref_t ref, bool readonly);
+// last pin GTF_reading. True when it was the last pin of a table whose
+// owner's teardown kept frames for it (keep_until_unpinned): the caller,
+// once the lock is dropped, gives them back (grant_relinquish_owner).
+[[nodiscard]] bool grant_unpin(Hypervisor& hv, GrantTable& gt, grant_ref_t ref, bool readonly);
+// The rest of a torn-down domain's teardown, once no other domain pins its
+// grants: relinquish_domain again, which gives back what is no longer
+// referenced and removes the domain when nothing of it is left, as Xen
+// frees a dying domain's pages at their last reference.
+void grant_relinquish_owner(Hypervisor& hv, const GrantTable& gt);
 
 // HYPERVISOR_grant_table_op(cmd, uop, count): f.arg[0..2]. A batch of
 // map, unmap or copy requests is preempted after HvConfig::preempt_budget
@@ -168,7 +186,10 @@ void grant_copy_one(Hypervisor& hv, Vcpu& v, gnttab_copy_t& op);
 // Domain teardown's part (core/domain_teardown.h), before its pins go: every
 // mapping d made of others' grants is released (the TLBs of d's CPUs flushed
 // first; the entries' own references go with d's tables), and d's own table
-// is marked dying.
-void grant_teardown(Hypervisor& hv, Domain& d);
+// is marked dying. Returns the torn-down granters (a bit per domain id)
+// whose last pin was d's: the caller gives them back once d's tables, and
+// with them the mappings' references, are gone (grant_relinquish_owner).
+[[nodiscard]] uint32_t grant_teardown(Hypervisor& hv, Domain& d);
+static_assert(kMaxDomains <= 32);
 
 } // namespace pvmmu
