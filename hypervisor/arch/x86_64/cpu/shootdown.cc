@@ -72,13 +72,9 @@ void flush_local(const FlushRequest& req, VcpuCounters* n)
     if (n) n->flush_all.fetch_add(1, std::memory_order_relaxed);
 }
 
-} // namespace
-
-namespace {
-
 // One round of a wait for another CPU: serve our own mailbox, then PAUSE.
-// Every such wait pauses, not only to spare the sibling hyperthread (Intel
-// SDM vol. 3, 11.4.2, "PAUSE"): a machine whose CPUs take turns on fewer
+// Every such wait pauses, not only to spare the sibling hyperthread (the
+// Intel SDM's "PAUSE—Spin Loop Hint"): a machine whose CPUs take turns on fewer
 // host CPUs (an overcommitted host, PAUSE-loop exiting; QEMU's TCG, where
 // PAUSE ends the vCPU's turn, target/i386 helper_pause) hands the awaited CPU
 // its turn at the PAUSE, and a wait that never pauses can keep it from ever
