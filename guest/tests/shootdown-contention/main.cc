@@ -16,7 +16,7 @@ const TestConfig test_config = {.cpus = 4};
 
 namespace {
 
-constexpr unsigned kFlushes = 200;   // per vCPU
+constexpr unsigned kFlushes = 50;   // per vCPU
 std::atomic<unsigned> failed{0}, finished{0};
 
 uint64_t served(unsigned vcpu)
