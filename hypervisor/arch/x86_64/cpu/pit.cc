@@ -27,7 +27,14 @@ void pit_delay_us(uint32_t us)
         outb(kCmd, kCh2Mode0);
         outb(kCh2, uint8_t(ticks));
         outb(kCh2, uint8_t(ticks >> 8));   // writing the count starts it, OUT goes low
-        while (!(inb(kPortB) & kOut2)) pause();
+        // No PAUSE: the port read is the wait (about a microsecond on a PC's
+        // bus), and this runs on the boot CPU before any other CPU is
+        // started, so no CPU waits for its turn behind it. Under QEMU's
+        // -icount a PAUSE here would end the CPU's turn at every read, which
+        // makes the 50 ms calibration (boot/time.cc) cost about 40 s of host
+        // time at 4 CPUs (docs/results.md §13).
+        while (!(inb(kPortB) & kOut2)) {
+        }
     }
 }
 

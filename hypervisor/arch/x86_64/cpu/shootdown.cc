@@ -72,6 +72,21 @@ void flush_local(const FlushRequest& req, VcpuCounters* n)
     if (n) n->flush_all.fetch_add(1, std::memory_order_relaxed);
 }
 
+// One round of a wait for another CPU: serve our own mailbox, then PAUSE.
+// Every such wait pauses, not only to spare the sibling hyperthread (the
+// Intel SDM's "PAUSE—Spin Loop Hint"): a machine whose CPUs take turns on fewer
+// host CPUs (an overcommitted host, PAUSE-loop exiting; QEMU's TCG, where
+// PAUSE ends the vCPU's turn, target/i386 helper_pause) hands the awaited CPU
+// its turn at the PAUSE, and a wait that never pauses can keep it from ever
+// running: QEMU 7.2's round-robin -icount scheduler gives the spinning CPU
+// the whole budget up to the next timer and the CPUs after it none
+// (docs/results.md §13).
+void serve_and_pause()
+{
+    shootdown_serve();
+    pause();
+}
+
 } // namespace
 
 void shootdown_set_clock(TlbClock* clock) { g_clock.store(clock, std::memory_order_release); }
@@ -101,7 +116,7 @@ void shootdown_flush(CpuMask cpus, FlushRequest req)
         Mailbox& b = g_box[c];
         // Serving our own mailbox while we wait for another sender keeps two
         // CPUs that target each other from waiting on each other for ever.
-        while (!b.sender.try_lock(self)) shootdown_serve();
+        while (!b.sender.try_lock(self)) serve_and_pause();
         seq[c] = b.seq.post([&b, req, origin] { b.store(Posted{req, origin}); });
         lapic_send_fixed(g_cpus[c].apic_id, kVectorShootdown);
         g_ipis.fetch_add(1, std::memory_order_relaxed);
@@ -111,10 +126,7 @@ void shootdown_flush(CpuMask cpus, FlushRequest req)
     if (cpus.has(self)) flush_local(req, counted);
     for (CpuId c = 0; c < g_nr_cpus; ++c) {
         if (!sent.has(c)) continue;
-        g_box[c].seq.wait(seq[c], [] {
-            shootdown_serve();
-            pause();
-        });
+        g_box[c].seq.wait(seq[c], serve_and_pause);
         g_box[c].sender.unlock();
     }
 }
