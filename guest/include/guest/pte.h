@@ -1,6 +1,7 @@
-// x86-64 page-table entry bits as the guest uses them (Intel SDM Vol. 3A §4.5),
-// the guest's own software bit for PROT_NONE, and the mapping from mprotect's
-// PROT_* to entry bits. Hardware facts are asserted where defined.
+// x86-64 page-table entries as the guest uses them: the hardware's bits
+// (x86/pte.h, shared with the hypervisor core) under `pte::`, the guest's own
+// software bit for PROT_NONE, and the mapping from mprotect's PROT_* to entry
+// bits.
 #pragma once
 
 #include "guest/types.h"
@@ -8,24 +9,8 @@
 namespace pvmmu::guest {
 
 namespace pte {
-inline constexpr uint64_t P = 1ull << 0;
-inline constexpr uint64_t RW = 1ull << 1;
-inline constexpr uint64_t US = 1ull << 2;
-inline constexpr uint64_t PWT = 1ull << 3;
-inline constexpr uint64_t PCD = 1ull << 4;
-inline constexpr uint64_t A = 1ull << 5;
-inline constexpr uint64_t D = 1ull << 6;
-inline constexpr uint64_t PAT = 1ull << 7;
-inline constexpr uint64_t PS = 1ull << 7;       // in an L2/L3 entry: a large page
-inline constexpr uint64_t G = 1ull << 8;
-inline constexpr uint64_t AVL9 = 1ull << 9;      // ignored by hardware: software bits 11:9
-inline constexpr uint64_t AVL10 = 1ull << 10;
-inline constexpr uint64_t AVL11 = 1ull << 11;
-inline constexpr uint64_t ADDR = 0x000f'ffff'ffff'f000ull;   // 51:12
-inline constexpr uint64_t AVL_HI = 0x7full << 52;            // ignored by hardware: 58:52
-inline constexpr uint64_t PK = 0xfull << 59;
-inline constexpr uint64_t NX = 1ull << 63;
-inline constexpr uint64_t AD = A | D;
+// The entry format itself is the hardware's (x86/pte.h).
+using namespace x86::pte_bit;
 
 // A page that exists but is mapped PROT_NONE: P=0 keeps every access out, the
 // frame stays in the address bits, and this software bit tells the fault handler
@@ -36,9 +21,6 @@ inline constexpr uint64_t PROTNONE = AVL9;
 // Flags of an L2-L4 entry that links the next table (US is forced by the core).
 inline constexpr uint64_t kTableLink = P | RW | US | A;
 } // namespace pte
-
-static_assert((pte::ADDR & (pte::AVL_HI | pte::PK | pte::NX | 0xfffull)) == 0);
-static_assert((pte::ADDR | pte::AVL_HI | pte::PK | pte::NX | 0xfffull) == ~0ull);
 
 constexpr bool pte_present(uint64_t e) { return e & pte::P; }
 constexpr Mfn pte_mfn(uint64_t e) { return Mfn{(e & pte::ADDR) >> kPageShift}; }

@@ -16,7 +16,7 @@ function(pvmmu_xenpv_flags target)
   if(PVMMU_WERROR)
     list(APPEND _w -Werror)
   endif()
-  target_link_libraries(${target} PRIVATE pvmmu_abi)
+  target_link_libraries(${target} PRIVATE pvmmu_abi pvmmu_x86)
   target_compile_definitions(${target} PRIVATE XENPV_VIRT_BASE=${PVMMU_XENPV_VIRT_BASE})
   target_compile_options(${target} PRIVATE
     $<$<COMPILE_LANGUAGE:CXX>:${_w} -std=c++20 -ffreestanding -fno-exceptions -fno-rtti

@@ -1,11 +1,12 @@
 // The COM1 console (a 16550 UART, polled both ways) and the printk behind
-// every line the hypervisor prints. Lines end in CR LF, as a serial terminal
-// expects.
+// every line the hypervisor prints, formatted by the engine the guest kernels
+// share (format/format.h). Lines end in CR LF, as a serial terminal expects.
 #include "lib/console.h"
 
 #include "boot/boot_defs.h"
 #include "cpu/percpu.h"
 #include "cpu/x86.h"
+#include "format/format.h"
 #include "lib/raw_lock.h"
 
 namespace pvmmu::x86 {
@@ -39,103 +40,19 @@ void putc(char c)
     serial_putc(c);
 }
 
-void puts_n(const char* s, int n)
-{
-    for (int i = 0; i < n; ++i) putc(s[i]);
-}
-
 void start_line_for(uint32_t owner)
 {
     if (g_open_owner && g_open_owner != owner) putc('\n');
     g_open_owner = 0;
 }
 
-void pad(int n, char c)
-{
-    for (; n > 0; --n) putc(c);
-}
+// printk's sink: the engine's characters straight to the UART, under g_lock.
+void serial_put(fmt::Sink&, char c) { putc(c); }
 
-void put_number(uint64_t v, unsigned base, bool upper, bool negative, int width, bool zero, bool left)
+void format(const char* f, va_list ap)
 {
-    char buf[24];
-    int n = 0;
-    const char* digits = upper ? "0123456789ABCDEF" : "0123456789abcdef";
-    do {
-        buf[n++] = digits[v % base];
-        v /= base;
-    } while (v);
-    const int len = n + (negative ? 1 : 0);
-    if (!left && !zero) pad(width - len, ' ');
-    if (negative) putc('-');
-    if (!left && zero) pad(width - len, '0');
-    while (n) putc(buf[--n]);
-    if (left) pad(width - len, ' ');
-}
-
-void format(const char* fmt, va_list ap)
-{
-    for (const char* p = fmt; *p; ++p) {
-        if (*p != '%') {
-            putc(*p);
-            continue;
-        }
-        ++p;
-        bool left = false, zero = false;
-        for (;; ++p) {
-            if (*p == '-') left = true;
-            else if (*p == '0') zero = true;
-            else break;
-        }
-        int width = 0;
-        while (*p >= '0' && *p <= '9') width = width * 10 + (*p++ - '0');
-        int longs = 0;
-        bool size = false;
-        for (;; ++p) {
-            if (*p == 'l') ++longs;
-            else if (*p == 'z') size = true;
-            else break;
-        }
-        const bool wide = longs > 0 || size;
-        switch (*p) {
-        case 'd':
-        case 'i': {
-            const int64_t v = wide ? va_arg(ap, int64_t) : va_arg(ap, int);
-            put_number(v < 0 ? 0 - uint64_t(v) : uint64_t(v), 10, false, v < 0, width, zero, left);
-            break;
-        }
-        case 'u':
-        case 'x':
-        case 'X': {
-            const uint64_t v = wide ? va_arg(ap, uint64_t) : va_arg(ap, unsigned);
-            put_number(v, *p == 'u' ? 10 : 16, *p == 'X', false, width, zero, left);
-            break;
-        }
-        case 'p':
-            puts_n("0x", 2);
-            put_number(reinterpret_cast<uint64_t>(va_arg(ap, void*)), 16, false, false, 16, true, false);
-            break;
-        case 's': {
-            const char* s = va_arg(ap, const char*);
-            if (!s) s = "(null)";
-            int n = 0;
-            while (s[n]) ++n;
-            if (!left) pad(width - n, ' ');
-            puts_n(s, n);
-            if (left) pad(width - n, ' ');
-            break;
-        }
-        case 'c':
-            putc(char(va_arg(ap, int)));
-            break;
-        case '%':
-            putc('%');
-            break;
-        default:   // unknown conversion: show it rather than guess its argument
-            putc('%');
-            if (!*p) return;
-            putc(*p);
-        }
-    }
+    fmt::Sink serial{serial_put};
+    fmt::vformat(serial, f, ap);
 }
 
 } // namespace

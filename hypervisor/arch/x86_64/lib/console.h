@@ -14,8 +14,8 @@ namespace pvmmu::x86 {
 
 void console_init();
 
-// A printf subset: flags '-' '0', a width, length l / ll / z, conversions
-// d i u x X p s c %. The format attribute lets -Wformat check every call.
+// printf's subset that format/format.h lists. The format attribute lets
+// -Wformat check every call.
 __attribute__((format(printf, 1, 2))) void printk(const char* fmt, ...);
 void vprintk(const char* fmt, va_list ap);
 // Bytes as they are (a guest's console output), under the console lock.

@@ -1,32 +1,18 @@
-// x86-64 page-table entry format (Intel SDM Vol. 3A §4.5, tables 4-15 to 4-20),
-// shared by every level. Each bit is a hardware fact, asserted where defined.
+// The core's view of a page-table entry: the x86-64 entry format and the
+// walk's indexing come from x86/pte.h (shared with the guest library); `Pte`,
+// the strong type of an entry's value, is the core's own.
 #pragma once
 
 #include "core/types.h"
+#include "x86/pte.h"
 
 namespace pvmmu {
 
-namespace pte_bit {
-inline constexpr uint64_t P = 1ull << 0;      // present
-inline constexpr uint64_t RW = 1ull << 1;     // writable
-inline constexpr uint64_t US = 1ull << 2;     // user
-inline constexpr uint64_t PWT = 1ull << 3;    // write-through  (cache attribute)
-inline constexpr uint64_t PCD = 1ull << 4;    // cache disable  (cache attribute)
-inline constexpr uint64_t A = 1ull << 5;      // accessed, set by the walker
-inline constexpr uint64_t D = 1ull << 6;      // dirty, set by the walker (L1 only)
-inline constexpr uint64_t PAT = 1ull << 7;    // L1: PAT (cache attribute); L2/L3: PS
-inline constexpr uint64_t PS = 1ull << 7;
-inline constexpr uint64_t G = 1ull << 8;      // global
-inline constexpr uint64_t AVL_LO = 0x7ull << 9;      // ignored by hardware, 11:9
-inline constexpr uint64_t ADDR = 0x000ffffffffff000ull; // 51:12
-inline constexpr uint64_t AVL_HI = 0x7full << 52;    // ignored by hardware, 58:52
-inline constexpr uint64_t PK = 0xfull << 59;         // protection key, 62:59
-inline constexpr uint64_t NX = 1ull << 63;           // execute disable
-inline constexpr uint64_t AD = A | D;
-} // namespace pte_bit
-
-static_assert((pte_bit::ADDR & (pte_bit::AVL_HI | pte_bit::PK | pte_bit::NX | 0xfffull)) == 0);
-static_assert((pte_bit::ADDR | pte_bit::AVL_HI | pte_bit::PK | pte_bit::NX | 0xfffull) == ~0ull);
+namespace pte_bit = x86::pte_bit;
+using x86::canonical;
+using x86::Level;
+using x86::level_span;
+using x86::table_index;
 
 // A page-table entry value.
 struct Pte {
@@ -38,23 +24,5 @@ struct Pte {
     constexpr bool operator==(const Pte&) const = default;
     static constexpr Pte make(Mfn m, uint64_t flags) { return Pte{(m.v << kPageShift) | flags}; }
 };
-
-// Page-table levels: 1 = PT (maps 4 KiB pages), 4 = PML4.
-enum class Level : uint8_t { L1 = 1, L2 = 2, L3 = 3, L4 = 4 };
-
-// Index of va into a table of the given level (bits 47:39, 38:30, 29:21, 20:12).
-constexpr unsigned table_index(Vaddr va, Level l)
-{
-    return unsigned(va.v >> (kPageShift + 9 * (unsigned(l) - 1))) & (kEntriesPerTable - 1);
-}
-static_assert(table_index(Vaddr{0x0000'7f80'0000'0000}, Level::L4) == 255);
-static_assert(table_index(Vaddr{0x1000}, Level::L1) == 1);
-
-// Canonical (bits 63:47 all equal) — an architectural rule for linear addresses.
-constexpr bool canonical(Vaddr va)
-{
-    const int64_t s = int64_t(va.v) >> 47;
-    return s == 0 || s == -1;
-}
 
 } // namespace pvmmu
