@@ -121,10 +121,14 @@ void guest_return_events(TrapFrame& f)
     Vcpu& v = *this_cpu().vcpu;
     if (!v.domain->events) return;
     // One reading of the clock for both: a deadline that falls due just
-    // after it has the timer armed in the past, which fires at once.
+    // after it has the timer armed in the past, which fires at once. Before
+    // the earliest of the vCPU's deadlines and its domain's watchdog (nearly
+    // every return) neither has anything to do.
     const uint64_t now = system_time_now();
-    watchdog_on_return(v, now);
-    fire_due_timers(v, now);
+    if (now >= wake_at(v)) {
+        watchdog_on_return(v, now);
+        fire_due_timers(v, now);
+    }
     guest_upcall(f);
     arm_timer(v);
 }
