@@ -28,6 +28,7 @@ constexpr Def kDefs[] = {
     {"flagrange-rw-lower", MMU_FLAG_RANGE_UPDATE, pte_bit::RW, {true, false}},
     {"normal-flagonly", MMU_NORMAL_PT_UPDATE, pte_bit::NX, {true, true}},
     {"multicall-normal-flagonly", MMU_NORMAL_PT_UPDATE, pte_bit::NX, {true, true}, true},
+    {"multicall-normal-rw-raise", MMU_NORMAL_PT_UPDATE, pte_bit::RW, {false, true}, true},
 };
 
 } // namespace

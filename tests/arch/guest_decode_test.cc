@@ -385,6 +385,61 @@ TEST(DecodePteWrite, AnIgnoredSegmentOverrideIsTaken)
     EXPECT_EQ(decode({0x65, 0x48, 0x89, 0x07}).op, PteOp::None);         // %gs:
 }
 
+// Linux's write-protect (LOCK or DS, maybe a REX, ANDB $imm8) has a short
+// way through the decoder: every such form, with every ModRM, SIB and disp8
+// shape, decodes as it does after a second prefix (which the short way does
+// not take) but for that prefix's byte of length.
+TEST(DecodePteWrite, TheWriteProtectShortWayAgreesWithTheGeneralDecoder)
+{
+    using ptw::decode;
+    unsigned compared = 0, taken = 0;
+    std::vector<int> rexes = {-1};
+    for (int r = 0x40; r <= 0x4f; ++r) rexes.push_back(r);
+    for (uint8_t first : {0xf0, 0x3e}) {
+        const uint8_t other = first == 0xf0 ? 0x26 : 0xf0;   // lock es / lock ds: the general way
+        for (int rex : rexes) {
+            for (unsigned modrm = 0; modrm < 256; ++modrm) {
+                const bool sib = (modrm & 7) == 4 && (modrm >> 6) != 3;
+                for (unsigned s = 0; s < (sib ? 256u : 1u); ++s) {
+                    for (uint8_t tail : {0x00, 0x7f, 0x80, 0xfd}) {
+                        std::vector<uint8_t> b = {first};
+                        if (rex >= 0) b.push_back(uint8_t(rex));
+                        b.push_back(0x80);
+                        b.push_back(uint8_t(modrm));
+                        if (sib) b.push_back(uint8_t(s));
+                        // disp8 or imm8, then imm8: short bytes too (the first
+                        // decodes to nothing when the form needs more)
+                        b.push_back(tail);
+                        for (unsigned cut = 0; cut < 2; ++cut) {
+                            std::vector<uint8_t> with = {other};
+                            with.insert(with.end(), b.begin(), b.end());
+                            const PteWriteInsn a = decode(b), g = decode(with);
+                            ASSERT_EQ(a.op, g.op) << std::hex << modrm << " " << s << " " << rex;
+                            if (a.op != PteOp::None) {
+                                ++taken;
+                                EXPECT_EQ(a.size, g.size);
+                                EXPECT_EQ(a.reg, g.reg);
+                                EXPECT_EQ(a.reg_shift, g.reg_shift);
+                                EXPECT_EQ(a.len + 1, g.len);
+                                EXPECT_EQ(a.ea, g.ea);
+                                EXPECT_EQ(a.src, g.src);
+                            }
+                            ++compared;
+                            b.push_back(0xfd);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    EXPECT_GT(taken, 0u);
+    EXPECT_GT(compared, 100000u);
+    // Linux's own, from a kernel patched for one CPU: ds andb $0xfd, (%r12).
+    const PteWriteInsn in = decode({0x3e, 0x41, 0x80, 0x24, 0x24, 0xfd});
+    EXPECT_EQ(in.op, PteOp::And);
+    EXPECT_EQ(in.len, 6);
+}
+
 // Byte and word forms (Linux's clear_bit(_PAGE_BIT_RW) is lock andb $0xfd)
 // and the 32-bit read-modify-writes: the size from the opcode and prefixes,
 // the operand truncated to it, immediates sign-extended to it.

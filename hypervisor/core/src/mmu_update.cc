@@ -80,11 +80,14 @@ int range_update(Batch& b, const mmu_update_t& req, uint32_t& units)
 
 // Runs of cmd 0 or 2 on an L1 go the fused way. The cursor moves to the
 // request's table as pt_update would move it; a table of another level, or none,
-// is left to pt_update.
+// is left to pt_update. So is a last request alone: the run's set-up (its
+// references, its chunk) costs more than it saves on one entry, and Linux
+// sets a PTE outside lazy-MMU mode, in a page fault, with a one-request call
+// (arch/x86/xen/mmu_pv.c __xen_set_pte); pt_update does the same change.
 int Batch::run(RequestReader<mmu_update_t>& in, uint32_t i, uint32_t end, uint32_t& did)
 {
     did = 0;
-    if (i == end) return 0;
+    if (end - i < 2) return 0;
     uint32_t n;
     const mmu_update_t* req = in.at(i, n);
     if (!req) return -XEN_EFAULT;

@@ -46,14 +46,33 @@ uint64_t wake_at(const Vcpu& v)
     return events < watchdog ? events : watchdog;
 }
 
-void arm_timer(const Vcpu& v) { lapic_timer_arm(tsc_at(wake_at(v))); }
+// The last deadline this CPU's timer was armed for, in system time and as
+// tsc_at gave it. Nearly every return to the guest (a trap, a hypercall: about
+// five per page of a Linux fork, docs/results.md §13) arms the same deadline
+// again, and tsc_at, a fixed function once the clock is calibrated
+// (boot/time.cc), costs more than the compare.
+struct ArmedWake {
+    uint64_t ns = ~0ull;
+    uint64_t tsc = 0;
+};
+ArmedWake g_wake[kMaxCpus];
 
-// v's due deadlines fired (VIRQ_TIMER raised, a poll timed out), the vCPUs
-// that woke kicked. The tick also takes console input (pv/console.h), so
-// what is typed reaches a guest that waits on its timer, even halted.
-void fire_due_timers(Vcpu& v)
+void arm_timer(const Vcpu& v)
 {
-    const uint64_t now = system_time_now();
+    const uint64_t ns = wake_at(v);
+    ArmedWake& w = g_wake[this_cpu_id()];
+    if (w.ns != ns) {
+        w.tsc = tsc_at(ns);
+        w.ns = ns;
+    }
+    lapic_timer_arm(w.tsc);
+}
+
+// v's due deadlines at `now` fired (VIRQ_TIMER raised, a poll timed out), the
+// vCPUs that woke kicked. The tick also takes console input (pv/console.h), so
+// what is typed reaches a guest that waits on its timer, even halted.
+void fire_due_timers(Vcpu& v, uint64_t now)
+{
     if (next_deadline(v) > now) return;
     event_kick(v, timer_expire(*core(), v, now));
     console_input_poll(v);
@@ -101,8 +120,15 @@ void guest_return_events(TrapFrame& f)
 {
     Vcpu& v = *this_cpu().vcpu;
     if (!v.domain->events) return;
-    watchdog_on_return(v, system_time_now());
-    fire_due_timers(v);
+    // One reading of the clock for both: a deadline that falls due just
+    // after it has the timer armed in the past, which fires at once. Before
+    // the earliest of the vCPU's deadlines and its domain's watchdog (nearly
+    // every return) neither has anything to do.
+    const uint64_t now = system_time_now();
+    if (now >= wake_at(v)) {
+        watchdog_on_return(v, now);
+        fire_due_timers(v, now);
+    }
     guest_upcall(f);
     arm_timer(v);
 }
@@ -138,10 +164,10 @@ void block_wait(Vcpu& v)
         }
         if (deadline <= now) {
             sti();
-            fire_due_timers(v);
+            fire_due_timers(v, system_time_now());
             continue;
         }
-        lapic_timer_arm(tsc_at(wake_at(v)));
+        arm_timer(v);
         n.halts.fetch_add(1, std::memory_order_relaxed);
         sti_hlt();
     }
