@@ -69,6 +69,7 @@ HcResult do_multicall(Hypervisor& hv, Vcpu& v, HypercallFrame& f)
             result = r.rc;
         }
         e.result = uint64_t(result);
+        count(v.calls.multicall_entries);
         if (plat.copy_to_guest(v, Vaddr{at.v + offsetof(multicall_entry_t, result)}, &e.result,
                                sizeof(e.result)))
             return done(-XEN_EFAULT);

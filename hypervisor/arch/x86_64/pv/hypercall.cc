@@ -88,7 +88,10 @@ void syscall_dispatch(TrapFrame* f)
     const HcResult r = hypercall(*core(), v, hf);
     if (!r.preempted()) {
         f->rax = uint64_t(r.rc);
+        count(v.calls.hypercalls);
+        if (hf.op == __HYPERVISOR_multicall) count(v.calls.multicalls);
     } else {
+        count(v.calls.continuations);
         f->rdi = hf.arg[0], f->rsi = hf.arg[1], f->rdx = hf.arg[2];
         f->r10 = hf.arg[3], f->r8 = hf.arg[4], f->r9 = hf.arg[5];
         f->rip -= 2;
