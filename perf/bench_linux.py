@@ -290,7 +290,11 @@ def pvmmu_counts(rs):
 
 def print_pvmmu_counts(doc):
     rows = [r for r in doc["results"] if r.get("pvmmu_counts")]
+    gone = sorted({(r["platform"], r["pvmmu_counts_unavailable"]) for r in doc["results"]
+                   if r.get("pvmmu_counts_unavailable")})
     if not rows:
+        for plat, why in gone:
+            print(f"\npvmmu's own counts: {plat}: unavailable ({why})")
         return
     print("\npvmmu's own counts per op (PVMMUOP_vcpu_calls and _vcpu_counters, summed over the vCPUs; "
           "the whole guest during the loops)")
@@ -305,8 +309,6 @@ def print_pvmmu_counts(doc):
               f"{g(c['ad_install_retries']):>11}")
     print("A/D retries: installs that found the CPU had set an A/D bit since the entry was read, redone with it "
           "kept (no A/D bit is lost: every install is a compare-exchange against the value it was computed from)")
-    gone = sorted({(r["platform"], r["pvmmu_counts_unavailable"]) for r in doc["results"]
-                   if r.get("pvmmu_counts_unavailable")})
     for plat, why in gone:
         print(f"  {plat}: counts unavailable ({why})")
 
