@@ -1,7 +1,9 @@
 // The per-vCPU call counts of core/call_counters.h (PVMMUOP_vcpu_calls,
-// docs/abi.md §10 "pvmmu_op"): one mmu_update call counts once with every
-// request it handed in, however many rounds it takes or however it ends; a
-// multicall counts each entry it ran; only the calling vCPU's counts move.
+// docs/abi.md §10 "pvmmu_op"): an mmu_update call is counted where it is made
+// (core/mmu_update_count.h: a multicall's entry here, the platform's
+// hypercall entry on bare metal), once, with every request it handed in,
+// however many rounds it takes or however it ends; a multicall counts each
+// entry it ran; only the calling vCPU's counts move.
 #include "support/core_fixture.h"
 
 namespace pvmmu::test {
@@ -12,27 +14,48 @@ protected:
     CallCountersTest() : CoreTest(HvConfig{.preempt_budget = 8}) {}
     mmu_update_t nx(uint64_t g) const { return req(g, MMU_ATOMIC_PT_UPDATE, map(g, kDataFlags | NX)); }
     static uint64_t get(const std::atomic<uint64_t>& c) { return c.load(std::memory_order_relaxed); }
+    static multicall_entry_t update(const std::vector<mmu_update_t>& reqs)
+    {
+        multicall_entry_t e{};
+        e.op = __HYPERVISOR_mmu_update;
+        e.args[0] = uint64_t(reqs.data()), e.args[1] = reqs.size(), e.args[3] = DOMID_SELF;
+        return e;
+    }
+    long multicall(std::vector<multicall_entry_t>& list, Vcpu& v, unsigned* continuations = nullptr)
+    {
+        return m.call(v, __HYPERVISOR_multicall, uint64_t(list.data()), list.size(), 0, 0, 0, continuations);
+    }
 };
+
+TEST_F(CallCountersTest, ADirectCallIsThePlatformsToCount)
+{
+    unsigned done = 0;
+    ASSERT_EQ(mmu_update({nx(600), nx(601)}, &done), 0);
+    EXPECT_EQ(get(v0().calls.mmu_updates), 0u);
+    EXPECT_EQ(get(v0().calls.mmu_update_requests), 0u);
+    EXPECT_EQ(get(v0().calls.hypercalls), 0u);
+}
 
 TEST_F(CallCountersTest, OneMmuUpdateCountsOnceWithItsRequestsAcrossContinuations)
 {
     std::vector<mmu_update_t> reqs;
     for (uint64_t g = 600; g < 620; ++g) reqs.push_back(nx(g));
-    unsigned done = 0, continuations = 0;
-    ASSERT_EQ(mmu_update(reqs, &done, DOMID_SELF, nullptr, &continuations), 0);
-    ASSERT_EQ(done, 20u);
-    ASSERT_GT(continuations, 0u);   // the budget of 8 split it into rounds
+    std::vector<multicall_entry_t> list{update(reqs)};
+    unsigned continuations = 0;
+    ASSERT_EQ(multicall(list, v0(), &continuations), 0);
+    ASSERT_EQ(long(list[0].result), 0);
+    ASSERT_GT(continuations, 0u);   // the budget of 8 split the entry into rounds
     EXPECT_EQ(get(v0().calls.mmu_updates), 1u);
     EXPECT_EQ(get(v0().calls.mmu_update_requests), 20u);
-    EXPECT_EQ(get(v0().calls.multicall_entries), 0u);
+    EXPECT_EQ(get(v0().calls.multicall_entries), 1u);
 }
 
 TEST_F(CallCountersTest, AFailedBatchCountsWhatItHandedIn)
 {
     std::vector<mmu_update_t> reqs{nx(600), mmu_update_t{ptr(l1_of(601), idx(601), 7), 0}, nx(602)};
-    unsigned done = 0;
-    EXPECT_EQ(mmu_update(reqs, &done), -XEN_ENOSYS);
-    EXPECT_EQ(done, 1u);
+    std::vector<multicall_entry_t> list{update(reqs)};
+    ASSERT_EQ(multicall(list, v0()), 0);
+    EXPECT_EQ(long(list[0].result), -XEN_ENOSYS);
     EXPECT_EQ(get(v0().calls.mmu_updates), 1u);
     EXPECT_EQ(get(v0().calls.mmu_update_requests), 3u);
 }
@@ -40,13 +63,9 @@ TEST_F(CallCountersTest, AFailedBatchCountsWhatItHandedIn)
 TEST_F(CallCountersTest, MulticallCountsEachEntryAndEachInnerMmuUpdate)
 {
     std::vector<mmu_update_t> a{nx(600), nx(601), nx(602)}, b{nx(603)};
-    std::vector<multicall_entry_t> list(3);
-    list[0].op = __HYPERVISOR_mmu_update;
-    list[0].args[0] = uint64_t(a.data()), list[0].args[1] = a.size(), list[0].args[3] = DOMID_SELF;
+    std::vector<multicall_entry_t> list{update(a), multicall_entry_t{}, update(b)};
     list[1].op = __HYPERVISOR_xen_version;
-    list[2].op = __HYPERVISOR_mmu_update;
-    list[2].args[0] = uint64_t(b.data()), list[2].args[1] = b.size(), list[2].args[3] = DOMID_SELF;
-    ASSERT_EQ(m.call(v0(), __HYPERVISOR_multicall, uint64_t(list.data()), list.size()), 0);
+    ASSERT_EQ(multicall(list, v0()), 0);
     EXPECT_EQ(long(list[0].result), 0);
     EXPECT_EQ(long(list[2].result), 0);
     EXPECT_EQ(get(v0().calls.multicall_entries), 3u);
@@ -59,11 +78,13 @@ TEST_F(CallCountersTest, MulticallCountsEachEntryAndEachInnerMmuUpdate)
 
 TEST_F(CallCountersTest, OnlyTheCallingVcpuCounts)
 {
-    unsigned done = 0;
-    ASSERT_EQ(mmu_update({nx(600), nx(601)}, &done, DOMID_SELF, &v1()), 0);
+    std::vector<mmu_update_t> reqs{nx(600), nx(601)};
+    std::vector<multicall_entry_t> list{update(reqs)};
+    ASSERT_EQ(multicall(list, v1()), 0);
     EXPECT_EQ(get(v1().calls.mmu_update_requests), 2u);
+    EXPECT_EQ(get(v1().calls.multicall_entries), 1u);
     EXPECT_EQ(get(v0().calls.mmu_updates), 0u);
-    EXPECT_EQ(get(v0().calls.mmu_update_requests), 0u);
+    EXPECT_EQ(get(v0().calls.multicall_entries), 0u);
 }
 
 } // namespace

@@ -120,11 +120,6 @@ int Batch::operator()(const mmu_update_t& req, uint32_t& units)
 
 HcResult do_mmu_update(Hypervisor& hv, Vcpu& v, HypercallFrame& f)
 {
-    // Counted once per call, in its first round: what the guest handed in.
-    if (!(f.arg[1] & PVMMU_MMU_UPDATE_PREEMPTED)) {
-        count(v.calls.mmu_updates);
-        count(v.calls.mmu_update_requests, uint32_t(f.arg[1]));
-    }
     Batch b{hv, *v.domain, {}, TableCursor(hv, v.domain->id)};
     const long rc = resolve_foreign(hv, b.d, f.arg[3], b.ctx);
     return run_batch<mmu_update_t>(hv, v, f, rc, b);
