@@ -20,8 +20,10 @@
 # 2-level event channels on xen and pvmmu). --pending: SKIP at once, saying
 # why (tests/CMakeLists.txt registers the pvmmu runs so when
 # PVMMU_LINUX_USER_ON_PVMMU is off).
-# It passes when /init ran, every program printed PASS, the result line is
-# SUCCESS and the machine powered off. --accel tcg-icount (QEMU -icount
+# It passes when /init ran, every program printed PASS, mm-bench's line of
+# pvmmu's counts is what the platform gives (counts on pvmmu, the reason
+# there are none natively and on Xen), the result line is SUCCESS and the
+# machine powered off. --accel tcg-icount (QEMU -icount
 # shift=0,sleep=off): every instruction takes 1 ns of the guest's clock, so
 # the `/init after S s` line counts instructions (docs/results.md).
 # KEEP_LOG=FILE keeps the console. Exit: 0 pass, 1 fail, 77 skip (no QEMU, a
