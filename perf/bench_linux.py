@@ -84,7 +84,7 @@ def files(opts):
         return r.stdout.split()[0]
 
     f = {"vmlinuz": tool(f"{src}/tools/make-xen-host.sh", f"{build}/xen-host"),
-         "initrd": tool(f"{src}/tools/make-initramfs.sh", f"{build}/linux")}
+         "initrd": tool(f"{src}/tools/make-initramfs.sh", f"{build}/linux", f"{build}/xen-host/base/lib/modules")}
     if "xen" in opts.platform:
         f["xen"] = tool(f"{src}/tools/fetch-xen.sh", f"{build}/xen")
     f["run"] = os.path.join(build, "tools", "pvmmu-run")
@@ -93,7 +93,7 @@ def files(opts):
 
 def bench_words(opts, vcpus, online=False):
     """mm-bench's arguments as one kernel command-line word (':' between words)."""
-    return "linux-bench=" + ":".join((["--online-cpus"] if online else []) + ["--workloads", ",".join(opts.workloads), "--tasks", str(vcpus),
+    return "linux-bench=" + ":".join((["--online-cpus"] if online else []) + ["--pvmmu-counts", "--workloads", ",".join(opts.workloads), "--tasks", str(vcpus),
                                       "--pages", str(opts.pages), "--iters", str(opts.iters)])
 
 
@@ -158,6 +158,11 @@ def boot(opts, f, plat, vcpus, run, progress, tmp):
         with open(os.path.join(opts.keep_logs, f"{plat}-{vcpus}vcpu-run{run}.log"), "w") as log:
             log.write("\n".join(lines) + "\n")
     got = [dict(w.partition("=")[::2] for w in x.split()[1:]) for x in lines if x.startswith("mm-bench: workload=")]
+    # pvmmu's counts (mm-bench --pvmmu-counts): a line of their own per workload.
+    pv = {d["workload"]: d for d in (dict(w.partition("=")[::2] for w in x.split()[2:])
+                                     for x in lines if x.startswith("mm-bench: pvmmu workload="))}
+    for g in got:
+        g["pvmmu"] = pv.get(g.get("workload"), {})
     if not any(x.startswith("linux-bench: exit 0") for x in lines) or len(got) != len(opts.workloads):
         init = any(x.startswith("linux-user: /init") for x in lines)
         # The first line that says why (a panic, a crash, a refusal), else the last ones.
@@ -249,6 +254,7 @@ def measure(opts):
             "pages_per_op": int(rs[0]["changed"]) // int(rs[0]["ops"]),
             "pgfault_per_op": counts["pgfault"], "tlb_shootdowns_per_op": counts["tlb_shootdowns"],
             "tlb_remote_flush_per_op": counts["tlb_remote_flush"],
+            **pvmmu_counts(rs),
         })
     return {"benchmark": "linux", "command": command_line("linux"), "date": utc_now(), "machine": host_machine(),
             "qemu": f"-accel {opts.tcg} -icount {opts.icount}", "icount_shift": shift,
@@ -256,6 +262,55 @@ def measure(opts):
                        "workloads": opts.workloads},
             "platforms": opts.platform,
             "missing": {f"{p} {v}": why for (p, v), why in sorted(missing.items())}, "results": results}
+
+
+# mm-bench's pvmmu counts (tests/linux/user/pvmmu_counts.h): the line's key,
+# and the name of its figure per op in the results.
+PV_COUNTS = (("hypercalls", "hypercalls"), ("mmu_updates", "mmu_updates"), ("requests", "requests"),
+             ("multicalls", "multicalls"), ("mc_entries", "multicall_entries"),
+             ("pt_writes", "pt_writes"), ("flush_local", "flush_local"), ("flush_remote", "flush_remote"),
+             ("continuations", "continuations"), ("faults", "faults"))
+
+
+def pvmmu_counts(rs):
+    """pvmmu's counts of a cell's runs, per op (summed over runs, divided by
+    the ops), requests per mmu_update call, and the A/D install retries in
+    all; or why there are none (natively, on Xen)."""
+    if any("hypercalls" not in r["pvmmu"] for r in rs):
+        why = next((r["pvmmu"]["unavailable"] for r in rs if "unavailable" in r["pvmmu"]), "not reported")
+        return {"pvmmu_counts": None, "pvmmu_counts_unavailable": why}
+    total = lambda k: sum(int(r["pvmmu"][k]) for r in rs)   # noqa: E731
+    ops = sum(int(r["ops"]) for r in rs)
+    c = {name: round(total(key) / ops, 2) for key, name in PV_COUNTS}
+    c["requests_per_mmu_update"] = round(total("requests") / total("mmu_updates"), 2) \
+        if total("mmu_updates") else None
+    c["ad_install_retries"] = total("ad_retries") if all("ad_retries" in r["pvmmu"] for r in rs) else None
+    return {"pvmmu_counts": c, "pvmmu_counts_unavailable": None}
+
+
+def print_pvmmu_counts(doc):
+    rows = [r for r in doc["results"] if r.get("pvmmu_counts")]
+    gone = sorted({(r["platform"], r["pvmmu_counts_unavailable"]) for r in doc["results"]
+                   if r.get("pvmmu_counts_unavailable")})
+    if not rows:
+        for plat, why in gone:
+            print(f"\npvmmu's own counts: {plat}: unavailable ({why})")
+        return
+    print("\npvmmu's own counts per op (PVMMUOP_vcpu_calls and _vcpu_counters, summed over the vCPUs; "
+          "the whole guest during the loops)")
+    print(f"{'workload':<10} {'vCPUs':>5} {'hcalls/op':>9} {'mmu_upd/op':>10} {'reqs/op':>8} {'reqs/call':>9} "
+          f"{'mc ents/op':>10} {'ptwr/op':>8} {'flush loc':>9} {'flush rem':>9} {'A/D retries':>11}")
+    for r in rows:
+        c = r["pvmmu_counts"]
+        g = lambda x: "—" if x is None else f"{x:g}"   # noqa: E731
+        print(f"{r['workload']:<10} {r['vcpus']:>5} {g(c['hypercalls']):>9} {g(c['mmu_updates']):>10} "
+              f"{g(c['requests']):>8} {g(c['requests_per_mmu_update']):>9} {g(c['multicall_entries']):>10} "
+              f"{g(c['pt_writes']):>8} {g(c['flush_local']):>9} {g(c['flush_remote']):>9} "
+              f"{g(c['ad_install_retries']):>11}")
+    print("A/D retries: installs that found the CPU had set an A/D bit since the entry was read, redone with it "
+          "kept (no A/D bit is lost: every install is a compare-exchange against the value it was computed from)")
+    for plat, why in gone:
+        print(f"  {plat}: counts unavailable ({why})")
 
 
 def cell(doc, plat, wl, vcpus):
@@ -301,6 +356,7 @@ def print_table(doc):
         c = lambda x: "—" if x is None else f"{x:g}"   # noqa: E731
         print(f"{r['platform']:<8} {r['workload']:<10} {r['vcpus']:>5} {r['pages_per_op']:>8} "
               f"{c(r['pgfault_per_op']):>9} {c(r['tlb_shootdowns_per_op']):>13} {r['pages_per_s']:>10}")
+    print_pvmmu_counts(doc)
     if doc["missing"]:
         print("\nnot measured (platform, vCPUs: why):")
     for cell_name, why in doc["missing"].items():

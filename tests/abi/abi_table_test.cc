@@ -187,6 +187,7 @@ const std::map<std::string, uint64_t> kSubOpNumbers = {
     S(PHYSDEVOP_pci_device_remove), S(PHYSDEVOP_restore_msi_ext), S(PHYSDEVOP_pirq_eoi_gmfn_v2),
     S(PHYSDEVOP_dbgp_op), S(PHYSDEVOP_prepare_msix), S(PHYSDEVOP_release_msix), S(PVMMUOP_deny),
     S(PVMMUOP_vcpu_counters), S(PVMMUOP_install_retries), S(PVMMUOP_facts), S(PVMMUOP_check_invariants),
+    S(PVMMUOP_vcpu_calls),
 };
 #undef S
 

@@ -103,6 +103,10 @@
  * module word `invariant-check` (a test facility: the check pauses the machine),
  * -EPERM otherwise; bad pointer -EFAULT (the check has run). */
 #define PVMMUOP_check_invariants 4
+/* (vcpu, struct pvmmu_vcpu_calls *): the calls one of the calling domain's
+ * vCPUs made (a struct of its own, so that pvmmu_vcpu_counters' users keep
+ * their layout). No such vCPU -EINVAL. */
+#define PVMMUOP_vcpu_calls 5
 
 /* Commands a policy can deny (the `deny=` module word and PVMMUOP_deny). */
 #define PVMMU_DENY_MMU_NORMAL (1u << 0)        /* mmu_update cmd 0 */
@@ -122,6 +126,18 @@ struct pvmmu_vcpu_counters {
     uint64_t shootdowns_sent;      /* flush IPIs it sent */
     uint64_t shootdowns_served;    /* flush IPIs its CPU served */
     uint64_t halts;                /* HLTs its CPU ran while it was blocked (SCHEDOP_block, _poll) */
+};
+
+/* What one vCPU asked of the hypervisor, counted once per call on the CPU the
+ * vCPU is pinned to (never per page-table entry). */
+struct pvmmu_vcpu_calls {
+    uint64_t hypercalls;           /* calls it made, each counted when it finishes */
+    uint64_t continuations;        /* rounds a call was preempted and entered again */
+    uint64_t multicalls;           /* multicall calls it made */
+    uint64_t multicall_entries;    /* entries those multicalls ran */
+    uint64_t mmu_updates;          /* mmu_update calls, direct or in a multicall */
+    uint64_t mmu_update_requests;  /* the requests those calls handed in */
+    uint64_t pt_writes;            /* page-table writes emulated ("writable page tables") */
 };
 
 struct pvmmu_facts {
@@ -196,6 +212,7 @@ static_assert(sizeof(xen_feature_info_t) == 8);
 static_assert(MMU_ATOMIC_PT_UPDATE == 2);
 static_assert(sizeof(pvmmu_vcpu_counters) == 48 && sizeof(pvmmu_facts) == 40);
 static_assert(sizeof(pvmmu_invariants) == 40);
+static_assert(sizeof(pvmmu_vcpu_calls) == 56);
 static_assert(__HYPERVISOR_pvmmu_op == 55);
 static_assert(MMU_PT_UPDATE_NO_TRANSLATE == 3 && MMU_FLAG_RANGE_UPDATE == 4);
 static_assert(PVMMU_FR_COUNT_SHIFT + 10 == 58, "count is bits 57:48, MBZ 63:58");

@@ -9,6 +9,7 @@
 #include <pvmmu/abi.h>
 
 #include "core/hypercall.h"
+#include "core/mmu_update_count.h"
 
 namespace pvmmu {
 
@@ -57,6 +58,7 @@ HcResult do_multicall(Hypervisor& hv, Vcpu& v, HypercallFrame& f)
             result = -XEN_EINVAL;
         } else {
             HypercallFrame inner{e.op, {e.args[0], e.args[1], e.args[2], e.args[3], e.args[4], e.args[5]}};
+            if (e.op == __HYPERVISOR_mmu_update) count_mmu_update(v.calls, e.args[1]);
             const HcResult r = hypercall(hv, v, inner);
             if (r.end != HcEnd::Done) [[unlikely]] {
                 if (r.end == HcEnd::EndsMulticall) return ended(plat, v, at, r.rc);
@@ -69,6 +71,7 @@ HcResult do_multicall(Hypervisor& hv, Vcpu& v, HypercallFrame& f)
             result = r.rc;
         }
         e.result = uint64_t(result);
+        count(v.calls.multicall_entries);
         if (plat.copy_to_guest(v, Vaddr{at.v + offsetof(multicall_entry_t, result)}, &e.result,
                                sizeof(e.result)))
             return done(-XEN_EFAULT);

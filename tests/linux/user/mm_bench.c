@@ -31,7 +31,13 @@
  * vCPU, hypervisor included (docs/results.md §13). The last three are the
  * deltas of /proc/vmstat's pgfault and nr_tlb_remote_flush and of
  * /proc/interrupts' TLB shootdowns line (-1 where the kernel has no such
- * count). Exit 0, or 1 with `mm-bench: FAIL ...`. */
+ * count). With --pvmmu-counts a second line follows each,
+ *   mm-bench: pvmmu workload=W hypercalls=… mmu_updates=… requests=… …
+ * pvmmu's own counts over the same interval, summed over the vCPUs
+ * (pvmmu_counts.h), or `unavailable=WHY` in their place where they cannot
+ * be had (natively, on Xen); they count whatever the whole guest
+ * asked for meanwhile, its idle vCPUs and the counts' own reads (one
+ * pvmmu_op call per vCPU) included. Exit 0, or 1 with `mm-bench: FAIL ...`. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
@@ -44,12 +50,15 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "pvmmu_counts.h"
+
 enum workload { W_THREADS, W_PROCESSES, W_SHARED, W_FAULT, W_FORK, W_COUNT };
 static const char* const g_names[W_COUNT] = {"threads", "processes", "shared", "fault", "fork"};
 
 static long g_page;
 static unsigned g_tasks, g_pages, g_iters;
 static pthread_barrier_t g_ready, g_start, g_end;
+static int g_pv;   /* --pvmmu-counts: 1 asked for, 2 and pv_open worked */
 
 static void fail(const char* call, const char* what)
 {
@@ -241,6 +250,8 @@ static void run(enum workload w)
             got += (unsigned)n;
         }
     const long long fault0 = vmstat("pgfault"), flush0 = vmstat("nr_tlb_remote_flush"), tlb0 = tlb_shootdowns();
+    struct pv_counts pv0, pv1;
+    int pv_ok = g_pv == 2 && pv_read(&pv0) == 0;
     const uint64_t t0 = now_ns();
     if (procs) {
         memset(b, 0, sizeof(b));
@@ -255,6 +266,7 @@ static void run(enum workload w)
         pthread_barrier_wait(&g_end);
     }
     const uint64_t ns = now_ns() - t0;
+    pv_ok = pv_ok && pv_read(&pv1) == 0;
     const long long fault1 = vmstat("pgfault"), flush1 = vmstat("nr_tlb_remote_flush"), tlb1 = tlb_shootdowns();
     if (procs) {
         for (unsigned i = 0; i < g_tasks; ++i) {
@@ -274,9 +286,11 @@ static void run(enum workload w)
     const unsigned long long ops = per_task * g_tasks, changed = ops * g_pages;
     const double s = (double)ns / 1e9;
     printf("mm-bench: workload=%s tasks=%u pages=%u iters=%u ops=%llu changed=%llu ns=%llu ops_per_s=%.0f "
-           "pages_per_s=%.0f pgfault=%lld tlb_shootdowns=%lld tlb_remote_flush=%lld\n",
+           "pages_per_s=%.0f pgfault=%lld tlb_shootdowns=%lld tlb_remote_flush=%lld",
            g_names[w], g_tasks, g_pages, g_iters, ops, changed, (unsigned long long)ns, s > 0 ? ops / s : 0.0,
            s > 0 ? changed / s : 0.0, delta(fault0, fault1), delta(tlb0, tlb1), delta(flush0, flush1));
+    printf("\n");
+    if (g_pv) pv_print(g_names[w], pv_ok, &pv0, &pv1);
     fflush(stdout);
 }
 
@@ -301,10 +315,11 @@ static void online_cpus(void)
 
 static void usage(void)
 {
-    printf("usage: mm-bench [--online-cpus] [--workloads LIST] [--tasks N] [--pages P] [--iters I]\n"
+    printf("usage: mm-bench [--online-cpus] [--pvmmu-counts] [--workloads LIST] [--tasks N] [--pages P] [--iters I]\n"
            "  LIST: threads,processes,shared,fault,fork (default all); N: tasks (default the CPUs);\n"
            "  P: pages per task (default 1024); I: iterations per task (default 8);\n"
-           "  --online-cpus first brings the CPUs a maxcpus=1 boot left offline online\n");
+           "  --online-cpus first brings the CPUs a maxcpus=1 boot left offline online;\n"
+           "  --pvmmu-counts adds pvmmu's counts of each workload (pvmmu_counts.h)\n");
 }
 
 int main(int argc, char** argv)
@@ -318,6 +333,10 @@ int main(int argc, char** argv)
         if (!strcmp(a, "--online-cpus")) {
             online_cpus();
             g_tasks = (unsigned)sysconf(_SC_NPROCESSORS_ONLN);
+            continue;
+        }
+        if (!strcmp(a, "--pvmmu-counts")) {
+            g_pv = 1;
             continue;
         }
         const char* v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -345,6 +364,8 @@ int main(int argc, char** argv)
     }
     printf("mm-bench: %u CPUs, page %ld bytes, %u tasks x %u pages x %u iterations\n",
            (unsigned)sysconf(_SC_NPROCESSORS_ONLN), g_page, g_tasks, g_pages, g_iters);
+    if (g_pv && pv_open() == 0) g_pv = 2;
+    else if (g_pv) printf("mm-bench: pvmmu's counts unavailable (%s)\n", g_pv_why);
     for (char* save = NULL, *t = strtok_r(list, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
         int w = 0;
         while (w < W_COUNT && strcmp(t, g_names[w])) ++w;

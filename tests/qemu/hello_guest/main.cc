@@ -224,6 +224,42 @@ extern "C" [[noreturn]] void xenpv_start(const start_info_t* si)
     check("counters of vCPU 1", hypercall(__HYPERVISOR_pvmmu_op, PVMMUOP_vcpu_counters, 1, uint64_t(&pc)), 0);
     check("vCPU 1 never ran: nothing counted", pc.faults | pc.flush_all | pc.flush_page | pc.shootdowns_sent |
           pc.shootdowns_served, 0);
+    // The call counts (PVMMUOP_vcpu_calls): one mmu_update of 5 requests, a
+    // multicall of two mmu_updates (3 and 2 requests) and one emulated write
+    // to a page table, between two reads; nothing else calls meanwhile (check
+    // prints, so the results are checked after), and each read counts itself
+    // only once it has finished, so the first read is the one more call seen.
+    static pvmmu_vcpu_calls c0, c1;
+    check("calls of vCPU 2 (absent)", hypercall(__HYPERVISOR_pvmmu_op, PVMMUOP_vcpu_calls, 2, uint64_t(&c0)),
+          -XEN_EINVAL);
+    check("calls into an unmapped address", hypercall(__HYPERVISOR_pvmmu_op, PVMMUOP_vcpu_calls, 0, kUnmapped),
+          -XEN_EFAULT);
+    {
+        const uint64_t mfn = si->shared_info >> 12, g = mfn - p2m[0];
+        const uint64_t first_l1 = si->nr_pt_frames - (si->nr_pages + 511) / 512;
+        const mmu_update_t u{(p2m[first_l1 + g / 512] << 12) + (g % 512) * 8, (mfn << 12) | 0x27};   // P|RW|US|A
+        static mmu_update_t five[5] = {u, u, u, u, u};
+        multicall_entry_t mc[2] = {};
+        for (multicall_entry_t& e : mc) e.op = __HYPERVISOR_mmu_update, e.args[0] = uint64_t(five), e.args[3] = DOMID_SELF;
+        mc[0].args[1] = 3, mc[1].args[1] = 2;
+        volatile uint64_t* const entry = gpfn_bytes(first_l1 + g / 512) + g % 512;   // mapped read-only
+        const long r0 = hypercall(__HYPERVISOR_pvmmu_op, PVMMUOP_vcpu_calls, 0, uint64_t(&c0));
+        const long r1 = hypercall(__HYPERVISOR_mmu_update, uint64_t(five), 5, 0, DOMID_SELF);
+        const long r2 = hypercall(__HYPERVISOR_multicall, uint64_t(mc), 2);
+        *entry = u.val;   // the CPU's #PF, emulated
+        const long r3 = hypercall(__HYPERVISOR_pvmmu_op, PVMMUOP_vcpu_calls, 0, uint64_t(&c1));
+        check("calls of vCPU 0, before", r0, 0);
+        check("mmu_update of 5 requests", r1, 0);
+        check("multicall of two mmu_updates", r2 | long(mc[0].result) | long(mc[1].result), 0);
+        check("calls of vCPU 0, after", r3, 0);
+        check("  hypercalls: the first read, mmu_update, multicall", long(c1.hypercalls - c0.hypercalls), 3);
+        check("  multicalls", long(c1.multicalls - c0.multicalls), 1);
+        check("  multicall entries", long(c1.multicall_entries - c0.multicall_entries), 2);
+        check("  mmu_update calls", long(c1.mmu_updates - c0.mmu_updates), 3);
+        check("  mmu_update requests", long(c1.mmu_update_requests - c0.mmu_update_requests), 10);
+        check("  emulated page-table writes", long(c1.pt_writes - c0.pt_writes), 1);
+        check("  no continuations", long(c1.continuations - c0.continuations), 0);
+    }
     static pvmmu_facts facts;
     check("facts into an unmapped address", hypercall(__HYPERVISOR_pvmmu_op, PVMMUOP_facts, kUnmapped), -XEN_EFAULT);
     check("facts", hypercall(__HYPERVISOR_pvmmu_op, PVMMUOP_facts, uint64_t(&facts)), 0);

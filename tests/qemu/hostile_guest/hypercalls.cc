@@ -519,7 +519,10 @@ void make_pvmmu_op(Made& m)
         break;
     case 1: m.c = Call{__HYPERVISOR_pvmmu_op, {PVMMUOP_vcpu_counters, rng.of({0ull, 1ull, 2ull, ~0ull}), pick_pointer(40)}}; break;
     case 2: m.c = Call{__HYPERVISOR_pvmmu_op, {PVMMUOP_install_retries, pick_pointer(8)}}; break;
-    case 3: m.c = Call{__HYPERVISOR_pvmmu_op, {PVMMUOP_facts, pick_pointer(40)}}; break;
+    case 3:
+        m.c = rng.below(2) ? Call{__HYPERVISOR_pvmmu_op, {PVMMUOP_facts, pick_pointer(40)}}
+                           : Call{__HYPERVISOR_pvmmu_op, {PVMMUOP_vcpu_calls, rng.of({0ull, 1ull, 2ull, ~0ull}), pick_pointer(56)}};
+        break;
     case 4:
         if (rng.one_in(20)) {   // the check itself, now and then, with any pointer
             m.c = Call{__HYPERVISOR_pvmmu_op, {PVMMUOP_check_invariants, rng.below(2) ? 0 : pick_pointer(40)}};
@@ -527,7 +530,7 @@ void make_pvmmu_op(Made& m)
         }
         [[fallthrough]];
     default:
-        m.c = Call{__HYPERVISOR_pvmmu_op, {5 + rng.below(100), pick_bad_va(), pick_bad_va()}};
+        m.c = Call{__HYPERVISOR_pvmmu_op, {6 + rng.below(100), pick_bad_va(), pick_bad_va()}};
         m.c.unknown = true;
     }
     m.c.name = "pvmmu_op";

@@ -9,6 +9,7 @@
 #include <pvmmu/abi.h>
 
 #include "core/hypercall.h"
+#include "core/mmu_update_count.h"
 #include "cpu/percpu.h"
 #include "cpu/quiesce.h"
 #include "cpu/x86.h"
@@ -85,10 +86,14 @@ void syscall_dispatch(TrapFrame* f)
     const Section in_core;   // kept out while the invariant check runs
     Vcpu& v = *this_cpu().vcpu;
     HypercallFrame hf{f->rax, {f->rdi, f->rsi, f->rdx, f->r10, f->r8, f->r9}};
+    if (hf.op == __HYPERVISOR_mmu_update) count_mmu_update(v.calls, hf.arg[1]);
     const HcResult r = hypercall(*core(), v, hf);
     if (!r.preempted()) {
         f->rax = uint64_t(r.rc);
+        count(v.calls.hypercalls);
+        if (hf.op == __HYPERVISOR_multicall) count(v.calls.multicalls);
     } else {
+        count(v.calls.continuations);
         f->rdi = hf.arg[0], f->rsi = hf.arg[1], f->rdx = hf.arg[2];
         f->r10 = hf.arg[3], f->r8 = hf.arg[4], f->r9 = hf.arg[5];
         f->rip -= 2;

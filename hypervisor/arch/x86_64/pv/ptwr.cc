@@ -110,6 +110,7 @@ unsigned guest_pt_write(Vcpu& v, TrapFrame& f)
         done = in_core_write(v, Vaddr{cr2}, write_of(in, cr2, f.rax), old) == 0;
     write_cr2(cr2);
     if (!done) return 0;
+    count(v.calls.pt_writes);
     // The operand's old bytes, low-aligned (the whole entry for 8).
     const uint64_t field = old >> ((cr2 & 7) * 8);
     f.rflags = pte_write_flags(in, f.rflags, field, f.rax);

@@ -34,6 +34,14 @@ pvmmu_vcpu_counters snapshot(const VcpuCounters& c)
                                c.shootdowns_sent.load(r), c.shootdowns_served.load(r), c.halts.load(r)};
 }
 
+pvmmu_vcpu_calls snapshot(const CallCounters& c)
+{
+    constexpr auto r = std::memory_order_relaxed;
+    return pvmmu_vcpu_calls{c.hypercalls.load(r),  c.continuations.load(r),       c.multicalls.load(r),
+                            c.multicall_entries.load(r), c.mmu_updates.load(r), c.mmu_update_requests.load(r),
+                            c.pt_writes.load(r)};
+}
+
 pvmmu_facts facts(const GuestDomain& d)
 {
     pvmmu_facts f{};
@@ -83,6 +91,9 @@ long do_pvmmu_op(Vcpu& v, HypercallFrame& f)
     case PVMMUOP_vcpu_counters:
         if (f.arg[1] >= d.dom.nr_vcpus) return -XEN_EINVAL;
         return copy_out(v, f.arg[2], snapshot(arch(d.dom.vcpus[f.arg[1]]).counters));
+    case PVMMUOP_vcpu_calls:
+        if (f.arg[1] >= d.dom.nr_vcpus) return -XEN_EINVAL;
+        return copy_out(v, f.arg[2], snapshot(d.dom.vcpus[f.arg[1]].calls));
     case PVMMUOP_install_retries:
         // Machine-wide: told only to a domain that has the machine to itself.
         if (guest_domains_started() != 1) return -XEN_EPERM;

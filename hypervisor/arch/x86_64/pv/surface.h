@@ -53,7 +53,7 @@ constexpr bool arch_subop_known(unsigned op, uint64_t cmd)
         return cmd <= VCPUOP_register_vcpu_info;
     case __HYPERVISOR_event_channel_op:   // the core's, both ABIs (core/event_ops.h): all but pirq
         return cmd <= EVTCHNOP_set_priority && cmd != EVTCHNOP_bind_pirq;
-    case __HYPERVISOR_pvmmu_op: return cmd <= PVMMUOP_check_invariants;
+    case __HYPERVISOR_pvmmu_op: return cmd <= PVMMUOP_vcpu_calls;
     case __HYPERVISOR_memory_op: {
         const uint64_t sub = cmd & kMemopCmdMask;
         return sub == XENMEM_maximum_ram_page || sub == XENMEM_current_reservation ||

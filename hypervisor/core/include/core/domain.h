@@ -1,6 +1,7 @@
 // Domains and their vCPUs as the core knows them.
 #pragma once
 
+#include "core/call_counters.h"
 #include "core/frame.h"
 #include "core/policy.h"
 
@@ -22,6 +23,7 @@ struct Vcpu {
     bool has_table = false;
     bool has_user_table = false;
     void* platform_data = nullptr;   // the platform's own per-vCPU state
+    CallCounters calls;              // what it asked for (core/call_counters.h)
 };
 
 struct Domain {
