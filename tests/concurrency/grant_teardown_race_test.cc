@@ -296,5 +296,13 @@ TEST(GrantTeardownRace, TheGrantersTeardownAgainstACopyInFlightGivesEverythingBa
                              << " times, a copy " << seen.by_release;
 }
 
+TEST(GrantTeardownRace, BothDomainsTornDownAtOnceGiveEverythingBackOnce)
+{
+    ASSERT_TRUE(race_points_compiled());
+    const Seen seen = run_rounds([](Round& w, unsigned round, const Plan& plan, Seen& s) { w.both_round(round, plan, s); });
+    EXPECT_TRUE(seen.both()) << "the granter's teardown gave it back " << seen.by_teardown
+                             << " times, the mapper's " << seen.by_release;
+}
+
 } // namespace
 } // namespace pvmmu::test
