@@ -43,9 +43,9 @@ namespace {
 
 TeardownResult relinquish_once(Hypervisor& hv, Domain& d, uint32_t& last_pins)
 {
-    // Its mappings of others' grants release their pins, and its own table
-    // its frames (core/grant_table.h), before the references below go.
-    last_pins |= grant_teardown(hv, d);
+    // Its CPUs flushed if it maps others' grants, and its own table dying,
+    // its frames let go unless pinned (core/grant_table.h).
+    grant_teardown(hv, d);
     // Its event channels close; their other ends in other domains are
     // unbound again (core/event_ops.h).
     evtchn_teardown(hv, d);
@@ -69,6 +69,12 @@ TeardownResult relinquish_once(Hypervisor& hv, Domain& d, uint32_t& last_pins)
         if (f.owner.load(std::memory_order_acquire) != d.id) continue;
         if (f.type_info.fetch_and(~ti::kPinned, std::memory_order_acq_rel) & ti::kPinned) put_page_and_type(hv, Mfn{i});
     }
+    // Its tables gone, and with them the references of its mappings of
+    // others' grants: their pins go now, not before, so that a granter
+    // whose teardown then finds no pin left finds their frames
+    // unreferenced (its own second pass gives them back; nothing else
+    // would).
+    last_pins |= grant_release_pins(hv, d);
     TeardownResult r;
     for (uint64_t i = 0; i < n; ++i) {
         if (hv.frame(Mfn{i}).owner.load(std::memory_order_acquire) != d.id) continue;

@@ -260,20 +260,30 @@ void grant_unmap_one(Hypervisor& hv, Vcpu& v, uint64_t host_addr, uint64_t new_a
     status = GNTST_okay;
 }
 
-uint32_t grant_teardown(Hypervisor& hv, Domain& d)
+void grant_teardown(Hypervisor& hv, Domain& d)
+{
+    GrantTable* gt = d.grants;
+    if (!gt) return;
+    for (uint32_t h = 0; h < gt->handle_limit(); ++h) {
+        if (gt->map(h).state == MapTrack::State::Live) {
+            hv.platform().flush_tlbs(d.all_cpus(), FlushRequest{});
+            break;
+        }
+    }
+    LockGuard g(gt->lock, hv.platform());
+    gt->mark_dying();
+    gt->release_frames(hv);
+}
+
+uint32_t grant_release_pins(Hypervisor& hv, Domain& d)
 {
     GrantTable* gt = d.grants;
     uint32_t last_pins = 0;
     if (!gt) return last_pins;
-    bool flushed = false;
     for (uint32_t h = 0; h < gt->handle_limit(); ++h) {
         const MapTrack e = gt->map(h);
         if (e.state == MapTrack::State::Free) continue;
         if (e.state == MapTrack::State::Live) {
-            if (!flushed) hv.platform().flush_tlbs(d.all_cpus(), FlushRequest{});
-            flushed = true;
-            // The entry's references go with d's tables, after this: a
-            // granter whose last pin this is is given back after them.
             if (GrantTable* rgt = granter_table(hv, e.granter)) {
                 LockGuard g(rgt->lock, hv.platform());
                 if (grant_unpin(hv, *rgt, e.ref, e.readonly())) last_pins |= 1u << rgt->owner();
@@ -281,9 +291,6 @@ uint32_t grant_teardown(Hypervisor& hv, Domain& d)
         }
         release_handle(hv, *gt, h);
     }
-    LockGuard g(gt->lock, hv.platform());
-    gt->mark_dying();
-    gt->release_frames(hv);
     return last_pins;
 }
 

@@ -183,13 +183,17 @@ void grant_unmap_one(Hypervisor& hv, Vcpu& v, uint64_t host_addr, uint64_t new_a
                      int16_t& status, bool replace);
 void grant_copy_one(Hypervisor& hv, Vcpu& v, gnttab_copy_t& op);
 
-// Domain teardown's part (core/domain_teardown.h), before its pins go: every
-// mapping d made of others' grants is released (the TLBs of d's CPUs flushed
-// first; the entries' own references go with d's tables), and d's own table
-// is marked dying. Returns the torn-down granters (a bit per domain id)
-// whose last pin was d's: the caller gives them back once d's tables, and
-// with them the mappings' references, are gone (grant_relinquish_owner).
-[[nodiscard]] uint32_t grant_teardown(Hypervisor& hv, Domain& d);
+// Domain teardown's part (core/domain_teardown.h), before d's tables go:
+// the TLBs of d's CPUs are flushed if d maps others' grants, and d's own
+// table is marked dying.
+void grant_teardown(Hypervisor& hv, Domain& d);
+// The rest, once d's tables, and with them the references of its mappings
+// of others' grants, are gone: those mappings' pins are released, in an
+// unmap's order (references first, then the pin), so that a granter's
+// teardown that finds no pin left finds no reference of them either.
+// Returns the torn-down granters (a bit per domain id) whose last pin was
+// d's: the caller gives them back (grant_relinquish_owner).
+[[nodiscard]] uint32_t grant_release_pins(Hypervisor& hv, Domain& d);
 static_assert(kMaxDomains <= 32);
 
 } // namespace pvmmu

@@ -45,8 +45,11 @@ public:
     // Registers a domain the platform has set up; returns false if the id is taken.
     bool add_domain(Domain& d);
     // Takes d out of the registry (domain_teardown.h): its id is free again.
-    void remove_domain(const Domain& d) { domains_[d.id] = nullptr; }
-    Domain* domain(DomId id) { return id < kMaxDomains ? domains_[id] : nullptr; }
+    // Other CPUs look domains up meanwhile (a map or copy naming d, the
+    // last unpin of d's grants): the registry's slots are atomic, and a
+    // lookup sees d or nothing.
+    void remove_domain(const Domain& d) { domains_[d.id].store(nullptr, std::memory_order_release); }
+    Domain* domain(DomId id) { return id < kMaxDomains ? domains_[id].load(std::memory_order_acquire) : nullptr; }
 
     // Rounds of the A/D-preserving install loops that lost to a hardware A/D
     // update and went round again (docs/design.md §7's cmpxchg retries), machine-wide.
@@ -91,7 +94,7 @@ private:
     TlbClock clock_;
     std::atomic<uint64_t> online_{0};
     std::atomic<uint64_t> install_retries_{0};
-    Domain* domains_[kMaxDomains] = {};
+    std::atomic<Domain*> domains_[kMaxDomains] = {};
 };
 
 } // namespace pvmmu
