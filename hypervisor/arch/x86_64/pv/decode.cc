@@ -160,7 +160,7 @@ void byte_register(PteWriteInsn& in, uint8_t rex)
 {
     if (!rex && in.reg >= 4 && in.reg < 8) {
         in.reg = uint8_t(in.reg - 4);
-        in.reg_shift = rex ? 0 : 8;
+        in.reg_shift = 8;
     }
 }
 

@@ -47,7 +47,13 @@ public:
     // Takes d out of the registry (domain_teardown.h): its id is free again.
     // Other CPUs look domains up meanwhile (a map or copy naming d, the
     // last unpin of d's grants): the registry's slots are atomic, and a
-    // lookup sees d or nothing.
+    // lookup sees d or nothing. A lookup holds no reference: what a caller
+    // reaches through d after it was removed must outlive the removal. It
+    // does because a Domain and its GrantTable are never destroyed (the
+    // platform's domains are static), domain ids are never reused, and every
+    // use of a granter's table after a lookup starts under the table's lock
+    // with its dying() check (core/grant_table.h). A platform that destroys
+    // domains or reuses ids needs a reference count on Domain first.
     void remove_domain(const Domain& d) { domains_[d.id].store(nullptr, std::memory_order_release); }
     Domain* domain(DomId id) { return id < kMaxDomains ? domains_[id].load(std::memory_order_acquire) : nullptr; }
 
