@@ -3,6 +3,7 @@
 // the batch; *pdone counts completed requests; a failed request changes nothing;
 // preempted after a bounded amount of work and continued where it stopped.
 #include "core/flag_range.h"
+#include "core/batch.h"
 #include "core/guest_args.h"
 #include "core/hypercall.h"
 #include "core/l1_run.h"

@@ -1,5 +1,6 @@
 // HYPERVISOR_mmuext_op (hypercall 26): pinning, base pointers and TLB flushes,
 // batched with the same semantics as mmu_update (docs/design.md §3).
+#include "core/batch.h"
 #include "core/guest_args.h"
 #include "core/hypercall.h"
 
