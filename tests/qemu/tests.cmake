@@ -97,6 +97,8 @@ set(_hostile ${_qemu_dir}/hostile_guest)
 pvmmu_xenpv_guest(hostile-guest SOURCES ${_hostile}/sealed.S ${_hostile}/main.cc ${_hostile}/setup.cc ${_hostile}/args.cc
   ${_hostile}/hypercalls.cc ${_hostile}/grants.cc ${_hostile}/instructions.cc ${_hostile}/traps.cc ${_hostile}/traps.S
   ${_hostile}/probes.S ${_hostile}/user.cc ${_hostile}/user.S INCLUDES ${_qemu_dir})
+# Its console lines go through the shared printf engine (lib/include/format/).
+target_link_libraries(hostile-guest PRIVATE pvmmu_format_to)
 # The initial module (xl.cfg's `ramdisk`, docs/boot.md "Linux on pvmmu"):
 # module-guest finds it where start_info's mod_start says (a virtual
 # address), module-pfn-guest, whose XEN_ELFNOTE_MOD_START_PFN note asks for

@@ -76,11 +76,14 @@ constexpr uint64_t kSlot255 = 0x7f8000000000, kCodeVa = 0x7fffffffe000, kLowerEn
 constexpr uint64_t kCodeRegion = 0x7fffffe00000;   // L3 511, L2 511: 2 MiB, no random change
 
 // --- output -------------------------------------------------------------------
-// printf-like: %s, %d (int64_t), %u (uint64_t), %x (uint64_t, as 0x…), %c.
-// Every argument is 64 bits wide (cast at the call).
-void say(const char* fmt, ...);
-void vsay(const char* fmt, va_list ap);
-[[noreturn]] void fail(const char* fmt, ...);
+// A console line in printf's format, as the shared engine reads it
+// (lib/include/format/format.h lists the conversions); the compiler checks
+// each call's arguments against its format.
+__attribute__((format(printf, 1, 2))) void say(const char* fmt, ...);
+__attribute__((format(printf, 1, 0))) void vsay(const char* fmt, va_list ap);
+[[noreturn]] __attribute__((format(printf, 1, 2))) void fail(const char* fmt, ...);
+// snprintf's contract, by the same engine.
+__attribute__((format(printf, 3, 4))) int format(char* buf, size_t cap, const char* fmt, ...);
 
 // --- the run ------------------------------------------------------------------
 struct Options {

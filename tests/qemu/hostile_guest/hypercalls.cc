@@ -651,7 +651,7 @@ void keep_arrays_intact(Call& c)
     for (uint64_t i = 0; i < n; ++i) {
         multicall_entry_t& e = reinterpret_cast<multicall_entry_t*>(c.a[0])[i];
         if (uint64_t* w = written_arg(e.op, reinterpret_cast<uint64_t*>(e.args), bytes); w && in_op_arrays(*w, bytes)) {
-            if (stats.ops >= opt.trace_from) say("hostile: op %u: multicall entry %u's pointer %x dropped", stats.ops, i, *w);
+            if (stats.ops >= opt.trace_from) say("hostile: op %lu: multicall entry %lu's pointer 0x%lx dropped", stats.ops, i, *w);
             *w = 0;
         }
     }
@@ -705,26 +705,15 @@ void print_call_stats()
 {
     char line[200];
     unsigned n = 0;
-    auto put = [&](const char* p) {
-        while (*p && n + 1 < sizeof(line)) line[n++] = *p++;
-    };
-    auto num = [&](uint64_t v) {
-        char t[24];
-        int k = 0;
-        do t[k++] = char('0' + v % 10);
-        while (v /= 10);
-        while (k && n + 1 < sizeof(line)) line[n++] = t[--k];
-    };
     for (const Tally& t : g_tally) {
         if (!t.name) break;
         if (n > 140) {
-            line[n] = 0;
             say("hostile:   %s", line);
             n = 0;
         }
-        put(t.name), put(" "), num(t.calls), put(" ("), num(t.ok), put(" ok); ");
+        n += unsigned(format(line + n, sizeof(line) - n, "%s %lu (%lu ok); ", t.name, t.calls, t.ok));
+        if (n >= sizeof(line)) n = sizeof(line) - 1;   // cut, as snprintf cuts
     }
-    line[n] = 0;
     if (n) say("hostile:   %s", line);
 }
 
@@ -733,11 +722,11 @@ void check_result(const Call& c, int64_t rc)
     ++stats.hypercalls;
     count(c.name, rc);
     if (rc < 0) ++stats.refused;
-    if (c.unknown && rc != -XEN_ENOSYS) fail("hypercall %x (%s) is unknown, but returned %d, not -ENOSYS", c.nr, c.name, rc);
-    if (rc < -4095 || (rc > 0 && !c.positive)) fail("%s (%x) returned %d", c.name, c.nr, rc);
-    if (c.exact && rc != c.want) fail("%s (%x, %x, %x) returned %d, expected %d", c.name, c.nr, c.a[0], c.a[1], rc, c.want);
+    if (c.unknown && rc != -XEN_ENOSYS) fail("hypercall 0x%lx (%s) is unknown, but returned %ld, not -ENOSYS", c.nr, c.name, rc);
+    if (rc < -4095 || (rc > 0 && !c.positive)) fail("%s (0x%lx) returned %ld", c.name, c.nr, rc);
+    if (c.exact && rc != c.want) fail("%s (0x%lx, 0x%lx, 0x%lx) returned %ld, expected %ld", c.name, c.nr, c.a[0], c.a[1], rc, c.want);
     if (c.nr == __HYPERVISOR_pvmmu_op && c.a[0] == PVMMUOP_check_invariants && rc > 0)
-        fail("the invariant check found %d violations (the console above has them)", rc);
+        fail("the invariant check found %ld violations (the console above has them)", rc);
     // What the guest must remember of the call's effect.
     switch (g_last.after) {
     case After::TrapsChanged: traps_unknown(); break;
@@ -773,7 +762,7 @@ void op_hypercall()
         const bool rex = rng.below(2);
         const ProbeResult p = rex ? probe(hs_raw_syscall_rex, hs_raw_syscall_rex_f, hs_raw_syscall_rex_e)
                                   : probe(hs_raw_syscall, hs_raw_syscall_f, hs_raw_syscall_e);
-        if (p.traps) fail("a SYSCALL (%s) trapped: vector %u at %x", c.name, p.vector, p.rip);
+        if (p.traps) fail("a SYSCALL (%s) trapped: vector %u at 0x%lx", c.name, p.vector, p.rip);
         rc = int64_t(p.rax);
     } else if (stats.ops >= opt.trace_from) {   // the image checked as the call returns (sealed.S)
         rc = hostile_sealed_hypercall(c.a[0], c.a[1], c.a[2], c.a[3], c.a[4], c.nr, stats.ops);

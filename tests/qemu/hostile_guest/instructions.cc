@@ -232,18 +232,18 @@ void judge(const char* what, const ProbeResult& r, uint32_t expect, const Addr* 
         return;
     }
     if (r.vectors & ~expect)
-        fail("%s: exception %s (first %u, error %x, rip %x, cr2 %x), expected %s%s", what, vector_list(r.vectors, got),
+        fail("%s: exception %s (first %u, error 0x%lx, rip 0x%lx, cr2 0x%lx), expected %s%s", what, vector_list(r.vectors, got),
              r.vector, r.error, r.rip, r.cr2, vector_list(expect, want), expect & kNone ? " or none" : "");
     if (r.vector == 14 && a && a->cr2_hi) {
         // Page-fault error code: P 0, W/R 1, U/S 2, RSVD 3, I/D 4 ("Page-Fault Exceptions").
         if (r.cr2 < a->cr2_lo || r.cr2 > a->cr2_hi)
-            fail("%s: #PF at cr2 %x, expected %x..%x", what, r.cr2, a->cr2_lo, a->cr2_hi);
+            fail("%s: #PF at cr2 0x%lx, expected 0x%lx..0x%lx", what, r.cr2, a->cr2_lo, a->cr2_hi);
         // U/S clear: Xen's report of a fault in the guest's kernel mode.
         if ((r.error & 4) || (r.error & 8) || (!fetch && !rmw && bool(r.error & 2) != store))
-            fail("%s: #PF error code %x (user %u, write %u expected)", what, r.error, uint64_t(0), uint64_t(store));
+            fail("%s: #PF error code 0x%lx (user %lu, write %lu expected)", what, r.error, uint64_t(0), uint64_t(store));
     }
     if (r.vector == 13 && a && (a->expect & kGP) && r.error != 0)
-        fail("%s: #GP error code %x for a non-canonical address, expected 0", what, r.error);
+        fail("%s: #GP error code 0x%lx for a non-canonical address, expected 0", what, r.error);
 }
 
 // `user`: run in guest user mode (user.cc), where nothing is emulated and
@@ -335,7 +335,7 @@ void run_insn(const Insn& in, bool user = false)
     const bool rmw = in.fn == hs_xchg8 || in.fn == hs_cmpxchg8 || in.fn == hs_cmpxchg16b;
     judge(in.name, r, expect, with_addr ? &addr : nullptr, store, fetch, rmw);
     if (in.fn == hs_popf_iopl && ((r.rax & 0x3000) || !(r.rax & 0x200)) && !r.traps)
-        fail("POPF in ring 3 changed IF or IOPL: RFLAGS %x", r.rax);
+        fail("POPF in ring 3 changed IF or IOPL: RFLAGS 0x%lx", r.rax);
 }
 
 void run_int_n()
@@ -358,9 +358,9 @@ void run_int_n()
     else if (n == 0x80 && trap_extra(n)) expect = V(0);
     judge("int $n", r, expect, nullptr, false, false);
     if (r.traps && r.vector == 13 && r.error != n * 8 + 2 && r.error != n * 16 + 2)
-        fail("int $%u: #GP error code %x, expected the IDT gate %x", n, r.error, n * 8 + 2);
+        fail("int $%u: #GP error code 0x%lx, expected the IDT gate 0x%x", n, r.error, n * 8 + 2);
     if (r.traps && expect != kGP && r.vector != 13 && r.rip != uint64_t(at + 2))
-        fail("int $%u: delivered with rip %x, expected %x (past it)", n, r.rip, uint64_t(at + 2));
+        fail("int $%u: delivered with rip 0x%lx, expected 0x%lx (past it)", n, r.rip, uint64_t(at + 2));
 }
 
 // A far return and an IRETQ of the guest's own, to its resume point or not.

@@ -11,6 +11,8 @@
 // `invariant-check` (pvmmu_op's check, docs/abi.md §10).
 #include "hostile.h"
 
+#include "format/format.h"
+
 namespace hostile {
 
 Rng rng;
@@ -51,67 +53,36 @@ uint64_t Rng::next()
 
 namespace {
 
-struct Line {
+// One console line: the shared printf engine's characters (format/format.h),
+// then a newline, for which room is kept.
+struct Line : pvmmu::fmt::Sink {
     char b[250];
     unsigned n = 0;
-    void c(char ch)
+    Line() : Sink{put_char} {}
+    static void put_char(Sink& self, char ch)
     {
-        if (n + 1 < sizeof(b)) b[n++] = ch;
-    }
-    void s(const char* p)
-    {
-        while (*p) c(*p++);
-    }
-    void u(uint64_t v)
-    {
-        char t[24];
-        int k = 0;
-        do t[k++] = char('0' + v % 10);
-        while (v /= 10);
-        while (k) c(t[--k]);
-    }
-    void x(uint64_t v)
-    {
-        s("0x");
-        bool started = false;
-        for (int sh = 60; sh >= 0; sh -= 4) {
-            const unsigned d = (v >> sh) & 15;
-            if (d || started || sh == 0) c("0123456789abcdef"[d]), started = true;
-        }
+        Line& l = static_cast<Line&>(self);
+        if (l.n + 2 < sizeof(l.b)) l.b[l.n++] = ch;
     }
 };
-
-void emit(const Line& l)
-{
-    hypercall(__HYPERVISOR_console_io, CONSOLEIO_write, l.n, uint64_t(l.b));
-}
 
 } // namespace
 
 void vsay(const char* fmt, va_list ap)
 {
     Line l;
-    for (const char* p = fmt; *p; ++p) {
-        if (*p != '%' || !p[1]) {
-            l.c(*p);
-            continue;
-        }
-        switch (*++p) {
-        case 's': l.s(va_arg(ap, const char*)); break;
-        case 'u': l.u(va_arg(ap, uint64_t)); break;
-        case 'd': {
-            const int64_t v = va_arg(ap, int64_t);
-            if (v < 0) l.c('-');
-            l.u(v < 0 ? uint64_t(-v) : uint64_t(v));
-            break;
-        }
-        case 'x': l.x(va_arg(ap, uint64_t)); break;
-        case 'c': l.c(char(va_arg(ap, uint64_t))); break;
-        default: l.c(*p);
-        }
-    }
-    l.c('\n');
-    emit(l);
+    pvmmu::fmt::vformat(l, fmt, ap);
+    l.b[l.n++] = '\n';
+    hypercall(__HYPERVISOR_console_io, CONSOLEIO_write, l.n, uint64_t(l.b));
+}
+
+int format(char* buf, size_t cap, const char* fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    const int n = pvmmu::fmt::vformat_to(buf, cap, fmt, ap);
+    va_end(ap);
+    return n;
 }
 
 void say(const char* fmt, ...)
@@ -148,14 +119,14 @@ void note(const char* what, uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3, 
     Recent& r = g_recent[stats.ops % kRecent];
     r = Recent{stats.ops, what, {a0, a1, a2, a3, a4, a5}, 0, false};
     if (stats.ops >= opt.trace_from)
-        say("hostile: op %u: %s(%x, %x, %x, %x, %x, %x)", stats.ops, what, a0, a1, a2, a3, a4, a5);
+        say("hostile: op %lu: %s(0x%lx, 0x%lx, 0x%lx, 0x%lx, 0x%lx, 0x%lx)", stats.ops, what, a0, a1, a2, a3, a4, a5);
 }
 
 void noted_result(int64_t rc)
 {
     Recent& r = g_recent[stats.ops % kRecent];
     r.rc = rc, r.done = true;
-    if (stats.ops >= opt.trace_from) say("hostile: op %u: = %d", stats.ops, rc);
+    if (stats.ops >= opt.trace_from) say("hostile: op %lu: = %ld", stats.ops, rc);
 }
 
 void print_recent_ops()
@@ -164,23 +135,16 @@ void print_recent_ops()
         if (stats.ops < k) continue;
         const Recent& r = g_recent[(stats.ops - k) % kRecent];
         if (!r.what || r.index != stats.ops - k) continue;
-        say("hostile:   op %u: %s(%x, %x, %x, %x, %x, %x)%s%d", r.index, r.what, r.a[0], r.a[1], r.a[2], r.a[3],
+        say("hostile:   op %lu: %s(0x%lx, 0x%lx, 0x%lx, 0x%lx, 0x%lx, 0x%lx)%s%ld", r.index, r.what, r.a[0], r.a[1], r.a[2], r.a[3],
             r.a[4], r.a[5], r.done ? " = " : "", r.done ? r.rc : int64_t(0));
     }
 }
 
 void fail(const char* fmt, ...)
 {
+    say("hostile: FAILURE at op %lu (seed %lu)", stats.ops, opt.seed);
     va_list ap;
     va_start(ap, fmt);
-    Line l;
-    l.s("hostile: FAILURE at op ");
-    l.u(stats.ops);
-    l.s(" (seed ");
-    l.u(opt.seed);
-    l.s(")");
-    l.c('\n');
-    emit(l);
     vsay(fmt, ap);
     va_end(ap);
     say("hostile: the last operations:");
@@ -276,7 +240,7 @@ void check(const char* when)
     ++stats.checks;
     if (rc == -XEN_EPERM) fail("the domain was booted without the module word invariant-check");
     if (rc != 0)
-        fail("invariants broken %s: %d (%u core, %u hypervisor violations; the console above has them)", when, rc,
+        fail("invariants broken %s: %ld (%lu core, %lu hypervisor violations; the console above has them)", when, rc,
              r.core_violations, r.hv_violations);
     if (protected_hash() != g_hash) {
         protected_diff();
@@ -287,17 +251,17 @@ void check(const char* when)
         fail("the guest's own text, read-only data or layout changed %s (above)", when);
     }
     if (stats.ops % opt.progress_every == 0 || stats.ops == opt.ops)
-        say("hostile: %u ops (%u hypercalls, %u refused; %u instructions, %u traps; %u checks), invariants ok "
-            "(%u frames, %u tables, %u entries), %u s",
+        say("hostile: %lu ops (%lu hypercalls, %lu refused; %lu instructions, %lu traps; %lu checks), invariants ok "
+            "(%lu frames, %lu tables, %lu entries), %lu s",
             stats.ops, stats.hypercalls, stats.refused, stats.probes, stats.traps, stats.checks, r.frames, r.tables,
-            r.entries, (now_ns() - g_start_ns) / 1000000000ull);
+            r.entries, uint64_t((now_ns() - g_start_ns) / 1000000000));
 }
 
 [[noreturn]] void image_changed_by(uint64_t op)
 {
     const Recent& r = g_recent[op % kRecent];
     own_image_diff();
-    fail("the guest's own text, read-only data or layout changed by operation %u, %s(%x, %x, %x, %x, %x, %x)", op,
+    fail("the guest's own text, read-only data or layout changed by operation %lu, %s(0x%lx, 0x%lx, 0x%lx, 0x%lx, 0x%lx, 0x%lx)", op,
          r.index == op && r.what ? r.what : "?", r.a[0], r.a[1], r.a[2], r.a[3], r.a[4], r.a[5]);
 }
 
@@ -313,7 +277,7 @@ void check_after_op()
 {
     if (protected_hash() != g_hash) {
         protected_diff();
-        fail("the guest's own page tables changed by operation %u (above)", stats.ops);
+        fail("the guest's own page tables changed by operation %lu (above)", stats.ops);
     }
     if (own_image_changed()) image_changed_by(stats.ops);
 }
@@ -356,7 +320,7 @@ extern "C" [[noreturn]] void xenpv_start(const start_info_t* si, uint64_t initia
     g_hash = protected_hash();
     protected_snapshot();
     own_image_snapshot();
-    say("hostile: seed %u: up to %u ops, up to %u s (0: no limit), invariant check every %u ops%s", opt.seed,
+    say("hostile: seed %lu: up to %lu ops, up to %lu s (0: no limit), invariant check every %lu ops%s", opt.seed,
         opt.ops, opt.time_s, opt.check_every, opt.edges ? "" : ", no SYSCALL at the canonical boundary");
     check("after setup");
     while (stats.ops < opt.ops && !(stats.ops % 64 == 0 && time_up())) {
@@ -366,9 +330,9 @@ extern "C" [[noreturn]] void xenpv_start(const start_info_t* si, uint64_t initia
         if (stats.ops % opt.check_every == 0) check("");
     }
     check("at the end");
-    say("hostile: done: %u ops in %u ms (%u hypercalls, %u refused; %u instructions, %u traps: #DE %u #DB %u "
-        "#BP %u #UD %u #NM %u #NP %u #SS %u #GP %u #PF %u; %u invariant checks, all ok)",
-        stats.ops, (now_ns() - g_start_ns) / 1000000ull, stats.hypercalls, stats.refused, stats.probes, stats.traps,
+    say("hostile: done: %lu ops in %lu ms (%lu hypercalls, %lu refused; %lu instructions, %lu traps: #DE %lu #DB %lu "
+        "#BP %lu #UD %lu #NM %lu #NP %lu #SS %lu #GP %lu #PF %lu; %lu invariant checks, all ok)",
+        stats.ops, uint64_t((now_ns() - g_start_ns) / 1000000), stats.hypercalls, stats.refused, stats.probes, stats.traps,
         stats.by_vector[0], stats.by_vector[1], stats.by_vector[3], stats.by_vector[6], stats.by_vector[7],
         stats.by_vector[11], stats.by_vector[12], stats.by_vector[13], stats.by_vector[14], stats.checks);
     say("hostile: hypercalls by kind, and how many succeeded:");

@@ -49,7 +49,7 @@ long mmu1(uint64_t ptr, uint64_t val)
 void must(const char* what, long rc)
 {
     if (rc != 0) {
-        say("hostile: setup: %s: %d", what, rc);
+        say("hostile: setup: %s: %ld", what, rc);
         say("Test result: ERROR");
         sched_shutdown_t s{SHUTDOWN_crash};
         hypercall(__HYPERVISOR_sched_op, SCHEDOP_shutdown, uint64_t(&s));
@@ -151,7 +151,7 @@ void setup(const start_info_t* si, uint64_t initial_sp)
     user_setup();
     install_traps();
     user_no_callback_check();
-    say("hostile: domain of %u frames from mfn %x; pool A at %x, pool B at %x, playground L3 mfn %x, code at %x",
+    say("hostile: domain of %lu frames from mfn 0x%lx; pool A at 0x%lx, pool B at 0x%lx, playground L3 mfn 0x%lx, code at 0x%lx",
         g.nr_pages, g.first_mfn, g.va(g.region_a), g.va(g.pool_b), g.mfn(g.l3), kCodeVa);
 }
 
@@ -174,7 +174,7 @@ void protected_diff()
     auto cmp = [&](const char* what, uint64_t gp, unsigned i, uint64_t was) {
         const uint64_t now = words(gp)[i];
         if (((now ^ was) & ~(pte::A | pte::D)) && shown++ < 8)
-            say("hostile:   %s gpfn %x (mfn %x) entry %u: was %x, now %x", what, gp, g.mfn(gp), uint64_t(i), was, now);
+            say("hostile:   %s gpfn 0x%lx (mfn 0x%lx) entry %lu: was 0x%lx, now 0x%lx", what, gp, g.mfn(gp), uint64_t(i), was, now);
     };
     for (uint64_t gp = 0; gp < g.nr_pt && gp < kMaxPt; ++gp)
         for (unsigned i = 0; i < 512; ++i) cmp("live table", gp, i, g_snapshot[gp][i]);
@@ -248,10 +248,10 @@ void own_image_diff()
     unsigned shown = 0;
     for (unsigned p = 0; p < image_pages(); ++p)
         if (image_part_hash(p) != g_image_ref[p] && shown++ < 8)
-            say("hostile:   image page at %x (text and read-only data from %x to %x) changed",
+            say("hostile:   image page at 0x%lx (text and read-only data from 0x%lx to 0x%lx) changed",
                 image_begin() + p * kPage, image_begin(), uint64_t(__init_array_start));
     if (image_part_hash(kMaxImageParts) != g_image_ref[kMaxImageParts])
-        say("hostile:   the layout (g at %x) or the options (opt at %x) changed", uint64_t(&g), uint64_t(&opt));
+        say("hostile:   the layout (g at 0x%lx) or the options (opt at 0x%lx) changed", uint64_t(&g), uint64_t(&opt));
 }
 
 void op_write_pool_b()
@@ -282,7 +282,7 @@ void op_write_pool_b()
         for (unsigned n = 1 + unsigned(rng.below(8)); n; --n) w[rng.below(512)] = 0;
     }
     const long back = uvm(g.va(gp), g.maddr(gp) | kReadOnly);
-    if (back != 0) fail("pool B frame %x not read-only again: %d", gp, back);
+    if (back != 0) fail("pool B frame 0x%lx not read-only again: %ld", gp, back);
 }
 
 } // namespace hostile

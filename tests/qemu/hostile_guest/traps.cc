@@ -84,9 +84,9 @@ void install_traps()
     t[n] = trap_info_t{0, 0, 0, 0};
     // Entries merge per vector: NULL first clears what earlier random tables left.
     long rc = hypercall(__HYPERVISOR_set_trap_table, 0);
-    if (rc != 0) fail("set_trap_table(NULL): %d", rc);
+    if (rc != 0) fail("set_trap_table(NULL): %ld", rc);
     rc = hypercall(__HYPERVISOR_set_trap_table, uint64_t(t));
-    if (rc != 0) fail("set_trap_table of a full table: %d", rc);
+    if (rc != 0) fail("set_trap_table of a full table: %ld", rc);
     g_known = true;
 }
 
@@ -122,7 +122,7 @@ ProbeResult probe(const void* fn, const char* at, const char* past, uint64_t a0,
     uint64_t fl;
     asm volatile("pushfq; pop %0" : "=r"(fl));
     if (!(fl & kIF) || (fl & (kIOPL | kNT)))
-        fail("RFLAGS %x after a probe: IF off, IOPL or NT on in ring 3", fl);
+        fail("RFLAGS 0x%lx after a probe: IF off, IOPL or NT on in ring 3", fl);
     ProbeResult r = g_p.r;
     r.rax = rax;
     return r;
@@ -146,7 +146,7 @@ extern "C" int hostile_trap(TrapRegs* t)
     ++stats.traps;
     if (v < 32) ++stats.by_vector[v];
     if (v >= 32 || !g_p.on || g_p.in_handler)
-        fail("unexpected exception %u (error %x) at %x, rsp %x, outside a probe", v, err ? t->rest[0] : 0, rip, rsp);
+        fail("unexpected exception %u (error 0x%lx) at 0x%lx, rsp 0x%lx, outside a probe", v, err ? t->rest[0] : 0, rip, rsp);
     g_p.in_handler = true;
     ProbeResult& r = g_p.r;
     if (r.traps++ == 0) {
@@ -158,7 +158,7 @@ extern "C" int hostile_trap(TrapRegs* t)
         r.frame = uint64_t(t);
     }
     r.vectors |= 1u << v;
-    if (r.traps > 200) fail("a probe took 200 exceptions (last %u at %x): a loop", v, rip);
+    if (r.traps > 200) fail("a probe took 200 exceptions (last %u at 0x%lx): a loop", v, rip);
     // The selectors iret accepts: the flat ones, any RPL (ring 3 is forced);
     // CS RPL 0-2, kernel mode (RPL 3 enters user mode, which needs a user L4).
     cs = (kFlatCs & ~3u) | rng.below(3);

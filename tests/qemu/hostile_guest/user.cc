@@ -39,7 +39,7 @@ long mmuext(unsigned cmd, uint64_t mfn)
 
 void must(const char* what, long rc)
 {
-    if (rc != 0) fail("user mode: %s: %d", what, rc);
+    if (rc != 0) fail("user mode: %s: %ld", what, rc);
 }
 
 // Whether va is mapped by the L4 of machine frame l4, read through the
@@ -81,10 +81,10 @@ bool hostile_l4_probe()
     const ProbeResult r = probe(hostile_user_enter, safe, safe, va, rsp, 0x202, 0);
     noted_result(r.traps ? -int64_t(r.vector) - 1000 : 0);
     if (r.traps == 0 || r.vector != 14 || r.cr2 != va || (r.error & 0x1d) != 0x14)
-        fail("user mode on L4 %x at %x: vector %u (%u traps), error %x, cr2 %x; expected a user fetch #PF there", l4,
+        fail("user mode on L4 0x%lx at 0x%lx: vector %u (%u traps), error 0x%lx, cr2 0x%lx; expected a user fetch #PF there", l4,
              va, r.vector, r.traps, r.error, r.cr2);
     if (r.frame < uint64_t(g_kstack) || r.frame >= ktop() || (r.cs & 3) != 3)
-        fail("user mode on L4 %x: the #PF's handler on %x, CS %x", l4, r.frame, r.cs);
+        fail("user mode on L4 0x%lx: the #PF's handler on 0x%lx, CS 0x%lx", l4, r.frame, r.cs);
     return true;
 }
 
@@ -105,8 +105,8 @@ void user_no_callback_check()
     const uint64_t at = uint64_t(exit) + 5;
     if (r.traps == 0 || r.vector != 6 || r.rip != at || (r.cs & 3) != 3 || r.frame < uint64_t(g_kstack) ||
         r.frame >= ktop())
-        fail("user mode: SYSCALL without a syscall callback: vector %u (%u traps) at %x, CS %x, handler on %x; "
-             "expected a #UD at %x from user mode on the kernel stack", r.vector, r.traps, r.rip, r.cs, r.frame, at);
+        fail("user mode: SYSCALL without a syscall callback: vector %u (%u traps) at 0x%lx, CS 0x%lx, handler on 0x%lx; "
+             "expected a #UD at 0x%lx from user mode on the kernel stack", r.vector, r.traps, r.rip, r.cs, r.frame, at);
 }
 
 // The user L4: the live L4's guest entries (the hypervisor fills its own
@@ -141,14 +141,14 @@ ProbeResult user_probe(const char* fn, const char* at, const char* past, const u
     if (!r.traps) {
         // Back by SYSCALL: its frame (RCX, R11, RIP, CS, RFLAGS, RSP, SS) at the kernel stack's top.
         if (hostile_user_cb_rsp && hostile_user_cb_rsp != ktop() - 56)
-            fail("user mode: the syscall callback's frame at %x, expected %x", hostile_user_cb_rsp, ktop() - 56);
+            fail("user mode: the syscall callback's frame at 0x%lx, expected 0x%lx", hostile_user_cb_rsp, ktop() - 56);
         return r;
     }
     if (r.frame < uint64_t(g_kstack) || r.frame >= ktop())
-        fail("user mode: exception %u's handler ran on %x, not the kernel stack %x", r.vector, r.frame, ktop());
-    if ((r.cs & 3) != 3) fail("user mode: exception %u's frame has CS %x (kernel context)", r.vector, r.cs);
+        fail("user mode: exception %u's handler ran on 0x%lx, not the kernel stack 0x%lx", r.vector, r.frame, ktop());
+    if ((r.cs & 3) != 3) fail("user mode: exception %u's frame has CS 0x%lx (kernel context)", r.vector, r.cs);
     if (r.vector == 14 && !(r.error & 4))
-        fail("user mode: #PF error code %x without U/S (cr2 %x)", r.error, r.cr2);
+        fail("user mode: #PF error code 0x%lx without U/S (cr2 0x%lx)", r.error, r.cr2);
     return r;
 }
 

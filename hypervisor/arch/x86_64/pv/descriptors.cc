@@ -27,6 +27,7 @@
 
 #include <pvmmu/abi.h>
 
+#include "core/descriptor_rules.h"
 #include "core/pagetable.h"
 #include "core/refs.h"
 #include "core/spinlock.h"
@@ -42,33 +43,13 @@ namespace pvmmu::x86 {
 
 namespace {
 
-constexpr unsigned kEntriesPerPage = kPageSize / 8;
+constexpr uint32_t kEntriesPerPage = kDescriptorsPerPage;
+using desc_bit::kAccessed;
+using desc_bit::kDpl;
+using desc_bit::kP;
 
-// Descriptor bits ("Segment Descriptors", SDM Vol. 3A): accessed, the type
-// (43:40; code when S is set), S (code or data), DPL (46:45), P.
-constexpr uint64_t kAccessed = 1ull << 40, kS = 1ull << 44, kP = 1ull << 47;
-constexpr unsigned kTypeShift = 40, kDplShift = 45;
-constexpr uint64_t kDpl = 3ull << kDplShift;
-
-// Xen 4.17's rule for a 64-bit PV guest's GDT and LDT entries (its
-// check_descriptor, as the conform guest sees it on Xen): a descriptor that
-// is not present always faults, so any one is taken as it is; a present one
-// gets a DPL below 3, the ring a 64-bit PV kernel runs in, raised to 3;
-// then every code or data segment is taken — 32-bit and 16-bit code too, so
-// a guest can run compatibility mode in ring 3 (what that opens, and how it
-// is closed: docs/security.md "Compatibility mode") — and of the system
-// descriptors the type 0 one, which the CPU never loads (the upper half of
-// a 16-byte one). Xen also takes a call gate to a guest code segment,
-// stored with DPL 0 so that its use faults into Xen, which emulates it;
-// pvmmu emulates no far call and refuses every gate, TSS and LDT
-// descriptor (docs/abi.md §11). `d` becomes what is stored; false: refused.
-constexpr bool guest_desc_fix(uint64_t& d)
-{
-    if (!(d & kP)) return true;
-    if ((d & kDpl) != kDpl) d |= kDpl;   // a DPL below 3 (any other) raised to 3
-    return (d & kS) || ((d >> kTypeShift) & 15) == 0;
-}
-constexpr bool guest_desc_ok(uint64_t d) { return guest_desc_fix(d); }
+// The rule (core/descriptor_rules.h) keeps this CPU's own descriptors as
+// they are and refuses its system ones.
 constexpr uint64_t fixed(uint64_t d) { return guest_desc_fix(d) ? d : ~0ull; }
 static_assert(guest_desc_ok(0));
 static_assert(fixed(seg_desc(Seg::Code64, 3)) == seg_desc(Seg::Code64, 3));
@@ -172,12 +153,6 @@ long copy_page(Hypervisor& hv, const Domain& d, Mfn m, uint64_t* dst, uint32_t n
     return rc;
 }
 
-// Entries on page `page` of a table of `entries` entries.
-constexpr uint32_t on_page(uint32_t entries, uint32_t page)
-{
-    const uint32_t left = entries - page * kEntriesPerPage;
-    return left < kEntriesPerPage ? left : kEntriesPerPage;
-}
 
 // Copies and validates `frames` into GDT buffer w; 0 or the errno.
 long fill(PerCpu& c, unsigned w, const Domain& d, const xen_pfn_t* frames, uint32_t entries)
@@ -187,7 +162,7 @@ long fill(PerCpu& c, unsigned w, const Domain& d, const xen_pfn_t* frames, uint3
     for (uint32_t page = 0; page * kEntriesPerPage < entries; ++page) {
         const Mfn m{frames[page]};
         g_source[c.id].gdt_mfn[w][page] = m.v;
-        if (const long rc = copy_page(hv, d, m, buf + size_t{page} * kEntriesPerPage, on_page(entries, page), false))
+        if (const long rc = copy_page(hv, d, m, buf + size_t{page} * kEntriesPerPage, descriptors_on_page(entries, page), false))
             return rc;
     }
     return 0;
@@ -218,7 +193,7 @@ long fill_ldt(CpuLdt& l, unsigned w, const Vcpu& v, uint64_t base, uint32_t entr
         Mfn m{0};
         if (const long rc = guest_frame(hv, v, base + page * kPageSize, m)) return rc;
         src.ldt_mfn[w][page] = m.v;
-        if (const long rc = copy_page(hv, *v.domain, m, buf + size_t{page} * kEntriesPerPage, on_page(entries, page), true))
+        if (const long rc = copy_page(hv, *v.domain, m, buf + size_t{page} * kEntriesPerPage, descriptors_on_page(entries, page), true))
             return rc;
     }
     return 0;
@@ -282,16 +257,16 @@ long load_gdt(Vcpu& v, const xen_pfn_t* frames, uint32_t entries);
 long do_set_gdt(Vcpu& v, HypercallFrame& f)
 {
     const uint32_t entries = uint32_t(f.arg[1]);   // an unsigned int in Xen's prototype
-    if (entries > FIRST_RESERVED_GDT_ENTRY) return -XEN_EINVAL;
+    if (const long rc = set_gdt_entries_check(entries)) return rc;
     xen_pfn_t frames[FIRST_RESERVED_GDT_PAGE];
-    const uint32_t nr = (entries + kEntriesPerPage - 1) / kEntriesPerPage;
+    const uint32_t nr = gdt_frames(entries);
     if (core()->platform().copy_from_guest(v, frames, Vaddr{f.arg[0]}, nr * sizeof(xen_pfn_t))) return -XEN_EFAULT;
     return load_gdt(v, frames, entries);
 }
 
 long guest_gdt_check(const Domain& d, const xen_pfn_t* frames, uint32_t entries)
 {
-    if (entries > FIRST_RESERVED_GDT_ENTRY) return -XEN_EINVAL;
+    if (const long rc = set_gdt_entries_check(entries)) return rc;
     Hypervisor& hv = *core();
     for (uint32_t page = 0; page * kEntriesPerPage < entries; ++page) {
         const Mfn m{frames[page]};
@@ -299,7 +274,7 @@ long guest_gdt_check(const Domain& d, const xen_pfn_t* frames, uint32_t entries)
         const uint64_t x = hv.frame(m).type_info.load(std::memory_order_acquire);
         long rc = is_table_type(ti::type(x)) && ti::count(x) ? -XEN_EINVAL : 0;
         const uint64_t* src = static_cast<const uint64_t*>(hv.mem().frame(m));
-        for (uint32_t i = 0; i < on_page(entries, page) && !rc; ++i) {
+        for (uint32_t i = 0; i < descriptors_on_page(entries, page) && !rc; ++i) {
             uint64_t e = std::atomic_ref<const uint64_t>(src[i]).load(std::memory_order_relaxed);
             if (!guest_desc_fix(e)) rc = -XEN_EINVAL;
         }
@@ -372,7 +347,7 @@ long do_update_descriptor(Vcpu& v, HypercallFrame& f)
 {
     const uint64_t maddr = f.arg[0];
     uint64_t desc = f.arg[1];   // as Xen stores it (guest_desc_fix)
-    if ((maddr & 7) || !guest_desc_fix(desc)) return -XEN_EINVAL;
+    if (const long rc = update_descriptor_check(maddr, desc)) return rc;
     Hypervisor& hv = *core();
     const Mfn m{maddr >> kPageShift};
     GuestDomain& g = guest_domain(v);

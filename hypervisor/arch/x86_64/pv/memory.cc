@@ -5,6 +5,7 @@
 #include <pvmmu/abi.h>
 #include <xen/memory.h>
 
+#include "core/memory_rules.h"
 #include "mm/core_glue.h"
 #include "mm/layout.h"
 #include "pv/domain.h"
@@ -26,35 +27,27 @@ long machphys_mapping(Vcpu& v, uint64_t arg)
     return core()->platform().copy_to_guest(v, Vaddr{arg}, &kMachphys, sizeof(kMachphys));
 }
 
-// The domain a xen_memory_domain names: the caller itself (DOMID_SELF or its
-// own id); another domain's figures are for a privileged caller (-EPERM),
-// an id no domain has is -ESRCH.
-long memory_domain(Vcpu& v, uint64_t arg, const Domain*& out)
+// The domain a xen_memory_domain names, which only the caller's own may be
+// (core/memory_rules.h).
+long memory_domain(Vcpu& v, uint64_t arg)
 {
     xen_memory_domain md;
     if (core()->platform().copy_from_guest(v, &md, Vaddr{arg}, sizeof(md))) return -XEN_EFAULT;
-    const Domain& self = *v.domain;
-    if (md.domid == DOMID_SELF || md.domid == self.id) {
-        out = &self;
-        return 0;
-    }
-    return core()->domain(md.domid) ? -XEN_EPERM : -XEN_ESRCH;
+    return memory_domain_check(md.domid, v.domain->id, core()->domain(md.domid) != nullptr);
 }
 
 // A domain's frames are fixed at build: its current and maximum reservation
 // are both the frames it was built with (its grant table's frames, which the
 // domain owns too, are not counted, as Xen counts none of a table's frames in
-// a domain's pages). Its highest gpfn is, as Xen computes it for a PV
-// guest, what the guest itself says in shared_info.arch.max_pfn (the number
-// of pfns, which Linux writes there) less one, 0 while it says nothing.
+// a domain's pages). Its highest gpfn is what the guest itself says in
+// shared_info (core/memory_rules.h's maximum_gpfn).
 long reservation(Vcpu& v, unsigned op, uint64_t arg)
 {
-    const Domain* d = nullptr;
-    if (long rc = memory_domain(v, arg, d)) return rc;
+    if (const long rc = memory_domain(v, arg)) return rc;
     if (op != XENMEM_maximum_gpfn) return long(guest_domain(v).layout.nr_frames);
     const shared_info_t* sh = guest_domain(v).shared;   // every domain that runs has one
     const uint64_t max_pfn = sh ? __atomic_load_n(&sh->arch.max_pfn, __ATOMIC_RELAXED) : 0;
-    return long((max_pfn ? max_pfn : 1) - 1);
+    return maximum_gpfn(max_pfn);
 }
 
 } // namespace
@@ -63,19 +56,21 @@ long do_memory_op(Vcpu& v, HypercallFrame& f)
 {
     const uint64_t cmd = f.arg[0], arg = f.arg[1];
     if (!arch_subop_known(__HYPERVISOR_memory_op, cmd)) return -XEN_ENOSYS;
-    // The sub-ops answered take no extent (kMemopExtentShift's bits): Xen
-    // answers -EINVAL to a non-zero one.
+    // The sub-ops answered take no extent (core/memory_rules.h).
+    const uint64_t extent = cmd >> kMemopExtentShift;
     const unsigned op = unsigned(cmd & kMemopCmdMask);
     switch (op) {
     case XENMEM_machphys_mapping:
         return machphys_mapping(v, arg);
     case XENMEM_maximum_ram_page:
         // Xen's max_page: one past the highest machine frame of RAM.
-        return cmd >> kMemopExtentShift ? -XEN_EINVAL : long(core()->mem().nr_frames);
+        if (const long rc = memop_extent_check(extent)) return rc;
+        return long(core()->mem().nr_frames);
     case XENMEM_current_reservation:
     case XENMEM_maximum_reservation:
     case XENMEM_maximum_gpfn:
-        return cmd >> kMemopExtentShift ? -XEN_EINVAL : reservation(v, op, arg);
+        if (const long rc = memop_extent_check(extent)) return rc;
+        return reservation(v, op, arg);
     default:
         return -XEN_ENOSYS;
     }

@@ -1,8 +1,10 @@
 // sched_op (<xen/sched.h>): what a vCPU that owns its CPU can ask of the
 // scheduler, answered as Xen 4.17 answers an unprivileged domain
-// (common/sched/core.c; docs/abi.md §10 "Shutdown").
+// (common/sched/core.c; docs/abi.md §10 "Shutdown"). The argument rules
+// are the core's (core/sched_args.h).
 #include <pvmmu/abi.h>
 
+#include "core/sched_args.h"
 #include "mm/core_glue.h"
 #include "pv/events.h"
 #include "pv/hypercall.h"
@@ -11,14 +13,6 @@
 #include "pv/watchdog.h"
 
 namespace pvmmu::x86 {
-
-namespace {
-
-// A reason Xen would take (a u8: it takes any) that pvmmu also knows how to
-// end a domain with; pvmmu refuses the others (docs/abi.md §10).
-bool known_reason(unsigned r) { return r <= SHUTDOWN_MAX; }
-
-} // namespace
 
 // sched_op(cmd, arg): SCHEDOP_yield, SCHEDOP_block and SCHEDOP_poll are the
 // core's (pv/events.h; a vCPU has its CPU to itself: a yield has nothing to
@@ -37,7 +31,7 @@ long do_sched_op(Vcpu& v, HypercallFrame& f)
     case SCHEDOP_shutdown: {
         sched_shutdown_t s;
         if (p.copy_from_guest(v, &s, arg, sizeof(s))) return -XEN_EFAULT;
-        if (!known_reason(s.reason)) return -XEN_EINVAL;
+        if (const long rc = shutdown_reason_check(s.reason)) return rc;
         guest_shutdown(s.reason);   // or the reason SCHEDOP_shutdown_code gave
     }
     case SCHEDOP_shutdown_code: {
@@ -46,19 +40,15 @@ long do_sched_op(Vcpu& v, HypercallFrame& f)
         // first one given stays, as on Xen.
         sched_shutdown_t s;
         if (p.copy_from_guest(v, &s, arg, sizeof(s))) return -XEN_EFAULT;
-        if (!known_reason(s.reason)) return -XEN_EINVAL;
+        if (const long rc = shutdown_reason_check(s.reason)) return rc;
         int none = -1;
         guest_domain(v).shutdown_code.compare_exchange_strong(none, int(s.reason), std::memory_order_acq_rel);
         return 0;
     }
     case SCHEDOP_remote_shutdown: {
-        // Only a privileged domain, or the device model of the target, may
-        // (Xen's XSM_DM_PRIV): pvmmu has neither. A domain id that names no
-        // domain (DOMID_SELF among them: Xen looks the id up as it is) is
-        // -ESRCH first, as on Xen.
         sched_remote_shutdown_t s;
         if (p.copy_from_guest(v, &s, arg, sizeof(s))) return -XEN_EFAULT;
-        return core()->domain(s.domain_id) ? -XEN_EPERM : -XEN_ESRCH;
+        return remote_shutdown_result(core()->domain(s.domain_id) != nullptr);
     }
     case SCHEDOP_watchdog: {
         sched_watchdog_t w;
@@ -66,7 +56,7 @@ long do_sched_op(Vcpu& v, HypercallFrame& f)
         return watchdog_op(v, w.id, w.timeout);
     }
     case SCHEDOP_pin_override:
-        return -XEN_EPERM;   // the hardware domain's only; before its argument is read
+        return pin_override_result();
     default:
         return -XEN_ENOSYS;
     }

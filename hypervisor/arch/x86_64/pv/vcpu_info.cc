@@ -10,6 +10,7 @@
 #include <pvmmu/abi.h>
 
 #include "core/refs.h"
+#include "core/vcpu_info_rules.h"
 #include "mm/core_glue.h"
 #include "pv/domain.h"
 #include "pv/vcpu_info.h"
@@ -23,10 +24,9 @@ vcpu_info* guest_vcpu_info(Vcpu& v)
     return d.shared && v.id < XEN_LEGACY_MAX_VCPUS ? &d.shared->vcpu_info[v.id] : nullptr;
 }
 
-// VCPUOP_register_vcpu_info(t, {mfn, offset}) with Xen 4.17's checks: the
-// record must fit in the page (-ENXIO); then, -EINVAL: once per vCPU; only the caller
-// itself or a vCPU that is not up; the frame the domain's and able to be
-// writable (not a page table). The current contents move there (zeros with
+// VCPUOP_register_vcpu_info(t, {mfn, offset}) with Xen 4.17's checks
+// (core/vcpu_info_rules.h), then the frame's: the domain's and able to be
+// writable (not a page table), else -EINVAL. The current contents move there (zeros with
 // the upcall masked for a vCPU without a shared_info slot), then, as Xen
 // marks everything pending so that no event is lost, evtchn_upcall_pending
 // and every evtchn_pending_sel bit are set; the core's events then write
@@ -36,13 +36,13 @@ long vcpu_info_register(Vcpu& caller, Vcpu& t, uint64_t arg)
     vcpu_register_vcpu_info r;
     Hypervisor& hv = *core();
     if (hv.platform().copy_from_guest(caller, &r, Vaddr{arg}, sizeof(r))) return -XEN_EFAULT;
-    if (r.offset > kPageSize - sizeof(vcpu_info)) return -XEN_ENXIO;
+    if (const long rc = vcpu_info_offset_check(r.offset)) return rc;
     VcpuArch& a = arch(t);
     const VcpuState s = a.state.load(std::memory_order_acquire);
-    if (&t != &caller && (s == VcpuState::Up || s == VcpuState::Busy)) return -XEN_EINVAL;
+    if (const long rc = vcpu_info_target_check(&t == &caller, s == VcpuState::Up || s == VcpuState::Busy)) return rc;
     GuestDomain& g = guest_domain(caller);
     g.vcpu_info_lock.lock(hv.platform());
-    long rc = a.info.load(std::memory_order_relaxed) ? -XEN_EINVAL : 0;
+    long rc = vcpu_info_once_check(a.info.load(std::memory_order_relaxed) != nullptr);
     if (!rc && hold_writable(hv, g.dom, Mfn{r.mfn})) rc = -XEN_EINVAL;
     if (!rc) {
         auto* info = reinterpret_cast<vcpu_info*>(static_cast<uint8_t*>(hv.mem().frame(Mfn{r.mfn})) + r.offset);

@@ -1,9 +1,9 @@
 // The C string functions a freestanding x86-64 image needs: the compiler
 // emits calls to memcpy/memset/memmove/memcmp (struct copies, zeroing) even
 // with -ffreestanding. Shared by the hypervisor image and the bare-metal guest
-// kernels (guest/platform/xenpv/xenpv.cmake). It must be built with
-// -fno-tree-loop-distribute-patterns, or GCC turns the loops back into calls
-// to these very functions.
+// kernels, which take it with pvmmu_link_string (lib/CMakeLists.txt). It must
+// be built with -fno-tree-loop-distribute-patterns, or GCC turns the loops
+// back into calls to these very functions.
 #include <stddef.h>
 #include <stdint.h>
 
