@@ -175,6 +175,7 @@ const char* exception_name(uint64_t vector)
 
 extern "C" void trap_dispatch(TrapFrame* f)
 {
+    if (f->vector != kExcPF) guest_return_check_due();   // pv/events.h says when it is needed
     if (f->vector & VECTOR_GUEST_GS) {
         if (held_over_debug_trap(*f)) return;   // trap_return gives the guest's %gs back
         if (parked_gs_load_refused(*f)) return;
@@ -184,9 +185,10 @@ extern "C" void trap_dispatch(TrapFrame* f)
     }
     if ((f->cs & 3) != 3) return;
     // Back to a guest whose domain has shut down meanwhile (guest_shutdown
-    // kicks its CPUs): this CPU idles instead.
+    // kicks its CPUs, which marks the check due): this CPU idles instead.
+    const bool check = guest_return_check_taken();
     const Vcpu* v = this_cpu().vcpu;
-    if (v && guest_domain_stopped(*v)) cpu_idle();
+    if (check && v && guest_domain_stopped(*v)) cpu_idle();
     // IRETQ raises #GP in ring 0 on a non-canonical RIP. A guest reaches one
     // by an instruction that ends at the top of the lower half (a SYSCALL at
     // 0x7ffffffffffe saves RIP 0x800000000000, and so does an interrupt
@@ -199,8 +201,9 @@ extern "C" void trap_dispatch(TrapFrame* f)
         f->error = 0;
         if (!guest_bounce(*f)) guest_crash(*f, "return to a non-canonical rip");
     }
-    // Every return to the guest, as Xen's exit path: timers, the upcall.
-    guest_return_events(*f);
+    // As Xen's exit path: timers, the upcall; only where something may have
+    // changed them (pv/events.h guest_return_check_due).
+    if (check) guest_return_events(*f);
 }
 
 static void dispatch(TrapFrame* f)
