@@ -175,7 +175,9 @@ const char* exception_name(uint64_t vector)
 
 extern "C" void trap_dispatch(TrapFrame* f)
 {
-    if (f->vector != kExcPF) guest_return_check_due();   // pv/events.h says when it is needed
+    // pv/events.h says when the return's check is needed; a hypercall's
+    // number says it (syscall_dispatch).
+    if (f->vector != kExcPF && f->vector != VECTOR_SYSCALL) guest_return_check_due();
     if (f->vector & VECTOR_GUEST_GS) {
         if (held_over_debug_trap(*f)) return;   // trap_return gives the guest's %gs back
         if (parked_gs_load_refused(*f)) return;
@@ -212,6 +214,7 @@ static void dispatch(TrapFrame* f)
         // From the guest's user mode a SYSCALL is its system call, bounced
         // to its kernel (pv/traps.cc); from its kernel mode, a hypercall.
         if (guest_in_user_mode(*this_cpu().vcpu)) {
+            guest_return_check_due();
             guest_user_syscall(*f);
             return;
         }

@@ -29,11 +29,12 @@ void guest_return_events(TrapFrame& f);
 // Whether the next return to the guest on this CPU makes the check above
 // (cpu/traps.cc trap_dispatch). It can change nothing but after what may
 // have raised an event for the vCPU, made one due or unmasked one, or moved
-// a deadline: a hypercall, an interrupt (a kick from the CPU that raised an
-// event for it or shut its domain down, its timer), an exception other than
-// the page fault. A page fault, emulated (pv/ptwr.cc) or bounced, touches no
-// event, timer or mask, and an interrupt taken while it is handled marks the
-// check due itself; so nothing Xen would deliver on that return is missed
+// a deadline: a hypercall but the page-table ones (pv/hypercall.cc
+// leaves_events), an interrupt (a kick from the CPU that raised an event for
+// it or shut its domain down, its timer), an exception other than the page
+// fault. A page fault, emulated (pv/ptwr.cc) or bounced, and those
+// hypercalls touch no event, timer or mask, and an interrupt taken while
+// they run marks the check due itself; so nothing Xen would deliver on that return is missed
 // but what the guest unmasks by its own write to its vcpu_info and does not
 // then look for (a PV kernel must: <xen/xen.h> "evtchn_upcall_mask"), which
 // comes at the next hypercall or interrupt. due() marks it; taken() says
