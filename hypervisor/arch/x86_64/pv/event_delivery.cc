@@ -50,12 +50,10 @@ uint64_t wake_at(const Vcpu& v)
 // tsc_at gave it. Nearly every return to the guest (a trap, a hypercall: about
 // five per page of a Linux fork, docs/results.md §13) arms the same deadline
 // again, and tsc_at, a fixed function once the clock is calibrated
-// (boot/time.cc), costs more than the compare. `due`: whether the next
-// return must look at all (guest_return_check_due).
+// (boot/time.cc), costs more than the compare.
 struct ArmedWake {
     uint64_t ns = ~0ull;
     uint64_t tsc = 0;
-    bool due = true;
 };
 ArmedWake g_wake[kMaxCpus];
 
@@ -118,15 +116,7 @@ void event_kick_remote(DomId dom, Kicks k)
     if (const Domain* d = core()->domain(dom)) kick_vcpus(*d, k);
 }
 
-void guest_return_check_due() { g_wake[this_cpu_id()].due = true; }
-
-bool guest_return_check_taken()
-{
-    bool& due = g_wake[this_cpu_id()].due;
-    const bool was = due;
-    due = false;
-    return was;
-}
+bool g_return_quiet[kMaxCpus];
 
 void guest_return_events(TrapFrame& f)
 {

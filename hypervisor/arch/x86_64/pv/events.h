@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "core/events.h"
+#include "cpu/percpu.h"
 #include "cpu/traps.h"
 #include "pv/domain.h"
 
@@ -38,9 +39,17 @@ void guest_return_events(TrapFrame& f);
 // but what the guest unmasks by its own write to its vcpu_info and does not
 // then look for (a PV kernel must: <xen/xen.h> "evtchn_upcall_mask"), which
 // comes at the next hypercall or interrupt. due() marks it; taken() says
-// whether it was marked and clears the mark.
-void guest_return_check_due();
-bool guest_return_check_taken();
+// whether it was marked and clears the mark. Inline: a few instructions, on
+// every entry.
+extern bool g_return_quiet[kMaxCpus];   // by CPU id: nothing marked since the last check
+inline void guest_return_check_due() { g_return_quiet[this_cpu_id()] = false; }
+inline bool guest_return_check_taken()
+{
+    bool& quiet = g_return_quiet[this_cpu_id()];
+    const bool due = !quiet;
+    quiet = true;
+    return due;
+}
 
 // Arms this CPU's timer for v's next deadline: a vCPU's first entry
 // (pv/run.cc), which is not a return.
