@@ -188,7 +188,7 @@ extern "C" void trap_dispatch(TrapFrame* f)
     if ((f->cs & 3) != 3) return;
     // Back to a guest whose domain has shut down meanwhile (guest_shutdown
     // kicks its CPUs, which marks the check due): this CPU idles instead.
-    const bool check = guest_return_check_taken();
+    const uint8_t check = guest_return_check_taken();
     const Vcpu* v = this_cpu().vcpu;
     if (check && v && guest_domain_stopped(*v)) cpu_idle();
     // IRETQ raises #GP in ring 0 on a non-canonical RIP. A guest reaches one
@@ -205,7 +205,7 @@ extern "C" void trap_dispatch(TrapFrame* f)
     }
     // As Xen's exit path: timers, the upcall; only where something may have
     // changed them (pv/events.h guest_return_check_due).
-    if (check) guest_return_events(*f);
+    if (check) guest_return_events(*f, check);
 }
 
 static void dispatch(TrapFrame* f)

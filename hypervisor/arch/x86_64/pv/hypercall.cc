@@ -95,7 +95,8 @@ void syscall_dispatch(TrapFrame* f)
     const Section in_core;   // kept out while the invariant check runs
     Vcpu& v = *this_cpu().vcpu;
     HypercallFrame hf{f->rax, {f->rdi, f->rsi, f->rdx, f->r10, f->r8, f->r9}};
-    if (!leaves_events(hf.op)) guest_return_check_due();
+    if (hf.op == __HYPERVISOR_iret) guest_return_check_due(kCheckUpcall);   // pv/events.h
+    else if (!leaves_events(hf.op)) guest_return_check_due();
     if (hf.op == __HYPERVISOR_mmu_update) count_mmu_update(v.calls, hf.arg[1]);
     const HcResult r = hypercall(*core(), v, hf);
     if (!r.preempted()) {
