@@ -223,14 +223,7 @@ PteWriteInsn decode_pte_opcode(Bytes& c, uint8_t rex, bool lock, bool word, GprV
 }
 
 // PF: even parity of the result's low byte.
-bool parity_even(uint64_t r)
-{
-    unsigned x = unsigned(r & 0xff);
-    x ^= x >> 4;
-    x ^= x >> 2;
-    x ^= x >> 1;
-    return !(x & 1);
-}
+bool parity_even(uint64_t r) { return !__builtin_parity(unsigned(r & 0xff)); }
 
 // The arithmetic flags of RFLAGS (cpu/cpu_bits.h).
 constexpr uint64_t kCf = RFLAGS_CF, kPf = RFLAGS_PF, kAf = RFLAGS_AF, kZf = RFLAGS_ZF, kSf = RFLAGS_SF, kOf = RFLAGS_OF;

@@ -109,8 +109,12 @@ unsigned guest_pt_write(Vcpu& v, TrapFrame& f)
     // Everything below may fault and fix up (a guest copy): the guest's
     // CR2 is put back when the #PF goes to it after all.
     const uint64_t cr2 = read_cr2();
-    uint8_t b[kMaxInsn];
-    const unsigned n = guest_fetch(v, f.rip, b, kMaxInsn);
+    // Two words read (guest_copy moves words, then single bytes), the
+    // decoder given at most the 15 an instruction may have.
+    uint8_t b[16];
+    static_assert(sizeof(b) >= kMaxInsn && sizeof(b) % 8 == 0);
+    const unsigned got = guest_fetch(v, f.rip, b, sizeof(b));
+    const unsigned n = got < kMaxInsn ? got : kMaxInsn;
     const PteWriteInsn in = decode_pte_write(b, n, GprView{reinterpret_cast<const uint64_t*>(&f), kFrameGpr}, f.rip);
     uint64_t old = 0;
     bool done = false;
