@@ -50,6 +50,7 @@
 #include "cpu/selectors.h"
 #include "cpu/x86.h"
 #include "mm/core_glue.h"
+#include "mm/platform.h"
 #include "mm/direct_map.h"
 #include "pv/cpuid.h"
 #include "pv/debugreg.h"
@@ -69,7 +70,8 @@ namespace pvmmu::x86 {
 
 namespace {
 
-Platform& platform() { return core()->platform(); }
+// The copies to and from the guest as direct calls (mm/core_glue.h bare_metal).
+BareMetal& platform() { return bare_metal(); }
 
 // General-purpose register `i` (ModRM numbering, REX extended) of the frame.
 uint64_t& gpr(TrapFrame& f, unsigned i)

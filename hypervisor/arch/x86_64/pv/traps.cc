@@ -23,6 +23,7 @@
 #include "cpu/selectors.h"
 #include "cpu/x86.h"
 #include "mm/core_glue.h"
+#include "mm/platform.h"
 #include "pv/domain.h"
 #include "pv/guest_mode.h"
 #include "pv/hypercall.h"
@@ -46,7 +47,8 @@ constexpr uint64_t kRflagsIf = RFLAGS_IF, kRflagsFixed = RFLAGS_FIXED, kRflagsDf
 // What a bounce clears in the handler's RFLAGS (deliver_to).
 constexpr uint64_t kBounceClears = RFLAGS_TF | RFLAGS_RF | RFLAGS_NT | RFLAGS_VM | RFLAGS_AC;
 
-Platform& platform() { return core()->platform(); }
+// The copies to and from the guest as direct calls (mm/core_glue.h bare_metal).
+BareMetal& platform() { return bare_metal(); }
 
 } // namespace
 
