@@ -13,13 +13,14 @@ the hypervisor's symbols (`nm`).
       that logging into a FIFO read by `collect`; put DIR first on PATH and
       run anything that starts QEMU (./pvmmu bench linux --platform pvmmu ...).
       Each QEMU run appends one JSON line to OUT: {symbol: instructions}.
-  qemu_exec_profile.py diff OUT_A OUT_B [--per N] [--top K] [--blocks]
+  qemu_exec_profile.py diff OUT_A OUT_B [--per N] [--top K] [--blocks | --groups]
       the per-symbol difference of the last runs in two OUT files, divided by
       N: two runs that differ only in the measured loop's length (mm-bench's
       --iters), N the extra pages, give the hypervisor's instructions per page
       with the boot and set-up cancelled out (icount runs are deterministic);
       --blocks lists single translation blocks (@ADDR) instead, for
-      `addr2line -f -e HV ADDR`.
+      `addr2line -f -e HV ADDR`; --groups sums the symbols into the paths
+      of the section's table (GROUPS).
 
 RANGES leave out memset and the boot's delay loops, whose per-iteration
 logging would make a boot too slow; their instructions are not counted.
@@ -27,9 +28,30 @@ logging would make a boot too slow; their instructions are not counted.
 import bisect
 import json
 import os
+import re
 import stat
 import subprocess
 import sys
+
+# --groups: the paths of docs/results.md §13 "Where pvmmu's fork goes", each
+# a pattern over the (mangled) symbol names, the first match taking it.
+GROUPS = (
+    ("the emulated write-protect (fetch, decode, walk, checked write)",
+     r"guest_pt_write|decode_pte_write|decode_wrprotect|guest_emulate|guest_fetch|logic_flags|pte_write_flags|"
+     r"pt_write_target|walk_to_l1|emulate_l1_write|guest_debug_after_emulation"),
+    ("the return to the guest (timers, watchdog, upcall check)",
+     r"guest_return_|guest_upcall|next_deadline|arm_timer|system_time_now|lapic_timer_arm|guest_domain_stopped|"
+     r"watchdog|fire_due_timers|tsc_at"),
+    ("trap entry and exit stubs, dispatch",
+     r"^trap_|syscall_entry|syscall_dispatch|9hypercall|platform_hypercall|arch_hypercall|section_enter|"
+     r"section_leave|4coreEv|bare_metal"),
+    ("mmu_update", r"mmu_update|plain_update|RequestReader|pt_update|l1_run"),
+    ("the #PF bounce and its iret",
+     r"guest_bounce|guest_deliver|deliver_to|do_iret|guest_iret_mode|guest_enter_kernel_mode|guest_enter_user_mode"),
+    ("pin and unpin", r"validate_table|mmuext|one_op|end_last_table_drop"),
+    ("page references", r"get_page|put_page|entry_refs|change_entry|get_existing_table|TableCursor"),
+    ("guest copies", r"guest_copy|copy_from_guest|copy_to_guest"),
+)
 
 SKIP = ("memset", "_ZN5pvmmu3x8612tsc_delay_usEm", "_ZN5pvmmu3x8612pit_delay_usEj")
 
@@ -128,8 +150,20 @@ def last(path):
         return json.loads(f.read().splitlines()[-1])
 
 
-def diff(a, b, per, top, blocks):
+def diff(a, b, per, top, blocks, groups=False):
     pa, pb = last(a), last(b)
+    if groups:
+        sums = {name: 0.0 for name, _ in GROUPS}
+        sums["other"] = 0.0
+        for k in set(pa) | set(pb):
+            if k.startswith("@"):
+                continue
+            name = next((n for n, rx in GROUPS if re.search(rx, k)), "other")
+            sums[name] += (pb.get(k, 0) - pa.get(k, 0)) / per
+        for name, v in sums.items():
+            print(f"{v:10.1f}  {name}")
+        print(f"{sum(sums.values()):10.1f}  (all)")
+        return
     # Keys "@ADDR" are single blocks, shown with --blocks only.
     d = {k: (pb.get(k, 0) - pa.get(k, 0)) / per for k in set(pa) | set(pb) if blocks or not k.startswith("@")}
     rows = sorted(d.items(), key=lambda kv: -abs(kv[1]))
@@ -145,11 +179,12 @@ def main(argv):
     elif len(argv) == 4 and argv[0] == "wrap":
         wrap(os.path.abspath(argv[1]), os.path.abspath(argv[2]), os.path.abspath(argv[3]))
     elif len(argv) >= 3 and argv[0] == "diff":
-        per, top, blocks = 1.0, 40, False
+        per, top, blocks, groups = 1.0, 40, False, False
         rest = argv[3:]
         while rest:
-            if rest[0] == "--blocks":
-                blocks = True
+            if rest[0] in ("--blocks", "--groups"):
+                blocks |= rest[0] == "--blocks"
+                groups |= rest[0] == "--groups"
                 rest = rest[1:]
                 continue
             if rest[0] == "--per":
@@ -159,7 +194,7 @@ def main(argv):
             else:
                 sys.exit(f"unknown option {rest[0]}")
             rest = rest[2:]
-        diff(argv[1], argv[2], per, top, blocks)
+        diff(argv[1], argv[2], per, top, blocks, groups)
     else:
         sys.exit(__doc__)
 

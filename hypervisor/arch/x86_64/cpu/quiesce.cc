@@ -32,7 +32,6 @@ void section_enter_paused()
     }
 }
 
-
 namespace {
 // Whether the pausing CPU was inside a section when it paused (it is one
 // CPU at a time: g_paused is held meanwhile).

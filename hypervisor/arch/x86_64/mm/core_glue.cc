@@ -74,7 +74,7 @@ FrameCounts core_init(const BootInfo& bi)
     // HvConfig's defaults: guest_va_ok (pv/domain.h) checks guest addresses
     // against the same reserved L4 slots without reading the config.
     g_core = new (g_hv_storage) Hypervisor(MachineMemory{dmap<uint8_t>(Maddr{0}), n.total}, fi,
-                                         dmap<uint64_t>(m2p), *platform, HvConfig{});
+                                           dmap<uint64_t>(m2p), *platform, HvConfig{});
     shootdown_set_clock(&g_core->clock());
     return n;
 }
