@@ -24,6 +24,9 @@ the hypervisor's symbols (`nm`).
 
 RANGES leave out memset and the boot's delay loops, whose per-iteration
 logging would make a boot too slow; their instructions are not counted.
+The reader writes OUT once QEMU closes the log, which can be a moment after
+the driver that started QEMU has returned. The exec lines are QEMU 7.2's
+("Trace CPU: HOSTPTR [CS_BASE/PC/FLAGS/CFLAGS] SYMBOL").
 """
 import bisect
 import json
