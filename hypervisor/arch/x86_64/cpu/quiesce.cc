@@ -13,17 +13,15 @@ namespace {
 constexpr auto kSeqCst = std::memory_order_seq_cst;
 
 std::atomic<bool> g_paused{false};
-// Set at boot, before any vCPU runs, when some domain may pause the machine;
-// until then a section costs a load and a branch.
-std::atomic<bool> g_enabled{false};
 
 } // namespace
 
-void quiesce_enable() { g_enabled.store(true, std::memory_order_release); }
+std::atomic<bool> g_quiesce_enabled{false};
 
-void section_enter()
+void quiesce_enable() { g_quiesce_enabled.store(true, std::memory_order_release); }
+
+void section_enter_paused()
 {
-    if (!g_enabled.load(std::memory_order_acquire)) return;
     PerCpu& c = this_cpu();
     for (;;) {
         c.in_section.store(true, kSeqCst);
@@ -33,8 +31,6 @@ void section_enter()
         while (g_paused.load(std::memory_order_relaxed)) pause();
     }
 }
-
-void section_leave() { this_cpu().in_section.store(false, std::memory_order_release); }
 
 namespace {
 // Whether the pausing CPU was inside a section when it paused (it is one

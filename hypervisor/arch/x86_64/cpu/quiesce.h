@@ -14,17 +14,32 @@
 // for a TLB shootdown that a waiting CPU must serve.
 #pragma once
 
+#include <atomic>
+
+#include "cpu/percpu.h"
+
 namespace pvmmu::x86 {
 
 // Called at boot, before any vCPU runs, when a domain may pause the machine
 // (module word invariant-check); until then sections cost nothing.
 void quiesce_enable();
 
+// Set at boot, before any vCPU runs, when some domain may pause the
+// machine; until then a section costs a load and a branch, inline.
+extern std::atomic<bool> g_quiesce_enabled;
+void section_enter_paused();
+
 // Enters this CPU's section, waiting while a pause is on. Interrupts on.
-void section_enter();
+inline void section_enter()
+{
+    if (g_quiesce_enabled.load(std::memory_order_acquire)) section_enter_paused();
+}
 // Leaves it; nothing when this CPU is not in one (cpu_idle calls it for the
 // paths that never return from a hypercall: shutdown, VCPUOP_down).
-void section_leave();
+inline void section_leave()
+{
+    if (g_quiesce_enabled.load(std::memory_order_relaxed)) this_cpu().in_section.store(false, std::memory_order_release);
+}
 
 // The pause itself; use quiesced().
 bool quiesce_begin();

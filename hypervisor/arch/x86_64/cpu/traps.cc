@@ -175,6 +175,9 @@ const char* exception_name(uint64_t vector)
 
 extern "C" void trap_dispatch(TrapFrame* f)
 {
+    // pv/events.h says when the return's check is needed; a hypercall's
+    // number says it (syscall_dispatch).
+    if (f->vector != kExcPF && f->vector != VECTOR_SYSCALL) guest_return_check_due();
     if (f->vector & VECTOR_GUEST_GS) {
         if (held_over_debug_trap(*f)) return;   // trap_return gives the guest's %gs back
         if (parked_gs_load_refused(*f)) return;
@@ -184,9 +187,10 @@ extern "C" void trap_dispatch(TrapFrame* f)
     }
     if ((f->cs & 3) != 3) return;
     // Back to a guest whose domain has shut down meanwhile (guest_shutdown
-    // kicks its CPUs): this CPU idles instead.
+    // kicks its CPUs, which marks the check due): this CPU idles instead.
+    const uint8_t check = guest_return_check_taken();
     const Vcpu* v = this_cpu().vcpu;
-    if (v && guest_domain_stopped(*v)) cpu_idle();
+    if (check && v && guest_domain_stopped(*v)) cpu_idle();
     // IRETQ raises #GP in ring 0 on a non-canonical RIP. A guest reaches one
     // by an instruction that ends at the top of the lower half (a SYSCALL at
     // 0x7ffffffffffe saves RIP 0x800000000000, and so does an interrupt
@@ -199,8 +203,9 @@ extern "C" void trap_dispatch(TrapFrame* f)
         f->error = 0;
         if (!guest_bounce(*f)) guest_crash(*f, "return to a non-canonical rip");
     }
-    // Every return to the guest, as Xen's exit path: timers, the upcall.
-    guest_return_events(*f);
+    // As Xen's exit path: timers, the upcall; only where something may have
+    // changed them (pv/events.h guest_return_check_due).
+    if (check) guest_return_events(*f, check);
 }
 
 static void dispatch(TrapFrame* f)
@@ -209,6 +214,7 @@ static void dispatch(TrapFrame* f)
         // From the guest's user mode a SYSCALL is its system call, bounced
         // to its kernel (pv/traps.cc); from its kernel mode, a hypercall.
         if (guest_in_user_mode(*this_cpu().vcpu)) {
+            guest_return_check_due();
             guest_user_syscall(*f);
             return;
         }
@@ -224,6 +230,13 @@ static void dispatch(TrapFrame* f)
     // equals the PerCpu's address (else parked_gs_load_refused).
     if ((f->vector == kExcPF || f->vector == kExcGP || f->vector == kExcNP) && (f->cs & 3) == 0 && ring0_fixup(*f))
         return;
+    // The guest's page faults, about two per page of a Linux fork (its
+    // write-protect, emulated, and the copy-on-write fault, bounced;
+    // docs/results.md §13), straight to their two ways.
+    if (f->vector == kExcPF && (f->cs & 3) == 3) {
+        if (!guest_emulate_page_fault(*f) && !guest_bounce(*f)) guest_crash(*f, "exception in the guest");
+        return;
+    }
     switch (f->vector) {
     case VECTOR_SYSCALL32:
         if (!guest_syscall32(*f)) guest_crash(*f, "syscall from compatibility mode");

@@ -23,7 +23,6 @@ namespace {
 // Static storage constructed at core_init: no global constructors in the image.
 alignas(Hypervisor) unsigned char g_hv_storage[sizeof(Hypervisor)];
 alignas(BareMetal) unsigned char g_platform_storage[sizeof(BareMetal)];
-Hypervisor* g_hv = nullptr;
 TallySpan g_scratch{nullptr, 0};
 Domain g_test_domain;
 Mfn g_hv_frame{0}, g_io_frame{0};
@@ -38,6 +37,10 @@ bool usable_frame(const BootInfo& bi, uint64_t a)
 }
 
 } // namespace
+
+Hypervisor* g_core = nullptr;
+
+BareMetal& bare_metal() { return *std::launder(reinterpret_cast<BareMetal*>(g_platform_storage)); }
 
 FrameCounts core_init(const BootInfo& bi)
 {
@@ -70,24 +73,22 @@ FrameCounts core_init(const BootInfo& bi)
     auto* platform = new (g_platform_storage) BareMetal();
     // HvConfig's defaults: guest_va_ok (pv/domain.h) checks guest addresses
     // against the same reserved L4 slots without reading the config.
-    g_hv = new (g_hv_storage) Hypervisor(MachineMemory{dmap<uint8_t>(Maddr{0}), n.total}, fi,
-                                         dmap<uint64_t>(m2p), *platform, HvConfig{});
-    shootdown_set_clock(&g_hv->clock());
+    g_core = new (g_hv_storage) Hypervisor(MachineMemory{dmap<uint8_t>(Maddr{0}), n.total}, fi,
+                                           dmap<uint64_t>(m2p), *platform, HvConfig{});
+    shootdown_set_clock(&g_core->clock());
     return n;
 }
 
-Hypervisor* core() { return g_hv; }
-
 void core_cpu_online(CpuId cpu)
 {
-    if (g_hv) g_hv->cpu_online(cpu);
+    if (g_core) g_core->cpu_online(cpu);
 }
 
-bool core_check(InvariantReport& report) { return check_invariants(*g_hv, g_scratch, report); }
+bool core_check(InvariantReport& report) { return check_invariants(*g_core, g_scratch, report); }
 
 int core_free_run(uint64_t n, Mfn& first)
 {
-    Hypervisor& hv = *g_hv;
+    Hypervisor& hv = *g_core;
     uint64_t run = 0;
     for (uint64_t m = 0; m < hv.mem().nr_frames; ++m) {
         run = hv.frame(Mfn{m}).owner.load(std::memory_order_relaxed) == kOwnerFree ? run + 1 : 0;
@@ -101,7 +102,7 @@ int core_free_run(uint64_t n, Mfn& first)
 
 int core_free_run_high(uint64_t n, Mfn& first)
 {
-    Hypervisor& hv = *g_hv;
+    Hypervisor& hv = *g_core;
     uint64_t run = 0;
     for (uint64_t m = hv.mem().nr_frames; m-- > 0;) {
         run = hv.frame(Mfn{m}).owner.load(std::memory_order_relaxed) == kOwnerFree ? run + 1 : 0;
@@ -120,7 +121,7 @@ int core_build_idle_domain(DomId id, uint64_t nr_frames, CpuId cpu, Domain& d, D
     spec.first_cpu = cpu;
     spec.nr_frames = nr_frames;
     if (int rc = core_free_run(nr_frames, spec.first)) return rc;
-    return build_domain(*g_hv, d, spec, out);
+    return build_domain(*g_core, d, spec, out);
 }
 
 void report_core_invariants()

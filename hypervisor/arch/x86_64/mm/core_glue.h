@@ -22,8 +22,14 @@ struct FrameCounts {
 // Hypervisor. On the boot CPU, before the APs start.
 FrameCounts core_init(const BootInfo& bi);
 
-// nullptr before core_init.
-Hypervisor* core();
+// nullptr before core_init. Inline: nearly every entry asks.
+extern Hypervisor* g_core;
+inline Hypervisor* core() { return g_core; }
+
+// The Platform (mm/platform.h) as its own final class, so that the arch
+// code's guest copies are direct calls, not through the core's interface.
+class BareMetal;
+BareMetal& bare_metal();
 
 // Marks a CPU online in the core (a candidate for type-change flushes).
 void core_cpu_online(CpuId cpu);

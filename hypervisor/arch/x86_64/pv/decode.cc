@@ -114,7 +114,7 @@ struct Bytes {
 // SDM Vol. 2 §2.1.5, §2.2.1): the memory operand's address, less RIP's part
 // (RIP-relative needs the length, known only after the immediate); *rip_rel
 // set for it. `reg` receives ModRM.reg with REX.R.
-uint64_t memory_operand(Bytes& c, uint8_t rex, const uint64_t regs[16], uint8_t& reg, bool& rip_rel,
+uint64_t memory_operand(Bytes& c, uint8_t rex, GprView regs, uint8_t& reg, bool& rip_rel,
                         bool& is_memory)
 {
     const uint8_t modrm = c.u8();
@@ -167,7 +167,7 @@ void byte_register(PteWriteInsn& in, uint8_t rex)
 // The opcode's instruction at c (after the prefixes), what it writes.
 // `word`: a 66 prefix, which REX.W overrides and a byte form ignores, as on
 // the CPU ("Operand-Size and Address-Size Attributes", SDM Vol. 1 §3.6).
-PteWriteInsn decode_pte_opcode(Bytes& c, uint8_t rex, bool lock, bool word, const uint64_t regs[16], uint64_t rip)
+PteWriteInsn decode_pte_opcode(Bytes& c, uint8_t rex, bool lock, bool word, GprView regs, uint64_t rip)
 {
     PteWriteInsn in;
     uint8_t op = c.u8();
@@ -223,14 +223,7 @@ PteWriteInsn decode_pte_opcode(Bytes& c, uint8_t rex, bool lock, bool word, cons
 }
 
 // PF: even parity of the result's low byte.
-bool parity_even(uint64_t r)
-{
-    unsigned x = unsigned(r & 0xff);
-    x ^= x >> 4;
-    x ^= x >> 2;
-    x ^= x >> 1;
-    return !(x & 1);
-}
+bool parity_even(uint64_t r) { return !__builtin_parity(unsigned(r & 0xff)); }
 
 // The arithmetic flags of RFLAGS (cpu/cpu_bits.h).
 constexpr uint64_t kCf = RFLAGS_CF, kPf = RFLAGS_PF, kAf = RFLAGS_AF, kZf = RFLAGS_ZF, kSf = RFLAGS_SF, kOf = RFLAGS_OF;
@@ -253,7 +246,7 @@ uint64_t logic_flags(uint64_t flags, uint64_t r, unsigned size = 8)
 // in a few compares, with exactly the fields decode_pte_opcode gives it
 // (tests/arch/guest_decode_test.cc compares the two on every such form);
 // anything else goes the general way.
-bool decode_wrprotect(const uint8_t* b, unsigned n, const uint64_t regs[16], PteWriteInsn& in)
+bool decode_wrprotect(const uint8_t* b, unsigned n, GprView regs, PteWriteInsn& in)
 {
     if (n < 4 || (b[0] != 0xf0 && b[0] != 0x3e)) return false;
     unsigned i = 1;
@@ -292,7 +285,7 @@ bool decode_wrprotect(const uint8_t* b, unsigned n, const uint64_t regs[16], Pte
 
 } // namespace
 
-PteWriteInsn decode_pte_write(const uint8_t* b, unsigned n, const uint64_t regs[16], uint64_t rip)
+PteWriteInsn decode_pte_write(const uint8_t* b, unsigned n, GprView regs, uint64_t rip)
 {
     if (PteWriteInsn in; decode_wrprotect(b, n, regs, in)) return in;
     // LOCK, the operand size and one segment override that 64-bit mode

@@ -69,9 +69,20 @@ struct PteWriteInsn {
     uint64_t src = 0;       // the value, `size` bytes (register or sign-extended immediate); BTS/BTR: the bit
 };
 
-// b: the n bytes read at `rip`; regs: RAX..R15 in ModRM numbering, for the
-// address (base, index, RIP-relative) and the source.
-PteWriteInsn decode_pte_write(const uint8_t* b, unsigned n, const uint64_t regs[16], uint64_t rip);
+// RAX..R15 in ModRM numbering: an array in that order, or the words of a
+// saved frame picked by a map (pv/ptwr.cc reads the trap frame in place,
+// without a copy of all sixteen for the one or two an address uses).
+struct GprView {
+    const uint64_t* words;
+    const uint8_t* map = nullptr;   // map[i]: register i's word; none: words[i]
+    GprView(const uint64_t* regs) : words(regs) {}   // NOLINT: an array reads as a view
+    GprView(const uint64_t* w, const uint8_t* m) : words(w), map(m) {}
+    uint64_t operator[](unsigned i) const { return map ? words[map[i & 15]] : words[i & 15]; }
+};
+
+// b: the n bytes read at `rip`; regs: RAX..R15, for the address (base,
+// index, RIP-relative) and the source.
+PteWriteInsn decode_pte_write(const uint8_t* b, unsigned n, GprView regs, uint64_t rip);
 
 // RFLAGS after the instruction (`in` the flags before): CMPXCHG's are
 // CMP RAX, old's; AND's and OR's the result's at the operand's size (CF,

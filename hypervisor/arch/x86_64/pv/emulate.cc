@@ -51,6 +51,7 @@
 #include "cpu/x86.h"
 #include "mm/core_glue.h"
 #include "mm/direct_map.h"
+#include "mm/platform.h"
 #include "pv/cpuid.h"
 #include "pv/debugreg.h"
 #include "pv/decode.h"
@@ -69,7 +70,8 @@ namespace pvmmu::x86 {
 
 namespace {
 
-Platform& platform() { return core()->platform(); }
+// The copies to and from the guest as direct calls (mm/core_glue.h bare_metal).
+BareMetal& platform() { return bare_metal(); }
 
 // General-purpose register `i` (ModRM numbering, REX extended) of the frame.
 uint64_t& gpr(TrapFrame& f, unsigned i)
@@ -324,6 +326,35 @@ bool long_mode_cs(uint64_t cs)
 
 } // namespace
 
+namespace {
+
+// An instruction of `len` bytes done: RIP past it, and what the CPU does at
+// the end of an instruction that completes.
+void completed(TrapFrame& f, unsigned len, uint32_t hits)
+{
+    f.rip += len;
+    // RF ends with an instruction that completes, as the CPU clears it: an
+    // instruction breakpoint on the next one fires.
+    f.rflags &= ~uint64_t(RFLAGS_RF);
+    // The single-step trap the instruction would have taken, as the CPU
+    // delivers it after an instruction that completes, and the I/O
+    // breakpoints it met.
+    guest_debug_after_emulation(f, hits);
+}
+
+} // namespace
+
+bool guest_emulate_page_fault(TrapFrame& f)
+{
+    Vcpu& v = *this_cpu().vcpu;
+    // The decoder knows 64-bit code only (long_mode_cs).
+    if (!long_mode_cs(f.cs) || guest_in_user_mode(v)) return false;
+    const unsigned len = guest_pt_write(v, f);
+    if (len == 0) return false;
+    completed(f, len, 0);
+    return true;
+}
+
 bool guest_emulate(TrapFrame& f)
 {
     Vcpu& v = *this_cpu().vcpu;
@@ -338,10 +369,7 @@ bool guest_emulate(TrapFrame& f)
         if (!long_mode_cs(f.cs)) return false;
         len = forced_cpuid(v, f);
         break;
-    case kExcPF:   // the decoder knows 64-bit code only (long_mode_cs)
-        if (!long_mode_cs(f.cs) || guest_in_user_mode(v)) return false;
-        len = int(guest_pt_write(v, f));
-        break;
+    case kExcPF: return guest_emulate_page_fault(f);
     case kExcGP:
         if (!long_mode_cs(f.cs)) return false;
         if (f.error) return software_interrupt(v, f);
@@ -352,14 +380,7 @@ bool guest_emulate(TrapFrame& f)
     }
     if (len == 0) return false;
     if (len < 0) return true;   // the rest of a REP when the guest runs it again
-    f.rip += unsigned(len);
-    // RF ends with an instruction that completes, as the CPU clears it: an
-    // instruction breakpoint on the next one fires.
-    f.rflags &= ~uint64_t(RFLAGS_RF);
-    // The single-step trap the instruction would have taken, as the CPU
-    // delivers it after an instruction that completes, and the I/O
-    // breakpoints it met.
-    guest_debug_after_emulation(f, hits);
+    completed(f, unsigned(len), hits);
     return true;
 }
 

@@ -14,6 +14,10 @@ namespace pvmmu::x86 {
 // the exception goes to the guest's handler as it is.
 bool guest_emulate(TrapFrame& f);
 
+// guest_emulate's #PF: a page-table write of the guest's kernel (pv/ptwr.h),
+// for trap_dispatch's own way for page faults (cpu/traps.cc).
+bool guest_emulate_page_fault(TrapFrame& f);
+
 // Up to n bytes at rip, as many as the guest's tables let be read (the
 // instruction may end on a page that is gone); the count read
 // (pv/emulate.cc).

@@ -94,7 +94,16 @@ long do_set_timer_op(Vcpu& v, HypercallFrame& f)
 
 long event_vcpu_timer_op(Vcpu& v, Vcpu& t, unsigned cmd, uint64_t arg)
 {
-    return vcpu_timer_op(*core(), v, t, cmd, Vaddr{arg}, system_time_now());
+    const long rc = vcpu_timer_op(*core(), v, t, cmd, Vaddr{arg}, system_time_now());
+    // Another vCPU's periodic timer: its CPU arms for the new deadline on the
+    // return the kick makes it take (pv/events.h guest_return_check_due),
+    // not at whatever later return would have looked.
+    if (rc == 0 && &t != &v) {
+        Kicks k;
+        k.add(t.id);
+        event_kick(v, k);
+    }
+    return rc;
 }
 
 long event_sched_op(Vcpu& v, unsigned cmd, uint64_t arg)

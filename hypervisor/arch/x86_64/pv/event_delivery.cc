@@ -116,10 +116,16 @@ void event_kick_remote(DomId dom, Kicks k)
     if (const Domain* d = core()->domain(dom)) kick_vcpus(*d, k);
 }
 
-void guest_return_events(TrapFrame& f)
+uint8_t g_return_clear[kMaxCpus];   // 0: every part due, a vCPU's first return too
+
+void guest_return_events(TrapFrame& f, uint8_t what)
 {
     Vcpu& v = *this_cpu().vcpu;
     if (!v.domain->events) return;
+    if (!(what & kCheckTimers)) {
+        guest_upcall(f);
+        return;
+    }
     // One reading of the clock for both: a deadline that falls due just
     // after it has the timer armed in the past, which fires at once. Before
     // the earliest of the vCPU's deadlines and its domain's watchdog (nearly

@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "core/events.h"
+#include "cpu/percpu.h"
 #include "cpu/traps.h"
 #include "pv/domain.h"
 
@@ -18,13 +19,38 @@ namespace pvmmu::x86 {
 int guest_events_init(GuestDomain& g);
 
 // The return-to-guest check (pv/event_delivery.cc), with interrupts off,
-// on every way back to the running vCPU's guest: after a hypercall, an
-// exception handled or bounced, an interrupt (cpu/traps.cc trap_dispatch),
-// and any other path that returns to the guest with frame f. Fires its due
-// timers (VIRQ_TIMER, a poll's timeout), bounces a pending, unmasked upcall
-// to the event callback (pv/traps.h guest_upcall) and arms this CPU's LAPIC
-// timer for its next deadline.
-void guest_return_events(TrapFrame& f);
+// on the way back to the running vCPU's guest (cpu/traps.cc trap_dispatch),
+// in two parts, `what`: kCheckTimers fires its due timers (VIRQ_TIMER, a
+// poll's timeout, the watchdog) and arms this CPU's LAPIC timer for its next
+// deadline; kCheckUpcall bounces a pending, unmasked upcall to the event
+// callback (pv/traps.h guest_upcall), after the timers.
+inline constexpr uint8_t kCheckUpcall = 1, kCheckTimers = 2, kCheckAll = kCheckUpcall | kCheckTimers;
+void guest_return_events(TrapFrame& f, uint8_t what);
+
+// Which parts the next return to the guest on this CPU makes. Each can
+// change nothing but after what may have raised an event for the vCPU, made
+// one due or unmasked one (the upcall), or moved a deadline or reached one
+// (the timers): every part after an interrupt (a kick from the CPU that
+// raised an event for the vCPU or shut its domain down, its timer), an
+// exception other than the page fault, a hypercall but those below; the
+// upcall alone after iret, which unmasks but moves no deadline; neither
+// after a page fault, emulated (pv/ptwr.cc) or bounced, and the page-table
+// hypercalls (pv/hypercall.cc leaves_events), which touch no event, timer or
+// mask: an interrupt taken while they run marks its parts itself. So
+// nothing Xen would deliver on that return is missed but what the guest
+// unmasks by its own write to its vcpu_info and does not then look for (a
+// PV kernel must: <xen/xen.h> "evtchn_upcall_mask"), which comes at its
+// next hypercall or interrupt. due() marks parts; taken() gives the marked
+// ones and clears them. Inline: a few instructions, on every entry.
+extern uint8_t g_return_clear[kMaxCpus];   // by CPU id: the parts not marked since the last check
+inline void guest_return_check_due(uint8_t what = kCheckAll) { g_return_clear[this_cpu_id()] &= uint8_t(~what); }
+inline uint8_t guest_return_check_taken()
+{
+    uint8_t& clear = g_return_clear[this_cpu_id()];
+    const uint8_t due = uint8_t(~clear & kCheckAll);
+    clear = kCheckAll;
+    return due;
+}
 
 // Arms this CPU's timer for v's next deadline: a vCPU's first entry
 // (pv/run.cc), which is not a return.

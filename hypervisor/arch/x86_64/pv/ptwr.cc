@@ -30,6 +30,16 @@ namespace {
 
 constexpr unsigned kMaxInsn = 15;   // the longest x86 instruction
 
+// The frame's word of each register, RAX..R15 in ModRM numbering (RSP's is
+// the one the CPU pushed): the decoder reads them in place (GprView).
+#define PVMMU_WORD(r) uint8_t(__builtin_offsetof(TrapFrame, r) / sizeof(uint64_t))
+constexpr uint8_t kFrameGpr[16] = {
+    PVMMU_WORD(rax), PVMMU_WORD(rcx), PVMMU_WORD(rdx), PVMMU_WORD(rbx), PVMMU_WORD(rsp), PVMMU_WORD(rbp),
+    PVMMU_WORD(rsi), PVMMU_WORD(rdi), PVMMU_WORD(r8),  PVMMU_WORD(r9),  PVMMU_WORD(r10), PVMMU_WORD(r11),
+    PVMMU_WORD(r12), PVMMU_WORD(r13), PVMMU_WORD(r14), PVMMU_WORD(r15)};
+#undef PVMMU_WORD
+static_assert(sizeof(TrapFrame) % sizeof(uint64_t) == 0);
+
 // The entry write the decoded instruction asks for, given RAX: a write
 // narrower than the entry touches only its own bytes (offset ea mod 8, the
 // operand naturally aligned), the rest of the entry kept, as Xen merges a
@@ -99,11 +109,13 @@ unsigned guest_pt_write(Vcpu& v, TrapFrame& f)
     // Everything below may fault and fix up (a guest copy): the guest's
     // CR2 is put back when the #PF goes to it after all.
     const uint64_t cr2 = read_cr2();
-    uint8_t b[kMaxInsn];
-    const unsigned n = guest_fetch(v, f.rip, b, kMaxInsn);
-    const uint64_t regs[16] = {f.rax, f.rcx, f.rdx, f.rbx, f.rsp, f.rbp, f.rsi, f.rdi,
-                               f.r8,  f.r9,  f.r10, f.r11, f.r12, f.r13, f.r14, f.r15};
-    const PteWriteInsn in = decode_pte_write(b, n, regs, f.rip);
+    // Two words read (guest_copy moves words, then single bytes), the
+    // decoder given at most the 15 an instruction may have.
+    uint8_t b[16];
+    static_assert(sizeof(b) >= kMaxInsn && sizeof(b) % 8 == 0);
+    const unsigned got = guest_fetch(v, f.rip, b, sizeof(b));
+    const unsigned n = got < kMaxInsn ? got : kMaxInsn;
+    const PteWriteInsn in = decode_pte_write(b, n, GprView{reinterpret_cast<const uint64_t*>(&f), kFrameGpr}, f.rip);
     uint64_t old = 0;
     bool done = false;
     if (in.op != PteOp::None && in.ea == cr2 && (cr2 & (in.size - 1)) == 0)

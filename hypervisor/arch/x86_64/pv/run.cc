@@ -204,6 +204,7 @@ void guest_run(Vcpu& v)
     write_cr3(maddr_of(v.guest_table).v);
     runstate_change(v, RUNSTATE_running);   // its area through the tables just loaded
     guest_arm_timer(v);   // Xen's default periodic tick, or what was set before it went down
+    guest_return_check_due();   // its first return looks at everything (pv/events.h)
     if (arch(v).start_user) guest_enter_user_mode(v);
     guest_enter(&static_cast<VcpuArch*>(v.platform_data)->start);
 }

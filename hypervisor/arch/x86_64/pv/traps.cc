@@ -23,6 +23,7 @@
 #include "cpu/selectors.h"
 #include "cpu/x86.h"
 #include "mm/core_glue.h"
+#include "mm/platform.h"
 #include "pv/domain.h"
 #include "pv/guest_mode.h"
 #include "pv/hypercall.h"
@@ -46,7 +47,8 @@ constexpr uint64_t kRflagsIf = RFLAGS_IF, kRflagsFixed = RFLAGS_FIXED, kRflagsDf
 // What a bounce clears in the handler's RFLAGS (deliver_to).
 constexpr uint64_t kBounceClears = RFLAGS_TF | RFLAGS_RF | RFLAGS_NT | RFLAGS_VM | RFLAGS_AC;
 
-Platform& platform() { return core()->platform(); }
+// The copies to and from the guest as direct calls (mm/core_glue.h bare_metal).
+BareMetal& platform() { return bare_metal(); }
 
 } // namespace
 
@@ -93,19 +95,20 @@ bool kernel_stack_ok(uint64_t sp) { return guest_va_ok(sp); }
 uint16_t kernel_stack_selector(uint64_t ss) { return uint16_t(ss) | 3; }
 
 namespace {
-bool deliver_to(Vcpu& v, TrapFrame& f, uint64_t handler, unsigned vector, bool error_code, bool masked);
+bool deliver_to(Vcpu& v, vcpu_info* info, TrapFrame& f, uint64_t handler, unsigned vector, bool error_code,
+                bool masked);
 
-void mask_upcalls(Vcpu& v)
+// `info`: the vCPU's vcpu_info (guest_vcpu_info), read once per delivery.
+void mask_upcalls(vcpu_info* info)
 {
-    if (vcpu_info* info = guest_vcpu_info(v)) __atomic_store_n(&info->evtchn_upcall_mask, uint8_t(1), __ATOMIC_SEQ_CST);
+    if (info) __atomic_store_n(&info->evtchn_upcall_mask, uint8_t(1), __ATOMIC_SEQ_CST);
 }
 
 // Whether v's event upcalls are masked, read once from the guest-writable
 // vcpu_info (another vCPU of the guest may change it at any time); without a
 // vcpu_info, as the frame's IF says.
-bool upcalls_masked(Vcpu& v, uint64_t rflags)
+bool upcalls_masked(const vcpu_info* info, uint64_t rflags)
 {
-    const vcpu_info* info = guest_vcpu_info(v);
     if (!info) return !(rflags & kRflagsIf);
     return __atomic_load_n(&info->evtchn_upcall_mask, __ATOMIC_SEQ_CST);
 }
@@ -115,8 +118,10 @@ bool guest_deliver(TrapFrame& f, unsigned vector, bool error_code)
 {
     Vcpu& v = *this_cpu().vcpu;
     const TrapEntry& t = arch(v).trap[vector];
-    if (!t.address || !deliver_to(v, f, t.address, vector, error_code, upcalls_masked(v, f.rflags))) return false;
-    if (t.mask_events) mask_upcalls(v);
+    if (!t.address) return false;
+    vcpu_info* const info = guest_vcpu_info(v);
+    if (!deliver_to(v, info, f, t.address, vector, error_code, upcalls_masked(info, f.rflags))) return false;
+    if (t.mask_events) mask_upcalls(info);
     return true;
 }
 
@@ -138,9 +143,9 @@ void guest_upcall(TrapFrame& f)
         __atomic_load_n(&info->evtchn_upcall_mask, __ATOMIC_SEQ_CST))
         return;
     // The frame records the mask as it was read here: unmasked.
-    if (!deliver_to(v, f, cb, kNrExceptions, false, false))
+    if (!deliver_to(v, info, f, cb, kNrExceptions, false, false))
         guest_crash(f, "event callback: the bounce frame cannot be written");
-    mask_upcalls(v);
+    mask_upcalls(info);
 }
 
 namespace {
@@ -153,8 +158,9 @@ namespace {
 bool syscall_callback(Vcpu& v, TrapFrame& f, unsigned type)
 {
     VcpuArch& a = arch(v);
-    if (!deliver_to(v, f, a.callback[type], VECTOR_SYSCALL, false, upcalls_masked(v, f.rflags))) return false;
-    if (a.callback_masks & (1u << type)) mask_upcalls(v);
+    vcpu_info* const info = guest_vcpu_info(v);
+    if (!deliver_to(v, info, f, a.callback[type], VECTOR_SYSCALL, false, upcalls_masked(info, f.rflags))) return false;
+    if (a.callback_masks & (1u << type)) mask_upcalls(info);
     f.rflags &= ~kRflagsDf;
     return true;
 }
@@ -215,7 +221,8 @@ namespace {
 // with the CPU's IF set); iret turns it back into the mask. From user mode
 // the vCPU enters kernel mode first and the frame goes on its kernel stack;
 // if it cannot be written there the vCPU is left in user mode, as it was.
-bool deliver_to(Vcpu& v, TrapFrame& f, uint64_t handler, unsigned vector, bool error_code, bool masked)
+bool deliver_to(Vcpu& v, vcpu_info* info, TrapFrame& f, uint64_t handler, unsigned vector, bool error_code,
+                bool masked)
 {
     const bool from_user = guest_in_user_mode(v);
     if (from_user) guest_enter_kernel_mode(v);
@@ -225,7 +232,7 @@ bool deliver_to(Vcpu& v, TrapFrame& f, uint64_t handler, unsigned vector, bool e
     const bool page_fault = vector == kExcPF && error_code;
     if (page_fault) {
         arch(v).cr2 = read_cr2();
-        if (vcpu_info* info = guest_vcpu_info(v)) info->arch.cr2 = arch(v).cr2;
+        if (info) info->arch.cr2 = arch(v).cr2;
     }
 
     uint64_t frame[8];
