@@ -13,7 +13,7 @@ namespace pvmmu::x86 {
 
 // A segment base as Xen's set_segment_base and its MSR writes take it:
 // canonical (Xen: -EINVAL, #GP(0)), and here also outside the hypervisor's
-// L4 slots, which Xen would take although no guest can map them (domain.h
+// L4 slots, which Xen would take although no guest can map them (core/guest_va.h
 // guest_va_ok; docs/security.md "Segment bases"): a guest %gs base is then
 // never one of the PerCpu areas cpu/trap_entry.S compares IA32_GS_BASE with.
 // SEGBASE_FS and SEGBASE_GS_KERNEL go to the CPU, which holds them while the
