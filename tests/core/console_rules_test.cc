@@ -72,5 +72,20 @@ TEST(ConsoleRules, TheMarkNamesTheDomainInDecimal)
     EXPECT_STREQ(m, "(d4294967295) ");
 }
 
+TEST(ConsoleRules, AnInputRingThatClaimsAllItHoldsOrMoreHasNoRoom)
+{
+    EXPECT_EQ(console_ring_room(0, 1024, 1024), 0u);
+    EXPECT_EQ(console_ring_room(0, 1025, 1024), 0u);
+    EXPECT_EQ(console_ring_room(0, 5000, 1024), 0u);
+    EXPECT_EQ(console_ring_room(5, 4, 1024), 0u);   // prod behind cons
+}
+
+TEST(ConsoleRules, AnInputRingHasTheRoomItsIndicesLeaveAcrossTheWrap)
+{
+    EXPECT_EQ(console_ring_room(0, 0, 1024), 1024u);
+    EXPECT_EQ(console_ring_room(100, 1123, 1024), 1u);
+    EXPECT_EQ(console_ring_room(0xffffff00, 0x00000010, 1024), 1024u - 0x110u);
+}
+
 } // namespace
 } // namespace pvmmu::test

@@ -1,8 +1,8 @@
-// A guest's console output (docs/abi.md §10 "Console"): console_io's argument
-// rules, the console ring's indices, and which of a guest's lines are marked
-// with its domain. Only the decisions: the platform copies the bytes, keeps
-// each vCPU's line and writes it to the serial console (arch pv/console.cc,
-// pv/event_channel.cc).
+// A guest's console (docs/abi.md §10 "Console"): console_io's argument
+// rules, the console ring's indices both ways, and which of a guest's lines
+// are marked with its domain. Only the decisions: the platform copies the
+// bytes, keeps each vCPU's line, writes it to the serial console and reads
+// the UART (arch pv/console.cc, pv/event_channel.cc, pv/console_input.cc).
 #pragma once
 
 #include <stddef.h>
@@ -25,6 +25,16 @@ inline constexpr int64_t kConsoleRound = 1024;
 constexpr long console_ring_check(uint32_t cons, uint32_t prod, uint32_t size)
 {
     return uint32_t(prod - cons) > size ? -XEN_EINVAL : 0;
+}
+
+// The console ring's input: the room between in_prod and in_cons for bytes
+// typed at the console. Both indices are in the guest's page and may be
+// anything: a ring that claims as much as it holds or more has no room, and
+// takes nothing until the guest mends it.
+constexpr uint32_t console_ring_room(uint32_t cons, uint32_t prod, uint32_t size)
+{
+    const uint32_t used = prod - cons;
+    return used < size ? size - used : 0;
 }
 
 // The first words of the hypervisor's own lines, which the launcher reads as
