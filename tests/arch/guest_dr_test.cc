@@ -123,5 +123,36 @@ TEST(DebugRegs, Dr6MergeAccumulatesHitsAndClearsActiveLowBits)
     EXPECT_EQ(r.dr6, (kDr6Default & ~kDr6Rtm) | 1 | kDr6Bs);
 }
 
+TEST(DebugRegs, EmulatedHitsAreRecordedWithTheReservedBits)
+{
+    DebugRegs r;
+    r.dr6 = 0;   // a guest that cleared its DR6 with MOV
+    dr6_record_emulated(r, 2);
+    EXPECT_EQ(r.dr6, kDr6Default | 2);
+    dr6_record_emulated(r, kDr6Bs);
+    EXPECT_EQ(r.dr6, kDr6Default | 2 | kDr6Bs);   // accumulates
+}
+
+// DR7 enables (L/G n in bits 2n, 2n+1) and RW n (bits 16 + 4n): 01 data write, 11 data access.
+constexpr uint32_t enable(unsigned n) { return 1u << (2 * n); }
+constexpr uint32_t rw(unsigned n, uint32_t v) { return v << (kDr7RwShift + 4 * n); }
+
+TEST(DebugRegs, ARing0DebugTrapIsTheGuestsOnlyForAnEnabledDataBreakpointsHit)
+{
+    const uint32_t dr7 = enable(1) | rw(1, 1) | enable(2) | rw(2, 3) | enable(3) | rw(3, 0);
+    EXPECT_TRUE(dr_hit_is_guest_data(dr7, kDr6Default | 2));    // breakpoint 1, data write
+    EXPECT_TRUE(dr_hit_is_guest_data(dr7, kDr6Default | 4));    // breakpoint 2, data access
+    EXPECT_TRUE(dr_hit_is_guest_data(dr7, kDr6Default | 3));    // with a disabled one's condition
+    EXPECT_FALSE(dr_hit_is_guest_data(dr7, kDr6Default | 8));   // breakpoint 3 is an instruction one
+    EXPECT_FALSE(dr_hit_is_guest_data(dr7, kDr6Default | 1));   // breakpoint 0 is not enabled
+    EXPECT_FALSE(dr_hit_is_guest_data(rw(0, 1), kDr6Default | 1));   // RW set, not enabled
+}
+
+TEST(DebugRegs, ASingleStepGeneralDetectOrTaskSwitchInRing0IsNeverTheGuests)
+{
+    const uint32_t dr7 = enable(0) | rw(0, 3);
+    for (uint32_t b : {kDr6Bs, kDr6Bd, kDr6Bt}) EXPECT_FALSE(dr_hit_is_guest_data(dr7, kDr6Default | 1 | b)) << b;
+}
+
 } // namespace
 } // namespace pvmmu::x86

@@ -91,5 +91,31 @@ TEST(DescriptorRules, UpdateDescriptorWantsAnAlignedAddressAndADescriptorItTakes
     EXPECT_EQ(d, dpl3(kData));   // what is stored
 }
 
+TEST(DescriptorRules, APageTableInUseIsNoDescriptorFrameNorAWritableOneForAnLdt)
+{
+    for (PageType t : {PageType::L1, PageType::L2, PageType::L3, PageType::L4}) {
+        EXPECT_EQ(descriptor_frame_check(t, 1, false), -XEN_EINVAL);
+        EXPECT_EQ(descriptor_frame_check(t, 1, true), -XEN_EINVAL);
+    }
+    EXPECT_EQ(descriptor_frame_check(PageType::Writable, 1, true), -XEN_EINVAL);
+}
+
+TEST(DescriptorRules, AFrameOfNoTypeInUseOrWritableForAGdtIsADescriptorFrame)
+{
+    EXPECT_EQ(descriptor_frame_check(PageType::None, 0, true), 0);
+    EXPECT_EQ(descriptor_frame_check(PageType::L1, 0, true), 0);   // the type is stale: no reference holds it
+    EXPECT_EQ(descriptor_frame_check(PageType::Writable, 0, true), 0);
+    EXPECT_EQ(descriptor_frame_check(PageType::Writable, 3, false), 0);
+}
+
+TEST(DescriptorRules, AnLdtInTheHypervisorsPartIsInvalidUnlessEmpty)
+{
+    EXPECT_EQ(set_ldt_base_check(0xffff800000000000, 1), -XEN_EINVAL);
+    EXPECT_EQ(set_ldt_base_check(0x0000800000000000, 8192), -XEN_EINVAL);
+    EXPECT_EQ(set_ldt_base_check(0xffff800000000000, 0), 0);
+    EXPECT_EQ(set_ldt_base_check(0x00007ffffffff000, 1), 0);
+    EXPECT_EQ(set_ldt_base_check(0xffff880000000000, 8192), 0);
+}
+
 } // namespace
 } // namespace pvmmu::test

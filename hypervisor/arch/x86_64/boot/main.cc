@@ -196,12 +196,12 @@ bool ramdisk_module(const BootInfo::Module& m) { return cmdline_word(module_word
             (void)domain_uint(nr + 1, cl, "max_grant_frames", grant_frames);
             (void)domain_uint(nr + 1, cl, "max_maptrack_frames", maptrack_frames);
         }
-        if (grant_frames < kMinGrantFrames || grant_frames > kMaxGrantFrames) {
+        if (!grant_frames_ok(grant_frames)) {
             printk("pvmmu: FAILED: domain %u: max_grant_frames=%lu: must be %u..%u (xl.cfg(5))\n", nr + 1,
                    grant_frames, kMinGrantFrames, kMaxGrantFrames);
             hv_exit(HV_EXIT_FAILURE);
         }
-        if (maptrack_frames > kMaxMaptrackFrames) {
+        if (!maptrack_frames_ok(maptrack_frames)) {
             printk("pvmmu: FAILED: domain %u: max_maptrack_frames=%lu: must be 0..%u (xl.cfg(5))\n", nr + 1,
                    maptrack_frames, kMaxMaptrackFrames);
             hv_exit(HV_EXIT_FAILURE);

@@ -10,6 +10,7 @@
 
 #include <pvmmu/abi.h>
 
+#include "core/console_rules.h"
 #include "lib/console.h"
 #include "mm/core_glue.h"
 #include "pv/console.h"
@@ -21,28 +22,8 @@ namespace pvmmu::x86 {
 
 namespace {
 
-// At most this many bytes per round of CONSOLEIO_write; the rest is a
-// continuation (Xen's hypercall_create_continuation for console_io), so a
-// huge count neither holds the CPU with interrupts unserved nor the console.
-constexpr int64_t kConsoleRound = 1024;
-
-// The first words of the hypervisor's own lines, which the launcher reads as
-// verdicts (tools/run_domains.cc, tools/run_qemu.cc): a guest line that starts
-// with one is marked with its domain, as Xen marks a domU's lines "(dN) ", so
-// a guest cannot end the run or judge a domain by printing one. A piece of a
-// line (guest_console_flush_partial) is marked when it starts like one, as
-// its next bytes might complete the word.
-constexpr const char* kHypervisorWords[] = {"pvmmu", "domain", "PANIC"};
-
-bool looks_like_the_hypervisor(const ConsoleLine& l, bool piece)
-{
-    for (const char* w : kHypervisorWords) {
-        size_t i = 0;
-        while (w[i] && i < l.len && l.buf[i] == w[i]) ++i;
-        if (!w[i] || (piece && i == l.len)) return true;
-    }
-    return false;
-}
+// Which lines are marked with their domain (a piece of a line is
+// guest_console_flush_partial's): core/console_rules.h.
 
 // The console's owner tag of a vCPU (lib/console.h): its pieces of a line
 // continue each other, never another's.
@@ -50,18 +31,10 @@ uint32_t owner_of(const Vcpu& v) { return uint32_t(v.domain->id) << 16 | (v.id +
 
 void emit(const Vcpu& v, ConsoleLine& l, bool piece)
 {
-    char mark[16];   // "(d" + at most 5 digits + ") "
+    char mark[kConsoleMarkSize];
     const char* prefix = nullptr;
-    if (looks_like_the_hypervisor(l, piece)) {
-        char digits[8];
-        size_t nd = 0, n = 0;
-        for (unsigned id = v.domain->id; nd == 0 || id; id /= 10) digits[nd++] = char('0' + id % 10);
-        mark[n++] = '(';
-        mark[n++] = 'd';
-        while (nd) mark[n++] = digits[--nd];
-        mark[n++] = ')';
-        mark[n++] = ' ';
-        mark[n] = 0;
+    if (console_line_marked(l.buf, l.len, piece)) {
+        console_mark(v.domain->id, mark);
         prefix = mark;
     }
     console_write(l.buf, l.len, owner_of(v), prefix);
@@ -108,7 +81,7 @@ HcResult do_console_io(Vcpu& v, HypercallFrame& f)
     if (!arch_subop_known(__HYPERVISOR_console_io, uint32_t(f.arg[0])))   // CONSOLEIO_write only
         return done(-XEN_ENOSYS);
     const int64_t count = int64_t(int32_t(f.arg[1]));   // an int in Xen's prototype
-    if (count < 0) return done(-XEN_EINVAL);
+    if (long rc = console_write_count_check(int32_t(count))) return done(rc);
     char chunk[128];
     int64_t taken = 0;
     while (taken < count && taken < kConsoleRound) {

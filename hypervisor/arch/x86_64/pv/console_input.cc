@@ -14,6 +14,7 @@
 // for stay in the UART, whose emulator then reads no more: nothing is lost.
 #include <atomic>
 
+#include "core/console_rules.h"
 #include "core/events.h"
 #include "lib/console.h"
 #include "lib/raw_lock.h"
@@ -59,15 +60,13 @@ void console_input_poll(Vcpu& v)
     xencons_interface& ring = *g.console;
     std::atomic_ref<XENCONS_RING_IDX> cons_ref(ring.in_cons), prod_ref(ring.in_prod);
     g_input_lock.lock(this_cpu_id());
-    // Both indices are in the guest's page and may be anything: a ring that
-    // claims more than it holds takes nothing, until the guest mends it.
+    // Both indices are in the guest's page and may be anything (console_ring_room).
     const XENCONS_RING_IDX cons = cons_ref.load(std::memory_order_acquire);
     const XENCONS_RING_IDX prod = prod_ref.load(std::memory_order_relaxed);
-    const XENCONS_RING_IDX used = prod - cons;
     size_t n = 0;
-    if (used < sizeof(ring.in)) {
+    if (const uint32_t room = console_ring_room(cons, prod, sizeof(ring.in))) {
         char buf[sizeof(ring.in)];
-        n = console_read(buf, sizeof(ring.in) - used);
+        n = console_read(buf, room);
         for (size_t i = 0; i < n; ++i) {
             char& slot = ring.in[MASK_XENCONS_IDX(prod + i, ring.in)];
             std::atomic_ref<char>(slot).store(buf[i], std::memory_order_relaxed);

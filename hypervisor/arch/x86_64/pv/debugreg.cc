@@ -116,17 +116,7 @@ bool guest_debug_in_hypervisor(const TrapFrame& f)
 {
     Vcpu* v = this_cpu().vcpu;
     if (f.vector != kExcDB || !v) return false;
-    const uint32_t cpu_dr6 = uint32_t(read_dr6());
-    // A data breakpoint (RW 01 or 11) the vCPU enabled must be among the
-    // hits (the CPU may report a disabled breakpoint's met condition next to
-    // it); a single step, general detect or task switch in ring 0 is never
-    // the guest's.
-    constexpr uint32_t kNotABreakpoint = kDr6Bs | kDr6Bd | kDr6Bt;
-    const uint32_t dr7 = arch(*v).dr.dr7;
-    uint32_t data = 0;
-    for (unsigned n = 0; n < 4; ++n)
-        if ((dr7 >> (2 * n) & 3) && (dr7 >> (kDr7RwShift + 4 * n) & 1)) data |= 1u << n;
-    if ((cpu_dr6 & kNotABreakpoint) || !(cpu_dr6 & data)) return false;
+    if (!dr_hit_is_guest_data(arch(*v).dr.dr7, uint32_t(read_dr6()))) return false;
     write_dr(6, kDr6Default);
     return true;
 }
@@ -135,8 +125,7 @@ void guest_debug_after_emulation(TrapFrame& f, uint32_t hits)
 {
     if (f.rflags & RFLAGS_TF) hits |= kDr6Bs;
     if (!hits) return;
-    // As Xen records what its emulator matched: with the reserved ones.
-    arch(*this_cpu().vcpu).dr.dr6 |= hits | kDr6Default;
+    dr6_record_emulated(arch(*this_cpu().vcpu).dr, hits);
     if (!guest_deliver(f, kExcDB, false)) guest_crash(f, "#DB after an emulated instruction");
 }
 

@@ -109,20 +109,17 @@ void trim(PerCpu& c, unsigned w, uint32_t n)
 }
 
 // The first `n` descriptors of frame m (the domain's) into dst, validated:
-// 0 or the errno. Xen types a descriptor frame seg_desc, which excludes a
-// page-table type, and for an LDT page (`ldt`) also a writable one; pvmmu
-// has no such type and copies, so it checks that the frame is neither at
-// the time of the copy. A writable mapping made after it cannot reach the
-// copy.
+// 0 or the errno. The frame's type is checked at the time of the copy
+// (descriptor_frame_check); a writable mapping made after it cannot reach
+// the copy.
 long copy_page(Hypervisor& hv, const Domain& d, Mfn m, uint64_t* dst, uint32_t n, bool ldt)
 {
     // A general reference for the copy: the frame stays the domain's.
     if (int rc = get_page(hv, m, d.id)) return rc;
     const uint64_t x = hv.frame(m).type_info.load(std::memory_order_acquire);
-    const PageType t = ti::type(x);
-    if ((is_table_type(t) || (ldt && t == PageType::Writable)) && ti::count(x)) {
+    if (const long rc = descriptor_frame_check(ti::type(x), ti::count(x), ldt)) {
         put_page(hv, m);
-        return -XEN_EINVAL;
+        return rc;
     }
     uint64_t* src = static_cast<uint64_t*>(hv.mem().frame(m));
     long rc = 0;
@@ -323,7 +320,7 @@ long load_gdt(Vcpu& v, const xen_pfn_t* frames, uint32_t entries)
 // the CPU's LDTR is the vCPU's whenever it runs (guest_gdt_reset at its start).
 int guest_set_ldt(Vcpu& v, Vaddr base, uint32_t ents)
 {
-    if (ents && !guest_va_ok(base.v)) return -XEN_EINVAL;
+    if (const long rc = set_ldt_base_check(base.v, ents)) return int(rc);
     PerCpu& c = this_cpu();
     CpuLdt& l = g_cpu_ldt[c.id];
     const DescLockHeld held(guest_domain(v));

@@ -8,7 +8,9 @@
 #include "core/domain_builder.h"
 #include "core/events.h"
 #include "core/grant_table.h"
+#include "core/guest_va.h"
 #include "core/hypercall_frame.h"
+#include "core/vcpu_op_rules.h"
 #include "core/watchdog.h"
 #include "cpu/percpu.h"
 #include "cpu/traps.h"
@@ -20,12 +22,6 @@
 #include <xen/io/console.h>
 
 namespace pvmmu::x86 {
-
-// What the hypervisor keeps per vCPU beyond the core's Vcpu: its start
-// registers and its virtual IDT and callbacks (pv/traps.cc).
-// Busy: a VCPUOP_initialise is changing the vCPU (vcpu_op calls of several
-// vCPUs on one target are serialised by this state, pv/vcpu_op.cc).
-enum class VcpuState : uint8_t { Down, Initialised, Busy, Up };
 
 // A vCPU's console output not yet printed: its current line (pv/console.cc).
 struct ConsoleLine {
@@ -54,6 +50,9 @@ struct TrapEntry {
     bool mask_events = false;
 };
 
+// What the hypervisor keeps per vCPU beyond the core's Vcpu: its state
+// (core/vcpu_op_rules.h), its start registers and its virtual IDT and
+// callbacks (pv/traps.cc).
 struct VcpuArch {
     std::atomic<VcpuState> state{VcpuState::Down};
     TrapFrame start{};          // the registers the vCPU starts with (guest_enter)
@@ -161,21 +160,7 @@ inline GuestDomain& guest_domain(Vcpu& v) { return *reinterpret_cast<GuestDomain
 inline const GuestDomain& guest_domain(const Vcpu& v) { return *reinterpret_cast<const GuestDomain*>(v.domain); }
 static_assert(__builtin_offsetof(GuestDomain, dom) == 0);
 
-// The guest's part of the address space (mm/layout.h): the lower half, and the
-// upper half above the hypervisor's L4 slots 256..271, which the core reserves
-// (HvConfig's defaults, which the bare-metal core runs with). Two compares: the
-// copies of every hypercall check both ends of their range with it.
-inline constexpr uint64_t kGuestLowerEnd = 0x0000800000000000;     // slot 256
-inline constexpr uint64_t kGuestUpperStart = 0xFFFF880000000000;   // slot 272
-static_assert(HvConfig{}.l4_reserved_first == 256 && HvConfig{}.l4_reserved_last == 271);
-static_assert(kGuestUpperStart == (~0ull << 47 | uint64_t(HvConfig{}.l4_reserved_last + 1) << 39));
-
-// An address a guest may name as code or stack: canonical, and not in the
-// hypervisor's L4 slots.
-constexpr bool guest_va_ok(uint64_t va) { return va < kGuestLowerEnd || va >= kGuestUpperStart; }
-static_assert(guest_va_ok(0x00007fffffffffff) && !guest_va_ok(0x0000800000000000) &&
-              !guest_va_ok(0xffff800000000000) && !guest_va_ok(0xffff87ffffffffff) &&
-              guest_va_ok(0xffff880000000000) && guest_va_ok(~0ull));   // the ends of each part
+// The guest's part of the address space and guest_va_ok: core/guest_va.h.
 
 // The guest's registers as its last entry from ring 3 (SYSCALL, or a trap
 // or interrupt) left them: at the top of this CPU's stack, where

@@ -99,6 +99,17 @@ void dr6_merge(DebugRegs& r, uint32_t cpu_dr6)
     r.dr6 &= cpu_dr6 | ~kDr6Default;
 }
 
+void dr6_record_emulated(DebugRegs& r, uint32_t hits) { r.dr6 |= hits | kDr6Default; }
+
+bool dr_hit_is_guest_data(uint32_t dr7, uint32_t cpu_dr6)
+{
+    constexpr uint32_t kNotABreakpoint = kDr6Bs | kDr6Bd | kDr6Bt;
+    uint32_t data = 0;
+    for (unsigned n = 0; n < 4; ++n)
+        if ((dr7 >> (2 * n) & 3) && (dr7 >> (kDr7RwShift + 4 * n) & 1)) data |= 1u << n;
+    return !(cpu_dr6 & kNotABreakpoint) && (cpu_dr6 & data);
+}
+
 uint32_t io_breakpoints(const DebugRegs& r, unsigned port, unsigned size)
 {
     uint32_t hits = 0;

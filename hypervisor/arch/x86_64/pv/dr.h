@@ -66,6 +66,18 @@ inline uint32_t dr7_for_cpu(const DebugRegs& r) { return r.dr7 & ~kDr7Gd; }
 // those that are clear when active (RTM, BLD) are cleared.
 void dr6_merge(DebugRegs& r, uint32_t cpu_dr6);
 
+// The breakpoints an emulated instruction met (`hits`: B0-B3 of its I/O
+// breakpoints, BS for a single step over it), recorded in the virtual DR6
+// with its reserved ones, as Xen records what its emulator matched.
+void dr6_record_emulated(DebugRegs& r, uint32_t hits);
+
+// Whether a #DB the CPU raised in ring 0 (its DR6 `cpu_dr6`) is the guest's
+// data breakpoint on an address the hypervisor touched: one the vCPU's DR7
+// enables with RW 01 or 11 (a data write or access) must be among the hits
+// (the CPU may report a disabled breakpoint's met condition next to it); a
+// single step, general detect or task switch in ring 0 is never the guest's.
+bool dr_hit_is_guest_data(uint32_t dr7, uint32_t cpu_dr6);
+
 // The I/O breakpoints (B0-B3 bits) an emulated access of `size` bytes at
 // `port` meets: enabled in dr7_io, its range (DRn aligned down to LEN)
 // overlapping the access.

@@ -17,6 +17,7 @@
 #include <pvmmu/abi.h>
 
 #include "boot/time.h"
+#include "core/console_rules.h"
 #include "core/event_ops.h"
 #include "mm/core_glue.h"
 #include "pv/console.h"
@@ -30,16 +31,16 @@ namespace pvmmu::x86 {
 namespace {
 
 // The console ring's output (<xen/io/console.h>): the bytes between out_cons
-// and out_prod, at most the ring's size — the indices are the guest's and may
-// be anything; they are only ever used masked. The bytes are copied out
-// before they are printed, and out_cons then says they were read.
+// and out_prod, as console_ring_check takes them; the indices are only ever
+// used masked. The bytes are copied out before they are printed, and
+// out_cons then says they were read.
 long console_ring_drain(Vcpu& v)
 {
     xencons_interface& ring = *guest_domain(v).console;
     std::atomic_ref<XENCONS_RING_IDX> cons_ref(ring.out_cons), prod_ref(ring.out_prod);
     XENCONS_RING_IDX cons = cons_ref.load(std::memory_order_relaxed);
     const XENCONS_RING_IDX prod = prod_ref.load(std::memory_order_acquire);
-    if (XENCONS_RING_IDX(prod - cons) > sizeof(ring.out)) return -XEN_EINVAL;
+    if (long rc = console_ring_check(cons, prod, sizeof(ring.out))) return rc;
     char buf[sizeof(ring.out)];
     size_t n = 0;
     for (; cons != prod; ++cons)

@@ -38,9 +38,7 @@ constexpr uint64_t kNoGpfn = ~0ull;
 
 int guest_grants_init(GuestDomain& g, const GrantLimits& limits)
 {
-    if (limits.max_grant_frames < kMinGrantFrames || limits.max_grant_frames > kMaxGrantFrames ||
-        limits.max_maptrack_frames > kMaxMaptrackFrames)
-        return -XEN_EINVAL;
+    if (int rc = int(grant_limits_check(limits))) return rc;
     Hypervisor& hv = *core();
     const uint32_t nt = limits.max_grant_frames;
     const uint64_t na = active_bytes(limits), ns = pages(na + maptrack_bytes(limits));

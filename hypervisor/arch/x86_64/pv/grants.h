@@ -4,25 +4,20 @@
 // when it is torn down.
 #pragma once
 
+#include "core/grant_limits.h"
 #include "core/grant_table.h"
 #include "pv/domain.h"
 
 namespace pvmmu::x86 {
 
-// The limits a module's words may ask for (xl.cfg's max_grant_frames and
-// max_maptrack_frames): at most Xen's defaults, which Xen's own boot options
-// (gnttab_max_frames, gnttab_max_maptrack_frames) cap them to unless raised;
-// a grant table has at least one frame, a maptrack may have none.
-inline constexpr uint32_t kMinGrantFrames = 1;
-inline constexpr uint32_t kMaxGrantFrames = gnt::kDefaultMaxFrames;
-inline constexpr uint32_t kMaxMaptrackFrames = gnt::kDefaultMaxMaptrackFrames;
+// The limits a module's words may ask for: core/grant_limits.h.
 
 // Gives g a grant table with these limits: its table frames (owned by the
 // domain, counted in Domain::nr_frames, typed writable only as setup_table
 // grows the table) and the hypervisor's storage for the active entries and
 // the maptrack, one run at the top of free memory, so that the domains'
 // own frames stay where the loader put them, one after the other. Before
-// the domain runs. 0, or -ENOMEM with nothing taken.
+// the domain runs. 0, or -EINVAL (grant_limits_check) or -ENOMEM with nothing taken.
 int guest_grants_init(GuestDomain& g, const GrantLimits& limits);
 
 // After relinquish_domain: the table frames still owned (kept because another

@@ -3,6 +3,7 @@
 #include <pvmmu/abi.h>
 #include <xen/physdev.h>
 
+#include "core/port_io_rules.h"
 #include "mm/core_glue.h"
 #include "pv/hypercall.h"
 #include "pv/surface.h"
@@ -10,14 +11,14 @@
 namespace pvmmu::x86 {
 
 // physdev_op(cmd, arg): PHYSDEVOP_set_iopl with Xen's checks (-EFAULT for
-// the argument, -EINVAL above 3); pvmmu has no physical devices to offer,
+// the argument, then set_iopl_check); pvmmu has no physical devices to offer,
 // so every other sub-op is -ENOSYS.
 long do_physdev_op(Vcpu& v, HypercallFrame& f)
 {
     if (!arch_subop_known(__HYPERVISOR_physdev_op, uint32_t(f.arg[0]))) return -XEN_ENOSYS;   // an int cmd
     physdev_set_iopl s;
     if (core()->platform().copy_from_guest(v, &s, Vaddr{f.arg[1]}, sizeof(s))) return -XEN_EFAULT;
-    if (s.iopl > 3) return -XEN_EINVAL;
+    if (long rc = set_iopl_check(s.iopl)) return rc;
     arch(v).iopl = uint8_t(s.iopl);
     return 0;
 }

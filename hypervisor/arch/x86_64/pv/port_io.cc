@@ -2,17 +2,11 @@
 // INS, OUTS, CLI and STI, which the CPU refuses a ring-3 kernel (IOPL 0),
 // and PHYSDEVOP_set_iopl, which allows them, as on Xen 4.17:
 //
-// - The virtual IOPL (0-3) starts at 0. Xen runs a 64-bit PV kernel at
-//   virtual CPL 1 (VMASST_TYPE_architectural_iopl, which would make it 0,
-//   is not offered), so an IOPL of 1 or more lets the kernel at the ports;
-//   below that each of these instructions keeps its #GP(0).
-// - Allowed, a port the domain was not granted (pvmmu grants none) reads
-//   as all ones and takes writes without effect, as Xen's guest_io_read and
-//   guest_io_write do. Xen also emulates, for every domain, the PCI
-//   configuration address (a 32-bit access to 0xcf8), which reads back what
-//   the domain wrote; pvmmu keeps it too. Xen's other emulated ports (the
-//   PIT's channel 2 and speaker port, the RTC, PCI configuration data) read
-//   all ones on pvmmu, a difference docs/abi.md §12 lists.
+// - The virtual IOPL (0-3) starts at 0; which IOPL lets the kernel at the
+//   ports, and what each port reads, are core/port_io_rules.h's. Xen's
+//   emulated ports other than the PCI configuration address (the PIT's
+//   channel 2 and speaker port, the RTC, PCI configuration data) read all
+//   ones on pvmmu, a difference docs/abi.md §12 lists.
 // - CLI and STI, allowed, do nothing (Xen's "too dangerous" comment: the
 //   event mask is the guest's business through vcpu_info).
 // - INS and OUTS move their elements through the guest's page tables, as a
@@ -23,6 +17,7 @@
 #include <pvmmu/abi.h>
 #include <xen/physdev.h>
 
+#include "core/port_io_rules.h"
 #include "cpu/cpu_bits.h"
 #include "cpu/exceptions.h"
 #include "cpu/x86.h"
@@ -36,19 +31,17 @@ namespace pvmmu::x86 {
 namespace {
 
 constexpr unsigned kRepBatch = 1024;
-constexpr uint16_t kPciConfigAddress = 0xcf8;
 
 Platform& platform() { return core()->platform(); }
 
 uint32_t port_read(GuestDomain& d, unsigned port, unsigned size)
 {
-    if (port == kPciConfigAddress && size == 4) return d.pci_cf8.load(std::memory_order_relaxed);
-    return size == 4 ? ~0u : (1u << (8 * size)) - 1;
+    return port_read_value(port, size, port_is_cf8(port, size) ? d.pci_cf8.load(std::memory_order_relaxed) : 0);
 }
 
 void port_write(GuestDomain& d, unsigned port, unsigned size, uint32_t value)
 {
-    if (port == kPciConfigAddress && size == 4) d.pci_cf8.store(value, std::memory_order_relaxed);
+    if (port_is_cf8(port, size)) d.pci_cf8.store(value, std::memory_order_relaxed);
 }
 
 // The I/O breakpoints an access meets: none while the guest's CR4.DE is
@@ -56,17 +49,6 @@ void port_write(GuestDomain& d, unsigned port, unsigned size, uint32_t value)
 uint32_t io_hits(Vcpu& v, unsigned port, unsigned size)
 {
     return arch(v).cr4_de ? io_breakpoints(arch(v).dr, port, size) : 0;
-}
-
-// The accumulator after an IN of `size` bytes: AL and AX merge, EAX
-// zero-extends into RAX, as the CPU writes them.
-void set_accumulator(TrapFrame& f, unsigned size, uint32_t value)
-{
-    if (size == 4) f.rax = value;
-    else {
-        const uint64_t mask = (1ull << (8 * size)) - 1;
-        f.rax = (f.rax & ~mask) | (value & mask);
-    }
 }
 
 // INS / OUTS: the elements, RDI or RSI stepped by DF; 0 when done, -1 when
@@ -115,13 +97,12 @@ int string_io(Vcpu& v, TrapFrame& f, const PrivInsn& in, unsigned port, uint32_t
 
 int guest_port_io(Vcpu& v, TrapFrame& f, const PrivInsn& in, uint32_t* hits)
 {
-    // Xen's iopl_ok for a kernel: virtual CPL 1.
-    if (arch(v).iopl < 1) return 0;
+    if (!port_io_allowed(arch(v).iopl)) return 0;
     GuestDomain& d = guest_domain(v);
     const unsigned port = in.port >= 0 ? unsigned(in.port) : unsigned(f.rdx & 0xffff);
     switch (in.op) {
     case PrivOp::Cli: case PrivOp::Sti: return in.len;
-    case PrivOp::In: set_accumulator(f, in.size, port_read(d, port, in.size)); break;
+    case PrivOp::In: f.rax = accumulator_after_in(f.rax, in.size, port_read(d, port, in.size)); break;
     case PrivOp::Out: port_write(d, port, in.size, uint32_t(f.rax)); break;
     case PrivOp::Ins: case PrivOp::Outs: {
         const int rc = string_io(v, f, in, port, hits);

@@ -8,6 +8,7 @@
 // writes to the guest come last, and the reads change no state).
 #include <pvmmu/abi.h>
 
+#include "core/pvmmu_op_rules.h"
 #include "cpu/quiesce.h"
 #include "lib/console.h"
 #include "mm/core_glue.h"
@@ -89,24 +90,22 @@ long do_pvmmu_op(Vcpu& v, HypercallFrame& f)
     case PVMMUOP_deny:
         return d.dom.policy.deny_abi(f.arg[1]) ? 0 : -XEN_EINVAL;
     case PVMMUOP_vcpu_counters:
-        if (f.arg[1] >= d.dom.nr_vcpus) return -XEN_EINVAL;
+        if (long rc = pvmmu_op_vcpu_check(f.arg[1], d.dom.nr_vcpus)) return rc;
         return copy_out(v, f.arg[2], snapshot(arch(d.dom.vcpus[f.arg[1]]).counters));
     case PVMMUOP_vcpu_calls:
-        if (f.arg[1] >= d.dom.nr_vcpus) return -XEN_EINVAL;
+        if (long rc = pvmmu_op_vcpu_check(f.arg[1], d.dom.nr_vcpus)) return rc;
         return copy_out(v, f.arg[2], snapshot(d.dom.vcpus[f.arg[1]].calls));
     case PVMMUOP_install_retries:
-        // Machine-wide: told only to a domain that has the machine to itself.
-        if (guest_domains_started() != 1) return -XEN_EPERM;
+        if (long rc = install_retries_check(guest_domains_started())) return rc;
         return copy_out(v, f.arg[1], core()->install_retries());
     case PVMMUOP_facts:
         return copy_out(v, f.arg[1], facts(d));
     case PVMMUOP_check_invariants: {
-        if (!d.invariant_check) return -XEN_EPERM;
+        if (long rc = check_invariants_check(d.invariant_check)) return rc;
         pvmmu_invariants r;
         if (!check_machine(d.dom.id, r)) return -XEN_EBUSY;
         if (f.arg[1] && copy_out(v, f.arg[1], r)) return -XEN_EFAULT;
-        const uint64_t total = r.core_violations + r.hv_violations;
-        return total > 0x7fffffff ? 0x7fffffff : long(total);
+        return check_invariants_result(r.core_violations + r.hv_violations);
     }
     default:
         return -XEN_ENOSYS;

@@ -3,6 +3,7 @@
 // it (emulate.cc).
 #include <pvmmu/abi.h>
 
+#include "core/segment_base_rules.h"
 #include "cpu/cpu_bits.h"
 #include "cpu/traps.h"
 #include "cpu/x86.h"
@@ -11,11 +12,11 @@
 
 namespace pvmmu::x86 {
 
-// A segment base as Xen's set_segment_base and its MSR writes take it:
-// canonical (Xen: -EINVAL, #GP(0)), and here also outside the hypervisor's
-// L4 slots, which Xen would take although no guest can map them (domain.h
-// guest_va_ok; docs/security.md "Segment bases"): a guest %gs base is then
-// never one of the PerCpu areas cpu/trap_entry.S compares IA32_GS_BASE with.
+// A segment base as Xen's set_segment_base and its MSR writes take it
+// (core/segment_base_rules.h: canonical, Xen's -EINVAL or #GP(0), and here
+// also outside the hypervisor's L4 slots; docs/security.md "Segment
+// bases"): a guest %gs base is then never one of the PerCpu areas
+// cpu/trap_entry.S compares IA32_GS_BASE with.
 // SEGBASE_FS and SEGBASE_GS_KERNEL go to the CPU, which holds them while the
 // vCPU runs: the hypervisor never reads through %fs, and its %gs is swapped in
 // at every entry, so the kernel's %gs base waits in IA32_KERNEL_GS_BASE until
@@ -24,7 +25,7 @@ namespace pvmmu::x86 {
 // are made in kernel mode only (hypercalls, emulated wrmsr).
 bool set_segment_base(Vcpu& v, unsigned which, uint64_t base)
 {
-    if (!guest_va_ok(base)) return false;
+    if (set_segment_base_check(which, base)) return false;
     switch (which) {
     case SEGBASE_FS: wrmsr(MSR_FS_BASE, base); return true;
     case SEGBASE_GS_KERNEL: wrmsr(MSR_KERNEL_GS_BASE, base); return true;
@@ -47,7 +48,7 @@ namespace {
 // as nothing else may run on the parked state.
 void load_user_gs(Vcpu& v, uint16_t sel)
 {
-    if (sel > 3) sel |= 3;
+    sel = user_gs_selector(sel);
     uint64_t flags;
     asm volatile("pushfq\n\tpop %0\n\tcli" : "=r"(flags) : : "memory");
     const uint64_t base = load_gs_user_sel(sel);
@@ -58,12 +59,12 @@ void load_user_gs(Vcpu& v, uint16_t sel)
 } // namespace
 
 // set_segment_base(which, base), Xen's: SEGBASE_FS, SEGBASE_GS_KERNEL and
-// SEGBASE_GS_USER set that base (-EINVAL for one set_segment_base refuses);
-// SEGBASE_GS_USER_SEL loads a selector into %gs (load_user_gs), always 0.
-// Any other `which` is -EINVAL, as on Xen.
+// SEGBASE_GS_USER set that base; SEGBASE_GS_USER_SEL loads a selector into
+// %gs (load_user_gs); the answers are core/segment_base_rules.h's.
 long do_set_segment_base(Vcpu& v, HypercallFrame& f)
 {
     const unsigned which = unsigned(f.arg[0]);
+    if (long rc = set_segment_base_check(which, f.arg[1])) return rc;
     if (which == SEGBASE_GS_USER_SEL) {
         load_user_gs(v, uint16_t(f.arg[1]));
         return 0;

@@ -7,6 +7,7 @@
 #include <pvmmu/abi.h>
 
 #include "core/refs.h"
+#include "core/vcpu_op_rules.h"
 #include "cpu/cpu_bits.h"
 #include "cpu/lapic.h"
 #include "cpu/percpu.h"
@@ -49,20 +50,17 @@ constexpr uint64_t kRflagsIf = RFLAGS_IF, kRflagsFixed = RFLAGS_FIXED, kRflagsIo
 // it). The rest of vcpu_guest_context is not used (docs/abi.md §12.3).
 long initialise_locked(Vcpu& self, Vcpu& t, uint64_t ctx_va);
 
-// The vCPU is Busy while it changes: a second initialise meanwhile gets
-// -EBUSY, an up -EINVAL. Its state afterwards is Initialised, or Down when
-// the call fails: a failure may leave the trap table half-taken, which no
-// VCPUOP_up may run — the vCPU needs a successful initialise first.
+// The vCPU is Busy while it changes; the states it goes through and what
+// each call answers meanwhile: core/vcpu_op_rules.h.
 long initialise(Vcpu& self, Vcpu& t, uint64_t ctx_va)
 {
     std::atomic<VcpuState>& st = arch(t).state;
     VcpuState was = st.load(std::memory_order_acquire);
     do {
-        if (was == VcpuState::Up) return -XEN_EEXIST;
-        if (was == VcpuState::Busy) return -XEN_EBUSY;
+        if (long rc = vcpu_initialise_check(was)) return rc;
     } while (!st.compare_exchange_weak(was, VcpuState::Busy, std::memory_order_acq_rel));
     const long rc = initialise_locked(self, t, ctx_va);
-    st.store(rc ? VcpuState::Down : VcpuState::Initialised, std::memory_order_release);
+    st.store(vcpu_initialised_state(rc), std::memory_order_release);
     return rc;
 }
 
@@ -124,18 +122,16 @@ long initialise_locked(Vcpu& self, Vcpu& t, uint64_t ctx_va)
     if (p.copy_from_guest(self, &r, Vaddr{ctx_va + offsetof(vcpu_guest_context_t, user_regs)}, sizeof(r)) ||
         read_words(self, ctx_va, w))
         return -XEN_EFAULT;
-    if (!guest_va_ok(r.rip) || !guest_va_ok(r.rsp)) return -XEN_EINVAL;
-    if (!guest_va_ok(w.base[0]) || !guest_va_ok(w.base[1]) || !guest_va_ok(w.base[2])) return -XEN_EINVAL;
-    if (!callbacks_ok(w.event, w.failsafe, w.syscall)) return -XEN_EINVAL;
-    const bool no_stack = w.stack[0] == 0 && w.stack[1] == 0;
-    if (!no_stack && !kernel_stack_ok(w.stack[1])) return -XEN_EINVAL;
+    const VcpuContextArgs args{.rip = r.rip, .rsp = r.rsp, .base = {w.base[0], w.base[1], w.base[2]},
+                               .event = w.event, .failsafe = w.failsafe, .syscall = w.syscall,
+                               .kernel_ss = w.stack[0], .kernel_sp = w.stack[1], .cr1 = w.cr1, .cr3 = w.cr3,
+                               .flags = w.flags};
+    if (long rc = vcpu_context_check(args, [](Mfn m) { return core()->mem().valid(m); })) return rc;
+    const bool no_stack = vcpu_context_no_stack(args);
     const Mfn l4{xen_cr3_to_pfn(w.cr3)};
-    if ((w.cr3 & (kPageSize - 1)) || !core()->mem().valid(l4)) return -XEN_EINVAL;
     const Mfn user_l4{xen_cr3_to_pfn(w.cr1)};
     const bool has_user = w.cr1 != 0;
-    if (has_user && ((w.cr1 & (kPageSize - 1)) || !core()->mem().valid(user_l4))) return -XEN_EINVAL;
     const bool in_kernel = w.flags & VGCF_in_kernel;
-    if (!in_kernel && !has_user) return -XEN_EINVAL;
     // The GDT the vCPU starts with (Linux's per-CPU GDT for a secondary
     // CPU), checked as set_gdt checks it; copied when the vCPU starts.
     // gdt_frames[16] then gdt_ents; at most FIRST_RESERVED_GDT_PAGE frames are used.
@@ -146,7 +142,7 @@ long initialise_locked(Vcpu& self, Vcpu& t, uint64_t ctx_va)
     if (p.copy_from_guest(self, gdt, Vaddr{ctx_va + offsetof(vcpu_guest_context_t, gdt_frames)}, sizeof(gdt)))
         return -XEN_EFAULT;
     const uint64_t gdt_ents = gdt[16];
-    if (gdt_ents > FIRST_RESERVED_GDT_ENTRY) return -XEN_EINVAL;
+    if (long rc = vcpu_context_gdt_check(gdt_ents)) return rc;
     if (long rc = guest_gdt_check(*t.domain, gdt, uint32_t(gdt_ents))) return rc;
     // Last of the checks, as it changes t: a failure from here on leaves t
     // Down (initialise), never Initialised with part of a table.
@@ -216,8 +212,9 @@ long initialise_locked(Vcpu& self, Vcpu& t, uint64_t ctx_va)
 long vcpu_up(Vcpu& t)
 {
     VcpuState was = VcpuState::Initialised;
+    static_assert(vcpu_up_starts(VcpuState::Initialised));
     if (!arch(t).state.compare_exchange_strong(was, VcpuState::Up, std::memory_order_acq_rel))
-        return was == VcpuState::Up ? 0 : -XEN_EINVAL;
+        return vcpu_up_check(was);
     guest_domain(t).nr_up.fetch_add(1, std::memory_order_acq_rel);
     PerCpu& c = g_cpus[t.cpu];
     c.next.store(&t, std::memory_order_release);
@@ -232,7 +229,7 @@ long do_vcpu_op(Vcpu& v, HypercallFrame& f)
     // An int cmd and an unsigned int vCPU in Xen's prototype: the arguments'
     // high halves are not looked at.
     const uint32_t cmd = uint32_t(f.arg[0]), id = uint32_t(f.arg[1]);
-    if (id >= d.nr_vcpus) return -XEN_ENOENT;   // Xen checks the vCPU first
+    if (long rc = vcpu_op_target_check(id, d.nr_vcpus)) return rc;   // Xen checks the vCPU first
     if (!arch_subop_known(__HYPERVISOR_vcpu_op, cmd)) return -XEN_ENOSYS;
     Vcpu& t = d.vcpus[id];
     switch (cmd) {
@@ -243,7 +240,7 @@ long do_vcpu_op(Vcpu& v, HypercallFrame& f)
     case VCPUOP_down:
         // Only the calling vCPU: its CPU goes idle. Its state is gone (it must
         // be initialised again), where Xen would resume it.
-        if (&t != &v) return -XEN_EINVAL;
+        if (long rc = vcpu_down_check(&t == &v)) return rc;
         // The last vCPU up going down: nothing can bring a vCPU of the
         // domain up again (only its own vCPUs can), so the domain shuts
         // down with poweroff, as Xen does, and the run can end.
@@ -258,7 +255,7 @@ long do_vcpu_op(Vcpu& v, HypercallFrame& f)
         arch(v).state.store(VcpuState::Down, std::memory_order_release);
         cpu_idle();
     case VCPUOP_is_up:
-        return arch(t).state.load(std::memory_order_acquire) == VcpuState::Up;
+        return vcpu_is_up(arch(t).state.load(std::memory_order_acquire));
     case VCPUOP_get_runstate_info:
         return runstate_get(v, t, f.arg[2]);
     case VCPUOP_register_runstate_memory_area:

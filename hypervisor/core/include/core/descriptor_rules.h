@@ -9,6 +9,8 @@
 
 #include <pvmmu/abi.h>
 
+#include "core/frame.h"
+#include "core/guest_va.h"
 #include "core/types.h"
 
 namespace pvmmu {
@@ -60,6 +62,24 @@ constexpr uint32_t descriptors_on_page(uint32_t entries, uint32_t page)
 {
     const uint32_t left = entries - page * kDescriptorsPerPage;
     return left < kDescriptorsPerPage ? left : kDescriptorsPerPage;
+}
+
+// A frame whose descriptors set_gdt or MMUEXT_SET_LDT copies, by its type
+// at the time of the copy: Xen types a descriptor frame seg_desc, which
+// excludes a page-table type in use, and for an LDT page (`ldt`) also a
+// writable one in use; pvmmu has no such type and copies, so it checks that
+// the frame is neither: else -EINVAL.
+constexpr long descriptor_frame_check(PageType t, uint64_t type_count, bool ldt)
+{
+    return (is_table_type(t) || (ldt && t == PageType::Writable)) && type_count ? -XEN_EINVAL : 0;
+}
+
+// MMUEXT_SET_LDT(base, entries), after the core's checks of both (page
+// alignment, at most 8192 entries): a base in the hypervisor's part of the
+// address space is -EINVAL (Xen's __addr_ok), unless there are no entries.
+constexpr long set_ldt_base_check(uint64_t base, uint32_t entries)
+{
+    return entries && !guest_va_ok(base) ? -XEN_EINVAL : 0;
 }
 
 // update_descriptor(maddr, desc)'s first checks, in Xen's order: an 8-byte
