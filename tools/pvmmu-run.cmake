@@ -43,8 +43,10 @@ target_link_libraries(pvmmu-run PRIVATE xenlight xenctrl xentoollog)
 # xenctrl.h needs GNU C++ (Xen's headers use anonymous unions and, under
 # __STRICT_ANSI__, leave an alignment macro undefined on purpose).
 set_source_files_properties(run_xen_host.cc PROPERTIES COMPILE_OPTIONS -std=gnu++20)
-# core/range.h: the unpacker's range checks are the loader's (bzimage.cc).
+# core/range.h: the unpacker's range checks are the loader's (bzimage.cc);
+# core/grant_limits.h: the grant-table limits xl.cfg may ask for (xl_config.cc).
 target_include_directories(pvmmu-run PRIVATE ${CMAKE_CURRENT_BINARY_DIR} ${PROJECT_SOURCE_DIR}/hypervisor/core/include)
+target_link_libraries(pvmmu-run PRIVATE pvmmu_abi pvmmu_x86)
 # --platform qemu boots the hypervisor image with the test's guest kernel,
 # --platform bochs an ISO of them (make-iso.sh), --platform xen Debian's Xen
 # image, fetched into build/xen when missing (fetch-xen.sh).

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <vector>
 
+#include "core/grant_limits.h"
 #include "input_file.h"
 #include "run_backend.h"
 
@@ -32,11 +33,12 @@ bool ident_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || 
 constexpr const char* kUsedKeys[] = {"name", "kernel", "ramdisk", "vcpus", "memory", "extra", "cmdline", "root",
                                      "type", "builder", "max_grant_frames", "max_maptrack_frames"};
 
-// The grant table limits pvmmu-hv takes (hypervisor/arch/x86_64/pv/grants.h):
-// Xen's defaults are the most, as on a Xen booted without gnttab_max_frames
-// or gnttab_max_maptrack_frames, where xl refuses more; a table has at least
-// one frame.
-constexpr long kMaxGrantFrames = 64, kMaxMaptrackFrames = 1024;
+// The grant table limits pvmmu-hv takes (core/grant_limits.h): Xen's defaults
+// are the most, as on a Xen booted without gnttab_max_frames or
+// gnttab_max_maptrack_frames, where xl refuses more; a table has at least one
+// frame.
+constexpr long kMinGrantFrames = pvmmu::kMinGrantFrames, kMaxGrantFrames = pvmmu::kMaxGrantFrames,
+               kMaxMaptrackFrames = pvmmu::kMaxMaptrackFrames;
 
 // Keys without which the domain would boot something other than what the
 // file asks: a boot loader that picks the kernel from a disk, firmware, an
@@ -174,7 +176,7 @@ bool read_xl_config(const std::string& path, DomainConfig& out, std::string& err
             err = "'" + printable(path) + "': `vcpus` must be 1..64 and `memory` 4..4096 (MiB)";
             ok = false;
         }
-        const int g = xlu_cfg_get_bounded_long(cfg, "max_grant_frames", 1, kMaxGrantFrames, &out.max_grant_frames, 1);
+        const int g = xlu_cfg_get_bounded_long(cfg, "max_grant_frames", kMinGrantFrames, kMaxGrantFrames, &out.max_grant_frames, 1);
         if (ok && g != 0 && g != ESRCH) {
             err = "'" + printable(path) + "': `max_grant_frames` must be a number 1.." + std::to_string(kMaxGrantFrames) +
                   " (Xen's default limit, the most pvmmu takes)";

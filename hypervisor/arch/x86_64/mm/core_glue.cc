@@ -71,7 +71,7 @@ FrameCounts core_init(const BootInfo& bi)
     g_hv_frame = Mfn{frames.v >> kPageShift};
 
     auto* platform = new (g_platform_storage) BareMetal();
-    // HvConfig's defaults: guest_va_ok (pv/domain.h) checks guest addresses
+    // HvConfig's defaults: guest_va_ok (core/guest_va.h) checks guest addresses
     // against the same reserved L4 slots without reading the config.
     g_core = new (g_hv_storage) Hypervisor(MachineMemory{dmap<uint8_t>(Maddr{0}), n.total}, fi,
                                            dmap<uint64_t>(m2p), *platform, HvConfig{});
