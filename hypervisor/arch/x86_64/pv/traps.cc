@@ -68,14 +68,7 @@ bool guest_bounce(TrapFrame& f)
     return false;
 }
 
-bool trap_entry_ok(const trap_info_t& t) { return !t.address || guest_va_ok(t.address); }
-
 TrapEntry trap_entry(const trap_info_t& t) { return TrapEntry{t.address, uint8_t(t.flags & 3), TI_GET_IF(&t) != 0}; }
-
-bool callbacks_ok(uint64_t event, uint64_t failsafe, uint64_t syscall)
-{
-    return guest_va_ok(event) && guest_va_ok(failsafe) && guest_va_ok(syscall);
-}
 
 void set_callbacks(VcpuArch& a, uint64_t event, uint64_t failsafe, uint64_t syscall, uint8_t masks)
 {
@@ -86,12 +79,11 @@ void set_callbacks(VcpuArch& a, uint64_t event, uint64_t failsafe, uint64_t sysc
     a.callback_masks = uint8_t((a.callback_masks & ~kThese) | (masks & kThese));
 }
 
-// The kernel stack's SP must be a guest address (Xen does not look; pvmmu
-// refuses one it could never switch to). Any SS is taken, its RPL forced to
-// 3, as Xen does: Linux names its own __KERNEL_DS (0x18). A 64-bit guest's
-// kernel runs on FLAT_KERNEL_SS whatever it named (Xen's bounce loads that
-// one too), so only the SP is used (deliver_to).
-bool kernel_stack_ok(uint64_t sp) { return guest_va_ok(sp); }
+// The kernel stack's SS: any is taken, its RPL forced to 3, as Xen does:
+// Linux names its own __KERNEL_DS (0x18). A 64-bit guest's kernel runs on
+// FLAT_KERNEL_SS whatever it named (Xen's bounce loads that one too), so only
+// the SP (checked by kernel_stack_ok, core/callback_rules.h) is used
+// (deliver_to).
 uint16_t kernel_stack_selector(uint64_t ss) { return uint16_t(ss) | 3; }
 
 namespace {

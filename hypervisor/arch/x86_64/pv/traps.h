@@ -4,6 +4,7 @@
 #pragma once
 
 #include "cpu/traps.h"
+#include "core/callback_rules.h"
 #include "pv/domain.h"
 
 namespace pvmmu::x86 {
@@ -35,17 +36,14 @@ void guest_iret_mode(Vcpu& v);
 // callback, or #UD; false when neither can be delivered.
 bool guest_syscall32(TrapFrame& f);
 
-// The checks of set_trap_table (one entry; address 0 = no handler),
-// set_callbacks and stack_switch, and what they set (pv/traps.cc): one
-// piece of code for the hypercalls and for VCPUOP_initialise, which takes
-// the same state from a vcpu_guest_context (pv/vcpu_op.cc).
-bool trap_entry_ok(const trap_info_t& t);
+// What set_trap_table (one entry), set_callbacks and stack_switch set
+// (pv/traps.cc), once checked by core/callback_rules.h: one piece of code for
+// the hypercalls and for VCPUOP_initialise, which takes the same state from a
+// vcpu_guest_context (pv/vcpu_op.cc).
 TrapEntry trap_entry(const trap_info_t& t);
-bool callbacks_ok(uint64_t event, uint64_t failsafe, uint64_t syscall);
 // `masks`: the failsafe and syscall callbacks' bits of VcpuArch::callback_masks
 // (set_callbacks: none, as Xen registers them without flags).
 void set_callbacks(VcpuArch& a, uint64_t event, uint64_t failsafe, uint64_t syscall, uint8_t masks = 0);
-bool kernel_stack_ok(uint64_t sp);
 uint16_t kernel_stack_selector(uint64_t ss);
 
 } // namespace pvmmu::x86

@@ -13,6 +13,7 @@
 
 #include <pvmmu/abi.h>
 
+#include "core/callback_rules.h"
 #include "core/guest_va.h"
 #include "core/types.h"
 
@@ -82,8 +83,8 @@ constexpr long vcpu_context_check(const VcpuContextArgs& c, FrameOk&& frame_ok)
     if (!guest_va_ok(c.rip) || !guest_va_ok(c.rsp)) return -XEN_EINVAL;
     for (uint64_t b : c.base)
         if (!guest_va_ok(b)) return -XEN_EINVAL;
-    if (!guest_va_ok(c.event) || !guest_va_ok(c.failsafe) || !guest_va_ok(c.syscall)) return -XEN_EINVAL;
-    if (!vcpu_context_no_stack(c) && !guest_va_ok(c.kernel_sp)) return -XEN_EINVAL;
+    if (!callbacks_ok(c.event, c.failsafe, c.syscall)) return -XEN_EINVAL;
+    if (!vcpu_context_no_stack(c) && !kernel_stack_ok(c.kernel_sp)) return -XEN_EINVAL;
     if ((c.cr3 & (kPageSize - 1)) || !frame_ok(Mfn{xen_cr3_to_pfn(c.cr3)})) return -XEN_EINVAL;
     const bool has_user = c.cr1 != 0;
     if (has_user && ((c.cr1 & (kPageSize - 1)) || !frame_ok(Mfn{xen_cr3_to_pfn(c.cr1)}))) return -XEN_EINVAL;
