@@ -21,6 +21,7 @@
 #include "pv/decode.h"
 #include "pv/surface.h"
 #include "core/grant_table.h"
+#include "core/vm_assist_rules.h"
 #include "support/core_fixture.h"
 
 namespace pvmmu::test {
@@ -298,7 +299,7 @@ TEST_F(AbiTableTest, EverySubOpIsAnsweredExactlyAsTheTableSays)
     EXPECT_TRUE(unchanged(before, m));
 }
 
-// vm_assist's rows are the types (pv/decode.h's vm_assist_result): a
+// vm_assist's rows are the types (core/vm_assist_rules.h): a
 // listed type can be disabled; `supported` ones enabled, `differs` ones not.
 TEST(AbiTable, VmAssistTypesAsTheTableSays)
 {
@@ -308,15 +309,15 @@ TEST(AbiTable, VmAssistTypesAsTheTableSays)
     EXPECT_EQ(h.in, "hv");
     for (uint32_t type = 0; type < 64; ++type) {
         const auto s = h.subops.find(type);
-        const long off = x86::vm_assist_result(VMASST_CMD_disable, type);
-        const long on = x86::vm_assist_result(VMASST_CMD_enable, type);
+        const long off = vm_assist_result(VMASST_CMD_disable, type);
+        const long on = vm_assist_result(VMASST_CMD_enable, type);
         if (s == h.subops.end()) {
             EXPECT_EQ(off, -XEN_EINVAL) << "vm_assist type " << type << " has no row";
             continue;
         }
         EXPECT_EQ(off, 0) << s->second.name;
         EXPECT_EQ(on == 0, s->second.status == "supported") << s->second.name;
-        EXPECT_EQ(x86::vm_assist_result(VMASST_CMD_disable + 1, type), -XEN_ENOSYS) << s->second.name;
+        EXPECT_EQ(vm_assist_result(VMASST_CMD_disable + 1, type), -XEN_ENOSYS) << s->second.name;
     }
 }
 

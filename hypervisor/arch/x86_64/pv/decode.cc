@@ -368,24 +368,4 @@ int software_int_vector(const uint8_t* b, unsigned n, uint64_t error)
     return error == v * 8 + 2 || error == v * 16 + 2 ? int(v) : -1;
 }
 
-long vm_assist_result(uint32_t cmd, uint32_t type)
-{
-    constexpr uint64_t kValid = (1ull << VMASST_TYPE_4gb_segments) | (1ull << VMASST_TYPE_4gb_segments_notify) |
-                                (1ull << VMASST_TYPE_writable_pagetables) | (1ull << VMASST_TYPE_pae_extended_cr3) |
-                                (1ull << VMASST_TYPE_architectural_iopl) |
-                                (1ull << VMASST_TYPE_runstate_update_flag) | (1ull << VMASST_TYPE_m2p_strict);
-    // What pvmmu enables: the assists that change nothing for a 64-bit guest,
-    // writable page tables, always on (pv/ptwr.cc) as on Xen, and the
-    // runstate area's update flag.
-    constexpr uint64_t kHas = (1ull << VMASST_TYPE_4gb_segments) | (1ull << VMASST_TYPE_4gb_segments_notify) |
-                              (1ull << VMASST_TYPE_writable_pagetables) | (1ull << VMASST_TYPE_pae_extended_cr3) |
-                              (1ull << VMASST_TYPE_runstate_update_flag);   // pv/runstate.cc
-    if (type >= 64 || !((kValid >> type) & 1)) return -XEN_EINVAL;
-    switch (cmd) {
-    case VMASST_CMD_enable: return (kHas >> type) & 1 ? 0 : -XEN_EINVAL;
-    case VMASST_CMD_disable: return 0;
-    default: return -XEN_ENOSYS;
-    }
-}
-
 } // namespace pvmmu::x86

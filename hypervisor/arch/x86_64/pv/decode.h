@@ -1,6 +1,6 @@
 // The hardware-independent half of pv/emulate.cc (docs/abi.md §10
-// "Emulation"): what the bytes at a refused instruction's RIP ask for, and
-// vm_assist's answer. Pure functions of their arguments, so the host's unit
+// "Emulation"): what the bytes at a refused instruction's RIP ask for. Pure
+// functions of their arguments, so the host's unit
 // tests feed them every short, prefixed and mismatched input
 // (tests/arch/guest_decode_test.cc).
 #pragma once
@@ -96,10 +96,5 @@ uint64_t pte_write_flags(const PteWriteInsn& in, uint64_t flags, uint64_t old, u
 // old value: 8 bytes replace it, 4 zero-extend, 2 and 1 replace only their
 // bytes (AH..BH: bits 15:8).
 uint64_t pte_xchg_result(const PteWriteInsn& in, uint64_t reg, uint64_t old);
-
-// vm_assist(cmd, type): Xen's checks in Xen's order (type, then command);
-// 0 when the caller is to set (enable) or clear (disable) the type's bit,
-// else the negative errno.
-long vm_assist_result(uint32_t cmd, uint32_t type);
 
 } // namespace pvmmu::x86

@@ -42,7 +42,7 @@ constexpr bool is_arch_hypercall(uint64_t op)
 
 // Whether hypercall `op`'s handler takes sub-op `cmd` (its first argument);
 // any other is -ENOSYS. A hypercall without sub-ops takes any. vm_assist's
-// command comes after its type check (vm_assist_result, pv/decode.h).
+// command comes after its type check (vm_assist_result, core/vm_assist_rules.h).
 constexpr bool arch_subop_known(unsigned op, uint64_t cmd)
 {
     switch (op) {

@@ -1,16 +1,15 @@
-// vm_assist (<xen/xen.h> VMASST_*): the answer is decode.h's
-// vm_assist_result, a pure function the host's unit tests feed; what a
-// domain enabled is recorded in its GuestDomain.
+// vm_assist (<xen/xen.h> VMASST_*): the answer is the core's
+// (core/vm_assist_rules.h); what a domain enabled is recorded in its
+// GuestDomain.
 #include <atomic>
 
 #include <pvmmu/abi.h>
 
-#include "pv/decode.h"
+#include "core/vm_assist_rules.h"
 #include "pv/hypercall.h"
 
 namespace pvmmu::x86 {
 
-// vm_assist(cmd, type): pv/decode.h's answer, recorded per domain.
 long do_vm_assist(Vcpu& v, HypercallFrame& f)
 {
     const uint32_t cmd = uint32_t(f.arg[0]), type = uint32_t(f.arg[1]);
