@@ -39,13 +39,15 @@ lint_python() {
   pyflakes3 "${files[@]}"
 }
 
-# clang-tidy reads one compile command per file: the hosted core's and the
-# bare-metal image's, without two GCC options that only shape code generation:
-# -mgeneral-regs-only (with it clang rejects libstdc++'s long double
-# declarations, which GCC accepts) and -fno-tree-loop-distribute-patterns
-# (unknown to clang). Parsing them with clang is a check of its own: clang
-# refuses a `constinit` object that is not constant-initialized, which GCC 12
-# can accept (hypervisor/arch/x86_64/CMakeLists.txt), and any error fails this.
+# clang-tidy reads one compile command per file: the hosted core's
+# (pvmmu_core) and the bare-metal image's own sources' (pvmmu-hv; not the
+# image's freestanding compile of the core, pvmmu_hv_core), without two GCC
+# options that only shape code generation: -mgeneral-regs-only (with it
+# clang rejects libstdc++'s long double declarations, which GCC accepts) and
+# -fno-tree-loop-distribute-patterns (unknown to clang). Parsing them with
+# clang is a check of its own: clang refuses a `constinit` object that is not
+# constant-initialized, which GCC 12 can accept
+# (hypervisor/arch/x86_64/CMakeLists.txt), and any error fails this.
 lint_tidy() {
   local build=${1:?usage: tools/lint.sh tidy BUILD_DIR}
   need clang-tidy

@@ -20,20 +20,5 @@ TEST(SchedArgs, EveryReasonUpToShutdownMaxIsTaken)
     EXPECT_EQ(shutdown_reason_check(SHUTDOWN_watchdog), 0);
 }
 
-TEST(SchedArgs, RemoteShutdownOfAnIdNoDomainHasIsNoSuchDomainFirst)
-{
-    EXPECT_EQ(remote_shutdown_result(false), -XEN_ESRCH);
-}
-
-TEST(SchedArgs, RemoteShutdownOfAnyDomainIsNotPermitted)
-{
-    EXPECT_EQ(remote_shutdown_result(true), -XEN_EPERM);
-}
-
-TEST(SchedArgs, PinOverrideIsTheHardwareDomainsOnly)
-{
-    EXPECT_EQ(pin_override_result(), -XEN_EPERM);
-}
-
 } // namespace
 } // namespace pvmmu::test

@@ -16,7 +16,9 @@ TEST(VcpuInfoRules, ARecordThatCrossesItsPageIsNoSuchAddress)
     EXPECT_EQ(vcpu_info_offset_check(~0ull), -XEN_ENXIO);
 }
 
-TEST(VcpuInfoRules, AnyOffsetThatFitsIsTakenAlignedOrNot)
+// pvmmu's rule, not verified against Xen 4.17, which may refuse a misaligned
+// offset (docs/abi.md §11, "Not yet checked on Xen").
+TEST(VcpuInfoRules, PvmmuTakesAnyOffsetThatFitsAlignedOrNot)
 {
     EXPECT_EQ(vcpu_info_offset_check(0), 0);
     EXPECT_EQ(vcpu_info_offset_check(1), 0);

@@ -43,25 +43,7 @@ namespace pvmmu::x86 {
 
 namespace {
 
-constexpr uint32_t kEntriesPerPage = kDescriptorsPerPage;
 using desc_bit::kAccessed;
-using desc_bit::kDpl;
-using desc_bit::kP;
-
-// The rule (core/descriptor_rules.h) keeps this CPU's own descriptors as
-// they are and refuses its system ones.
-constexpr uint64_t fixed(uint64_t d) { return guest_desc_fix(d) ? d : ~0ull; }
-static_assert(guest_desc_ok(0));
-static_assert(fixed(seg_desc(Seg::Code64, 3)) == seg_desc(Seg::Code64, 3));
-static_assert(fixed(seg_desc(Seg::Data, 3)) == seg_desc(Seg::Data, 3));
-static_assert(fixed(seg_desc(Seg::Code64, 0)) == seg_desc(Seg::Code64, 3));   // DPL 0 raised
-static_assert(fixed(seg_desc(Seg::Data, 1)) == seg_desc(Seg::Data, 3));
-static_assert(fixed(seg_desc(Seg::Code32, 0)) == seg_desc(Seg::Code32, 3));   // compatibility mode
-static_assert(fixed(seg_desc(Seg::Data, 0) & ~kP) == (seg_desc(Seg::Data, 0) & ~kP));   // not present: as it is
-static_assert(!guest_desc_ok(tss_desc(0x1000, 103).lo | kDpl));        // a TSS, even DPL 3
-static_assert(guest_desc_ok(tss_desc(0x1000, 103).lo & ~kP));          // ... but not present: faults
-static_assert(!guest_desc_ok(0x0000ec0000000000ull));                  // a 64-bit call gate, DPL 3
-static_assert(fixed(0x0000800000000000ull) == 0x0000e00000000000ull);  // system type 0: harmless
 
 // Where the entries of each CPU's buffers came from: the domain whose vCPU
 // runs there (`owner`), and the frames of its set_gdt and SET_LDT, by
@@ -150,16 +132,16 @@ long copy_page(Hypervisor& hv, const Domain& d, Mfn m, uint64_t* dst, uint32_t n
     return rc;
 }
 
-
 // Copies and validates `frames` into GDT buffer w; 0 or the errno.
 long fill(PerCpu& c, unsigned w, const Domain& d, const xen_pfn_t* frames, uint32_t entries)
 {
     uint64_t* buf = dmap<uint64_t>(Maddr{c.gdt_buf[w]});
     Hypervisor& hv = *core();
-    for (uint32_t page = 0; page * kEntriesPerPage < entries; ++page) {
+    for (uint32_t page = 0; page * kDescriptorsPerPage < entries; ++page) {
         const Mfn m{frames[page]};
         g_source[c.id].gdt_mfn[w][page] = m.v;
-        if (const long rc = copy_page(hv, d, m, buf + size_t{page} * kEntriesPerPage, descriptors_on_page(entries, page), false))
+        if (const long rc = copy_page(hv, d, m, buf + size_t{page} * kDescriptorsPerPage,
+                                      descriptors_on_page(entries, page), false))
             return rc;
     }
     return 0;
@@ -186,11 +168,12 @@ long fill_ldt(CpuLdt& l, unsigned w, const Vcpu& v, uint64_t base, uint32_t entr
     uint64_t* buf = dmap<uint64_t>(Maddr{l.buf[w]});
     Hypervisor& hv = *core();
     DescSource& src = g_source[this_cpu().id];
-    for (uint32_t page = 0; page * kEntriesPerPage < entries; ++page) {
+    for (uint32_t page = 0; page * kDescriptorsPerPage < entries; ++page) {
         Mfn m{0};
         if (const long rc = guest_frame(hv, v, base + page * kPageSize, m)) return rc;
         src.ldt_mfn[w][page] = m.v;
-        if (const long rc = copy_page(hv, *v.domain, m, buf + size_t{page} * kEntriesPerPage, descriptors_on_page(entries, page), true))
+        if (const long rc = copy_page(hv, *v.domain, m, buf + size_t{page} * kDescriptorsPerPage,
+                                      descriptors_on_page(entries, page), true))
             return rc;
     }
     return 0;
@@ -220,9 +203,10 @@ void load_ldt(PerCpu& c, CpuLdt& l, unsigned w, uint32_t entries)
 // descriptor or the new one.
 void update_table(uint64_t* buf, const uint64_t* mfns, uint32_t entries, Mfn m, unsigned index, uint64_t e)
 {
-    for (uint32_t page = 0; page * kEntriesPerPage + index < entries; ++page)
+    for (uint32_t page = 0; page * kDescriptorsPerPage + index < entries; ++page)
         if (mfns[page] == m.v)
-            std::atomic_ref<uint64_t>(buf[page * kEntriesPerPage + index]).store(buffered(e), std::memory_order_relaxed);
+            std::atomic_ref<uint64_t>(buf[page * kDescriptorsPerPage + index])
+                .store(buffered(e), std::memory_order_relaxed);
 }
 
 // ... into every GDT and LDT window in use that took its entries from m for
@@ -265,7 +249,7 @@ long guest_gdt_check(const Domain& d, const xen_pfn_t* frames, uint32_t entries)
 {
     if (const long rc = set_gdt_entries_check(entries)) return rc;
     Hypervisor& hv = *core();
-    for (uint32_t page = 0; page * kEntriesPerPage < entries; ++page) {
+    for (uint32_t page = 0; page * kDescriptorsPerPage < entries; ++page) {
         const Mfn m{frames[page]};
         if (get_page(hv, m, d.id)) return -XEN_EINVAL;   // not the domain's (Xen: no seg_desc type)
         const uint64_t x = hv.frame(m).type_info.load(std::memory_order_acquire);

@@ -1,7 +1,7 @@
 // sched_op (<xen/sched.h>): what a vCPU that owns its CPU can ask of the
 // scheduler, answered as Xen 4.17 answers an unprivileged domain
-// (common/sched/core.c; docs/abi.md §10 "Shutdown"). The argument rules
-// are the core's (core/sched_args.h).
+// (docs/abi.md §10 "Shutdown"). The shutdown reasons taken are the core's
+// (core/sched_args.h).
 #include <pvmmu/abi.h>
 
 #include "core/sched_args.h"
@@ -46,9 +46,13 @@ long do_sched_op(Vcpu& v, HypercallFrame& f)
         return 0;
     }
     case SCHEDOP_remote_shutdown: {
+        // Only a privileged domain, or the device model of the target, may
+        // (Xen's XSM_DM_PRIV), and pvmmu has neither. An id that names no
+        // domain (DOMID_SELF among them: Xen looks the id up as it is) is
+        // -ESRCH first; any other is -EPERM.
         sched_remote_shutdown_t s;
         if (p.copy_from_guest(v, &s, arg, sizeof(s))) return -XEN_EFAULT;
-        return remote_shutdown_result(core()->domain(s.domain_id) != nullptr);
+        return core()->domain(s.domain_id) ? -XEN_EPERM : -XEN_ESRCH;
     }
     case SCHEDOP_watchdog: {
         sched_watchdog_t w;
@@ -56,7 +60,8 @@ long do_sched_op(Vcpu& v, HypercallFrame& f)
         return watchdog_op(v, w.id, w.timeout);
     }
     case SCHEDOP_pin_override:
-        return pin_override_result();
+        // The hardware domain's only, refused before its argument is read.
+        return -XEN_EPERM;
     default:
         return -XEN_ENOSYS;
     }

@@ -16,9 +16,9 @@
 namespace pvmmu {
 
 namespace desc_bit {
-// Descriptor bits ("Segment Descriptors", Intel SDM Vol. 3A §3.4.5): the
-// type (43:40; its bit 40 is "accessed" for code and data), S (44: code or
-// data, not system), DPL (46:45), P (47).
+// The bits of a segment descriptor the rules read, as the CPU defines them:
+// the type (43:40; its bit 40 is "accessed" for code and data), S (44: code
+// or data, not system), DPL (46:45), P (47).
 inline constexpr uint64_t kAccessed = 1ull << 40, kS = 1ull << 44, kP = 1ull << 47;
 inline constexpr unsigned kTypeShift = 40, kDplShift = 45;
 inline constexpr uint64_t kDpl = 3ull << kDplShift;

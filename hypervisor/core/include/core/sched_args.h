@@ -1,9 +1,9 @@
 // The argument rules of sched_op's platform sub-ops (<xen/sched.h>), as Xen
-// 4.17 answers an unprivileged domain (common/sched/core.c; docs/abi.md §10
-// "Shutdown"). Only the decisions: the platform copies the arguments, ends
-// the domain and keeps its shutdown code, the first reason given (arch pv/sched.cc). SCHEDOP_yield,
-// SCHEDOP_block and SCHEDOP_poll are the core's whole (core/event_ops.h),
-// SCHEDOP_watchdog's timers core/watchdog.h.
+// 4.17 answers an unprivileged domain (docs/abi.md §10 "Shutdown"). Only the
+// decisions: the platform copies the arguments, ends the domain and keeps
+// its shutdown code, the first reason given (arch pv/sched.cc).
+// SCHEDOP_yield, SCHEDOP_block and SCHEDOP_poll are the core's whole
+// (core/event_ops.h), SCHEDOP_watchdog's timers core/watchdog.h.
 #pragma once
 
 #include <stdint.h>
@@ -16,15 +16,5 @@ namespace pvmmu {
 // u8); pvmmu takes those it knows how to end a domain with, SHUTDOWN_poweroff
 // to SHUTDOWN_MAX, and refuses the others with -EINVAL (docs/abi.md §10).
 constexpr long shutdown_reason_check(unsigned reason) { return reason <= SHUTDOWN_MAX ? 0 : -XEN_EINVAL; }
-
-// SCHEDOP_remote_shutdown: only a privileged domain, or the device model of
-// the target, may (Xen's XSM_DM_PRIV), and pvmmu has neither. An id that
-// names no domain (DOMID_SELF among them: Xen looks the id up as it is) is
-// -ESRCH first; any other is -EPERM.
-constexpr long remote_shutdown_result(bool target_exists) { return target_exists ? -XEN_EPERM : -XEN_ESRCH; }
-
-// SCHEDOP_pin_override: the hardware domain's only, refused before its
-// argument is read.
-constexpr long pin_override_result() { return -XEN_EPERM; }
 
 } // namespace pvmmu

@@ -1,5 +1,5 @@
 // A domain's watchdog timers (SCHEDOP_watchdog, <xen/sched.h>) as Xen 4.17
-// answers them (common/sched/core.c): two deadlines in system time (ns). id 0
+// answers them (docs/abi.md §10 "Shutdown"): two deadlines in system time (ns). id 0
 // takes a free timer, armed `timeout` seconds from now, and answers its id
 // (1 or 2), -ENOSPC when both are in use; id 1 or 2 re-arms that one, or with
 // timeout 0 frees it; -EINVAL for an id above 2 or one not in use.
