@@ -314,6 +314,28 @@ TEST_F(MmuUpdateTest, BadRequestArrayPointerIsEfaultWithDoneZero)
     EXPECT_TRUE(unchanged(before, m));
 }
 
+// A batch of one request goes its own way (core/batch.h run_one): the same
+// answers as a longer batch's first request.
+TEST_F(MmuUpdateTest, OneRequestBatchAnswersAsTheLoop)
+{
+    Snapshot before(m);
+    unsigned done = 99;
+    EXPECT_EQ(m.call(v0(), __HYPERVISOR_mmu_update, kBadGuestPtr, 1, uint64_t(&done), DOMID_SELF),
+              -XEN_EFAULT);
+    EXPECT_EQ(done, 0u);
+    done = 99;
+    mmu_update_t bad = req(600, MMU_NORMAL_PT_UPDATE, map(600, kDataFlags | pte_bit::G));
+    EXPECT_EQ(m.call(v0(), __HYPERVISOR_mmu_update, uint64_t(&bad), 1, uint64_t(&done), DOMID_SELF),
+              -XEN_EINVAL);
+    EXPECT_EQ(done, 0u);
+    EXPECT_TRUE(unchanged(before, m));
+    done = 99;
+    mmu_update_t r = req(600, MMU_NORMAL_PT_UPDATE, map(600, kDataFlags | NX));
+    EXPECT_EQ(m.call(v0(), __HYPERVISOR_mmu_update, uint64_t(&r), 1, uint64_t(&done), DOMID_SELF), 0);
+    EXPECT_EQ(done, 1u);
+    EXPECT_TRUE(only(Changes(before).word(l1_of(600), idx(600), map(600, kDataFlags | NX)), m));
+}
+
 TEST_F(MmuUpdateTest, BadPdonePointerIsEfaultAfterTheRequestsRan)
 {
     // As in Xen, the requests are done before the count is written back; pvmmu

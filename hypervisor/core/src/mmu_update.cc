@@ -19,7 +19,8 @@ struct Batch {
     MapContext ctx;
     TableCursor cursor;
 
-    int operator()(const mmu_update_t& req, uint32_t& units);
+    // Inline in both of run_batch's paths (core/batch.h).
+    [[gnu::always_inline]] int operator()(const mmu_update_t& req, uint32_t& units);
     int run(RequestReader<mmu_update_t>& in, uint32_t i, uint32_t end, uint32_t& did);
     void finish() { cursor.release(); }
 };
@@ -96,12 +97,18 @@ int Batch::run(RequestReader<mmu_update_t>& in, uint32_t i, uint32_t end, uint32
     const bool atomic = cmd == MMU_ATOMIC_PT_UPDATE;
     const bool normal = cmd == MMU_NORMAL_PT_UPDATE || cmd == MMU_PT_UPDATE_NO_TRANSLATE;
     if (!(atomic ? d.policy.allows(Perm::MmuAtomic) : normal && d.policy.allows(Perm::MmuNormal))) return 0;
-    if (cursor.acquire(Maddr{req->ptr & ~uint64_t(PVMMU_MMU_CMD_MASK)}.mfn()) != 1) return 0;
+    const Maddr a{req->ptr & ~uint64_t(PVMMU_MMU_CMD_MASK)};
+    if (cursor.acquire(a.mfn()) != 1) return 0;
+    // A run whose first request l1_run would leave to pt_update costs its
+    // set-up for nothing: a new frame or a P change. Fork's lazy-MMU batches
+    // are such, two requests filling two empty entries of the child's L1.
+    const uint64_t old = load_entry(cursor.table() + a.offset() / sizeof(uint64_t));
+    if (!(req->val & pte_bit::P) || ((old ^ req->val) & (pte_bit::ADDR | pte_bit::P))) return 0;
     return atomic ? l1_run<true>(hv, in, cursor.mfn(), cmd, ctx, i, end, did)
                   : l1_run<false>(hv, in, cursor.mfn(), cmd, ctx, i, end, did);
 }
 
-int Batch::operator()(const mmu_update_t& req, uint32_t& units)
+inline int Batch::operator()(const mmu_update_t& req, uint32_t& units)
 {
     Batch& b = *this;
     const Policy& p = d.policy;
