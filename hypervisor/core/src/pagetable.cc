@@ -38,6 +38,28 @@ void put_entry_refs(Hypervisor& hv, Level level, Pte e)
     put_page(hv, e.mfn());
 }
 
+namespace {
+
+// get_entry_refs of an L1 entry when the foreign domain is the table's owner
+// itself, as in validate_table: the owner rule then names that owner
+// whichever frame the entry maps, so get_page's own check (valid frame,
+// -EINVAL; that owner, -EPERM) is the whole rule, and the lookup before it
+// is not made twice per entry.
+inline int get_own_l1_refs(Hypervisor& hv, Pte e, DomId self)
+{
+    const Mfn m = e.mfn();
+    if (int rc = get_page(hv, m, self)) return rc;
+    if (e.writable()) {
+        if (int rc = get_writable_type(hv, m)) {
+            put_page(hv, m);
+            return rc;
+        }
+    }
+    return 0;
+}
+
+} // namespace
+
 int validate_table(Hypervisor& hv, Mfn m, Level level)
 {
     uint64_t* t = hv.mem().table(m);
@@ -51,7 +73,8 @@ int validate_table(Hypervisor& hv, Mfn m, Level level)
         if (level == Level::L4 && hv.l4_slot_reserved(i)) {
             if (e.v != 0) rc = -XEN_EINVAL;
         } else if (e.present()) {
-            rc = entry_flags_ok(level, e) ? get_entry_refs(hv, level, e, ctx) : -XEN_EINVAL;
+            if (!entry_flags_ok(level, e)) rc = -XEN_EINVAL;
+            else rc = level == Level::L1 ? get_own_l1_refs(hv, e, self) : get_entry_refs(hv, level, e, ctx);
         }
         if (rc) break;
     }
