@@ -68,11 +68,16 @@ int validate_table(Hypervisor& hv, Mfn m, Level level)
     hv.note_table_work(self, kEntriesPerTable);   // every entry is looked at, and again to adjust or undo
     unsigned i = 0;
     int rc = 0;
+    // Whether some present entry lacks US (adjust_guest_entry's change): a
+    // table whose entries all have it, as a fork's copies of its parent's
+    // do, needs no second pass (an L4 always does, for its reserved slots).
+    bool adjust = level == Level::L4;
     for (; i < kEntriesPerTable; ++i) {
         const Pte e{load_entry(&t[i])};
         if (level == Level::L4 && hv.l4_slot_reserved(i)) {
             if (e.v != 0) rc = -XEN_EINVAL;
         } else if (e.present()) {
+            adjust |= !(e.v & pte_bit::US);
             if (!entry_flags_ok(level, e)) rc = -XEN_EINVAL;
             else rc = level == Level::L1 ? get_own_l1_refs(hv, e, self) : get_entry_refs(hv, level, e, ctx);
         }
@@ -91,7 +96,7 @@ int validate_table(Hypervisor& hv, Mfn m, Level level)
     // validated (no writable mapping and no type reference exist), so a plain
     // update is safe. Reserved L4 slots are zero here and get the platform's
     // entries (core/platform.h reserved_l4_entry).
-    for (i = 0; i < kEntriesPerTable; ++i) {
+    for (i = 0; adjust && i < kEntriesPerTable; ++i) {
         const Pte e{load_entry(&t[i])};
         const bool reserved = level == Level::L4 && hv.l4_slot_reserved(i);
         const Pte a = reserved ? Pte{hv.platform().reserved_l4_entry(self, i)} : adjust_guest_entry(e);
