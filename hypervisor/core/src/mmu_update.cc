@@ -19,7 +19,7 @@ struct Batch {
     MapContext ctx;
     TableCursor cursor;
 
-    // Inline in both of run_batch's paths (core/batch.h).
+    // Inline in both of do_mmu_update's paths (core/batch.h run_batch, run_one).
     [[gnu::always_inline]] int operator()(const mmu_update_t& req, uint32_t& units);
     int run(RequestReader<mmu_update_t>& in, uint32_t i, uint32_t end, uint32_t& did);
     void finish() { cursor.release(); }
@@ -129,8 +129,21 @@ inline int Batch::operator()(const mmu_update_t& req, uint32_t& units)
 
 } // namespace
 
+namespace {
+
+// A batch of one request (core/batch.h run_one).
+[[gnu::noinline]] HcResult mmu_update_one(Hypervisor& hv, Vcpu& v, HypercallFrame& f)
+{
+    Batch b{hv, *v.domain, {}, TableCursor(hv, v.domain->id)};
+    const long rc = resolve_foreign(hv, b.d, f.arg[3], b.ctx);
+    return run_one<mmu_update_t>(hv, v, f, rc, b);
+}
+
+} // namespace
+
 HcResult do_mmu_update(Hypervisor& hv, Vcpu& v, HypercallFrame& f)
 {
+    if (uint32_t(f.arg[1]) == 1) return mmu_update_one(hv, v, f);
     Batch b{hv, *v.domain, {}, TableCursor(hv, v.domain->id)};
     const long rc = resolve_foreign(hv, b.d, f.arg[3], b.ctx);
     return run_batch<mmu_update_t>(hv, v, f, rc, b);

@@ -12,19 +12,25 @@
 
 namespace pvmmu {
 
-// run_batch's loop for a batch of one request: what it does with one, without
-// the chunk, the budget or the run: one request is never preempted after (none
+// What run_batch does with a batch of one request (uint32_t(f.arg[1]) == 1: not
+// a continuation, whose count carries PVMMU_MMU_UPDATE_PREEMPTED), without the
+// chunk, the budget or the run: one request is never preempted after (none
 // is left), and a run needs two. Linux's copy-on-write fault sets its PTE so
 // (arch/x86/xen/mmu_pv.c __xen_set_pte outside lazy-MMU mode), as most of its
-// mmuext_ops (a pin, an unpin, a flush).
+// mmuext_ops (a pin, an unpin, a flush). A hypercall calls it from a function
+// of its own, so that neither it nor run_batch pays for the other's frame.
 template <class Req, class Handler>
-HcResult run_one(Platform& plat, Vcpu& v, Vaddr ureq, Vaddr pdone, Handler& handler)
+HcResult run_one(Hypervisor& hv, Vcpu& v, HypercallFrame& f, long rc, Handler& handler)
 {
-    Req req;
-    int rc = -XEN_EFAULT;
-    if (!plat.copy_from_guest(v, &req, ureq, sizeof(req))) {
-        uint32_t units = 1;
-        rc = handler(req, units);
+    Platform& plat = hv.platform();
+    const Vaddr pdone{f.arg[2]};
+    if (rc == 0) {
+        Req req;
+        rc = -XEN_EFAULT;
+        if (!plat.copy_from_guest(v, &req, Vaddr{f.arg[0]}, sizeof(req))) {
+            uint32_t units = 1;
+            rc = handler(req, units);
+        }
     }
     handler.finish();
     const uint32_t done = rc == 0;
@@ -47,7 +53,7 @@ HcResult run_one(Platform& plat, Vcpu& v, Vaddr ureq, Vaddr pdone, Handler& hand
 // (Domain::table_work): a pin or a link of a big tree costs what it did, not
 // one unit, and another domain's work costs nothing.
 template <class Req, class Handler>
-[[gnu::noinline]] HcResult run_batch_loop(Hypervisor& hv, Vcpu& v, HypercallFrame& f, long rc, Handler& handler)
+HcResult run_batch(Hypervisor& hv, Vcpu& v, HypercallFrame& f, long rc, Handler& handler)
 {
     const Vaddr ureqs{f.arg[0]};
     uint32_t count = uint32_t(f.arg[1]);
@@ -104,17 +110,6 @@ template <class Req, class Handler>
         return preempted();
     }
     return pvmmu::done(rc);
-}
-
-// The batch hypercalls' entry: a batch of one request (not a continuation,
-// whose count carries PVMMU_MMU_UPDATE_PREEMPTED) goes run_one's way, its own function, so that neither path pays
-// for the other's frame.
-template <class Req, class Handler>
-inline HcResult run_batch(Hypervisor& hv, Vcpu& v, HypercallFrame& f, long rc, Handler& handler)
-{
-    if (uint32_t(f.arg[1]) == 1 && rc == 0)
-        return run_one<Req>(hv.platform(), v, Vaddr{f.arg[0]}, Vaddr{f.arg[2]}, handler);
-    return run_batch_loop<Req>(hv, v, f, rc, handler);
 }
 
 } // namespace pvmmu
