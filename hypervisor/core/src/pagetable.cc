@@ -2,6 +2,7 @@
 #include "core/pagetable.h"
 
 #include "core/entry_change.h"
+#include "get_page.h"
 
 namespace pvmmu {
 
@@ -15,7 +16,7 @@ int get_entry_refs(Hypervisor& hv, Level level, Pte e, const MapContext& ctx)
     }
     const DomId owner = hv.frame(m).owner.load(std::memory_order_acquire);
     const DomId allowed = owner == ctx.self ? ctx.self : ctx.foreign;
-    if (int rc = get_page(hv, m, allowed)) return rc;
+    if (int rc = get_page_inline(hv, m, allowed)) return rc;
     if (e.writable()) {
         if (int rc = get_writable_type(hv, m)) {
             put_page(hv, m);
@@ -48,7 +49,7 @@ namespace {
 inline int get_own_l1_refs(Hypervisor& hv, Pte e, DomId self)
 {
     const Mfn m = e.mfn();
-    if (int rc = get_page(hv, m, self)) return rc;
+    if (int rc = get_page_inline(hv, m, self)) return rc;
     if (e.writable()) {
         if (int rc = get_writable_type(hv, m)) {
             put_page(hv, m);
