@@ -59,6 +59,28 @@ inline int get_own_l1_refs(Hypervisor& hv, Pte e, DomId self)
     return 0;
 }
 
+// validate_table's first pass for one level, so that an L1's (a pin of a
+// process's table: 512 entries) tests no level per entry: the references of
+// entries 0 .. i - 1 taken, 0; or the errno of entry i, whose references and
+// those after it are not taken. `adjust` set when an entry needs US.
+template <Level L>
+int get_table_entries(Hypervisor& hv, uint64_t* t, const MapContext& ctx, unsigned& i, bool& adjust)
+{
+    for (; i < kEntriesPerTable; ++i) {
+        const Pte e{load_entry(&t[i])};
+        int rc = 0;
+        if (L == Level::L4 && hv.l4_slot_reserved(i)) {
+            if (e.v != 0) rc = -XEN_EINVAL;
+        } else if (e.present()) {
+            adjust |= !(e.v & pte_bit::US);
+            if (!entry_flags_ok(L, e)) rc = -XEN_EINVAL;
+            else rc = L == Level::L1 ? get_own_l1_refs(hv, e, ctx.self) : get_entry_refs(hv, L, e, ctx);
+        }
+        if (rc) return rc;
+    }
+    return 0;
+}
+
 } // namespace
 
 int validate_table(Hypervisor& hv, Mfn m, Level level)
@@ -68,21 +90,16 @@ int validate_table(Hypervisor& hv, Mfn m, Level level)
     const MapContext ctx{self, self};
     hv.note_table_work(self, kEntriesPerTable);   // every entry is looked at, and again to adjust or undo
     unsigned i = 0;
-    int rc = 0;
     // Whether some present entry lacks US (adjust_guest_entry's change): a
     // table whose entries all have it, as a fork's copies of its parent's
     // do, needs no second pass (an L4 always does, for its reserved slots).
     bool adjust = level == Level::L4;
-    for (; i < kEntriesPerTable; ++i) {
-        const Pte e{load_entry(&t[i])};
-        if (level == Level::L4 && hv.l4_slot_reserved(i)) {
-            if (e.v != 0) rc = -XEN_EINVAL;
-        } else if (e.present()) {
-            adjust |= !(e.v & pte_bit::US);
-            if (!entry_flags_ok(level, e)) rc = -XEN_EINVAL;
-            else rc = level == Level::L1 ? get_own_l1_refs(hv, e, self) : get_entry_refs(hv, level, e, ctx);
-        }
-        if (rc) break;
+    int rc;
+    switch (level) {
+    case Level::L1: rc = get_table_entries<Level::L1>(hv, t, ctx, i, adjust); break;
+    case Level::L2: rc = get_table_entries<Level::L2>(hv, t, ctx, i, adjust); break;
+    case Level::L3: rc = get_table_entries<Level::L3>(hv, t, ctx, i, adjust); break;
+    default: rc = get_table_entries<Level::L4>(hv, t, ctx, i, adjust); break;
     }
     if (rc) {
         while (i-- > 0) {
@@ -108,21 +125,38 @@ int validate_table(Hypervisor& hv, Mfn m, Level level)
     return 0;
 }
 
+namespace {
+
+// devalidate_table's loop for one level, so that an L1's (an unpin of a
+// process's table: 512 entries) tests no level per entry.
+template <Level L>
+void put_table_entries(Hypervisor& hv, uint64_t* t)
+{
+    for (unsigned i = 0; i < kEntriesPerTable; ++i) {
+        const Pte e{load_entry(&t[i])};
+        if (L == Level::L4 && hv.l4_slot_reserved(i)) {
+            // The frame may become writable to its guest next: no hypervisor
+            // entry stays behind, and a later validation finds the slot empty.
+            if (e.v) std::atomic_ref<uint64_t>(t[i]).store(0);
+        } else if (e.present()) {
+            put_entry_refs(hv, L, e);
+        }
+    }
+}
+
+} // namespace
+
 void devalidate_table(Hypervisor& hv, Mfn m, Level level)
 {
     uint64_t* t = hv.mem().table(m);
     // Only the owner takes type references on its tables: the last one going
     // finds the frame still its own.
     hv.note_table_work(hv.frame(m).owner.load(std::memory_order_acquire), kEntriesPerTable);
-    for (unsigned i = 0; i < kEntriesPerTable; ++i) {
-        const Pte e{load_entry(&t[i])};
-        if (level == Level::L4 && hv.l4_slot_reserved(i)) {
-            // The frame may become writable to its guest next: no hypervisor
-            // entry stays behind, and a later validation finds the slot empty.
-            if (e.v) std::atomic_ref<uint64_t>(t[i]).store(0);
-        } else if (e.present()) {
-            put_entry_refs(hv, level, e);
-        }
+    switch (level) {
+    case Level::L1: return put_table_entries<Level::L1>(hv, t);
+    case Level::L2: return put_table_entries<Level::L2>(hv, t);
+    case Level::L3: return put_table_entries<Level::L3>(hv, t);
+    case Level::L4: return put_table_entries<Level::L4>(hv, t);
     }
 }
 
