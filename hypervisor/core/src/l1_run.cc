@@ -67,46 +67,6 @@ template <bool FoldAd>
     return Stop{r, rc};
 }
 
-// What fill_entry answers for a request that fills nothing: pt_update's.
-constexpr int kNotAFill = 1;
-
-// The request run_chunk stopped at, if it maps a frame where the entry maps
-// nothing (fork's copies of the parent's PTEs into the child's L1): its
-// references, then the install (cmd 2 overwrites too: the old entry's bits
-// are the guest's), the references given back if it loses, as
-// mod_entry_refs does; 0 or that errno. kNotAFill for any other request.
-inline int fill_entry(const RunRefs& x, char* page, uint64_t want, const mmu_update_t& r)
-{
-    constexpr uint64_t kEntryBits = kPageSize - sizeof(uint64_t);
-    const uint64_t off = r.ptr - want;
-    uint64_t nv = r.val;
-    if ((off & ~kEntryBits) || !(nv & pte_bit::P) || (nv & disallow::kL1)) return kNotAFill;
-    nv |= pte_bit::US;   // adjust_guest_entry of a present entry
-    uint64_t* slot = reinterpret_cast<uint64_t*>(page + off);
-    uint64_t old = load_entry(slot);
-    if (old & pte_bit::P) return kNotAFill;
-    if (int rc = get_entry_refs(x.hv, Level::L1, Pte{nv}, x.ctx)) return rc;
-    if (int rc = install_entry<AdRule::Overwrite>(x.hv, slot, old, nv)) {
-        put_entry_refs(x.hv, Level::L1, Pte{nv});
-        return rc;
-    }
-    return 0;
-}
-
-// Fills come in runs of their own (a fork's batch is all fills): requests
-// [r, end) filled until one is not (rc 0: run_chunk or pt_update takes it)
-// or fails (rc its errno), `at` the first not filled.
-[[gnu::noinline]] Stop fill_run(const RunRefs& x, char* page, uint64_t want, const mmu_update_t* r,
-                                const mmu_update_t* end)
-{
-    for (; r != end; ++r) {
-        const int rc = fill_entry(x, page, want, *r);
-        if (rc == kNotAFill) break;
-        if (rc) return Stop{r, rc};
-    }
-    return Stop{r, 0};
-}
-
 } // namespace
 
 template <bool FoldAd>
@@ -130,13 +90,7 @@ int l1_run(Hypervisor& hv, RequestReader<mmu_update_t>& in, Mfn l1, unsigned cmd
         const uint32_t k = uint32_t(stop.at - r);
         i += k;
         rc = stop.rc;
-        if (k < n) [[unlikely]] {
-            if (rc) break;
-            const Stop fill = fill_run(refs, page, want, stop.at, r + n);
-            i += uint32_t(fill.at - stop.at);
-            rc = fill.rc;
-            if (rc || fill.at == stop.at) break;   // failed, or left to pt_update
-        }
+        if (k < n) break;
     }
     did = i - first;
     return rc;

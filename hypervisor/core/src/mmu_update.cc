@@ -101,10 +101,10 @@ int Batch::run(RequestReader<mmu_update_t>& in, uint32_t i, uint32_t end, uint32
     const Maddr a{req->ptr & ~uint64_t(PVMMU_MMU_CMD_MASK)};
     if (cursor.acquire(a.mfn()) != 1) return 0;
     // A run whose first request l1_run would leave to pt_update costs its
-    // set-up for nothing: a non-present value, or another frame for a
-    // present entry (a copy-on-write's, when it comes in a batch).
+    // set-up for nothing: a new frame or a P change. Fork's lazy-MMU batches
+    // are such, two requests filling two empty entries of the child's L1.
     const uint64_t old = load_entry(cursor.table() + a.offset() / sizeof(uint64_t));
-    if (!(req->val & pte_bit::P) || ((old & pte_bit::P) && ((old ^ req->val) & pte_bit::ADDR))) return 0;
+    if (!(req->val & pte_bit::P) || ((old ^ req->val) & (pte_bit::ADDR | pte_bit::P))) return 0;
     return atomic ? l1_run<true>(hv, in, cursor.mfn(), cmd, ctx, i, end, did)
                   : l1_run<false>(hv, in, cursor.mfn(), cmd, ctx, i, end, did);
 }

@@ -13,10 +13,9 @@ namespace pvmmu {
 // Requests i .. end - 1 from `in`, all with command `cmd` (0, 2 or 3, its policy
 // already checked) on the L1 `l1` that the caller holds referenced and locked;
 // `ctx` as for mod_entry (an RW raise checks the frame's owner against it).
-// Does flag-only and same-frame RW changes and fills entries that map nothing;
-// stops with the request untouched at anything else (another command or page,
-// another frame for a present entry, a non-present value, a disallowed flag),
-// which the caller hands to pt_update. `did`: requests completed; the
+// Does flag-only and same-frame RW changes; stops with the request untouched at
+// anything else (another command or page, a new frame, a P change, a disallowed
+// flag), which the caller hands to pt_update. `did`: requests completed; the
 // return value is 0 or the errno of the request that failed, as pt_update's.
 template <bool FoldAd>
 [[nodiscard]] int l1_run(Hypervisor& hv, RequestReader<mmu_update_t>& in, Mfn l1, unsigned cmd,
