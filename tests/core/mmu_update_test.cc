@@ -417,6 +417,66 @@ TEST_F(MmuUpdateTest, NormalUpdateOfANonPresentEntryStoresAnyValue)
     EXPECT_TRUE(only(Changes(before).word(l1_of(600), idx(600), swap), m));
 }
 
+// A batch filling entries that map nothing (fork's copies into a child's
+// pinned L1): each request's references, and the batch stopped at its first
+// failure, whichever way mmu_update takes them (core/l1_run.h, pt_update).
+class MmuUpdateFillTest : public CoreTest {
+protected:
+    void SetUp() override
+    {
+        CoreTest::SetUp();
+        make_read_only(700);   // zeroed by the builder: an L1 of empty entries
+        unsigned done = 0;
+        ASSERT_EQ(mmuext({op_mfn(MMUEXT_PIN_L1_TABLE, lay.mfn(700))}, &done), 0);
+    }
+    mmu_update_t fill(unsigned index, uint64_t val, unsigned cmd = MMU_NORMAL_PT_UPDATE) const
+    {
+        return mmu_update_t{ptr(lay.mfn(700), index, cmd), val};
+    }
+};
+
+TEST_F(MmuUpdateFillTest, FillsTakeTheirReferencesUpToTheFirstFailure)
+{
+    for (unsigned cmd : {unsigned(MMU_NORMAL_PT_UPDATE), unsigned(MMU_ATOMIC_PT_UPDATE)}) {
+        const unsigned b = cmd == MMU_NORMAL_PT_UPDATE ? 0 : 8;
+        Snapshot before(m);
+        unsigned done = 99;
+        EXPECT_EQ(mmu_update({fill(b, map(800 + b, P | RW | A), cmd), fill(b + 1, map(801 + b, P | A), cmd),
+                              fill(b + 2, map(Mfn{2}, P | A), cmd), fill(b + 3, map(803 + b, P | A), cmd)},
+                             &done),
+                  -XEN_EPERM)
+            << cmd;
+        EXPECT_EQ(done, 2u);
+        EXPECT_TRUE(only(Changes(before)
+                             .word(lay.mfn(700), b, map(800 + b, P | RW | US | A))
+                             .word(lay.mfn(700), b + 1, map(801 + b, P | US | A))
+                             .count(lay.mfn(800 + b), +1)
+                             .type_count(lay.mfn(800 + b), +1)
+                             .count(lay.mfn(801 + b), +1),
+                         m))
+            << cmd;
+    }
+}
+
+TEST_F(MmuUpdateFillTest, AnotherFrameForAFilledEntryDropsTheFirstOnesReference)
+{
+    Snapshot before(m);
+    unsigned done = 0;
+    EXPECT_EQ(mmu_update({fill(0, map(800, P | A)), fill(1, map(801, P | A)), fill(0, map(802, P | A)),
+                          fill(2, map(803, P | A))},
+                         &done),
+              0);
+    EXPECT_EQ(done, 4u);
+    EXPECT_TRUE(only(Changes(before)
+                         .word(lay.mfn(700), 0, map(802, P | US | A))
+                         .word(lay.mfn(700), 1, map(801, P | US | A))
+                         .word(lay.mfn(700), 2, map(803, P | US | A))
+                         .count(lay.mfn(801), +1)
+                         .count(lay.mfn(802), +1)
+                         .count(lay.mfn(803), +1),
+                     m));
+}
+
 TEST_F(MmuUpdateTest, MachphysUpdateSetsTheM2pEntryOnly)
 {
     Snapshot before(m);
