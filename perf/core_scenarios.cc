@@ -41,10 +41,13 @@ constexpr Def kDefs[] = {
 //                6.1's fork of 1,024 pages: about 14 a call besides its
 //                one-request copy-on-write calls, docs/results.md §13's counts);
 //                cleared in one call;
+//   PlainBatch   the same into a frame not yet pinned (gpfn 2044, mapped writable):
+//                a new mm's table before its first switch, which Linux fills by
+//                cmd 0 too (mmu_update.cc plain_update); cleared in one call;
 //   WriteProtect the parent's entry i, RW cleared by emulate_l1_write (fork's
 //                `lock andb` on each parent PTE, docs/abi.md §12.5); restored in one call;
 //   Unpin, Pin   the child's L1 (512 present read-only entries) unpinned, pinned.
-enum class ForkKind : uint8_t { Cow, FlagOnly, ChildBatch, WriteProtect, Unpin, Pin };
+enum class ForkKind : uint8_t { Cow, FlagOnly, ChildBatch, PlainBatch, WriteProtect, Unpin, Pin };
 
 struct ForkDef {
     std::string_view name;
@@ -60,6 +63,7 @@ constexpr ForkDef kForkDefs[] = {
     {"one-normal-flagonly", ForkKind::FlagOnly, MMU_NORMAL_PT_UPDATE, {true, true}},
     {"batch2-normal-child", ForkKind::ChildBatch, MMU_NORMAL_PT_UPDATE, {true, false}},
     {"batch16-normal-child", ForkKind::ChildBatch, MMU_NORMAL_PT_UPDATE, {true, false}, 16},
+    {"batch16-plain-child", ForkKind::PlainBatch, MMU_NORMAL_PT_UPDATE, {true, false}, 16},
     {"ptwr-rw-lower", ForkKind::WriteProtect, 0, {true, false}},
     {"unpin-l1", ForkKind::Unpin, 0, {true, false}},
     {"pin-l1", ForkKind::Pin, 0, {false, true}},
@@ -143,7 +147,7 @@ bool CoreRig::fork_setup()
     if (m_.call(d_->vcpus[0], __HYPERVISOR_mmuext_op, reinterpret_cast<uint64_t>(pins), 3,
                 reinterpret_cast<uint64_t>(&done_), DOMID_SELF) != 0)
         return false;
-    for (Mfn t : {l1_, parent_, child_, empty_})
+    for (Mfn t : {l1_, parent_, child_, empty_, lay_.mfn(2044)})
         tables_at_start_.insert(tables_at_start_.end(), m_.table(t), m_.table(t) + kEntriesPerTable);
     return true;
 }
@@ -185,7 +189,7 @@ std::unique_ptr<CoreRig> CoreRig::make(std::string_view scenario)
         Step& a = r->steps_[0];
         Step& b = r->steps_[1];
         const uint64_t child = maddr_of(r->child_).v, empty = maddr_of(r->empty_).v;
-        const uint64_t parent = maddr_of(r->parent_).v;
+        const uint64_t parent = maddr_of(r->parent_).v, plain = maddr_of(r->lay_.mfn(2044)).v;
         auto ro = [&](unsigned i) { return r->initial_[i] & ~pte_bit::RW; };
         // The copy-on-write target: data frame 1024 + i, writable, mapped writable in the physmap.
         auto fresh = [&](unsigned i) {
@@ -205,6 +209,10 @@ std::unique_ptr<CoreRig> CoreRig::make(std::string_view scenario)
             case ForkKind::ChildBatch:
                 a.reqs.push_back({(empty + at) | def.cmd, ro(i)});
                 b.reqs.push_back({(empty + at) | MMU_NORMAL_PT_UPDATE, 0});
+                break;
+            case ForkKind::PlainBatch:
+                a.reqs.push_back({(plain + at) | def.cmd, ro(i)});
+                b.reqs.push_back({(plain + at) | MMU_NORMAL_PT_UPDATE, 0});
                 break;
             case ForkKind::WriteProtect: {
                 Call c;
@@ -231,6 +239,7 @@ std::unique_ptr<CoreRig> CoreRig::make(std::string_view scenario)
             else whole(b);
             break;
         case ForkKind::ChildBatch:
+        case ForkKind::PlainBatch:
             split(a, def.per_call);
             whole(b);
             break;
@@ -267,7 +276,7 @@ bool CoreRig::at_start()
     if (std::memcmp(m_.table(l1_), initial_.data(), kPageSize) != 0) return false;
     if (tables_at_start_.empty()) return true;
     unsigned k = 0;
-    for (Mfn t : {l1_, parent_, child_, empty_})
+    for (Mfn t : {l1_, parent_, child_, empty_, lay_.mfn(2044)})
         if (std::memcmp(m_.table(t), &tables_at_start_[kEntriesPerTable * k++], kPageSize) != 0) return false;
     return true;
 }

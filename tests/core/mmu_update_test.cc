@@ -111,6 +111,24 @@ TEST_F(MmuUpdateTest, DataFrameOfTheCallerIsWrittenAsGiven)
     }
 }
 
+// A batch of such writes (a new mm's tables before they are pinned, which
+// Linux fills by cmd 0) stops at its first failure, the earlier ones done.
+TEST_F(MmuUpdateTest, DataFrameWritesInABatchStopAtTheFirstFailure)
+{
+    for (unsigned cmd : {unsigned(MMU_NORMAL_PT_UPDATE), unsigned(MMU_ATOMIC_PT_UPDATE)}) {
+        SCOPED_TRACE(cmd);
+        const Mfn f = lay.mfn(700 + cmd);
+        Snapshot before(m);
+        unsigned done = 99;
+        EXPECT_EQ(mmu_update({mmu_update_t{ptr(f, 7, cmd), 0x1111}, mmu_update_t{ptr(f, 8, cmd), 0x2222},
+                              mmu_update_t{ptr(Mfn{0}, 4, cmd), 0x3333}, mmu_update_t{ptr(f, 9, cmd), 0x4444}},
+                             &done),
+                  -XEN_EINVAL);
+        EXPECT_EQ(done, 2u);
+        EXPECT_TRUE(only(Changes(before).word(f, 7, 0x1111).word(f, 8, 0x2222), m));
+    }
+}
+
 // A frame nothing maps (no type reference) is written as well; it is left
 // writable with no reference.
 TEST_F(MmuUpdateTest, UnmappedDataFrameIsWrittenAndLeftWithoutReference)

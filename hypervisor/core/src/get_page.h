@@ -1,6 +1,7 @@
 // get_page's body (core/refs.h), inline where an entry's references are
-// taken (pagetable.cc: get_entry_refs, a copy-on-write's new frame and a
-// fork's child entries; validate_table, a pin's 512) and out of line in
+// taken (pagetable.cc: get_entry_refs, a copy-on-write's new frame;
+// validate_table, a pin's 512) and where a table not yet pinned is written
+// (mmu_update.cc plain_update, a fork's child entries), and out of line in
 // refs.cc for everyone else: one definition of the rule either way.
 #pragma once
 

@@ -8,6 +8,7 @@
 #include "core/hypercall.h"
 #include "core/l1_run.h"
 #include "core/table_cursor.h"
+#include "get_page.h"
 
 namespace pvmmu {
 
@@ -33,8 +34,8 @@ struct Batch {
 int plain_update(Batch& b, Maddr a, uint64_t val)
 {
     const Mfn m = a.mfn();
-    if (get_page(b.hv, m, b.d.id)) return -XEN_EINVAL;
-    const int rc = get_page_type(b.hv, m, PageType::Writable);
+    if (get_page_inline(b.hv, m, b.d.id)) return -XEN_EINVAL;
+    const int rc = get_writable_type(b.hv, m);
     if (rc == 0) {
         std::atomic_ref<uint64_t>(b.hv.mem().table(m)[a.offset() / sizeof(uint64_t)])
             .store(val, std::memory_order_relaxed);
@@ -99,10 +100,18 @@ int Batch::run(RequestReader<mmu_update_t>& in, uint32_t i, uint32_t end, uint32
     const bool normal = cmd == MMU_NORMAL_PT_UPDATE || cmd == MMU_PT_UPDATE_NO_TRANSLATE;
     if (!(atomic ? d.policy.allows(Perm::MmuAtomic) : normal && d.policy.allows(Perm::MmuNormal))) return 0;
     const Maddr a{req->ptr & ~uint64_t(PVMMU_MMU_CMD_MASK)};
-    if (cursor.acquire(a.mfn()) != 1) return 0;
+    const unsigned level = cursor.acquire(a.mfn());
+    if (level == 0) {
+        // No table (a new mm's, not yet pinned, which Linux fills by cmd 0
+        // in batches): pt_update's plain update here, so that the handler
+        // does not look the frame up again.
+        const int rc = plain_update(*this, a, req->val);
+        did = rc == 0;
+        return rc;
+    }
+    if (level != 1) return 0;
     // A run whose first request l1_run would leave to pt_update costs its
-    // set-up for nothing: a new frame or a P change. Fork's lazy-MMU batches
-    // are such, two requests filling two empty entries of the child's L1.
+    // set-up for nothing: a new frame or a P change (an empty entry filled).
     const uint64_t old = load_entry(cursor.table() + a.offset() / sizeof(uint64_t));
     if (!(req->val & pte_bit::P) || ((old ^ req->val) & (pte_bit::ADDR | pte_bit::P))) return 0;
     return atomic ? l1_run<true>(hv, in, cursor.mfn(), cmd, ctx, i, end, did)
