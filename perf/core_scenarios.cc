@@ -38,7 +38,7 @@ constexpr Def kDefs[] = {
 //   FlagOnly     the child's entry i, NX toggled, one request per call, both ways;
 //   ChildBatch   the empty L1's entries filled read-only, two or sixteen requests
 //                a call, as fork's lazy-MMU batches copy the parent's PTEs (Linux
-//                6.1's fork of 1,024 pages: about 14 a call besides its
+//                6.1's fork of 1,024 pages: about 12 a call besides its
 //                one-request copy-on-write calls, docs/results.md §13's counts);
 //                cleared in one call;
 //   PlainBatch   the same into a frame not yet pinned (gpfn 2044, mapped writable):
