@@ -129,6 +129,34 @@ TEST_F(MmuUpdateTest, DataFrameWritesInABatchStopAtTheFirstFailure)
     }
 }
 
+// Such writes in a run (core: one reference for the run) stop at another
+// frame or command, and a page table's entry between them is checked as ever.
+TEST_F(MmuUpdateTest, DataFrameWritesOfSeveralFramesAndCommandsInOneBatch)
+{
+    const Mfn f = lay.mfn(700), g = lay.mfn(701);
+    Snapshot before(m);
+    unsigned done = 99;
+    EXPECT_EQ(mmu_update({mmu_update_t{ptr(f, 1, MMU_NORMAL_PT_UPDATE), 0x11},
+                          mmu_update_t{ptr(f, 2, MMU_NORMAL_PT_UPDATE), 0x22},
+                          mmu_update_t{ptr(g, 1, MMU_NORMAL_PT_UPDATE), 0x33},
+                          mmu_update_t{ptr(f, 3, MMU_PT_UPDATE_NO_TRANSLATE), 0x44},
+                          mmu_update_t{ptr(f, 4, MMU_ATOMIC_PT_UPDATE), 0x55},
+                          req(600, MMU_NORMAL_PT_UPDATE, map(600, kDataFlags | NX)),
+                          mmu_update_t{ptr(g, 2, MMU_NORMAL_PT_UPDATE), 0x66}},
+                         &done),
+              0);
+    EXPECT_EQ(done, 7u);
+    EXPECT_TRUE(only(Changes(before)
+                         .word(f, 1, 0x11)
+                         .word(f, 2, 0x22)
+                         .word(g, 1, 0x33)
+                         .word(f, 3, 0x44)
+                         .word(f, 4, 0x55)
+                         .word(l1_of(600), idx(600), map(600, kDataFlags | NX))
+                         .word(g, 2, 0x66),
+                     m));
+}
+
 // A frame nothing maps (no type reference) is written as well; it is left
 // writable with no reference.
 TEST_F(MmuUpdateTest, UnmappedDataFrameIsWrittenAndLeftWithoutReference)

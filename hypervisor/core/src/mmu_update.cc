@@ -23,6 +23,7 @@ struct Batch {
     // Inline in both of do_mmu_update's paths (core/batch.h run_batch, run_one).
     [[gnu::always_inline]] int operator()(const mmu_update_t& req, uint32_t& units);
     int run(RequestReader<mmu_update_t>& in, uint32_t i, uint32_t end, uint32_t& did);
+    int plain_run(RequestReader<mmu_update_t>& in, uint32_t i, uint32_t end, Mfn m, unsigned cmd, uint32_t& did);
     void finish() { cursor.release(); }
 };
 
@@ -101,14 +102,7 @@ int Batch::run(RequestReader<mmu_update_t>& in, uint32_t i, uint32_t end, uint32
     if (!(atomic ? d.policy.allows(Perm::MmuAtomic) : normal && d.policy.allows(Perm::MmuNormal))) return 0;
     const Maddr a{req->ptr & ~uint64_t(PVMMU_MMU_CMD_MASK)};
     const unsigned level = cursor.acquire(a.mfn());
-    if (level == 0) {
-        // No table (a new mm's, not yet pinned, which Linux fills by cmd 0
-        // in batches): pt_update's plain update here, so that the handler
-        // does not look the frame up again.
-        const int rc = plain_update(*this, a, req->val);
-        did = rc == 0;
-        return rc;
-    }
+    if (level == 0) return plain_run(in, i, end, a.mfn(), cmd, did);
     if (level != 1) return 0;
     // A run whose first request l1_run would leave to pt_update costs its
     // set-up for nothing: a new frame or a P change (an empty entry filled).
@@ -116,6 +110,51 @@ int Batch::run(RequestReader<mmu_update_t>& in, uint32_t i, uint32_t end, uint32
     if (!(req->val & pte_bit::P) || ((old ^ req->val) & (pte_bit::ADDR | pte_bit::P))) return 0;
     return atomic ? l1_run<true>(hv, in, cursor.mfn(), cmd, ctx, i, end, did)
                   : l1_run<false>(hv, in, cursor.mfn(), cmd, ctx, i, end, did);
+}
+
+// A run of plain updates (plain_update) on frame m, which is no table (a new
+// mm's, not yet pinned: Linux fills it by cmd 0 in batches), all with
+// command cmd: the frame's general and writable type references taken once
+// for the run, each value stored as given. Nothing of a request can fail
+// once they are held, so the run stops only at another frame or command
+// (the handler's, or the next run's, from there) or an unreadable request
+// (-EFAULT, as the handler would answer); holding the references keeps the
+// frame from becoming a table until the run ends, as if a concurrent pin
+// came after it. The frame was looked up by the caller, once.
+[[gnu::noinline]] int Batch::plain_run(RequestReader<mmu_update_t>& in, uint32_t i, uint32_t end, Mfn m,
+                                     unsigned cmd, uint32_t& did)
+{
+    if (get_page_inline(hv, m, d.id)) return -XEN_EINVAL;
+    if (get_writable_type(hv, m)) {
+        put_page(hv, m);
+        return -XEN_EINVAL;
+    }
+    uint64_t* const t = hv.mem().table(m);
+    const uint64_t want = maddr_of(m).v | cmd;
+    constexpr uint64_t kEntryBits = kPageSize - sizeof(uint64_t);   // ptr 11:3: the word
+    const uint32_t first = i;
+    int rc = 0;
+    while (i < end) {
+        uint32_t n;
+        const mmu_update_t* r = in.at(i, n);
+        if (!r) {
+            rc = -XEN_EFAULT;
+            break;
+        }
+        if (n > end - i) n = end - i;
+        uint32_t k = 0;
+        for (; k < n; ++k) {
+            const uint64_t off = r[k].ptr - want;   // the word's offset exactly when ptr names this frame and cmd
+            if (off & ~kEntryBits) break;
+            std::atomic_ref<uint64_t>(t[off / sizeof(uint64_t)]).store(r[k].val, std::memory_order_relaxed);
+        }
+        i += k;
+        if (k < n) break;
+    }
+    put_page_type(hv, m);
+    put_page(hv, m);
+    did = i - first;
+    return rc;
 }
 
 inline int Batch::operator()(const mmu_update_t& req, uint32_t& units)
