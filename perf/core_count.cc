@@ -21,12 +21,14 @@ bool round(CoreRig& rig, bool collect)
 {
     for (unsigned s = 0; s < CoreRig::kSteps; ++s) {
         const bool on = collect && rig.measured(s);
-        if (on) CALLGRIND_TOGGLE_COLLECT;
-        const long rc = rig.call(s);
-        if (on) CALLGRIND_TOGGLE_COLLECT;
-        if (!rig.completed(s, rc)) {
-            std::fprintf(stderr, "step %u failed: rc %ld\n", s, rc);
-            return false;
+        for (unsigned k = 0; k < rig.calls(s); ++k) {
+            if (on) CALLGRIND_TOGGLE_COLLECT;
+            const long rc = rig.call(s, k);
+            if (on) CALLGRIND_TOGGLE_COLLECT;
+            if (!rig.completed(s, k, rc)) {
+                std::fprintf(stderr, "step %u call %u failed: rc %ld\n", s, k, rc);
+                return false;
+            }
         }
     }
     return rig.at_start();

@@ -111,6 +111,52 @@ TEST_F(MmuUpdateTest, DataFrameOfTheCallerIsWrittenAsGiven)
     }
 }
 
+// A batch of such writes (a new mm's tables before they are pinned, which
+// Linux fills by cmd 0) stops at its first failure, the earlier ones done.
+TEST_F(MmuUpdateTest, DataFrameWritesInABatchStopAtTheFirstFailure)
+{
+    for (unsigned cmd : {unsigned(MMU_NORMAL_PT_UPDATE), unsigned(MMU_ATOMIC_PT_UPDATE)}) {
+        SCOPED_TRACE(cmd);
+        const Mfn f = lay.mfn(700 + cmd);
+        Snapshot before(m);
+        unsigned done = 99;
+        EXPECT_EQ(mmu_update({mmu_update_t{ptr(f, 7, cmd), 0x1111}, mmu_update_t{ptr(f, 8, cmd), 0x2222},
+                              mmu_update_t{ptr(Mfn{0}, 4, cmd), 0x3333}, mmu_update_t{ptr(f, 9, cmd), 0x4444}},
+                             &done),
+                  -XEN_EINVAL);
+        EXPECT_EQ(done, 2u);
+        EXPECT_TRUE(only(Changes(before).word(f, 7, 0x1111).word(f, 8, 0x2222), m));
+    }
+}
+
+// Such writes in a run (core: one reference for the run) stop at another
+// frame or command, and a page table's entry between them is checked as ever.
+TEST_F(MmuUpdateTest, DataFrameWritesOfSeveralFramesAndCommandsInOneBatch)
+{
+    const Mfn f = lay.mfn(700), g = lay.mfn(701);
+    Snapshot before(m);
+    unsigned done = 99;
+    EXPECT_EQ(mmu_update({mmu_update_t{ptr(f, 1, MMU_NORMAL_PT_UPDATE), 0x11},
+                          mmu_update_t{ptr(f, 2, MMU_NORMAL_PT_UPDATE), 0x22},
+                          mmu_update_t{ptr(g, 1, MMU_NORMAL_PT_UPDATE), 0x33},
+                          mmu_update_t{ptr(f, 3, MMU_PT_UPDATE_NO_TRANSLATE), 0x44},
+                          mmu_update_t{ptr(f, 4, MMU_ATOMIC_PT_UPDATE), 0x55},
+                          req(600, MMU_NORMAL_PT_UPDATE, map(600, kDataFlags | NX)),
+                          mmu_update_t{ptr(g, 2, MMU_NORMAL_PT_UPDATE), 0x66}},
+                         &done),
+              0);
+    EXPECT_EQ(done, 7u);
+    EXPECT_TRUE(only(Changes(before)
+                         .word(f, 1, 0x11)
+                         .word(f, 2, 0x22)
+                         .word(g, 1, 0x33)
+                         .word(f, 3, 0x44)
+                         .word(f, 4, 0x55)
+                         .word(l1_of(600), idx(600), map(600, kDataFlags | NX))
+                         .word(g, 2, 0x66),
+                     m));
+}
+
 // A frame nothing maps (no type reference) is written as well; it is left
 // writable with no reference.
 TEST_F(MmuUpdateTest, UnmappedDataFrameIsWrittenAndLeftWithoutReference)
@@ -314,6 +360,28 @@ TEST_F(MmuUpdateTest, BadRequestArrayPointerIsEfaultWithDoneZero)
     EXPECT_TRUE(unchanged(before, m));
 }
 
+// A batch of one request goes its own way (core/batch.h run_one): the same
+// answers as a longer batch's first request.
+TEST_F(MmuUpdateTest, OneRequestBatchAnswersAsTheLoop)
+{
+    Snapshot before(m);
+    unsigned done = 99;
+    EXPECT_EQ(m.call(v0(), __HYPERVISOR_mmu_update, kBadGuestPtr, 1, uint64_t(&done), DOMID_SELF),
+              -XEN_EFAULT);
+    EXPECT_EQ(done, 0u);
+    done = 99;
+    mmu_update_t bad = req(600, MMU_NORMAL_PT_UPDATE, map(600, kDataFlags | pte_bit::G));
+    EXPECT_EQ(m.call(v0(), __HYPERVISOR_mmu_update, uint64_t(&bad), 1, uint64_t(&done), DOMID_SELF),
+              -XEN_EINVAL);
+    EXPECT_EQ(done, 0u);
+    EXPECT_TRUE(unchanged(before, m));
+    done = 99;
+    mmu_update_t r = req(600, MMU_NORMAL_PT_UPDATE, map(600, kDataFlags | NX));
+    EXPECT_EQ(m.call(v0(), __HYPERVISOR_mmu_update, uint64_t(&r), 1, uint64_t(&done), DOMID_SELF), 0);
+    EXPECT_EQ(done, 1u);
+    EXPECT_TRUE(only(Changes(before).word(l1_of(600), idx(600), map(600, kDataFlags | NX)), m));
+}
+
 TEST_F(MmuUpdateTest, BadPdonePointerIsEfaultAfterTheRequestsRan)
 {
     // As in Xen, the requests are done before the count is written back; pvmmu
@@ -393,6 +461,66 @@ TEST_F(MmuUpdateTest, NormalUpdateOfANonPresentEntryStoresAnyValue)
     EXPECT_EQ(mmu_update({req(600, MMU_NORMAL_PT_UPDATE, swap)}, &done), 0);
     EXPECT_EQ(done, 1u);
     EXPECT_TRUE(only(Changes(before).word(l1_of(600), idx(600), swap), m));
+}
+
+// A batch filling entries that map nothing (fork's copies into a child's
+// pinned L1): each request's references, and the batch stopped at its first
+// failure, whichever way mmu_update takes them (core/l1_run.h, pt_update).
+class MmuUpdateFillTest : public CoreTest {
+protected:
+    void SetUp() override
+    {
+        CoreTest::SetUp();
+        make_read_only(700);   // zeroed by the builder: an L1 of empty entries
+        unsigned done = 0;
+        ASSERT_EQ(mmuext({op_mfn(MMUEXT_PIN_L1_TABLE, lay.mfn(700))}, &done), 0);
+    }
+    mmu_update_t fill(unsigned index, uint64_t val, unsigned cmd = MMU_NORMAL_PT_UPDATE) const
+    {
+        return mmu_update_t{ptr(lay.mfn(700), index, cmd), val};
+    }
+};
+
+TEST_F(MmuUpdateFillTest, FillsTakeTheirReferencesUpToTheFirstFailure)
+{
+    for (unsigned cmd : {unsigned(MMU_NORMAL_PT_UPDATE), unsigned(MMU_ATOMIC_PT_UPDATE)}) {
+        const unsigned b = cmd == MMU_NORMAL_PT_UPDATE ? 0 : 8;
+        Snapshot before(m);
+        unsigned done = 99;
+        EXPECT_EQ(mmu_update({fill(b, map(800 + b, P | RW | A), cmd), fill(b + 1, map(801 + b, P | A), cmd),
+                              fill(b + 2, map(Mfn{2}, P | A), cmd), fill(b + 3, map(803 + b, P | A), cmd)},
+                             &done),
+                  -XEN_EPERM)
+            << cmd;
+        EXPECT_EQ(done, 2u);
+        EXPECT_TRUE(only(Changes(before)
+                             .word(lay.mfn(700), b, map(800 + b, P | RW | US | A))
+                             .word(lay.mfn(700), b + 1, map(801 + b, P | US | A))
+                             .count(lay.mfn(800 + b), +1)
+                             .type_count(lay.mfn(800 + b), +1)
+                             .count(lay.mfn(801 + b), +1),
+                         m))
+            << cmd;
+    }
+}
+
+TEST_F(MmuUpdateFillTest, AnotherFrameForAFilledEntryDropsTheFirstOnesReference)
+{
+    Snapshot before(m);
+    unsigned done = 0;
+    EXPECT_EQ(mmu_update({fill(0, map(800, P | A)), fill(1, map(801, P | A)), fill(0, map(802, P | A)),
+                          fill(2, map(803, P | A))},
+                         &done),
+              0);
+    EXPECT_EQ(done, 4u);
+    EXPECT_TRUE(only(Changes(before)
+                         .word(lay.mfn(700), 0, map(802, P | US | A))
+                         .word(lay.mfn(700), 1, map(801, P | US | A))
+                         .word(lay.mfn(700), 2, map(803, P | US | A))
+                         .count(lay.mfn(801), +1)
+                         .count(lay.mfn(802), +1)
+                         .count(lay.mfn(803), +1),
+                     m));
 }
 
 TEST_F(MmuUpdateTest, MachphysUpdateSetsTheM2pEntryOnly)

@@ -139,6 +139,24 @@ TEST_F(ValidationTest, ValidationAddsTheUserBitOnlyOnSuccess)
     EXPECT_TRUE(only(expected, m));
 }
 
+// validate_table skips its adjusting pass when every present entry has US:
+// one entry without it, anywhere, still gets it.
+TEST_F(ValidationTest, ValidationAddsTheUserBitToTheOneEntryWithoutIt)
+{
+    make_read_only(700);
+    for (unsigned i = 0; i < 8; ++i) table(lay.mfn(700))[i] = map(800 + i, P | US | A);
+    table(lay.mfn(700))[3] = map(803, P | A);
+    Snapshot before(m);
+    Changes expected(before);
+    expected.flush(cpus({0, 1})).type_info(lay.mfn(700), PageType::L1, 1, ti::kValidated | ti::kPinned);
+    expected.count(lay.mfn(700), +1).word(lay.mfn(700), 3, map(803, P | US | A));
+    for (unsigned i = 0; i < 8; ++i) expected.count(lay.mfn(800 + i), +1);
+    unsigned done = 0;
+    EXPECT_EQ(mmuext({op_mfn(MMUEXT_PIN_L1_TABLE, lay.mfn(700))}, &done), 0);
+    EXPECT_EQ(done, 1u);
+    EXPECT_TRUE(only(expected, m));
+}
+
 TEST_F(ValidationTest, FailedValidationCanBeRetriedOnceTheTableIsFixed)
 {
     make_read_only(700);

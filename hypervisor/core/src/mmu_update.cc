@@ -8,6 +8,7 @@
 #include "core/hypercall.h"
 #include "core/l1_run.h"
 #include "core/table_cursor.h"
+#include "get_page.h"
 
 namespace pvmmu {
 
@@ -19,8 +20,10 @@ struct Batch {
     MapContext ctx;
     TableCursor cursor;
 
-    int operator()(const mmu_update_t& req, uint32_t& units);
+    // Inline in both of do_mmu_update's paths (core/batch.h run_batch, run_one).
+    [[gnu::always_inline]] int operator()(const mmu_update_t& req, uint32_t& units);
     int run(RequestReader<mmu_update_t>& in, uint32_t i, uint32_t end, uint32_t& did);
+    int plain_run(RequestReader<mmu_update_t>& in, uint32_t i, uint32_t end, Mfn m, unsigned cmd, uint32_t& did);
     void finish() { cursor.release(); }
 };
 
@@ -32,8 +35,8 @@ struct Batch {
 int plain_update(Batch& b, Maddr a, uint64_t val)
 {
     const Mfn m = a.mfn();
-    if (get_page(b.hv, m, b.d.id)) return -XEN_EINVAL;
-    const int rc = get_page_type(b.hv, m, PageType::Writable);
+    if (get_page_inline(b.hv, m, b.d.id)) return -XEN_EINVAL;
+    const int rc = get_writable_type(b.hv, m);
     if (rc == 0) {
         std::atomic_ref<uint64_t>(b.hv.mem().table(m)[a.offset() / sizeof(uint64_t)])
             .store(val, std::memory_order_relaxed);
@@ -44,8 +47,9 @@ int plain_update(Batch& b, Maddr a, uint64_t val)
 }
 
 // cmd 0, cmd 2 and cmd 3: one checked entry update of a table of any level.
+// Inline into Batch::operator(): a one-request call's frame set-up is paid once.
 template <bool FoldAd>
-int pt_update(Batch& b, const mmu_update_t& req)
+[[gnu::always_inline]] inline int pt_update(Batch& b, const mmu_update_t& req)
 {
     const Maddr a{req.ptr & ~uint64_t(PVMMU_MMU_CMD_MASK)};
     const unsigned level = b.cursor.acquire(a.mfn());
@@ -96,12 +100,64 @@ int Batch::run(RequestReader<mmu_update_t>& in, uint32_t i, uint32_t end, uint32
     const bool atomic = cmd == MMU_ATOMIC_PT_UPDATE;
     const bool normal = cmd == MMU_NORMAL_PT_UPDATE || cmd == MMU_PT_UPDATE_NO_TRANSLATE;
     if (!(atomic ? d.policy.allows(Perm::MmuAtomic) : normal && d.policy.allows(Perm::MmuNormal))) return 0;
-    if (cursor.acquire(Maddr{req->ptr & ~uint64_t(PVMMU_MMU_CMD_MASK)}.mfn()) != 1) return 0;
+    const Maddr a{req->ptr & ~uint64_t(PVMMU_MMU_CMD_MASK)};
+    const unsigned level = cursor.acquire(a.mfn());
+    if (level == 0) return plain_run(in, i, end, a.mfn(), cmd, did);
+    if (level != 1) return 0;
+    // A run whose first request l1_run would leave to pt_update costs its
+    // set-up for nothing: a new frame or a P change (an empty entry filled).
+    const uint64_t old = load_entry(cursor.table() + a.offset() / sizeof(uint64_t));
+    if (!(req->val & pte_bit::P) || ((old ^ req->val) & (pte_bit::ADDR | pte_bit::P))) return 0;
     return atomic ? l1_run<true>(hv, in, cursor.mfn(), cmd, ctx, i, end, did)
                   : l1_run<false>(hv, in, cursor.mfn(), cmd, ctx, i, end, did);
 }
 
-int Batch::operator()(const mmu_update_t& req, uint32_t& units)
+// A run of plain updates (plain_update) on frame m, which is no table (a new
+// mm's, not yet pinned: Linux fills it by cmd 0 in batches), all with
+// command cmd: the frame's general and writable type references taken once
+// for the run, each value stored as given. Nothing of a request can fail
+// once they are held, so the run stops only at another frame or command
+// (the handler's, or the next run's, from there) or an unreadable request
+// (-EFAULT, as the handler would answer); holding the references keeps the
+// frame from becoming a table until the run ends, as if a concurrent pin
+// came after it. The frame was looked up by the caller, once.
+[[gnu::noinline]] int Batch::plain_run(RequestReader<mmu_update_t>& in, uint32_t i, uint32_t end, Mfn m,
+                                     unsigned cmd, uint32_t& did)
+{
+    if (get_page_inline(hv, m, d.id)) return -XEN_EINVAL;
+    if (get_writable_type(hv, m)) {
+        put_page(hv, m);
+        return -XEN_EINVAL;
+    }
+    uint64_t* const t = hv.mem().table(m);
+    const uint64_t want = maddr_of(m).v | cmd;
+    constexpr uint64_t kEntryBits = kPageSize - sizeof(uint64_t);   // ptr 11:3: the word
+    const uint32_t first = i;
+    int rc = 0;
+    while (i < end) {
+        uint32_t n;
+        const mmu_update_t* r = in.at(i, n);
+        if (!r) {
+            rc = -XEN_EFAULT;
+            break;
+        }
+        if (n > end - i) n = end - i;
+        uint32_t k = 0;
+        for (; k < n; ++k) {
+            const uint64_t off = r[k].ptr - want;   // the word's offset exactly when ptr names this frame and cmd
+            if (off & ~kEntryBits) break;
+            std::atomic_ref<uint64_t>(t[off / sizeof(uint64_t)]).store(r[k].val, std::memory_order_relaxed);
+        }
+        i += k;
+        if (k < n) break;
+    }
+    put_page_type(hv, m);
+    put_page(hv, m);
+    did = i - first;
+    return rc;
+}
+
+inline int Batch::operator()(const mmu_update_t& req, uint32_t& units)
 {
     Batch& b = *this;
     const Policy& p = d.policy;
@@ -122,8 +178,21 @@ int Batch::operator()(const mmu_update_t& req, uint32_t& units)
 
 } // namespace
 
+namespace {
+
+// A batch of one request (core/batch.h run_one).
+[[gnu::noinline]] HcResult mmu_update_one(Hypervisor& hv, Vcpu& v, HypercallFrame& f)
+{
+    Batch b{hv, *v.domain, {}, TableCursor(hv, v.domain->id)};
+    const long rc = resolve_foreign(hv, b.d, f.arg[3], b.ctx);
+    return run_one<mmu_update_t>(hv, v, f, rc, b);
+}
+
+} // namespace
+
 HcResult do_mmu_update(Hypervisor& hv, Vcpu& v, HypercallFrame& f)
 {
+    if (uint32_t(f.arg[1]) == 1) return mmu_update_one(hv, v, f);
     Batch b{hv, *v.domain, {}, TableCursor(hv, v.domain->id)};
     const long rc = resolve_foreign(hv, b.d, f.arg[3], b.ctx);
     return run_batch<mmu_update_t>(hv, v, f, rc, b);

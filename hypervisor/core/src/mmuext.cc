@@ -150,6 +150,7 @@ HcResult do_mmuext_op(Hypervisor& hv, Vcpu& v, HypercallFrame& f)
     // mmuext_op takes a foreign domain too; pvmmu's operations act on the caller.
     MapContext ctx;
     const long rc = resolve_foreign(hv, *v.domain, f.arg[3], ctx);
+    if (uint32_t(f.arg[1]) == 1) return run_one<mmuext_op_t>(hv, v, f, rc, ops);
     return run_batch<mmuext_op_t>(hv, v, f, rc, ops);
 }
 

@@ -2,6 +2,7 @@
 #include "core/pagetable.h"
 
 #include "core/entry_change.h"
+#include "get_page.h"
 
 namespace pvmmu {
 
@@ -15,7 +16,7 @@ int get_entry_refs(Hypervisor& hv, Level level, Pte e, const MapContext& ctx)
     }
     const DomId owner = hv.frame(m).owner.load(std::memory_order_acquire);
     const DomId allowed = owner == ctx.self ? ctx.self : ctx.foreign;
-    if (int rc = get_page(hv, m, allowed)) return rc;
+    if (int rc = get_page_inline(hv, m, allowed)) return rc;
     if (e.writable()) {
         if (int rc = get_writable_type(hv, m)) {
             put_page(hv, m);
@@ -38,6 +39,50 @@ void put_entry_refs(Hypervisor& hv, Level level, Pte e)
     put_page(hv, e.mfn());
 }
 
+namespace {
+
+// get_entry_refs of an L1 entry when the foreign domain is the table's owner
+// itself, as in validate_table: the owner rule then names that owner
+// whichever frame the entry maps, so get_page's own check (valid frame,
+// -EINVAL; that owner, -EPERM) is the whole rule, and the lookup before it
+// is not made twice per entry.
+inline int get_own_l1_refs(Hypervisor& hv, Pte e, DomId self)
+{
+    const Mfn m = e.mfn();
+    if (int rc = get_page_inline(hv, m, self)) return rc;
+    if (e.writable()) {
+        if (int rc = get_writable_type(hv, m)) {
+            put_page(hv, m);
+            return rc;
+        }
+    }
+    return 0;
+}
+
+// validate_table's first pass for one level, so that an L1's (a pin of a
+// process's table: 512 entries) tests no level per entry: the references of
+// entries 0 .. i - 1 taken, 0; or the errno of entry i, whose references and
+// those after it are not taken. `adjust` set when an entry needs US.
+template <Level L>
+int get_table_entries(Hypervisor& hv, uint64_t* t, const MapContext& ctx, unsigned& i, bool& adjust)
+{
+    for (; i < kEntriesPerTable; ++i) {
+        const Pte e{load_entry(&t[i])};
+        int rc = 0;
+        if (L == Level::L4 && hv.l4_slot_reserved(i)) {
+            if (e.v != 0) rc = -XEN_EINVAL;
+        } else if (e.present()) {
+            adjust |= !(e.v & pte_bit::US);
+            if (!entry_flags_ok(L, e)) rc = -XEN_EINVAL;
+            else rc = L == Level::L1 ? get_own_l1_refs(hv, e, ctx.self) : get_entry_refs(hv, L, e, ctx);
+        }
+        if (rc) return rc;
+    }
+    return 0;
+}
+
+} // namespace
+
 int validate_table(Hypervisor& hv, Mfn m, Level level)
 {
     uint64_t* t = hv.mem().table(m);
@@ -45,15 +90,16 @@ int validate_table(Hypervisor& hv, Mfn m, Level level)
     const MapContext ctx{self, self};
     hv.note_table_work(self, kEntriesPerTable);   // every entry is looked at, and again to adjust or undo
     unsigned i = 0;
-    int rc = 0;
-    for (; i < kEntriesPerTable; ++i) {
-        const Pte e{load_entry(&t[i])};
-        if (level == Level::L4 && hv.l4_slot_reserved(i)) {
-            if (e.v != 0) rc = -XEN_EINVAL;
-        } else if (e.present()) {
-            rc = entry_flags_ok(level, e) ? get_entry_refs(hv, level, e, ctx) : -XEN_EINVAL;
-        }
-        if (rc) break;
+    // Whether some present entry lacks US (adjust_guest_entry's change): a
+    // table whose entries all have it, as a fork's copies of its parent's
+    // do, needs no second pass (an L4 always does, for its reserved slots).
+    bool adjust = level == Level::L4;
+    int rc;
+    switch (level) {
+    case Level::L1: rc = get_table_entries<Level::L1>(hv, t, ctx, i, adjust); break;
+    case Level::L2: rc = get_table_entries<Level::L2>(hv, t, ctx, i, adjust); break;
+    case Level::L3: rc = get_table_entries<Level::L3>(hv, t, ctx, i, adjust); break;
+    default: rc = get_table_entries<Level::L4>(hv, t, ctx, i, adjust); break;
     }
     if (rc) {
         while (i-- > 0) {
@@ -68,7 +114,7 @@ int validate_table(Hypervisor& hv, Mfn m, Level level)
     // validated (no writable mapping and no type reference exist), so a plain
     // update is safe. Reserved L4 slots are zero here and get the platform's
     // entries (core/platform.h reserved_l4_entry).
-    for (i = 0; i < kEntriesPerTable; ++i) {
+    for (i = 0; adjust && i < kEntriesPerTable; ++i) {
         const Pte e{load_entry(&t[i])};
         const bool reserved = level == Level::L4 && hv.l4_slot_reserved(i);
         const Pte a = reserved ? Pte{hv.platform().reserved_l4_entry(self, i)} : adjust_guest_entry(e);
@@ -79,21 +125,38 @@ int validate_table(Hypervisor& hv, Mfn m, Level level)
     return 0;
 }
 
+namespace {
+
+// devalidate_table's loop for one level, so that an L1's (an unpin of a
+// process's table: 512 entries) tests no level per entry.
+template <Level L>
+void put_table_entries(Hypervisor& hv, uint64_t* t)
+{
+    for (unsigned i = 0; i < kEntriesPerTable; ++i) {
+        const Pte e{load_entry(&t[i])};
+        if (L == Level::L4 && hv.l4_slot_reserved(i)) {
+            // The frame may become writable to its guest next: no hypervisor
+            // entry stays behind, and a later validation finds the slot empty.
+            if (e.v) std::atomic_ref<uint64_t>(t[i]).store(0);
+        } else if (e.present()) {
+            put_entry_refs(hv, L, e);
+        }
+    }
+}
+
+} // namespace
+
 void devalidate_table(Hypervisor& hv, Mfn m, Level level)
 {
     uint64_t* t = hv.mem().table(m);
     // Only the owner takes type references on its tables: the last one going
     // finds the frame still its own.
     hv.note_table_work(hv.frame(m).owner.load(std::memory_order_acquire), kEntriesPerTable);
-    for (unsigned i = 0; i < kEntriesPerTable; ++i) {
-        const Pte e{load_entry(&t[i])};
-        if (level == Level::L4 && hv.l4_slot_reserved(i)) {
-            // The frame may become writable to its guest next: no hypervisor
-            // entry stays behind, and a later validation finds the slot empty.
-            if (e.v) std::atomic_ref<uint64_t>(t[i]).store(0);
-        } else if (e.present()) {
-            put_entry_refs(hv, level, e);
-        }
+    switch (level) {
+    case Level::L1: return put_table_entries<Level::L1>(hv, t);
+    case Level::L2: return put_table_entries<Level::L2>(hv, t);
+    case Level::L3: return put_table_entries<Level::L3>(hv, t);
+    case Level::L4: return put_table_entries<Level::L4>(hv, t);
     }
 }
 

@@ -3,30 +3,12 @@
 #include "core/refs.h"
 
 #include "core/pagetable.h"
+#include "get_page.h"
 #include "race_site.h"
 
 namespace pvmmu {
 
-int get_page(Hypervisor& hv, Mfn m, DomId owner)
-{
-    if (!hv.mem().valid(m)) return -XEN_EINVAL;
-    FrameInfo& f = hv.frame(m);
-    if (f.owner.load(std::memory_order_acquire) != owner) return -XEN_EPERM;
-    uint32_t c = f.count.load(std::memory_order_relaxed);
-    do {
-        if (c >= ti::kCountLimit) return -XEN_EOVERFLOW;
-    } while (!f.count.compare_exchange_weak(c, c + 1, std::memory_order_seq_cst));
-    race_point(hv, RacePoint::GetPageCounted, m);
-    // The owner changes only while the count is zero; recheck now that we hold
-    // one. Count first, owner second; whoever gives the frame away does the
-    // mirror (owner first, count second: domain_teardown.cc), all seq_cst, so
-    // of the two at least one sees the other.
-    if (f.owner.load(std::memory_order_seq_cst) != owner) {
-        put_page(hv, m);
-        return -XEN_EPERM;
-    }
-    return 0;
-}
+int get_page(Hypervisor& hv, Mfn m, DomId owner) { return get_page_inline(hv, m, owner); }
 
 void put_page(Hypervisor& hv, Mfn m)
 {

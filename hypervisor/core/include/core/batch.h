@@ -12,6 +12,32 @@
 
 namespace pvmmu {
 
+// What run_batch does with a batch of one request (uint32_t(f.arg[1]) == 1: not
+// a continuation, whose count carries PVMMU_MMU_UPDATE_PREEMPTED), without the
+// chunk, the budget or the run: one request is never preempted after (none
+// is left), and a run needs two. Linux's copy-on-write fault sets its PTE so
+// (arch/x86/xen/mmu_pv.c __xen_set_pte outside lazy-MMU mode), as most of its
+// mmuext_ops (a pin, an unpin, a flush). A hypercall calls it from a function
+// of its own, so that neither it nor run_batch pays for the other's frame.
+template <class Req, class Handler>
+HcResult run_one(Hypervisor& hv, Vcpu& v, HypercallFrame& f, long rc, Handler& handler)
+{
+    Platform& plat = hv.platform();
+    const Vaddr pdone{f.arg[2]};
+    if (rc == 0) {
+        Req req;
+        rc = -XEN_EFAULT;
+        if (!plat.copy_from_guest(v, &req, Vaddr{f.arg[0]}, sizeof(req))) {
+            uint32_t units = 1;
+            rc = handler(req, units);
+        }
+    }
+    handler.finish();
+    const uint32_t done = rc == 0;
+    if (pdone.v && plat.copy_to_guest(v, pdone, &done, sizeof(done)) && rc == 0) rc = -XEN_EFAULT;
+    return pvmmu::done(rc);
+}
+
 // The batch loop of mmu_update and mmuext_op (Xen's semantics, docs/design.md §3):
 // arg[0] the request array, arg[1] the count, arg[2] pdone. Requests are read
 // through a RequestReader; the first failure stops the batch; after

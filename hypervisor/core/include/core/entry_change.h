@@ -16,8 +16,11 @@ namespace pvmmu {
 // dropped — or, when the install wrote nothing, nv's given back and its
 // value returned. Same frame still mapped: only an L1's writable raise or
 // drop changes a reference.
+//
+// Inline into each writer: a new frame's one call (a copy-on-write fault's
+// PTE) pays no frame set-up of its own.
 template <class Install>
-[[nodiscard]] int change_entry(Hypervisor& hv, Level level, Pte o, Pte nv, const MapContext& ctx, Install&& install)
+[[nodiscard, gnu::always_inline]] inline int change_entry(Hypervisor& hv, Level level, Pte o, Pte nv, const MapContext& ctx, Install&& install)
 {
     if (nv.present() && o.present() && nv.mfn() == o.mfn()) {
         const bool raise = level == Level::L1 && nv.writable() && !o.writable();

@@ -21,7 +21,7 @@ public:
     {
         if (level_ && m == mfn_) return level_;
         release();
-        level_ = hv_.mem().valid(m) ? get_existing_table(hv_, m, self_) : 0;
+        level_ = get_existing_table(hv_, m, self_);   // 0 for an invalid m too
         if (level_) {
             mfn_ = m;
             hv_.frame(m).lock.lock(hv_.platform());
