@@ -104,10 +104,6 @@ int Batch::run(RequestReader<mmu_update_t>& in, uint32_t i, uint32_t end, uint32
     const unsigned level = cursor.acquire(a.mfn());
     if (level == 0) return plain_run(in, i, end, a.mfn(), cmd, did);
     if (level != 1) return 0;
-    // A run whose first request l1_run would leave to pt_update costs its
-    // set-up for nothing: a new frame or a P change (an empty entry filled).
-    const uint64_t old = load_entry(cursor.table() + a.offset() / sizeof(uint64_t));
-    if (!(req->val & pte_bit::P) || ((old ^ req->val) & (pte_bit::ADDR | pte_bit::P))) return 0;
     return atomic ? l1_run<true>(hv, in, cursor.mfn(), cmd, ctx, i, end, did)
                   : l1_run<false>(hv, in, cursor.mfn(), cmd, ctx, i, end, did);
 }
