@@ -16,7 +16,7 @@ import subprocess
 import sys
 import tempfile
 
-# Issue 2's targets, instructions per PTE.
+# The targets of docs/results.md §1, instructions per PTE.
 TARGETS = {
     "flagrange-flagonly": 40,
     "atomic-flagonly": 40,

@@ -15,11 +15,11 @@ namespace pvmmu::run {
 namespace {
 
 // Xen's last lines, each with the status pvmmu's isa-debug-exit gives for
-// the same end (xen/common/shutdown.c prints them).
+// the same end (Xen's shutdown code prints them).
 const std::vector<Ending> kXenEndings = {
     {"(XEN) Hardware Dom0 halted", kPoweroffStatus, 0},   // SCHEDOP_shutdown poweroff
     // A dom0 that powers the machine off through ACPI, as Linux does (Xen
-    // enters S5 for it: xen/arch/x86/acpi/power.c prints this).
+    // enters S5 for it and prints this).
     {"(XEN) Entering ACPI S5 state.", kPoweroffStatus, 0},
     {"(XEN) Hardware Dom0 crashed", kCrashStatus, 0},
     {"(XEN) Hardware Dom0 shutdown", kRebootStatus, 0},   // reboot, suspend, watchdog, ...

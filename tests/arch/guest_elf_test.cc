@@ -129,7 +129,7 @@ TEST(GuestElf, SegmentsGoToPaddrPlusVirtBaseMinusPaddrOffset)
     EXPECT_EQ(out.image_end, kText + 8192);
 }
 
-// Issue 14: a kernel linked at 0 without VIRT_BASE or PADDR_OFFSET notes
+// A kernel linked at 0 without VIRT_BASE or PADDR_OFFSET notes
 // (both default to 0, as on Xen) is accepted; the loader puts the boot
 // structures after it (pv/loader.cc).
 TEST(GuestElf, KernelLinkedAtZeroWithoutVirtBaseIsAccepted)

@@ -92,7 +92,7 @@ TEST_F(MmuUpdateTest, PtrToAFrameThatIsNotTheCallersIsEinval)
 }
 
 // A frame of the caller that is no page table takes `val` as given, as on Xen
-// (xen/arch/x86/mm.c, do_mmu_update's writable case): Linux writes the
+// (do_mmu_update's writable case): Linux writes the
 // entries of tables it has not pinned yet with cmd 0. The frame's references
 // stay as they were.
 TEST_F(MmuUpdateTest, DataFrameOfTheCallerIsWrittenAsGiven)

@@ -31,7 +31,7 @@ TEST_F(XenVersionTest, UnknownSubcommandIsEnosys)
     EXPECT_TRUE(unchanged(before, m));
 }
 
-// Issue 14: the sub-ops Xen answers every guest, with Xen's types.
+// The sub-ops Xen answers every guest, with Xen's types.
 TEST_F(XenVersionTest, StringsAndParametersAsXenGivesThem)
 {
     xen_compile_info_t ci;

@@ -28,10 +28,9 @@ struct Batch {
 };
 
 // cmd 0, 2 or 3 on a frame of the caller that is no page table: Xen's
-// do_mmu_update (xen/arch/x86/mm.c) stores `val` as given if the frame can be
+// do_mmu_update stores `val` as given if the frame can be
 // typed writable, and refuses it (-EINVAL) otherwise. Linux writes every PTE
-// with cmd 0, those of a table not yet pinned too (arch/x86/xen/mmu_pv.c,
-// __xen_set_pte): a new mm's tables before its first switch, exec's among them.
+// with cmd 0, those of a table not yet pinned too (its __xen_set_pte): a new mm's tables before its first switch, exec's among them.
 int plain_update(Batch& b, Maddr a, uint64_t val)
 {
     const Mfn m = a.mfn();
@@ -88,7 +87,7 @@ int range_update(Batch& b, const mmu_update_t& req, uint32_t& units)
 // is left to pt_update. So is a last request alone: the run's set-up (its
 // references, its chunk) costs more than it saves on one entry, and Linux
 // sets a PTE outside lazy-MMU mode, in a page fault, with a one-request call
-// (arch/x86/xen/mmu_pv.c __xen_set_pte); pt_update does the same change.
+// (its __xen_set_pte); pt_update does the same change.
 int Batch::run(RequestReader<mmu_update_t>& in, uint32_t i, uint32_t end, uint32_t& did)
 {
     did = 0;

@@ -1893,8 +1893,7 @@ long mmuext1(unsigned cmd, uint64_t mfn)
     return hypercall(__HYPERVISOR_mmuext_op, uint64_t(&op), 1, 0, DOMID_SELF);
 }
 
-// Linux's first switch of L4 (arch/x86/xen/mmu_pv.c,
-// xen_setup_kernel_pagetable): a copy of the boot L4 pinned and made the
+// Linux's first switch of L4 (its xen_setup_kernel_pagetable): a copy of the boot L4 pinned and made the
 // base pointer, the boot L4 unpinned, then mapped writable. Only vCPU 0
 // starts on the boot L4 (Xen's builder gives the others no page tables
 // until VCPUOP_initialise), so nothing holds it any more and the writable

@@ -174,7 +174,7 @@ int guest_load(DomId id, const uint8_t* file, size_t size, const uint8_t* module
     // Only vCPU 0 starts on the boot L4, as Xen builds a PV domain: the others
     // get theirs from VCPUOP_initialise. A reference held for them would keep
     // the boot L4 a page table after the guest leaves and unpins it, and
-    // Linux's writable mapping of it then would fail (arch/x86/xen/mmu_pv.c,
+    // Linux's writable mapping of it then would fail (its
     // xen_setup_kernel_pagetable).
     for (unsigned i = 1; i < nr_vcpus; ++i) {
         Vcpu& v = out.dom.vcpus[i];

@@ -185,7 +185,7 @@ long initialise_locked(Vcpu& self, Vcpu& t, uint64_t ctx_va)
     // §12.3): the vCPU starts as a new one, whatever it had set before it
     // went down — no breakpoint armed, CR4.DE clear. Its virtual IOPL is
     // user_regs' RFLAGS.IOPL, as Xen's arch_set_info_guest takes it (Linux
-    // gives its secondary CPUs IOPL 1 this way, arch/x86/xen/smp_pv.c); the
+    // gives its secondary CPUs IOPL 1 this way, in its PV SMP bring-up); the
     // RFLAGS the vCPU starts with never has IOPL set.
     a.dr = DebugRegs{};
     a.iopl = uint8_t((r.rflags & kRflagsIopl) >> 12);

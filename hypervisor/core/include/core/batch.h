@@ -16,7 +16,7 @@ namespace pvmmu {
 // a continuation, whose count carries PVMMU_MMU_UPDATE_PREEMPTED), without the
 // chunk, the budget or the run: one request is never preempted after (none
 // is left), and a run needs two. Linux's copy-on-write fault sets its PTE so
-// (arch/x86/xen/mmu_pv.c __xen_set_pte outside lazy-MMU mode), as most of its
+// (its __xen_set_pte outside lazy-MMU mode), as most of its
 // mmuext_ops (a pin, an unpin, a flush). A hypercall calls it from a function
 // of its own, so that neither it nor run_batch pays for the other's frame.
 template <class Req, class Handler>
