@@ -3,10 +3,11 @@
 // calls with the domain's lock, reads system time and shuts the domain down
 // with SHUTDOWN_watchdog when a timer expires (Xen 4.17 returns that -ENOSPC
 // truncated to 32 bits; pvmmu returns it whole, docs/abi.md §10 "Shutdown").
-// pvmmu looks at the deadlines on every return of one of the domain's vCPUs
-// to the guest (watchdog_on_return, from guest_return_events in
-// pv/event_delivery.cc), and each vCPU's CPU arms its timer for the
-// earliest (watchdog_next), so a domain that spins or sleeps is caught.
+// pvmmu looks at the deadlines on the returns of the domain's vCPUs to the
+// guest that check the timers (watchdog_on_return, from guest_return_events
+// in pv/event_delivery.cc; pv/events.h says which), and each vCPU's CPU arms
+// its timer for the earliest (watchdog_next), kicked to do so when another
+// vCPU moves it earlier, so a domain that spins or sleeps is caught.
 #include <pvmmu/abi.h>
 
 #include "boot/time.h"
