@@ -1946,6 +1946,44 @@ void pinned_l1(const start_info_t* si, uint64_t dm)
           hypercall(__HYPERVISOR_update_va_mapping, va, (m << 12) | 0x67, UVMF_INVLPG | UVMF_LOCAL), 0);
 }
 
+// c_edge_st64 (c_st64's MOV) at offset 0xff1 of a page of its own, its 15
+// bytes to the page's end, and c_edge_next the page after it, which
+// ptwr_at_page_end unmaps: a fetch of 16 bytes there faults.
+asm(R"(
+    .pushsection .text.ptwr_edge, "ax", @progbits
+    .balign 4096
+    .skip 0xff1, 0xcc
+    .globl c_edge_st64, c_edge_next
+    .hidden c_edge_st64, c_edge_next
+c_edge_st64:
+    mov %rsi, (%rdi); xor %eax, %eax; ret
+    .balign 4096, 0xcc
+c_edge_next:
+    .skip 4096, 0xcc
+    .popsection
+)");
+extern "C" HIDDEN char c_edge_st64[], c_edge_next[];
+
+// A write to the L1 entry at pte_va by an instruction 15 bytes before the
+// end of its page, the next page unmapped: emulated as any other, from the
+// bytes up to the page's end.
+void ptwr_at_page_end(const start_info_t* si, uint64_t pte_va, uint64_t val)
+{
+    const uint64_t next = uint64_t(c_edge_next);
+    const uint64_t e = l1_entry_of(si, next);
+    volatile uint64_t* const next_pte =
+        reinterpret_cast<volatile uint64_t*>(uint64_t(gpfn_bytes(gpfn_of(si, e >> 12))) + (e & 4095));
+    const uint64_t saved = *next_pte;
+    checkx("the write at page offset 0xff1", uint64_t(c_edge_st64) & 4095, 0xff1);
+    check("  the page after it unmapped", hypercall(__HYPERVISOR_update_va_mapping, next, 0, UVMF_INVLPG | UVMF_LOCAL), 0);
+    check("  a read of it: #PF", trap_of(c_load, next), 14);
+    check("  the mov into the entry, emulated", trap_of(c_edge_st64, pte_va, val), kNoTrap);
+    constexpr uint64_t kFrameAndPerms = 0x000ffffffffff003ull;   // Xen adds G to a user mapping
+    checkx("  the entry", *reinterpret_cast<volatile uint64_t*>(pte_va) & kFrameAndPerms, val & kFrameAndPerms);
+    check("  the page after it mapped again",
+          hypercall(__HYPERVISOR_update_va_mapping, next, saved, UVMF_INVLPG | UVMF_LOCAL), 0);
+}
+
 void pt_writes(const start_info_t* si, bool pvmmu)
 {
     // Xen 4.17 emulates these writes for a PV guest but does not report
@@ -2064,6 +2102,7 @@ void pt_writes(const start_info_t* si, bool pvmmu)
     }
 
     pinned_l1(si, dm);
+    ptwr_at_page_end(si, pte_va, (dm << 12) | kP | kUs);
 
     // Back as it was: the page's own frame, writable.
     check("mov of the original entry", trap_of(c_st64, pte_va, orig), kNoTrap);

@@ -9,6 +9,12 @@
 //   then SCHEDOP_poll of an idle port returns at its timeout, not before;
 // - wake: vCPU 1 blocks; an event vCPU 0 sends on an IPI port bound to it
 //   wakes it, through one SCHEDOP_block, and it sees the event once;
+// - page faults only: vCPU 1 spins on writes to one of its L1 entries, each
+//   a #PF the hypervisor emulates (its only exits), with its periodic tick
+//   stopped; vCPU 0 then sets vCPU 1's periodic timer (VCPUOP_
+//   set_periodic_timer), and VIRQ_TIMER reaches vCPU 1 within a bound;
+//   then an event vCPU 0 sends to it reaches it too (pvmmu: the kick, from
+//   vCPU 0's hypercall, makes vCPU 1's CPU look; docs/abi.md §12.6);
 // - stress: every vCPU sends events to every other on its own IPI ports for
 //   each ordered pair (kPortsPerPair of them, so that several are in flight),
 //   the next on a port once the previous one has been received, g_events in all (vcpus=N: 2 or 4), while receiving the others'
@@ -58,6 +64,15 @@ volatile bool g_duplicate, g_stuck;
 volatile unsigned g_done;                  // vCPUs done sending
 volatile unsigned g_phase;                 // what vCPUs 1.. do next (below)
 volatile uint64_t g_blocks[kMaxVcpus];     // SCHEDOP_block calls made
+
+// The page-fault test (phase 2): the L1 entry vCPU 1 writes, through the
+// L1's read-only mapping, with the value it holds; the writes made; when
+// vCPU 1 is to stop.
+volatile uint64_t* g_pf_pte;
+uint64_t g_pf_val;
+volatile uint64_t g_pf_writes;
+volatile bool g_pf_stop;
+alignas(4096) volatile uint64_t g_pf_page[512];
 
 alignas(16) uint8_t g_stacks[kMaxVcpus][16384];
 
@@ -253,6 +268,19 @@ void stress(unsigned me)
     __atomic_fetch_add(&g_done, 1, __ATOMIC_SEQ_CST);
 }
 
+// vCPU 1 in phase 2: its periodic tick stopped, events unmasked, then
+// nothing but emulated page-table writes until vCPU 0 says stop.
+void pf_spin(unsigned me)
+{
+    hypercall(__HYPERVISOR_vcpu_op, VCPUOP_stop_periodic_timer, me, 0);
+    set_mask(me, false);
+    while (!g_pf_stop) {
+        *g_pf_pte = g_pf_val;
+        g_pf_writes = g_pf_writes + 1;
+    }
+    set_mask(me, true);
+}
+
 [[noreturn]] void secondary(unsigned me)
 {
     set_mask(me, true);
@@ -269,7 +297,57 @@ void stress(unsigned me)
             stress(me);
             set_mask(me, true);
         }
+        if (phase == 2 && me == 1) pf_spin(me);
     }
+}
+
+// Waits up to 2 s (TCG on a loaded machine is slow) for *count to pass
+// `from`; the ms it took, or ~0.
+uint64_t wait_past(volatile uint64_t* count, uint64_t from)
+{
+    const uint64_t t0 = now(0), until = t0 + 2000 * kMs;
+    while (*count <= from && now(0) < until) hypercall(__HYPERVISOR_sched_op, SCHEDOP_yield, 0);
+    return *count > from ? (now(0) - t0) / kMs : ~0ull;
+}
+
+void pf_only_test(const start_info_t* si)
+{
+    evtchn_bind_virq_t t{VIRQ_TIMER, 1, 0};
+    check("page faults only: EVTCHNOP_bind_virq(VIRQ_TIMER, vCPU 1)", evtchn(EVTCHNOP_bind_virq, &t), 0);
+    check("  a port below 256", t.port < kPorts, 1);
+    if (t.port >= kPorts) return;
+    __atomic_fetch_or(&g_mine[1][t.port / 64], xen_ulong_t(1) << (t.port % 64), __ATOMIC_SEQ_CST);
+    const evtchn_port_t wake = bind_ipi(1), ev = bind_ipi(1);
+    const uint64_t va = uint64_t(g_pf_page);
+    const uint64_t e = l1_entry_of(si, va);
+    g_pf_pte = reinterpret_cast<volatile uint64_t*>(uint64_t(gpfn_bytes(gpfn_of(si, e >> 12))) + (e & 4095));
+    g_pf_val = *g_pf_pte;
+    g_pf_stop = false;
+    g_phase = 2;
+    check("  EVTCHNOP_send: vCPU 1 woken to spin", send(wake), 0);
+    check("  vCPU 1 spins on emulated page-table writes", wait_past(&g_pf_writes, 1000) != ~0ull, 1);
+    // What vCPU 1 spins with: no hypercall, no interrupt of its own. A
+    // periodic tick before its stop may still be on its way.
+    wait_us(0, 20000);
+    const uint64_t seen0 = g_seen[t.port];
+    vcpu_set_periodic_timer_t pt{10 * kMs};
+    check("  VCPUOP_set_periodic_timer(vCPU 1, 10 ms)",
+          hypercall(__HYPERVISOR_vcpu_op, VCPUOP_set_periodic_timer, 1, uint64_t(&pt)), 0);
+    const uint64_t tick_ms = wait_past(&g_seen[t.port], seen0);
+    check("  VIRQ_TIMER reaches vCPU 1 within 2 s", tick_ms != ~0ull, 1);
+    write("events guest: page faults only: first tick after ");
+    write_hex(tick_ms);
+    write(" ms\n");
+    check("VCPUOP_stop_periodic_timer(vCPU 1)", hypercall(__HYPERVISOR_vcpu_op, VCPUOP_stop_periodic_timer, 1, 0), 0);
+    const uint64_t ev0 = g_seen[ev];
+    check("EVTCHNOP_send to vCPU 1 spinning on page faults", send(ev), 0);
+    check("  vCPU 1 saw it within 2 s", wait_past(&g_seen[ev], ev0) != ~0ull, 1);
+    const uint64_t writes = g_pf_writes;
+    check("  vCPU 1 still spinning", wait_past(&g_pf_writes, writes) != ~0ull, 1);
+    const uint64_t blocks = g_blocks[1];
+    g_pf_stop = true;
+    wait_past(&g_blocks[1], blocks);   // back in its block
+    check("  the entry as it was", *g_pf_pte == g_pf_val, 1);
 }
 
 // What is still in flight (sent, not seen), what was seen twice, and the total seen.
@@ -360,6 +438,7 @@ extern "C" [[noreturn]] void xenpv_start(const start_info_t* si, uint64_t initia
     }
     start_vcpus(si);
     wake_test();
+    pf_only_test(si);
     stress_test();
     finish("events guest");
 }

@@ -230,9 +230,8 @@ static void dispatch(TrapFrame* f)
     // equals the PerCpu's address (else parked_gs_load_refused).
     if ((f->vector == kExcPF || f->vector == kExcGP || f->vector == kExcNP) && (f->cs & 3) == 0 && ring0_fixup(*f))
         return;
-    // The guest's page faults, about two per page of a Linux fork (its
-    // write-protect, emulated, and the copy-on-write fault, bounced;
-    // docs/results.md §13), straight to their two ways.
+    // The guest's page faults go straight to their two ways: emulated (a
+    // write to a write-protected page table) or bounced to the guest.
     if (f->vector == kExcPF && (f->cs & 3) == 3) {
         if (!guest_emulate_page_fault(*f) && !guest_bounce(*f)) guest_crash(*f, "exception in the guest");
         return;

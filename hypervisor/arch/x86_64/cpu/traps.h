@@ -26,6 +26,33 @@ struct TrapFrame {
 static_assert(sizeof(TrapFrame) == TRAP_FRAME_SIZE);
 static_assert(sizeof(TrapFrame) % 16 == 0);   // keeps the call aligned (cpu/trap_entry.S)
 
+// The frame's word of each general register, RAX..R15 in x86 encoding order
+// (ModRM, SIB and REX numbering; RSP's is the one the CPU pushed): read in
+// place by the PTE-write decoder (pv/ptwr.cc, pv/decode.h GprView). Each
+// register is a whole, aligned word of the frame.
+inline constexpr size_t kTrapFrameGprOffset[16] = {
+    offsetof(TrapFrame, rax), offsetof(TrapFrame, rcx), offsetof(TrapFrame, rdx), offsetof(TrapFrame, rbx),
+    offsetof(TrapFrame, rsp), offsetof(TrapFrame, rbp), offsetof(TrapFrame, rsi), offsetof(TrapFrame, rdi),
+    offsetof(TrapFrame, r8),  offsetof(TrapFrame, r9),  offsetof(TrapFrame, r10), offsetof(TrapFrame, r11),
+    offsetof(TrapFrame, r12), offsetof(TrapFrame, r13), offsetof(TrapFrame, r14), offsetof(TrapFrame, r15)};
+consteval bool trap_frame_gprs_are_words()
+{
+    for (const size_t o : kTrapFrameGprOffset)
+        if (o % sizeof(uint64_t) != 0 || o + sizeof(uint64_t) > sizeof(TrapFrame)) return false;
+    return true;
+}
+static_assert(trap_frame_gprs_are_words(), "each register must be an aligned word of the TrapFrame");
+struct TrapFrameGprMap {
+    uint8_t word[16];   // word[i]: register i's index among the frame's uint64_t words
+};
+consteval TrapFrameGprMap trap_frame_gpr_map()
+{
+    TrapFrameGprMap m{};
+    for (unsigned i = 0; i < 16; ++i) m.word[i] = uint8_t(kTrapFrameGprOffset[i] / sizeof(uint64_t));
+    return m;
+}
+inline constexpr TrapFrameGprMap kTrapFrameGpr = trap_frame_gpr_map();
+
 inline constexpr uint8_t kVectorShootdown = 0xf0;
 // Wakes an idle CPU to run a vCPU (VCPUOP_up), a halted one whose vCPU an
 // event woke, and makes a running vCPU take its upcall (pv/events.h).

@@ -70,8 +70,9 @@ struct PteWriteInsn {
 };
 
 // RAX..R15 in ModRM numbering: an array in that order, or the words of a
-// saved frame picked by a map (pv/ptwr.cc reads the trap frame in place,
-// without a copy of all sixteen for the one or two an address uses).
+// saved frame picked by a map (pv/ptwr.cc reads the trap frame in place by
+// cpu/traps.h kTrapFrameGpr, without a copy of all sixteen for the one or
+// two an address uses).
 struct GprView {
     const uint64_t* words;
     const uint8_t* map = nullptr;   // map[i]: register i's word; none: words[i]

@@ -9,8 +9,8 @@
 // follows a call: printing the console ring when the guest sends on its
 // port, kicking the vCPUs a call woke or gave an upcall (of the caller's
 // domain, or of the other end's of an interdomain channel), and halting a vCPU
-// that blocked; timers and upcalls reach the guest on every return to it
-// (pv/event_delivery.cc).
+// that blocked; timers and upcalls reach the guest on the returns to it that
+// a per-CPU mark asks to look (pv/events.h, pv/event_delivery.cc).
 #include <atomic>
 #include <new>
 
@@ -96,9 +96,9 @@ long do_set_timer_op(Vcpu& v, HypercallFrame& f)
 long event_vcpu_timer_op(Vcpu& v, Vcpu& t, unsigned cmd, uint64_t arg)
 {
     const long rc = vcpu_timer_op(*core(), v, t, cmd, Vaddr{arg}, system_time_now());
-    // Another vCPU's periodic timer: its CPU arms for the new deadline on the
-    // return the kick makes it take (pv/events.h guest_return_check_due),
-    // not at whatever later return would have looked.
+    // Another vCPU's periodic timer: that vCPU's CPU arms its timer for the
+    // new deadline on its next return that checks the timers, and the kick
+    // makes that return come at once (pv/events.h guest_return_check_due).
     if (rc == 0 && &t != &v) {
         Kicks k;
         k.add(t.id);

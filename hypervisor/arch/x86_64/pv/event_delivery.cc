@@ -1,8 +1,9 @@
 // How events and timers reach a vCPU on bare metal (docs/architecture.md §9
-// "What the platform does"): the return-to-guest check Xen makes on every
-// exit to a PV guest (fire due timers, deliver a pending upcall, arm the
-// LAPIC timer for the next deadline), the kick IPI to a vCPU on another CPU,
-// and the halt of a vCPU in SCHEDOP_block or SCHEDOP_poll.
+// "What the platform does"): the return-to-guest check (fire due timers,
+// deliver a pending upcall, arm the LAPIC timer for the next deadline), made
+// on the returns a per-CPU mark asks for (pv/events.h), the kick IPI to a
+// vCPU on another CPU, and the halt of a vCPU in SCHEDOP_block or
+// SCHEDOP_poll.
 //
 // A vCPU has a CPU to itself (pinned), so a CPU's timer serves one vCPU: it
 // is armed for that vCPU's earliest deadline (core/event_ops.h
@@ -47,9 +48,8 @@ uint64_t wake_at(const Vcpu& v)
 }
 
 // The last deadline this CPU's timer was armed for, in system time and as
-// tsc_at gave it. Nearly every return to the guest (a trap, a hypercall: about
-// five per page of a Linux fork, docs/results.md §13) arms the same deadline
-// again, and tsc_at, a fixed function once the clock is calibrated
+// tsc_at gave it. Nearly every return that checks the timers arms the same
+// deadline again, and tsc_at, a fixed function once the clock is calibrated
 // (boot/time.cc), costs more than the compare.
 struct ArmedWake {
     uint64_t ns = ~0ull;
@@ -128,8 +128,8 @@ void guest_return_events(TrapFrame& f, uint8_t what)
     }
     // One reading of the clock for both: a deadline that falls due just
     // after it has the timer armed in the past, which fires at once. Before
-    // the earliest of the vCPU's deadlines and its domain's watchdog (nearly
-    // every return) neither has anything to do.
+    // the earliest of the vCPU's deadlines and its domain's watchdog neither
+    // has anything to do.
     const uint64_t now = system_time_now();
     if (now >= wake_at(v)) {
         watchdog_on_return(v, now);

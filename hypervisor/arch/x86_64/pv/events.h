@@ -31,8 +31,10 @@ void guest_return_events(TrapFrame& f, uint8_t what);
 // change nothing but after what may have raised an event for the vCPU, made
 // one due or unmasked one (the upcall), or moved a deadline or reached one
 // (the timers): every part after an interrupt (a kick from the CPU that
-// raised an event for the vCPU or shut its domain down, its timer), an
-// exception other than the page fault, a hypercall but those below; the
+// raised an event for the vCPU, shut its domain down, set this vCPU's timer
+// (pv/event_channel.cc event_vcpu_timer_op) or moved the domain's watchdog
+// earlier (pv/watchdog.cc); this CPU's timer), an exception other than the
+// page fault, a user-mode SYSCALL, a hypercall but those below; the
 // upcall alone after iret, which unmasks but moves no deadline; neither
 // after a page fault, emulated (pv/ptwr.cc) or bounced, and the page-table
 // hypercalls (pv/hypercall.cc leaves_events), which touch no event, timer or
@@ -40,15 +42,26 @@ void guest_return_events(TrapFrame& f, uint8_t what);
 // nothing Xen would deliver on that return is missed but what the guest
 // unmasks by its own write to its vcpu_info and does not then look for (a
 // PV kernel must: <xen/xen.h> "evtchn_upcall_mask"), which comes at its
-// next hypercall or interrupt. due() marks parts; taken() gives the marked
+// next hypercall, interrupt, exception other than the page fault, or
+// user-mode SYSCALL. due() marks parts; taken() gives the marked
 // ones and clears them. Inline: a few instructions, on every entry.
+// due() runs with interrupts on (a hypercall's, cpu/traps.cc dispatch) and
+// in the interrupt handlers that nest in it, all on this CPU and on its
+// byte: it is one atomic read-modify-write, so no marking is lost between
+// another's read and write, whatever instructions the compiler would pick
+// for a plain `&=`. taken() runs with interrupts off, so nothing on this CPU
+// comes between its load and its store; relaxed: no other CPU touches the
+// byte.
 extern uint8_t g_return_clear[kMaxCpus];   // by CPU id: the parts not marked since the last check
-inline void guest_return_check_due(uint8_t what = kCheckAll) { g_return_clear[this_cpu_id()] &= uint8_t(~what); }
+inline void guest_return_check_due(uint8_t what = kCheckAll)
+{
+    __atomic_fetch_and(&g_return_clear[this_cpu_id()], uint8_t(~what), __ATOMIC_RELAXED);
+}
 inline uint8_t guest_return_check_taken()
 {
-    uint8_t& clear = g_return_clear[this_cpu_id()];
-    const uint8_t due = uint8_t(~clear & kCheckAll);
-    clear = kCheckAll;
+    uint8_t* const clear = &g_return_clear[this_cpu_id()];
+    const uint8_t due = uint8_t(~__atomic_load_n(clear, __ATOMIC_RELAXED) & kCheckAll);
+    __atomic_store_n(clear, kCheckAll, __ATOMIC_RELAXED);
     return due;
 }
 

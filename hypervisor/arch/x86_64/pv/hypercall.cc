@@ -69,9 +69,8 @@ constexpr bool table_is_the_surface()
 }
 static_assert(table_is_the_surface(), "pv/surface.h's kArchHypercalls must list this table's numbers");
 
-// The page-table hypercalls, Linux's most frequent (docs/results.md §13):
-// they raise no event, unmask none and move no deadline, so the return to
-// the guest need not look (pv/events.h guest_return_check_due). A multicall
+// The page-table hypercalls: they raise no event, unmask none and move no
+// deadline, so the return to the guest need not look (pv/events.h guest_return_check_due). A multicall
 // may hold anything, and is looked after.
 bool leaves_events(uint64_t op)
 {

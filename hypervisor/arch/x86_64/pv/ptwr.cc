@@ -17,6 +17,7 @@
 #include "core/pt_write.h"
 #include "cpu/exceptions.h"
 #include "cpu/quiesce.h"
+#include "cpu/traps.h"
 #include "cpu/x86.h"
 #include "mm/core_glue.h"
 #include "pv/decode.h"
@@ -29,16 +30,6 @@ namespace pvmmu::x86 {
 namespace {
 
 constexpr unsigned kMaxInsn = 15;   // the longest x86 instruction
-
-// The frame's word of each register, RAX..R15 in ModRM numbering (RSP's is
-// the one the CPU pushed): the decoder reads them in place (GprView).
-#define PVMMU_WORD(r) uint8_t(__builtin_offsetof(TrapFrame, r) / sizeof(uint64_t))
-constexpr uint8_t kFrameGpr[16] = {
-    PVMMU_WORD(rax), PVMMU_WORD(rcx), PVMMU_WORD(rdx), PVMMU_WORD(rbx), PVMMU_WORD(rsp), PVMMU_WORD(rbp),
-    PVMMU_WORD(rsi), PVMMU_WORD(rdi), PVMMU_WORD(r8),  PVMMU_WORD(r9),  PVMMU_WORD(r10), PVMMU_WORD(r11),
-    PVMMU_WORD(r12), PVMMU_WORD(r13), PVMMU_WORD(r14), PVMMU_WORD(r15)};
-#undef PVMMU_WORD
-static_assert(sizeof(TrapFrame) % sizeof(uint64_t) == 0);
 
 // The entry write the decoded instruction asks for, given RAX: a write
 // narrower than the entry touches only its own bytes (offset ea mod 8, the
@@ -115,7 +106,8 @@ unsigned guest_pt_write(Vcpu& v, TrapFrame& f)
     static_assert(sizeof(b) >= kMaxInsn && sizeof(b) % 8 == 0);
     const unsigned got = guest_fetch(v, f.rip, b, sizeof(b));
     const unsigned n = got < kMaxInsn ? got : kMaxInsn;
-    const PteWriteInsn in = decode_pte_write(b, n, GprView{reinterpret_cast<const uint64_t*>(&f), kFrameGpr}, f.rip);
+    const GprView regs{reinterpret_cast<const uint64_t*>(&f), kTrapFrameGpr.word};   // cpu/traps.h
+    const PteWriteInsn in = decode_pte_write(b, n, regs, f.rip);
     uint64_t old = 0;
     bool done = false;
     if (in.op != PteOp::None && in.ea == cr2 && (cr2 & (in.size - 1)) == 0)

@@ -20,8 +20,9 @@ bool guest_bounce(TrapFrame& f);
 // (no error code, RIP past the instruction). False as guest_bounce.
 bool guest_deliver(TrapFrame& f, unsigned vector, bool error_code);
 
-// On the return from a hypercall: the event callback if an upcall is pending
-// and unmasked (pv/traps.cc).
+// On a return to the guest that looks for the upcall (pv/events.h
+// guest_return_check_due): the event callback if an upcall is pending and
+// unmasked (pv/traps.cc).
 void guest_upcall(TrapFrame& f);
 
 // SYSCALL from the guest's user mode (VECTOR_SYSCALL): to its syscall
