@@ -167,11 +167,19 @@ add_test(NAME qemu_guest_shutdown_code
   COMMAND pvmmu-run --platform qemu --accel tcg --timeout 60 --config ${CMAKE_CURRENT_BINARY_DIR}/stop-code.cfg)
 add_test(NAME qemu_guest_watchdog
   COMMAND pvmmu-run --platform qemu --accel tcg --timeout 60 --config ${CMAKE_CURRENT_BINARY_DIR}/stop-watchdog.cfg)
+# The watchdog moved by vCPU 0, which then goes down, seen by vCPU 1 alone.
+file(GENERATE OUTPUT ${CMAKE_CURRENT_BINARY_DIR}/stop-smp_watchdog.cfg
+  CONTENT "name = \"smp_watchdog\"\nkernel = \"$<TARGET_FILE:stop-guest>\"\nextra = \"role=smp_watchdog\"\nvcpus = 2\nmemory = 16\n")
+add_test(NAME qemu_guest_watchdog_smp
+  COMMAND pvmmu-run --platform qemu --accel tcg --timeout 60 --config ${CMAKE_CURRENT_BINARY_DIR}/stop-smp_watchdog.cfg)
 set_tests_properties(qemu_guest_shutdown_code PROPERTIES LABELS qemu TIMEOUT 90
   PASS_REGULAR_EXPRESSION "stop guest: shutdown code given[^\n]*\n(.*\n)*pvmmu: domain 1 shut down \\(reboot\\) by vCPU 0"
   FAIL_REGULAR_EXPRESSION "FAILED|PANIC|timed out")
 set_tests_properties(qemu_guest_watchdog PROPERTIES LABELS qemu TIMEOUT 90
   PASS_REGULAR_EXPRESSION "pvmmu: domain 1: watchdog timer 1 fired[^\n]*\npvmmu: domain 1 shut down \\(watchdog\\) by vCPU 0"
+  FAIL_REGULAR_EXPRESSION "FAILED|PANIC|timed out")
+set_tests_properties(qemu_guest_watchdog_smp PROPERTIES LABELS qemu TIMEOUT 90
+  PASS_REGULAR_EXPRESSION "pvmmu: domain 1: watchdog timer 1 fired[^\n]*\npvmmu: domain 1 shut down \\(watchdog\\) by vCPU 1"
   FAIL_REGULAR_EXPRESSION "FAILED|PANIC|timed out")
 
 pvmmu_qemu_test(qemu_guest_gdt --cpus 1 --guest $<TARGET_FILE:gdt-guest> --expect "passed:gdt guest" --no-smap)

@@ -14,7 +14,11 @@
 // (poweroff): the domain must end with reboot; with "role=watchdog", a
 // 1-second SCHEDOP_watchdog never re-armed while the guest spins without a
 // hypercall or any timer of its own: it must end with watchdog (the CPU's
-// timer is armed for the watchdog's deadline too).
+// timer is armed for the watchdog's deadline too). With "role=smp_watchdog"
+// (2 vCPUs) vCPU 1 stops its own periodic timer and spins without a
+// hypercall; vCPU 0 sets a 1-second watchdog, then goes down: only vCPU 1's
+// CPU is left to see the deadline, which another vCPU moved (the kick of
+// pv/watchdog.cc): the domain must end with watchdog, by vCPU 1.
 // VCPUOP_initialise takes the trap table from the context (trap_ctxt[], as
 // Linux brings up its CPUs, no set_trap_table on vCPU 1): vCPU 1's INT $0x80
 // reaches the context's handler for 0x80 the first time; brought up again
@@ -137,6 +141,19 @@ void wait_down()
     while (hypercall(__HYPERVISOR_vcpu_op, VCPUOP_is_up, 1, 0) != 0) hypercall(__HYPERVISOR_sched_op, SCHEDOP_yield, 0);
 }
 
+// role=smp_watchdog's vCPU 1: no timer of its own, no exit of its own.
+[[noreturn]] void watchdog_spin()
+{
+    hypercall(__HYPERVISOR_vcpu_op, VCPUOP_stop_periodic_timer, 1, 0);
+    g_spinning = true;
+    const uint64_t t0 = __builtin_ia32_rdtsc();
+    while (__builtin_ia32_rdtsc() - t0 < 40000000000ull) __builtin_ia32_pause();
+    write("stop guest: FAILED: the watchdog did not fire on vCPU 1\n");
+    shutdown(SHUTDOWN_poweroff);
+    for (;;) {
+    }
+}
+
 [[noreturn]] void spin()
 {
     for (;;) {
@@ -173,6 +190,24 @@ extern "C" [[noreturn]] void xenpv_start(const start_info_t* si)
         while (__builtin_ia32_rdtsc() - t0 < 40000000000ull) __builtin_ia32_pause();
         write("stop guest: FAILED: the watchdog did not fire\n");
         shutdown(SHUTDOWN_poweroff);
+    }
+    if (has_word(si, "role=smp_watchdog")) {
+        check("VCPUOP_stop_periodic_timer", hypercall(__HYPERVISOR_vcpu_op, VCPUOP_stop_periodic_timer, 0, 0), 0);
+        static vcpu_guest_context_t ctx;
+        ctx.flags = VGCF_in_kernel;
+        ctx.user_regs.rip = uint64_t(&watchdog_spin);
+        ctx.user_regs.rsp = uint64_t(g_stack + sizeof(g_stack) - 8);
+        ctx.ctrlreg[3] = xen_pfn_to_cr3(reinterpret_cast<const uint64_t*>(si->mfn_list)[0]);
+        check("initialise vCPU 1", initialise(ctx), 0);
+        check("up vCPU 1", hypercall(__HYPERVISOR_vcpu_op, VCPUOP_up, 1, 0), 0);
+        while (!g_spinning) hypercall(__HYPERVISOR_sched_op, SCHEDOP_yield, 0);
+        sched_watchdog_t w{0, 1};
+        check("SCHEDOP_watchdog 1 s", hypercall(__HYPERVISOR_sched_op, SCHEDOP_watchdog, uint64_t(&w)), 1);
+        write(g_failed ? "stop guest: some checks FAILED\n" : "stop guest: vCPU 0 goes down, vCPU 1 spins\n");
+        hypercall(__HYPERVISOR_vcpu_op, VCPUOP_down, 0, 0);
+        write("stop guest: FAILED: vCPU 0 came back from VCPUOP_down\n");
+        for (;;) {
+        }
     }
     const bool role_down = has_word(si, "role=down");
     if (role_down || has_word(si, "role=spin")) {

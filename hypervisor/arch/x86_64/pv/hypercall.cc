@@ -70,8 +70,9 @@ constexpr bool table_is_the_surface()
 static_assert(table_is_the_surface(), "pv/surface.h's kArchHypercalls must list this table's numbers");
 
 // The page-table hypercalls: they raise no event, unmask none and move no
-// deadline, so the return to the guest need not look (pv/events.h guest_return_check_due). A multicall
-// may hold anything, and is looked after.
+// deadline, so the return to the guest need not look (pv/events.h
+// guest_return_check_due). A multicall may hold anything, and is looked
+// after.
 bool leaves_events(uint64_t op)
 {
     return op == __HYPERVISOR_mmu_update || op == __HYPERVISOR_mmuext_op || op == __HYPERVISOR_update_va_mapping;
