@@ -29,7 +29,7 @@ bool install_exact(uint64_t* slot, uint64_t& cur, uint64_t nv)
 
 // `cur` replaced by `nv` in the L1 entry at slot, with mod_entry_refs' rules
 // (core/entry_change.h); on kLost, `cur` is the value found instead.
-int replace_exact(Hypervisor& hv, uint64_t* slot, uint64_t& cur, Pte nv, const MapContext& ctx)
+[[gnu::always_inline]] inline int replace_exact(Hypervisor& hv, uint64_t* slot, uint64_t& cur, Pte nv, const MapContext& ctx)
 {
     nv = adjust_guest_entry(nv);
     if (nv.present() && !entry_flags_ok(Level::L1, nv)) return -XEN_EINVAL;
@@ -37,14 +37,14 @@ int replace_exact(Hypervisor& hv, uint64_t* slot, uint64_t& cur, Pte nv, const M
     return change_entry(hv, Level::L1, o, nv, ctx, [&](bool) { return install_exact(slot, cur, nv.v) ? 0 : kLost; });
 }
 
-} // namespace
-
-int emulate_l1_write(Hypervisor& hv, DomId self, Mfn l1, unsigned index, const PtWrite& w, uint64_t& old)
+// emulate_l1_write's body, for `d` already looked up (null: no such domain,
+// whose write the table's owner check refuses). Inline into both callers:
+// the #PF path (emulate_pt_write) pays no second call and no lookup.
+[[gnu::always_inline]] inline int write_l1(Hypervisor& hv, const Domain* d, DomId self, Mfn l1, unsigned index,
+                                           const PtWrite& w, uint64_t& old)
 {
-    if (index >= kEntriesPerTable) return -XEN_EINVAL;
     // The same write as mmu_update cmd 0, so the same permission: a domain
     // denied it keeps the CPU's #PF (docs/security.md §7.15).
-    const Domain* const d = hv.domain(self);
     if (d && !d->policy.allows(Perm::MmuNormal)) return -XEN_EPERM;
     TableCursor cursor(hv, self);
     if (cursor.acquire(l1) != 1) return -XEN_EINVAL;
@@ -71,14 +71,30 @@ int emulate_l1_write(Hypervisor& hv, DomId self, Mfn l1, unsigned index, const P
     return -XEN_EBUSY;
 }
 
-Maddr pt_write_target(Hypervisor& hv, const Vcpu& v, Vaddr va)
+} // namespace
+
+int emulate_l1_write(Hypervisor& hv, DomId self, Mfn l1, unsigned index, const PtWrite& w, uint64_t& old)
 {
-    constexpr Maddr kNone{~0ull};
-    const Mfn l1 = walk_to_l1(hv, v, va);
-    if (!hv.mem().valid(l1) || hv.frame(l1).owner.load(std::memory_order_acquire) != v.domain->id) return kNone;
-    const Pte e{load_entry(hv.mem().table(l1) + table_index(va, Level::L1))};
-    if (!e.present() || !hv.mem().valid(e.mfn())) return kNone;
-    return Maddr{maddr_of(e.mfn()).v | (va.v & (kPageSize - 1))};
+    if (index >= kEntriesPerTable) return -XEN_EINVAL;
+    return write_l1(hv, hv.domain(self), self, l1, index, w, old);
+}
+
+int emulate_pt_write(Hypervisor& hv, const Vcpu& v, Vaddr va, const PtWrite& w, uint64_t& old)
+{
+    // walk_to_l1 (update_va_mapping.cc says why lock-free is enough) taken
+    // one level further: the L1 that maps va is read as the tables above it
+    // are, and its entry names the frame written.
+    if (!v.has_table || hv.l4_slot_reserved(table_index(va, Level::L4))) return -XEN_EINVAL;
+    const Domain& d = *v.domain;
+    Mfn m = v.guest_table;
+    for (unsigned l = 4; l > 0; --l) {
+        if (hv.frame(m).owner.load(std::memory_order_acquire) != d.id) return -XEN_EINVAL;
+        const Pte e{load_entry(hv.mem().table(m) + table_index(va, Level(uint8_t(l))))};
+        // A PS bit in the L1 entry is PAT: only the levels above stop at it.
+        if (!e.present() || (l > 1 && (e.v & pte_bit::PS)) || !hv.mem().valid(e.mfn())) return -XEN_EINVAL;
+        m = e.mfn();
+    }
+    return write_l1(hv, &d, d.id, m, unsigned((va.v & (kPageSize - 1)) / sizeof(uint64_t)), w, old);
 }
 
 } // namespace pvmmu

@@ -80,12 +80,10 @@ int in_core_write(Vcpu& v, Vaddr va, const PtWrite& w, uint64_t& old)
 {
     Hypervisor& hv = *core();
     sti();
-    int rc = -XEN_EINVAL;
+    int rc;
     {
         const Section s;
-        const Maddr target = pt_write_target(hv, v, va);
-        if (target.v != ~0ull)
-            rc = emulate_l1_write(hv, v.domain->id, target.mfn(), target.offset() / sizeof(uint64_t), w, old);
+        rc = emulate_pt_write(hv, v, va, w, old);
     }
     cli();
     return rc;
