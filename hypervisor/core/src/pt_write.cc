@@ -6,7 +6,7 @@
 #include "core/pt_write.h"
 
 #include "core/entry_change.h"
-#include "core/table_cursor.h"
+#include "core/refs.h"
 #include "race_site.h"
 
 namespace pvmmu {
@@ -37,6 +37,49 @@ bool install_exact(uint64_t* slot, uint64_t& cur, uint64_t nv)
     return change_entry(hv, Level::L1, o, nv, ctx, [&](bool) { return install_exact(slot, cur, nv.v) ? 0 : kLost; });
 }
 
+// The written L1, held as a TableCursor holds a table (core/table_cursor.h):
+// a type reference and the page lock, taken and dropped inline. Taking is
+// get_existing_table's (core/refs.h) for a validated L1 only, so a table of
+// another level is never referenced; a drop that leaves a reference is
+// put_page_type's common case, the last one its own path: keep them in step.
+class HeldL1 {
+public:
+    HeldL1(Hypervisor& hv, Mfn m, DomId owner) : hv_(hv), m_(m)
+    {
+        if (!hv.mem().valid(m)) return;
+        FrameInfo& f = hv.frame(m);
+        if (f.owner.load(std::memory_order_acquire) != owner) return;
+        uint64_t x = f.type_info.load(std::memory_order_acquire);
+        do {
+            if (ti::type(x) != PageType::L1 || !(x & ti::kValidated) || ti::count(x) == 0 ||
+                ti::count(x) >= ti::kCountLimit)
+                return;
+        } while (!f.type_info.compare_exchange_weak(x, x + 1, std::memory_order_acq_rel));
+        f.lock.lock(hv.platform());
+        held_ = true;
+    }
+    HeldL1(const HeldL1&) = delete;
+    HeldL1& operator=(const HeldL1&) = delete;
+    ~HeldL1()
+    {
+        if (!held_) return;
+        hv_.platform().tables_written(m_);
+        FrameInfo& f = hv_.frame(m_);
+        f.lock.unlock();
+        uint64_t x = f.type_info.load(std::memory_order_acquire);
+        if (ti::count(x) != 1 && f.type_info.compare_exchange_strong(x, x - 1, std::memory_order_acq_rel)) return;
+        put_page_type(hv_, m_);
+    }
+
+    bool held() const { return held_; }
+    uint64_t* table() const { return hv_.mem().table(m_); }
+
+private:
+    Hypervisor& hv_;
+    Mfn m_;
+    bool held_ = false;
+};
+
 // emulate_l1_write's body, for `d` already looked up (null: no such domain,
 // whose write the table's owner check refuses). Inline into both callers:
 // the #PF path (emulate_pt_write) pays no second call and no lookup.
@@ -46,9 +89,9 @@ bool install_exact(uint64_t* slot, uint64_t& cur, uint64_t nv)
     // The same write as mmu_update cmd 0, so the same permission: a domain
     // denied it keeps the CPU's #PF (docs/security.md §7.15).
     if (d && !d->policy.allows(Perm::MmuNormal)) return -XEN_EPERM;
-    TableCursor cursor(hv, self);
-    if (cursor.acquire(l1) != 1) return -XEN_EINVAL;
-    uint64_t* const slot = cursor.table() + index;
+    const HeldL1 table(hv, l1, self);
+    if (!table.held()) return -XEN_EINVAL;
+    uint64_t* const slot = table.table() + index;
     const MapContext ctx{self, self};
     uint64_t cur = load_entry(slot);
     for (unsigned round = 0; round < kMaxRounds; ++round) {
