@@ -29,7 +29,8 @@ bool install_exact(uint64_t* slot, uint64_t& cur, uint64_t nv)
 
 // `cur` replaced by `nv` in the L1 entry at slot, with mod_entry_refs' rules
 // (core/entry_change.h); on kLost, `cur` is the value found instead.
-[[gnu::always_inline]] inline int replace_exact(Hypervisor& hv, uint64_t* slot, uint64_t& cur, Pte nv, const MapContext& ctx)
+[[gnu::always_inline]] inline int replace_exact(Hypervisor& hv, uint64_t* slot, uint64_t& cur, Pte nv,
+                                                const MapContext& ctx)
 {
     nv = adjust_guest_entry(nv);
     if (nv.present() && !entry_flags_ok(Level::L1, nv)) return -XEN_EINVAL;
