@@ -60,6 +60,31 @@ TEST_F(PtWriteTest, EntriesThatMmuUpdateRefusesAreRefusedAndChangeNothing)
     EXPECT_TRUE(unchanged(before, m));
 }
 
+// The #PF path's entry point: a write faulting at the address where the
+// domain's own tables map one of its L1s (read-only, as a PV kernel maps
+// them) writes the entry at that offset; an address they map to a data frame
+// or to nothing, or a domain denied cmd 0, changes nothing.
+TEST_F(PtWriteTest, AFaultingAddressWritesTheL1EntryItsTablesMapItTo)
+{
+    const Vaddr at{lay.va(3 + 600 / kEntriesPerTable).v + idx(600) * sizeof(uint64_t)};
+    {
+        Snapshot before(m);
+        uint64_t old = 0;
+        EXPECT_EQ(emulate_pt_write(hv(), v0(), lay.va(600), and_(~RW), old), -XEN_EINVAL);
+        EXPECT_EQ(emulate_pt_write(hv(), v0(), lay.va(5000), and_(~RW), old), -XEN_EINVAL);
+        hv().domain(kDom)->policy.deny(Perm::MmuNormal);
+        EXPECT_EQ(emulate_pt_write(hv(), v0(), at, and_(~RW), old), -XEN_EPERM);
+        hv().domain(kDom)->policy.allow(Perm::MmuNormal);
+        EXPECT_TRUE(unchanged(before, m));
+    }
+    Snapshot before(m);
+    const uint64_t was = *pte(600);
+    uint64_t old = 0;
+    ASSERT_EQ(emulate_pt_write(hv(), v0(), at, and_(~RW), old), 0);
+    EXPECT_EQ(old, was);
+    EXPECT_TRUE(only(Changes(before).word(l1_of(600), idx(600), was & ~RW).type_count(lay.mfn(600), -1), m));
+}
+
 TEST_F(PtWriteTest, StoreMapsAFrameWithCmd0sReferences)
 {
     Snapshot before(m);

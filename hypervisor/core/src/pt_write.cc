@@ -6,7 +6,7 @@
 #include "core/pt_write.h"
 
 #include "core/entry_change.h"
-#include "core/table_cursor.h"
+#include "core/refs.h"
 #include "race_site.h"
 
 namespace pvmmu {
@@ -29,7 +29,8 @@ bool install_exact(uint64_t* slot, uint64_t& cur, uint64_t nv)
 
 // `cur` replaced by `nv` in the L1 entry at slot, with mod_entry_refs' rules
 // (core/entry_change.h); on kLost, `cur` is the value found instead.
-int replace_exact(Hypervisor& hv, uint64_t* slot, uint64_t& cur, Pte nv, const MapContext& ctx)
+[[gnu::always_inline]] inline int replace_exact(Hypervisor& hv, uint64_t* slot, uint64_t& cur, Pte nv,
+                                                const MapContext& ctx)
 {
     nv = adjust_guest_entry(nv);
     if (nv.present() && !entry_flags_ok(Level::L1, nv)) return -XEN_EINVAL;
@@ -37,18 +38,61 @@ int replace_exact(Hypervisor& hv, uint64_t* slot, uint64_t& cur, Pte nv, const M
     return change_entry(hv, Level::L1, o, nv, ctx, [&](bool) { return install_exact(slot, cur, nv.v) ? 0 : kLost; });
 }
 
-} // namespace
+// The written L1, held as a TableCursor holds a table (core/table_cursor.h):
+// a type reference and the page lock, taken and dropped inline. Taking is
+// get_existing_table's (core/refs.h) for a validated L1 only, so a table of
+// another level is never referenced; a drop that leaves a reference is
+// put_page_type's common case, the last one its own path: keep them in step.
+class HeldL1 {
+public:
+    HeldL1(Hypervisor& hv, Mfn m, DomId owner) : hv_(hv), m_(m)
+    {
+        if (!hv.mem().valid(m)) return;
+        FrameInfo& f = hv.frame(m);
+        if (f.owner.load(std::memory_order_acquire) != owner) return;
+        uint64_t x = f.type_info.load(std::memory_order_acquire);
+        do {
+            if (ti::type(x) != PageType::L1 || !(x & ti::kValidated) || ti::count(x) == 0 ||
+                ti::count(x) >= ti::kCountLimit)
+                return;
+        } while (!f.type_info.compare_exchange_weak(x, x + 1, std::memory_order_acq_rel));
+        f.lock.lock(hv.platform());
+        held_ = true;
+    }
+    HeldL1(const HeldL1&) = delete;
+    HeldL1& operator=(const HeldL1&) = delete;
+    ~HeldL1()
+    {
+        if (!held_) return;
+        hv_.platform().tables_written(m_);
+        FrameInfo& f = hv_.frame(m_);
+        f.lock.unlock();
+        uint64_t x = f.type_info.load(std::memory_order_acquire);
+        if (ti::count(x) != 1 && f.type_info.compare_exchange_strong(x, x - 1, std::memory_order_acq_rel)) return;
+        put_page_type(hv_, m_);
+    }
 
-int emulate_l1_write(Hypervisor& hv, DomId self, Mfn l1, unsigned index, const PtWrite& w, uint64_t& old)
+    bool held() const { return held_; }
+    uint64_t* table() const { return hv_.mem().table(m_); }
+
+private:
+    Hypervisor& hv_;
+    Mfn m_;
+    bool held_ = false;
+};
+
+// emulate_l1_write's body, for `d` already looked up (null: no such domain,
+// whose write the table's owner check refuses). Inline into both callers:
+// the #PF path (emulate_pt_write) pays no second call and no lookup.
+[[gnu::always_inline]] inline int write_l1(Hypervisor& hv, const Domain* d, DomId self, Mfn l1, unsigned index,
+                                           const PtWrite& w, uint64_t& old)
 {
-    if (index >= kEntriesPerTable) return -XEN_EINVAL;
     // The same write as mmu_update cmd 0, so the same permission: a domain
     // denied it keeps the CPU's #PF (docs/security.md §7.15).
-    const Domain* const d = hv.domain(self);
     if (d && !d->policy.allows(Perm::MmuNormal)) return -XEN_EPERM;
-    TableCursor cursor(hv, self);
-    if (cursor.acquire(l1) != 1) return -XEN_EINVAL;
-    uint64_t* const slot = cursor.table() + index;
+    const HeldL1 table(hv, l1, self);
+    if (!table.held()) return -XEN_EINVAL;
+    uint64_t* const slot = table.table() + index;
     const MapContext ctx{self, self};
     uint64_t cur = load_entry(slot);
     for (unsigned round = 0; round < kMaxRounds; ++round) {
@@ -71,14 +115,33 @@ int emulate_l1_write(Hypervisor& hv, DomId self, Mfn l1, unsigned index, const P
     return -XEN_EBUSY;
 }
 
-Maddr pt_write_target(Hypervisor& hv, const Vcpu& v, Vaddr va)
+} // namespace
+
+int emulate_l1_write(Hypervisor& hv, DomId self, Mfn l1, unsigned index, const PtWrite& w, uint64_t& old)
 {
-    constexpr Maddr kNone{~0ull};
-    const Mfn l1 = walk_to_l1(hv, v, va);
-    if (!hv.mem().valid(l1) || hv.frame(l1).owner.load(std::memory_order_acquire) != v.domain->id) return kNone;
-    const Pte e{load_entry(hv.mem().table(l1) + table_index(va, Level::L1))};
-    if (!e.present() || !hv.mem().valid(e.mfn())) return kNone;
-    return Maddr{maddr_of(e.mfn()).v | (va.v & (kPageSize - 1))};
+    if (index >= kEntriesPerTable) return -XEN_EINVAL;
+    return write_l1(hv, hv.domain(self), self, l1, index, w, old);
+}
+
+int emulate_pt_write(Hypervisor& hv, const Vcpu& v, Vaddr va, const PtWrite& w, uint64_t& old)
+{
+    // walk_to_l1 (update_va_mapping.cc says why lock-free is enough) taken
+    // one level further: the L1 that maps va is read as the tables above it
+    // are, and its entry names the frame written.
+    if (!v.has_table || hv.l4_slot_reserved(table_index(va, Level::L4))) return -XEN_EINVAL;
+    const Domain& d = *v.domain;
+    const MachineMemory mem = hv.mem();   // fixed while the machine runs
+    Mfn m = v.guest_table;
+    // Unrolled: each level's index shift and PS test are constants.
+#pragma GCC unroll 4
+    for (unsigned l = 4; l > 0; --l) {
+        if (hv.frame(m).owner.load(std::memory_order_acquire) != d.id) return -XEN_EINVAL;
+        const Pte e{load_entry(mem.table(m) + table_index(va, Level(uint8_t(l))))};
+        // A PS bit in the L1 entry is PAT: only the levels above stop at it.
+        if (!e.present() || (l > 1 && (e.v & pte_bit::PS)) || !mem.valid(e.mfn())) return -XEN_EINVAL;
+        m = e.mfn();
+    }
+    return write_l1(hv, &d, d.id, m, unsigned((va.v & (kPageSize - 1)) / sizeof(uint64_t)), w, old);
 }
 
 } // namespace pvmmu

@@ -142,9 +142,6 @@ uint64_t memory_operand(Bytes& c, uint8_t rex, GprView regs, uint8_t& reg, bool&
     return ea;
 }
 
-// The operand size's mask: 1, 2, 4 or 8 bytes.
-constexpr uint64_t size_mask(unsigned size) { return size == 8 ? ~0ull : (1ull << (8 * size)) - 1; }
-
 // The byte opcodes (SDM Vol. 2 "Opcode Map", the even ones of each pair):
 // 08 OR r/m8, r8; 20 AND r/m8, r8; 80 /1, /4 OR, AND r/m8, imm8; 86 XCHG
 // r/m8, r8; 88 MOV r/m8, r8; C6 /0 MOV r/m8, imm8.
@@ -216,26 +213,10 @@ PteWriteInsn decode_pte_opcode(Bytes& c, uint8_t rex, bool lock, bool word, GprV
     }
     if (!c.ok) return {};
     if (in.op == PteOp::Mov && lock) return {};   // the CPU's #UD
-    if (in.op != PteOp::Bts && in.op != PteOp::Btr) in.src &= size_mask(in.size);
+    if (in.op != PteOp::Bts && in.op != PteOp::Btr) in.src &= pte_flags::size_mask(in.size);
     in.len = uint8_t(c.i);
     in.ea = rip_rel ? ea + rip + c.i : ea;   // RIP-relative: from the instruction's end
     return in;
-}
-
-// PF: even parity of the result's low byte.
-bool parity_even(uint64_t r) { return !__builtin_parity(unsigned(r & 0xff)); }
-
-// The arithmetic flags of RFLAGS (cpu/cpu_bits.h).
-constexpr uint64_t kCf = RFLAGS_CF, kPf = RFLAGS_PF, kAf = RFLAGS_AF, kZf = RFLAGS_ZF, kSf = RFLAGS_SF, kOf = RFLAGS_OF;
-
-uint64_t logic_flags(uint64_t flags, uint64_t r, unsigned size = 8)
-{
-    r &= size_mask(size);
-    flags &= ~(kCf | kPf | kZf | kSf | kOf);
-    if (parity_even(r)) flags |= kPf;
-    if (r == 0) flags |= kZf;
-    if (r >> (8 * size - 1)) flags |= kSf;
-    return flags;
 }
 
 // Linux's write-protect of a PTE (ptep_set_wrprotect, fork's copy of every
@@ -307,29 +288,11 @@ PteWriteInsn decode_pte_write(const uint8_t* b, unsigned n, GprView regs, uint64
     return decode_pte_opcode(c, rex, lock, word, regs, rip);
 }
 
-uint64_t pte_write_flags(const PteWriteInsn& in, uint64_t flags, uint64_t old, uint64_t rax)
-{
-    switch (in.op) {
-    case PteOp::Cmpxchg: {   // CMP RAX, old: RAX - old
-        const uint64_t r = rax - old;
-        flags = logic_flags(flags, r) & ~kAf;
-        if (rax < old) flags |= kCf;
-        if (((rax ^ old) & (rax ^ r)) >> 63) flags |= kOf;
-        if ((rax ^ old ^ r) & 0x10) flags |= kAf;
-        return flags;
-    }
-    case PteOp::And: return logic_flags(flags, old & in.src, in.size);
-    case PteOp::Or: return logic_flags(flags, old | in.src, in.size);
-    case PteOp::Bts: case PteOp::Btr: return (flags & ~kCf) | ((old >> in.src) & 1 ? kCf : 0);
-    default: return flags;
-    }
-}
-
 uint64_t pte_xchg_result(const PteWriteInsn& in, uint64_t reg, uint64_t old)
 {
     if (in.size == 8) return old;
     if (in.size == 4) return old & 0xffffffffu;   // a 32-bit result zero-extends
-    const uint64_t m = size_mask(in.size) << in.reg_shift;
+    const uint64_t m = pte_flags::size_mask(in.size) << in.reg_shift;
     return (reg & ~m) | ((old << in.reg_shift) & m);
 }
 

@@ -7,6 +7,8 @@
 
 #include <stdint.h>
 
+#include "cpu/cpu_bits.h"
+
 namespace pvmmu::x86 {
 
 // The instructions emulated for a #GP(0): 0F xx after one optional REX
@@ -91,7 +93,47 @@ PteWriteInsn decode_pte_write(const uint8_t* b, unsigned n, GprView regs, uint64
 // value (the rest kept); MOV and XCHG change none. `old` is the operand's
 // value before (the entry's bytes at the operand, low-aligned), `rax` the
 // guest's.
-uint64_t pte_write_flags(const PteWriteInsn& in, uint64_t flags, uint64_t old, uint64_t rax);
+// Inline: the #PF path (pv/ptwr.cc) pays no call for it.
+namespace pte_flags {
+
+// The operand size's mask: 1, 2, 4 or 8 bytes.
+constexpr uint64_t size_mask(unsigned size) { return size == 8 ? ~0ull : (1ull << (8 * size)) - 1; }
+
+// The arithmetic flags of RFLAGS (cpu/cpu_bits.h).
+constexpr uint64_t kCf = RFLAGS_CF, kPf = RFLAGS_PF, kAf = RFLAGS_AF, kZf = RFLAGS_ZF, kSf = RFLAGS_SF, kOf = RFLAGS_OF;
+
+// CF and OF clear; PF (even parity of the low byte), ZF and SF of the
+// result `r` at the operand's size.
+inline uint64_t logic(uint64_t flags, uint64_t r, unsigned size = 8)
+{
+    r &= size_mask(size);
+    flags &= ~(kCf | kPf | kZf | kSf | kOf);
+    if (!__builtin_parity(unsigned(r & 0xff))) flags |= kPf;
+    if (r == 0) flags |= kZf;
+    if (r >> (8 * size - 1)) flags |= kSf;
+    return flags;
+}
+
+} // namespace pte_flags
+
+inline uint64_t pte_write_flags(const PteWriteInsn& in, uint64_t flags, uint64_t old, uint64_t rax)
+{
+    using namespace pte_flags;
+    switch (in.op) {
+    case PteOp::Cmpxchg: {   // CMP RAX, old: RAX - old
+        const uint64_t r = rax - old;
+        flags = logic(flags, r) & ~kAf;
+        if (rax < old) flags |= kCf;
+        if (((rax ^ old) & (rax ^ r)) >> 63) flags |= kOf;
+        if ((rax ^ old ^ r) & 0x10) flags |= kAf;
+        return flags;
+    }
+    case PteOp::And: return logic(flags, old & in.src, in.size);
+    case PteOp::Or: return logic(flags, old | in.src, in.size);
+    case PteOp::Bts: case PteOp::Btr: return (flags & ~kCf) | ((old >> in.src) & 1 ? kCf : 0);
+    default: return flags;
+    }
+}
 
 // XCHG's register after it, from its value `reg` before and the operand's
 // old value: 8 bytes replace it, 4 zero-extend, 2 and 1 replace only their

@@ -20,6 +20,7 @@
 #include "cpu/traps.h"
 #include "cpu/x86.h"
 #include "mm/core_glue.h"
+#include "mm/platform.h"
 #include "pv/decode.h"
 #include "pv/domain.h"
 #include "pv/emulate.h"
@@ -80,12 +81,10 @@ int in_core_write(Vcpu& v, Vaddr va, const PtWrite& w, uint64_t& old)
 {
     Hypervisor& hv = *core();
     sti();
-    int rc = -XEN_EINVAL;
+    int rc;
     {
         const Section s;
-        const Maddr target = pt_write_target(hv, v, va);
-        if (target.v != ~0ull)
-            rc = emulate_l1_write(hv, v.domain->id, target.mfn(), target.offset() / sizeof(uint64_t), w, old);
+        rc = emulate_pt_write(hv, v, va, w, old);
     }
     cli();
     return rc;
@@ -104,7 +103,12 @@ unsigned guest_pt_write(Vcpu& v, TrapFrame& f)
     // decoder given at most the 15 an instruction may have.
     uint8_t b[16];
     static_assert(sizeof(b) >= kMaxInsn && sizeof(b) % 8 == 0);
-    const unsigned got = guest_fetch(v, f.rip, b, sizeof(b));
+    // All sixteen on the first try in the common case (guest_fetch's own
+    // first step, without its call); guest_fetch for an instruction near
+    // the end of the last readable page.
+    const unsigned got = bare_metal().copy_from_guest(v, b, Vaddr{f.rip}, sizeof(b)) == 0
+                             ? unsigned(sizeof(b))
+                             : guest_fetch(v, f.rip, b, sizeof(b));
     const unsigned n = got < kMaxInsn ? got : kMaxInsn;
     const GprView regs{reinterpret_cast<const uint64_t*>(&f), kTrapFrameGpr.word};   // cpu/traps.h
     const PteWriteInsn in = decode_pte_write(b, n, regs, f.rip);

@@ -52,9 +52,10 @@ constexpr uint64_t apply_pt_write(const PtWrite& w, uint64_t cur)
 [[nodiscard]] int emulate_l1_write(Hypervisor& hv, DomId self, Mfn l1, unsigned index, const PtWrite& w,
                                    uint64_t& old);
 
-// The machine address that v's kernel page tables map `va` to, for a write
-// that faulted there (the L1 entry present); ~0 when they map it to nothing.
-// Lock-free, as walk_to_l1: emulate_l1_write takes the references.
-Maddr pt_write_target(Hypervisor& hv, const Vcpu& v, Vaddr va);
+// emulate_l1_write on the entry that a write faulting at `va` hit: the L1
+// frame that v's kernel page tables map `va` to (found lock-free, as
+// walk_to_l1 finds a table), entry (va mod 4096) / 8, for v's domain.
+// -EINVAL when the tables map va to no validated L1 of that domain.
+[[nodiscard]] int emulate_pt_write(Hypervisor& hv, const Vcpu& v, Vaddr va, const PtWrite& w, uint64_t& old);
 
 } // namespace pvmmu
