@@ -97,7 +97,12 @@ void syscall_dispatch(TrapFrame* f)
     if (hf.op == __HYPERVISOR_iret) guest_return_check_due(kCheckUpcall);   // pv/events.h
     else if (!leaves_events(hf.op)) guest_return_check_due();
     if (hf.op == __HYPERVISOR_mmu_update) count_mmu_update(v.calls, hf.arg[1]);
-    const HcResult r = hypercall(*core(), v, hf);
+    // iret and mmu_update (a copy-on-write fault's two calls, docs/results.md
+    // §13) straight to their handlers: the tables (core/hypercall.cc, kArch
+    // above) would choose the same ones; a multicall's entries go by them.
+    const HcResult r = hf.op == __HYPERVISOR_iret         ? do_iret(v, hf)
+                       : hf.op == __HYPERVISOR_mmu_update ? do_mmu_update(*core(), v, hf)
+                                                          : hypercall(*core(), v, hf);
     if (!r.preempted()) {
         f->rax = uint64_t(r.rc);
         count(v.calls.hypercalls);
