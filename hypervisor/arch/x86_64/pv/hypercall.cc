@@ -94,8 +94,8 @@ void syscall_dispatch(TrapFrame* f)
     const Section in_core;   // kept out while the invariant check runs
     Vcpu& v = *this_cpu().vcpu;
     HypercallFrame hf{f->rax, {f->rdi, f->rsi, f->rdx, f->r10, f->r8, f->r9}};
-    if (hf.op == __HYPERVISOR_iret) guest_return_check_due(kCheckUpcall);   // pv/events.h
-    else if (!leaves_events(hf.op)) guest_return_check_due();
+    // pv/events.h: iret marks the upcall's check itself when it unmasks one (do_iret).
+    if (hf.op != __HYPERVISOR_iret && !leaves_events(hf.op)) guest_return_check_due();
     if (hf.op == __HYPERVISOR_mmu_update) count_mmu_update(v.calls, hf.arg[1]);
     // iret and mmu_update (a copy-on-write fault's two calls, docs/results.md
     // §13) straight to their handlers: the tables (core/hypercall.cc, kArch

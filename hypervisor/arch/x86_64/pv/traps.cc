@@ -25,6 +25,7 @@
 #include "mm/core_glue.h"
 #include "mm/platform.h"
 #include "pv/domain.h"
+#include "pv/events.h"
 #include "pv/guest_mode.h"
 #include "pv/hypercall.h"
 #include "pv/run.h"
@@ -344,9 +345,16 @@ HcResult do_iret(Vcpu& v, HypercallFrame&)
     }
     arch(v).user_mode_next = to_user;
     // The upcall mask from the frame's IF, as Xen's do_iret: an event
-    // pending and now unmasked is delivered on this return (syscall_dispatch).
-    if (vcpu_info* info = guest_vcpu_info(v))
-        __atomic_store_n(&info->evtchn_upcall_mask, uint8_t(!(ctx.rflags & kRflagsIf)), __ATOMIC_SEQ_CST);
+    // pending and now unmasked is delivered on this return. The return
+    // looks for it only when this unmasks one already pending (pv/events.h):
+    // the pending bit read after the mask's store, so an event raised before
+    // the read is seen here, and one raised after it comes with its kick.
+    if (vcpu_info* info = guest_vcpu_info(v)) {
+        const bool masked = !(ctx.rflags & kRflagsIf);
+        __atomic_store_n(&info->evtchn_upcall_mask, uint8_t(masked), __ATOMIC_SEQ_CST);
+        if (!masked && __atomic_load_n(&info->evtchn_upcall_pending, __ATOMIC_SEQ_CST))
+            guest_return_check_due(kCheckUpcall);
+    }
     return ends_multicall(long(ctx.rax));   // syscall_dispatch puts it in RAX
 }
 
