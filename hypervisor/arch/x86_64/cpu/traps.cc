@@ -233,7 +233,11 @@ static void dispatch(TrapFrame* f)
     // The guest's page faults go straight to their two ways: emulated (a
     // write to a write-protected page table) or bounced to the guest.
     if (f->vector == kExcPF && (f->cs & 3) == 3) {
-        if (!guest_emulate_page_fault(*f) && !guest_bounce(*f)) guest_crash(*f, "exception in the guest");
+        // Only the guest's kernel mode writes page tables the hypervisor
+        // emulates (guest_emulate_page_fault): user mode's faults (a
+        // copy-on-write one among them) go to the bounce without the call.
+        if (!guest_in_user_mode(*this_cpu().vcpu) && guest_emulate_page_fault(*f)) return;
+        if (!guest_bounce(*f)) guest_crash(*f, "exception in the guest");
         return;
     }
     switch (f->vector) {

@@ -113,7 +113,7 @@ void syscall_dispatch(TrapFrame* f)
         f->r10 = hf.arg[3], f->r8 = hf.arg[4], f->r9 = hf.arg[5];
         f->rip -= 2;
     }
-    guest_iret_mode(v);   // an iret to user mode: its L4 and %gs base from here on
+    if (arch(v).user_mode_next) guest_iret_mode(v);   // an iret to user mode: its L4 and %gs base from here on
     // An event the call raised, or one it unmasked, arrives on the return to
     // the guest (trap_dispatch's guest_return_events).
 }
