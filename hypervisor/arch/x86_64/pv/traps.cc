@@ -88,8 +88,9 @@ void set_callbacks(VcpuArch& a, uint64_t event, uint64_t failsafe, uint64_t sysc
 uint16_t kernel_stack_selector(uint64_t ss) { return uint16_t(ss) | 3; }
 
 namespace {
-bool deliver_to(Vcpu& v, vcpu_info* info, TrapFrame& f, uint64_t handler, unsigned vector, bool error_code,
-                bool masked);
+// Inline into each caller (an exception's bounce: once per copy-on-write fault).
+[[gnu::always_inline]] inline bool deliver_to(Vcpu& v, vcpu_info* info, TrapFrame& f, uint64_t handler,
+                                              unsigned vector, bool error_code, bool masked);
 
 // `info`: the vCPU's vcpu_info (guest_vcpu_info), read once per delivery.
 void mask_upcalls(vcpu_info* info)
@@ -214,8 +215,8 @@ namespace {
 // with the CPU's IF set); iret turns it back into the mask. From user mode
 // the vCPU enters kernel mode first and the frame goes on its kernel stack;
 // if it cannot be written there the vCPU is left in user mode, as it was.
-bool deliver_to(Vcpu& v, vcpu_info* info, TrapFrame& f, uint64_t handler, unsigned vector, bool error_code,
-                bool masked)
+inline bool deliver_to(Vcpu& v, vcpu_info* info, TrapFrame& f, uint64_t handler, unsigned vector,
+                       bool error_code, bool masked)
 {
     const bool from_user = guest_in_user_mode(v);
     if (from_user) guest_enter_kernel_mode(v);
