@@ -159,9 +159,7 @@ template <bool FoldAd>
         return install_entry<kSameFrame<FoldAd>>(hv, slot, old, nv.v);
     // An L1 entry's writable raise, its frame still mapped: Linux's
     // copy-on-write fault on a page it may reuse (the PTE made RW by a
-    // one-request mmu_update). change_entry's same-frame case, inline: the
-    // writable type reference taken, the install, the reference given back
-    // if the install wrote nothing.
+    // one-request mmu_update), to mod_entry_raise.
     if (level == Level::L1 && nv.present() && ((old ^ nv.v) & kRefBits) == pte_bit::RW && nv.writable())
         return mod_entry_raise<FoldAd>(hv, slot, old, nv, ctx);
     return mod_entry_refs<FoldAd>(hv, level, slot, old, nv, ctx);
