@@ -190,6 +190,17 @@ int mod_entry_refs(Hypervisor& hv, Level level, uint64_t* slot, uint64_t old, Pt
     });
 }
 
+template <bool FoldAd>
+int mod_entry_raise(Hypervisor& hv, uint64_t* slot, uint64_t old, Pte nv, const MapContext& ctx)
+{
+    if (int rc = get_raised_type(hv, nv.mfn(), ctx)) return rc;
+    const int rc = install_entry<kSameFrame<FoldAd>>(hv, slot, old, nv.v);
+    if (rc) put_page_type(hv, nv.mfn());
+    return rc;
+}
+
+template int mod_entry_raise<true>(Hypervisor&, uint64_t*, uint64_t, Pte, const MapContext&);
+template int mod_entry_raise<false>(Hypervisor&, uint64_t*, uint64_t, Pte, const MapContext&);
 template int mod_entry_refs<true>(Hypervisor&, Level, uint64_t*, uint64_t, Pte, const MapContext&);
 template int mod_entry_refs<false>(Hypervisor&, Level, uint64_t*, uint64_t, Pte, const MapContext&);
 

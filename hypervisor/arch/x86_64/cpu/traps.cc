@@ -167,6 +167,18 @@ bool parked_gs_load_refused(TrapFrame& f)
 } // namespace
 
 static void dispatch(TrapFrame* f);
+static void dispatch_rest(TrapFrame* f);
+
+// An entry that found the guest's %gs (cpu/trap_entry.S): true when
+// trap_dispatch returns at once (trap_return gives the guest's %gs back).
+// Out of line, so that the common entries' frame is not this path's.
+[[gnu::noinline, gnu::cold]] static bool guest_gs_entry_returns(TrapFrame& f)
+{
+    if (held_over_debug_trap(f)) return true;
+    if (parked_gs_load_refused(f)) return true;
+    if (!refused_return_bounced(f)) entry_on_guest_gs(f);
+    return false;
+}
 
 const char* exception_name(uint64_t vector)
 {
@@ -178,10 +190,8 @@ extern "C" void trap_dispatch(TrapFrame* f)
     // pv/events.h says when the return's check is needed; a hypercall's
     // number says it (syscall_dispatch).
     if (f->vector != kExcPF && f->vector != VECTOR_SYSCALL) guest_return_check_due();
-    if (f->vector & VECTOR_GUEST_GS) {
-        if (held_over_debug_trap(*f)) return;   // trap_return gives the guest's %gs back
-        if (parked_gs_load_refused(*f)) return;
-        if (!refused_return_bounced(*f)) entry_on_guest_gs(*f);
+    if (f->vector & VECTOR_GUEST_GS) [[unlikely]] {
+        if (guest_gs_entry_returns(*f)) return;
     } else {
         dispatch(f);
     }
@@ -233,9 +243,19 @@ static void dispatch(TrapFrame* f)
     // The guest's page faults go straight to their two ways: emulated (a
     // write to a write-protected page table) or bounced to the guest.
     if (f->vector == kExcPF && (f->cs & 3) == 3) {
-        if (!guest_emulate_page_fault(*f) && !guest_bounce(*f)) guest_crash(*f, "exception in the guest");
+        // Only the guest's kernel mode writes page tables the hypervisor
+        // emulates (guest_emulate_page_fault): user mode's faults (a
+        // copy-on-write one among them) go to the bounce without the call.
+        if (!guest_in_user_mode(*this_cpu().vcpu) && guest_emulate_page_fault(*f)) return;
+        if (!guest_bounce(*f)) guest_crash(*f, "exception in the guest");
         return;
     }
+    dispatch_rest(f);
+}
+
+// Every other vector: out of line, as guest_gs_entry_returns.
+[[gnu::noinline]] static void dispatch_rest(TrapFrame* f)
+{
     switch (f->vector) {
     case VECTOR_SYSCALL32:
         if (!guest_syscall32(*f)) guest_crash(*f, "syscall from compatibility mode");

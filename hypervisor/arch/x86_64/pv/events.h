@@ -35,7 +35,8 @@ void guest_return_events(TrapFrame& f, uint8_t what);
 // (pv/event_channel.cc event_vcpu_timer_op) or moved the domain's watchdog
 // earlier (pv/watchdog.cc); this CPU's timer), an exception other than the
 // page fault, a user-mode SYSCALL, a hypercall but those below; the
-// upcall alone after iret, which unmasks but moves no deadline; neither
+// upcall alone after an iret that unmasks an upcall it finds pending (it
+// moves no deadline; one raised after its look comes with a kick); neither
 // after a page fault, emulated (pv/ptwr.cc) or bounced, and the page-table
 // hypercalls (pv/hypercall.cc leaves_events), which touch no event, timer or
 // mask: an interrupt taken while they run marks its parts itself. So

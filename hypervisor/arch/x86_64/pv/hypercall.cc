@@ -95,10 +95,15 @@ void syscall_dispatch(TrapFrame* f)
     const Section in_core;   // kept out while the invariant check runs
     Vcpu& v = *this_cpu().vcpu;
     HypercallFrame hf{f->rax, {f->rdi, f->rsi, f->rdx, f->r10, f->r8, f->r9}};
-    if (hf.op == __HYPERVISOR_iret) guest_return_check_due(kCheckUpcall);   // pv/events.h
-    else if (!leaves_events(hf.op)) guest_return_check_due();
+    // pv/events.h: iret marks the upcall's check itself when it unmasks one (do_iret).
+    if (hf.op != __HYPERVISOR_iret && !leaves_events(hf.op)) guest_return_check_due();
     if (hf.op == __HYPERVISOR_mmu_update) count_mmu_update(v.calls, hf.arg[1]);
-    const HcResult r = hypercall(*core(), v, hf);
+    // iret and mmu_update (a copy-on-write fault's two calls, docs/results.md
+    // §13) straight to their handlers: the tables (core/hypercall.cc, kArch
+    // above) would choose the same ones; a multicall's entries go by them.
+    const HcResult r = hf.op == __HYPERVISOR_iret         ? do_iret(v, hf)
+                       : hf.op == __HYPERVISOR_mmu_update ? do_mmu_update(*core(), v, hf)
+                                                          : hypercall(*core(), v, hf);
     if (!r.preempted()) {
         f->rax = uint64_t(r.rc);
         count(v.calls.hypercalls);
@@ -109,7 +114,7 @@ void syscall_dispatch(TrapFrame* f)
         f->r10 = hf.arg[3], f->r8 = hf.arg[4], f->r9 = hf.arg[5];
         f->rip -= 2;
     }
-    guest_iret_mode(v);   // an iret to user mode: its L4 and %gs base from here on
+    if (arch(v).user_mode_next) guest_iret_mode(v);   // an iret to user mode: its L4 and %gs base from here on
     // An event the call raised, or one it unmasked, arrives on the return to
     // the guest (trap_dispatch's guest_return_events).
 }

@@ -25,6 +25,7 @@
 #include "mm/core_glue.h"
 #include "mm/platform.h"
 #include "pv/domain.h"
+#include "pv/events.h"
 #include "pv/guest_mode.h"
 #include "pv/hypercall.h"
 #include "pv/run.h"
@@ -87,8 +88,9 @@ void set_callbacks(VcpuArch& a, uint64_t event, uint64_t failsafe, uint64_t sysc
 uint16_t kernel_stack_selector(uint64_t ss) { return uint16_t(ss) | 3; }
 
 namespace {
-bool deliver_to(Vcpu& v, vcpu_info* info, TrapFrame& f, uint64_t handler, unsigned vector, bool error_code,
-                bool masked);
+// Inline into each caller (an exception's bounce: once per copy-on-write fault).
+[[gnu::always_inline]] inline bool deliver_to(Vcpu& v, vcpu_info* info, TrapFrame& f, uint64_t handler,
+                                              unsigned vector, bool error_code, bool masked);
 
 // `info`: the vCPU's vcpu_info (guest_vcpu_info), read once per delivery.
 void mask_upcalls(vcpu_info* info)
@@ -213,8 +215,8 @@ namespace {
 // with the CPU's IF set); iret turns it back into the mask. From user mode
 // the vCPU enters kernel mode first and the frame goes on its kernel stack;
 // if it cannot be written there the vCPU is left in user mode, as it was.
-bool deliver_to(Vcpu& v, vcpu_info* info, TrapFrame& f, uint64_t handler, unsigned vector, bool error_code,
-                bool masked)
+inline bool deliver_to(Vcpu& v, vcpu_info* info, TrapFrame& f, uint64_t handler, unsigned vector,
+                       bool error_code, bool masked)
 {
     const bool from_user = guest_in_user_mode(v);
     if (from_user) guest_enter_kernel_mode(v);
@@ -344,9 +346,16 @@ HcResult do_iret(Vcpu& v, HypercallFrame&)
     }
     arch(v).user_mode_next = to_user;
     // The upcall mask from the frame's IF, as Xen's do_iret: an event
-    // pending and now unmasked is delivered on this return (syscall_dispatch).
-    if (vcpu_info* info = guest_vcpu_info(v))
-        __atomic_store_n(&info->evtchn_upcall_mask, uint8_t(!(ctx.rflags & kRflagsIf)), __ATOMIC_SEQ_CST);
+    // pending and now unmasked is delivered on this return. The return
+    // looks for it only when this unmasks one already pending (pv/events.h):
+    // the pending bit read after the mask's store, so an event raised before
+    // the read is seen here, and one raised after it comes with its kick.
+    if (vcpu_info* info = guest_vcpu_info(v)) {
+        const bool masked = !(ctx.rflags & kRflagsIf);
+        __atomic_store_n(&info->evtchn_upcall_mask, uint8_t(masked), __ATOMIC_SEQ_CST);
+        if (!masked && __atomic_load_n(&info->evtchn_upcall_pending, __ATOMIC_SEQ_CST))
+            guest_return_check_due(kCheckUpcall);
+    }
     return ends_multicall(long(ctx.rax));   // syscall_dispatch puts it in RAX
 }
 

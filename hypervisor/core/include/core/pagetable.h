@@ -136,6 +136,13 @@ template <bool FoldAd>
 [[nodiscard]] int mod_entry_refs(Hypervisor& hv, Level level, uint64_t* slot, uint64_t old,
                                  Pte nv, const MapContext& ctx);
 
+// An L1 entry's writable raise, its frame still mapped (present before and
+// after, same frame, RW set): change_entry's same-frame case without its
+// tests of which case it is (out of line, as mod_entry_refs: the inline
+// caller's frame stays that of the flag-only change).
+template <bool FoldAd>
+[[nodiscard]] int mod_entry_raise(Hypervisor& hv, uint64_t* slot, uint64_t old, Pte nv, const MapContext& ctx);
+
 // Checked update of one entry of a validated table the caller holds (a type
 // reference and the page lock): validation of `nv`, reference changes, install.
 // A change of flags only (same frame, same P and RW) touches no frame: that is
@@ -150,6 +157,11 @@ template <bool FoldAd>
     constexpr uint64_t kRefBits = pte_bit::ADDR | pte_bit::P | pte_bit::RW;
     if (nv.present() && ((old ^ nv.v) & kRefBits) == 0)
         return install_entry<kSameFrame<FoldAd>>(hv, slot, old, nv.v);
+    // An L1 entry's writable raise, its frame still mapped: Linux's
+    // copy-on-write fault on a page it may reuse (the PTE made RW by a
+    // one-request mmu_update), to mod_entry_raise.
+    if (level == Level::L1 && nv.present() && ((old ^ nv.v) & kRefBits) == pte_bit::RW && nv.writable())
+        return mod_entry_raise<FoldAd>(hv, slot, old, nv, ctx);
     return mod_entry_refs<FoldAd>(hv, level, slot, old, nv, ctx);
 }
 
