@@ -81,6 +81,11 @@ void evtchn_unblock(DomainEvents& e, unsigned id, Kicks& k)
     if (e.vcpu[id].blocked.exchange(false, std::memory_order_seq_cst)) k.add(id);
 }
 
+// Every 0 → 1 of evtchn_upcall_pending goes through here and kicks the vCPU:
+// the bare-metal platform checks for an upcall only on returns something
+// marked (hypervisor/arch/x86_64/pv/events.h), a kick among them, and an
+// iret that unmasks looks only when it finds one pending. A raise that set
+// the byte without the kick could wait for the vCPU's next marked entry.
 void evtchn_mark_upcall(DomainEvents& e, unsigned id, Kicks& k)
 {
     vcpu_info_t* vi = event_vcpu_info(e, id);

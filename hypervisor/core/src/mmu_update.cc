@@ -160,7 +160,6 @@ inline int Batch::operator()(const mmu_update_t& req, uint32_t& units)
     // Linux's PTE writes (cmd 0) ahead of the switch's table jump.
     if (cmd == MMU_NORMAL_PT_UPDATE) return p.allows(Perm::MmuNormal) ? pt_update<false>(b, req) : -XEN_EPERM;
     switch (cmd) {
-    case MMU_NORMAL_PT_UPDATE:
     case MMU_PT_UPDATE_NO_TRANSLATE:   // "val not translated": for a PV guest, cmd 0 (Xen does so)
         return p.allows(Perm::MmuNormal) ? pt_update<false>(b, req) : -XEN_EPERM;
     case MMU_ATOMIC_PT_UPDATE:

@@ -87,13 +87,7 @@ struct GprView {
 // index, RIP-relative) and the source.
 PteWriteInsn decode_pte_write(const uint8_t* b, unsigned n, GprView regs, uint64_t rip);
 
-// RFLAGS after the instruction (`in` the flags before): CMPXCHG's are
-// CMP RAX, old's; AND's and OR's the result's at the operand's size (CF,
-// OF clear; AF kept, it is undefined); BTS's and BTR's CF the bit's old
-// value (the rest kept); MOV and XCHG change none. `old` is the operand's
-// value before (the entry's bytes at the operand, low-aligned), `rax` the
-// guest's.
-// Inline: the #PF path (pv/ptwr.cc) pays no call for it.
+// The arithmetic of pte_write_flags (below).
 namespace pte_flags {
 
 // The operand size's mask: 1, 2, 4 or 8 bytes.
@@ -116,6 +110,13 @@ inline uint64_t logic(uint64_t flags, uint64_t r, unsigned size = 8)
 
 } // namespace pte_flags
 
+// RFLAGS after the instruction (`in` the flags before): CMPXCHG's are
+// CMP RAX, old's; AND's and OR's the result's at the operand's size (CF,
+// OF clear; AF kept, it is undefined); BTS's and BTR's CF the bit's old
+// value (the rest kept); MOV and XCHG change none. `old` is the operand's
+// value before (the entry's bytes at the operand, low-aligned), `rax` the
+// guest's.
+// Inline: the #PF path (pv/ptwr.cc) pays no call for it.
 inline uint64_t pte_write_flags(const PteWriteInsn& in, uint64_t flags, uint64_t old, uint64_t rax)
 {
     using namespace pte_flags;

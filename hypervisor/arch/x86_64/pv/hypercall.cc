@@ -57,6 +57,9 @@ constexpr HypercallTable<ArchHandler>::Entry kArchEntries[] = {
     {__HYPERVISOR_set_segment_base, completes<do_set_segment_base>},
 };
 constexpr HypercallTable<ArchHandler> kArch(kArchEntries);
+// syscall_dispatch calls do_iret directly; the table must agree (and the
+// core's table do_mmu_update: core/hypercall.cc).
+static_assert(kArch.find(__HYPERVISOR_iret) == do_iret);
 
 // The table is the one pv/surface.h lists (the host's ABI-table test reads that list).
 constexpr bool table_is_the_surface()
@@ -98,9 +101,10 @@ void syscall_dispatch(TrapFrame* f)
     // pv/events.h: iret marks the upcall's check itself when it unmasks one (do_iret).
     if (hf.op != __HYPERVISOR_iret && !leaves_events(hf.op)) guest_return_check_due();
     if (hf.op == __HYPERVISOR_mmu_update) count_mmu_update(v.calls, hf.arg[1]);
-    // iret and mmu_update (a copy-on-write fault's two calls, docs/results.md
-    // §13) straight to their handlers: the tables (core/hypercall.cc, kArch
-    // above) would choose the same ones; a multicall's entries go by them.
+    // iret and mmu_update (the two calls of a copy-on-write fault, the most
+    // frequent of Linux's) straight to their handlers: the tables
+    // (core/hypercall.cc, kArch above; both asserted) choose the same ones; a
+    // multicall's entries go by them.
     const HcResult r = hf.op == __HYPERVISOR_iret         ? do_iret(v, hf)
                        : hf.op == __HYPERVISOR_mmu_update ? do_mmu_update(*core(), v, hf)
                                                           : hypercall(*core(), v, hf);

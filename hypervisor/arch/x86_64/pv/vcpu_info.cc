@@ -54,7 +54,10 @@ long vcpu_info_register(Vcpu& caller, Vcpu& t, uint64_t arg)
         }
         a.info.store(info, std::memory_order_release);
         if (DomainEvents* e = g.dom.events) set_event_vcpu_info(*e, t.id, info);
-        // Atomic, as every raise on another CPU changes these bytes.
+        // Atomic, as every raise on another CPU changes these bytes. No
+        // kick (core/src/evtchn_2l.cc evtchn_mark_upcall's rule): the target
+        // is the caller itself or a vCPU that is down
+        // (core/vcpu_info_rules.h), whose first run checks everything.
         __atomic_store_n(&info->evtchn_pending_sel, ~xen_ulong_t(0), __ATOMIC_SEQ_CST);
         __atomic_store_n(&info->evtchn_upcall_pending, uint8_t(1), __ATOMIC_SEQ_CST);
     }

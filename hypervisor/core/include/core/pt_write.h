@@ -55,7 +55,9 @@ constexpr uint64_t apply_pt_write(const PtWrite& w, uint64_t cur)
 // emulate_l1_write on the entry that a write faulting at `va` hit: the L1
 // frame that v's kernel page tables map `va` to (found lock-free, as
 // walk_to_l1 finds a table), entry (va mod 4096) / 8, for v's domain.
-// -EINVAL when the tables map va to no validated L1 of that domain.
+// -EINVAL when the tables map va to no validated L1 of that domain;
+// otherwise emulate_l1_write's answers (-EPERM without Perm::MmuNormal or
+// for a frame the new entry may not map, the entry checks' errnos).
 [[nodiscard]] int emulate_pt_write(Hypervisor& hv, const Vcpu& v, Vaddr va, const PtWrite& w, uint64_t& old);
 
 } // namespace pvmmu

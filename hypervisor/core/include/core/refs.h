@@ -23,6 +23,9 @@ void put_page_type(Hypervisor& hv, Mfn m);
 
 // A type reference on a frame that already is a validated table of some level,
 // without changing or validating anything: what a writer of that table holds.
+// emulate_pt_write's HeldL1 (core/src/pt_write.cc) takes the same reference
+// inline for an L1 and drops it as put_page_type does: a rule changed here
+// changes there too.
 // Returns the level, or 0 if the frame is no validated table owned by `owner`.
 [[nodiscard]] unsigned get_existing_table(Hypervisor& hv, Mfn m, DomId owner);
 
