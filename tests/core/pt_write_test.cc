@@ -76,7 +76,8 @@ TEST_F(PtWriteTest, AnAddressMappingATableAboveL1IsRefusedAndChangesNothing)
     Snapshot before(m);
     uint64_t old = 0;
     // L4, L3, L2: the entry of each that links the physmap's next table, present and writable.
-    for (const auto& [g, lv] : {std::pair{uint64_t{0}, Level::L4}, {uint64_t{1}, Level::L3}, {uint64_t{2}, Level::L2}}) {
+    constexpr std::pair<uint64_t, Level> kTables[] = {{0, Level::L4}, {1, Level::L3}, {2, Level::L2}};
+    for (const auto& [g, lv] : kTables) {
         const unsigned i = table_index(lay.va(0), lv);
         ASSERT_NE(table(lay.mfn(g))[i] & RW, 0u);
         const Vaddr at{lay.va(g).v + i * sizeof(uint64_t)};
