@@ -75,25 +75,12 @@ int l1_run(Hypervisor& hv, RequestReader<mmu_update_t>& in, Mfn l1, unsigned cmd
 {
     const uint64_t want = maddr_of(l1).v | cmd;
     char* const page = static_cast<char*>(hv.mem().frame(l1));
-    const uint32_t first = i;
     const RunRefs refs{hv, ctx};
-    int rc = 0;
-    while (i < end) {
-        uint32_t n;
-        const mmu_update_t* r = in.at(i, n);
-        if (!r) {
-            rc = -XEN_EFAULT;
-            break;
-        }
-        if (n > end - i) n = end - i;
+    return in.run(i, end, did, [&](const mmu_update_t* r, uint32_t n, int& rc) {
         const Stop stop = run_chunk<FoldAd>(refs, page, want, r, r + n);
-        const uint32_t k = uint32_t(stop.at - r);
-        i += k;
         rc = stop.rc;
-        if (k < n) break;
-    }
-    did = i - first;
-    return rc;
+        return uint32_t(stop.at - r);
+    });
 }
 
 template int l1_run<true>(Hypervisor&, RequestReader<mmu_update_t>&, Mfn, unsigned, const MapContext&,

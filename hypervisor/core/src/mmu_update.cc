@@ -127,28 +127,17 @@ int Batch::run(RequestReader<mmu_update_t>& in, uint32_t i, uint32_t end, uint32
     uint64_t* const t = hv.mem().table(m);
     const uint64_t want = maddr_of(m).v | cmd;
     constexpr uint64_t kEntryBits = kPageSize - sizeof(uint64_t);   // ptr 11:3: the word
-    const uint32_t first = i;
-    int rc = 0;
-    while (i < end) {
-        uint32_t n;
-        const mmu_update_t* r = in.at(i, n);
-        if (!r) {
-            rc = -XEN_EFAULT;
-            break;
-        }
-        if (n > end - i) n = end - i;
+    const int rc = in.run(i, end, did, [&](const mmu_update_t* r, uint32_t n, int&) {
         uint32_t k = 0;
         for (; k < n; ++k) {
             const uint64_t off = r[k].ptr - want;   // the word's offset exactly when ptr names this frame and cmd
             if (off & ~kEntryBits) break;
             std::atomic_ref<uint64_t>(t[off / sizeof(uint64_t)]).store(r[k].val, std::memory_order_relaxed);
         }
-        i += k;
-        if (k < n) break;
-    }
+        return k;
+    });
     put_page_type(hv, m);
     put_page(hv, m);
-    did = i - first;
     return rc;
 }
 
