@@ -11,7 +11,8 @@
  * part of the address space) and returns how many were NOT copied. Words
  * first, then the n % 8 bytes left: one REP MOVSQ iteration per 8 bytes, not
  * eight REP MOVSB ones (the same on a CPU with fast strings, but under an
- * emulator each iteration is a load and a store; requests are copied here).
+ * emulator each iteration is a load and a store; requests are copied here),
+ * and a length of whole words returns without the tail's steps.
  * A fault on the copy (not present, or a write to a read-only page under
  * CR0.WP) resumes at its instruction's fixup through the fixup table (cpu/extable.h)
  * (cpu/traps.cc), with RCX the words or bytes left ("REP/REPE/..." in SDM Vol. 2B)
@@ -27,6 +28,13 @@ guest_copy:
 .Lcopy_words:
 	rep movsq
 	EXTABLE_ENTRY(.Lcopy_words, .Lcopy_words_fixup)
+	test $7, %dl			/* most copies are whole words: no tail */
+	jnz .Lcopy_tail
+	xor %eax, %eax
+.Lcopy_out:
+	SMAP_CLOSE
+	ret
+.Lcopy_tail:
 	mov %edx, %ecx
 	and $7, %ecx
 .Lcopy_bytes:
@@ -40,9 +48,7 @@ guest_copy:
 	jmp .Lcopy_out
 .Lcopy_bytes_fixup:
 	mov %rcx, %rax
-.Lcopy_out:
-	SMAP_CLOSE
-	ret
+	jmp .Lcopy_out
 
 /* int guest_probe_read(const void* va, bool open): reads the byte at va, a
  * guest address, with the SMAP window open (STAC) or closed; 0 if it read, 1
