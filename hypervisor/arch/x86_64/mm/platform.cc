@@ -35,6 +35,8 @@ void BareMetal::relax()
 // unwritable here too; a fault is fixed up (cpu/traps.cc) into -EFAULT. Only the
 // guest's part of the address space may be named: never a reserved L4 slot,
 // where the hypervisor itself is mapped.
+static_assert(XEN_EFAULT == 14, "mm/guest_copy.S's guest_copy_rc returns -14");
+
 namespace {
 
 bool guest_range(const Vcpu& v, uint64_t va, size_t n)
@@ -53,13 +55,13 @@ bool guest_range(const Vcpu& v, uint64_t va, size_t n)
 int BareMetal::copy_from_guest(Vcpu& v, void* dst, Vaddr src, size_t n)
 {
     if (!guest_range(v, src.v, n)) return n == 0 ? 0 : -XEN_EFAULT;
-    return guest_copy(dst, reinterpret_cast<const void*>(src.v), n) ? -XEN_EFAULT : 0;
+    return guest_copy_rc(dst, reinterpret_cast<const void*>(src.v), n);
 }
 
 int BareMetal::copy_to_guest(Vcpu& v, Vaddr dst, const void* src, size_t n)
 {
     if (!guest_range(v, dst.v, n)) return n == 0 ? 0 : -XEN_EFAULT;
-    return guest_copy(reinterpret_cast<void*>(dst.v), src, n) ? -XEN_EFAULT : 0;
+    return guest_copy_rc(reinterpret_cast<void*>(dst.v), src, n);
 }
 
 // NEW_BASEPTR of the running vCPU: its new L4 (validated, so it holds the
