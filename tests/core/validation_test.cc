@@ -157,6 +157,48 @@ TEST_F(ValidationTest, ValidationAddsTheUserBitToTheOneEntryWithoutIt)
     EXPECT_TRUE(only(expected, m));
 }
 
+// A pin and an unpin pass runs of absent entries eight at a time: every
+// present entry is still found, whatever the run before it (eight absent
+// entries exactly, fewer, many, the table's last), and one that breaks a rule
+// after a long run still fails the pin.
+TEST_F(ValidationTest, SparseTablePinTakesAndUnpinDropsEveryPresentEntry)
+{
+    const unsigned present[] = {0, 9, 10, 18, 27, 100, 263, 504, 511};
+    make_read_only(700);
+    for (unsigned k = 0; k < std::size(present); ++k) table(lay.mfn(700))[present[k]] = map(800 + k, P | US | A);
+    Snapshot before(m);
+    Changes expected(before);
+    expected.flush(cpus({0, 1})).type_info(lay.mfn(700), PageType::L1, 1, ti::kValidated | ti::kPinned);
+    expected.count(lay.mfn(700), +1);
+    for (unsigned k = 0; k < std::size(present); ++k) expected.count(lay.mfn(800 + k), +1);
+    unsigned done = 0;
+    ASSERT_EQ(mmuext({op_mfn(MMUEXT_PIN_L1_TABLE, lay.mfn(700))}, &done), 0);
+    EXPECT_TRUE(only(expected, m));
+    Snapshot pinned(m);
+    ASSERT_EQ(mmuext({op_mfn(MMUEXT_UNPIN_TABLE, lay.mfn(700))}, &done), 0);
+    Changes unpinned(pinned);
+    unpinned.type_info(lay.mfn(700), PageType::L1, 0, 0).count(lay.mfn(700), -1);
+    for (unsigned k = 0; k < std::size(present); ++k) unpinned.count(lay.mfn(800 + k), -1);
+    EXPECT_TRUE(only(unpinned, m));
+}
+
+TEST_F(ValidationTest, EntryAfterALongAbsentRunIsStillChecked)
+{
+    for (unsigned bad : {9u, 300u, 511u}) {
+        make_read_only(700);
+        uint64_t* t = table(lay.mfn(700));
+        std::fill(t, t + kEntriesPerTable, 0);
+        t[0] = map(800, P | US | A);
+        t[bad] = map(801, P | US | A | G);
+        Snapshot before(m);
+        unsigned done = 99;
+        EXPECT_EQ(mmuext({op_mfn(MMUEXT_PIN_L1_TABLE, lay.mfn(700))}, &done), -XEN_EINVAL) << bad;
+        Changes expected(before);   // the first pin's type change flushes, as any
+        if (bad == 9) expected.flush(cpus({0, 1}));
+        EXPECT_TRUE(only(expected, m)) << bad;
+    }
+}
+
 TEST_F(ValidationTest, FailedValidationCanBeRetriedOnceTheTableIsFixed)
 {
     make_read_only(700);
