@@ -23,9 +23,8 @@ instructions per changed page (docs/results.md §13).
 
 Exit status: 0 done (with --check: every target holds), 1 a --check target
 failed, 2 the run itself failed (bad arguments, a platform whose Linux did
-not run the program, other than pvmmu), 77 SKIP: a Debian package cannot be
-fetched, or --check could not be held because a platform's column is
-missing (pvmmu's, until Linux reaches /init on it; the reason is printed).
+not run the program: the reason is printed), 77 SKIP: a Debian package
+cannot be fetched, or --check was asked without all three platforms.
 """
 import argparse
 import concurrent.futures
@@ -299,12 +298,11 @@ def main():
         prog="./pvmmu bench linux", formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Instructions per changed page of Linux 6.1's mprotect, faults and fork, natively, as dom0 of "
                     "Xen 4.17 and on pvmmu, under QEMU TCG with -icount (docs/results.md §13).",
-        epilog="exit: 0 done, 1 a --check target failed, 2 the run failed, 77 SKIP: a package cannot be "
-               "fetched, or --check cannot be held (a platform's column is missing: pvmmu's until Linux "
-               "reaches /init on it)")
+        epilog="exit: 0 done, 1 a --check target failed, 2 the run failed (a platform's Linux did not run "
+               "the program: why is printed), 77 SKIP: a package cannot be fetched, or --check without all "
+               "three platforms")
     ap.add_argument("--platform", type=platform_list, default=list(PLATFORMS), metavar="P[,P...]",
-                    help="native, xen, pvmmu (default all three); pvmmu's column says 'not yet' with the reason "
-                         "where its Linux does not run the program")
+                    help="native, xen, pvmmu (default all three)")
     ap.add_argument("--vcpus", type=vcpu_list(8), default=[1, 2, 4], help="vCPU counts (default 1,2,4)")
     ap.add_argument("--runs", type=count(), default=1, help="boots per cell; medians (default 1: -icount "
                     "repeats to a few per mille)")
@@ -339,7 +337,7 @@ def main():
         print(f"bench linux: {e}", file=sys.stderr)
         return 2
     print_table(doc)
-    failed = [c for c in doc["missing"] if not c.startswith("pvmmu")]
+    failed = list(doc["missing"])
     if opts.json:
         write_json(opts.json, doc)
     if opts.csv:
@@ -350,12 +348,10 @@ def main():
         print(f"bench linux: Linux did not run the benchmark on {', '.join(failed)} (above)", file=sys.stderr)
         return 2
     if opts.check:
-        bad, unchecked, why = check(doc)
+        bad, why = check(doc)
         if why:
             print(f"\ncheck: SKIP, cannot be held: {why}")
             return 77
-        if unchecked:
-            print(f"\ncheck: not held where a platform has no figure: {', '.join(unchecked)}")
         for b in bad:
             print(f"CHECK FAILED: {b}", file=sys.stderr)
         if bad:
