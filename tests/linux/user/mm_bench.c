@@ -26,7 +26,9 @@
  * ops: mprotect calls (threads, processes, shared), mmaps (fault) or forks;
  * changed: the PTEs those ops changed (every page once per mprotect, fault
  * or fork); ns: CLOCK_MONOTONIC across the measured loops of every task,
- * set-up and the first touch of each page left out. Under QEMU with
+ * set-up and the first touch of each page left out, and so is the tasks'
+ * teardown (a thread's unmap of its region, a process's exit), which waits
+ * until the clock and the counts below are read. Under QEMU with
  * -icount the guest's clock advances by 2^shift ns per instruction of any
  * vCPU, hypervisor included (docs/results.md §13). The last three are the
  * deltas of /proc/vmstat's pgfault and nr_tlb_remote_flush and of
@@ -57,7 +59,7 @@ static const char* const g_names[W_COUNT] = {"threads", "processes", "shared", "
 
 static long g_page;
 static unsigned g_tasks, g_pages, g_iters;
-static pthread_barrier_t g_ready, g_start, g_end;
+static pthread_barrier_t g_ready, g_start, g_end, g_exit;
 static int g_pv;   /* --pvmmu-counts: 1 asked for, 2 and pv_open worked */
 
 static void fail(const char* call, const char* what)
@@ -162,6 +164,7 @@ static void* thread_main(void* v)
     pthread_barrier_wait(&g_start);
     task_run(a->w, region);
     pthread_barrier_wait(&g_end);
+    pthread_barrier_wait(&g_exit);   /* the clock and the counts read first */
     if (region && a->w != W_SHARED) munmap(region, (size_t)g_pages * (size_t)g_page);
     return NULL;
 }
@@ -211,14 +214,14 @@ static void run(enum workload w)
     pthread_t th[64];
     struct thread_arg args[64];
     pid_t pid[64];
-    int go[2], done[2];
+    int go[2], done[2], leave[2];
     if (w == W_SHARED) {
         g_shared = map_pages(g_tasks * g_pages);
         touch(g_shared, g_tasks * g_pages, 1);
     }
     const int procs = w != W_THREADS && w != W_SHARED;
     if (procs) {
-        if (pipe(go) || pipe(done)) fail("pipe", "start and done");
+        if (pipe(go) || pipe(done) || pipe(leave)) fail("pipe", "start, done and exit");
         for (unsigned i = 0; i < g_tasks; ++i) {
             pid[i] = fork();
             if (pid[i] < 0) fail("fork", "a task");
@@ -228,13 +231,15 @@ static void run(enum workload w)
                 task_setup(w, i, &region);
                 if (write(done[1], &b, 1) != 1 || read(go[0], &b, 1) != 1) _exit(2);
                 task_run(w, region);
-                if (write(done[1], &b, 1) != 1) _exit(2);
+                /* The exit (the address space's teardown) once the clock
+                 * and the counts are read. */
+                if (write(done[1], &b, 1) != 1 || read(leave[0], &b, 1) != 1) _exit(2);
                 _exit(0);
             }
         }
     } else {
         if (pthread_barrier_init(&g_ready, NULL, g_tasks + 1) || pthread_barrier_init(&g_start, NULL, g_tasks + 1) ||
-            pthread_barrier_init(&g_end, NULL, g_tasks + 1))
+            pthread_barrier_init(&g_end, NULL, g_tasks + 1) || pthread_barrier_init(&g_exit, NULL, g_tasks + 1))
             fail("pthread_barrier_init", "start and end");
         for (unsigned i = 0; i < g_tasks; ++i) {
             args[i] = (struct thread_arg){w, i};
@@ -269,17 +274,20 @@ static void run(enum workload w)
     pv_ok = pv_ok && pv_read(&pv1) == 0;
     const long long fault1 = vmstat("pgfault"), flush1 = vmstat("nr_tlb_remote_flush"), tlb1 = tlb_shootdowns();
     if (procs) {
+        if (write(leave[1], b, g_tasks) != (ssize_t)g_tasks) fail("write", "the exit bytes");
         for (unsigned i = 0; i < g_tasks; ++i) {
             int st = 0;
             if (waitpid(pid[i], &st, 0) != pid[i] || !WIFEXITED(st) || WEXITSTATUS(st))
                 fail("waitpid", "a task failed");
         }
-        close(go[0]), close(go[1]), close(done[0]), close(done[1]);
+        close(go[0]), close(go[1]), close(done[0]), close(done[1]), close(leave[0]), close(leave[1]);
     } else {
+        pthread_barrier_wait(&g_exit);
         for (unsigned i = 0; i < g_tasks; ++i) pthread_join(th[i], NULL);
         pthread_barrier_destroy(&g_ready);
         pthread_barrier_destroy(&g_start);
         pthread_barrier_destroy(&g_end);
+        pthread_barrier_destroy(&g_exit);
     }
     if (w == W_SHARED) munmap(g_shared, (size_t)g_tasks * g_pages * (size_t)g_page);
     const unsigned long long per_task = w == W_FAULT || w == W_FORK ? g_iters : 2ull * g_iters;
