@@ -173,18 +173,22 @@ trap_return:
 	popq %rcx
 	popq %rbx
 	popq %rax
-	testq $VECTOR_GUEST_GS, (%rsp)  /* an entry that found the guest's %gs and */
-	jz 3f                           /* resumes (cpu/traps.cc): the guest's again */
-	swapgs
-3:	add $16, %rsp                   /* vector and error code */
-	testb $3, 8(%rsp)               /* back to ring 3: the guest's %gs again */
-	jz 2f
-	swapgs
+	testb $3, 24(%rsp)              /* the frame's CS, above vector, error code, RIP */
+	jz 3f
+	add $16, %rsp                   /* vector and error code */
+	swapgs                          /* back to ring 3: the guest's %gs again */
 /* A fault here (the CPU refuses the frame) comes in on the guest's %gs:
- * trap_from_hypervisor repairs it, trap_dispatch crashes the domain. */
+ * trap_from_hypervisor repairs it, trap_dispatch crashes the domain or
+ * bounces the fault. No frame back to ring 3 carries VECTOR_GUEST_GS
+ * (cpu/traps.cc clears it on the one entry that goes on to ring 3). */
 	.globl trap_return_iretq
 trap_return_iretq:
-2:	iretq
+	iretq
+3:	testq $VECTOR_GUEST_GS, (%rsp)  /* an entry that found the guest's %gs and */
+	jz 4f                           /* resumes (cpu/traps.cc): the guest's again */
+	swapgs
+4:	add $16, %rsp
+	iretq
 
 /* The stubs' addresses, for cpu/descriptors.cc: 32 exceptions, then the four interrupts. */
 	.section .rodata

@@ -63,7 +63,7 @@ constexpr const char* kNames[kNrExceptions] = {
 [[noreturn]] void debug_over_debug_entry(const TrapFrame& f)
 {
     asm volatile("mov %0, %%dr6" : : "r"(uint64_t(kDr6Default)));
-    if (!this_cpu().vcpu) fatal(f);   // only a guest's INT1 enters from ring 3
+    if (!this_vcpu()) fatal(f);   // only a guest's INT1 enters from ring 3
     guest_debug_unload();
     TrapFrame g = f;
     g.vector = kExcDB;
@@ -106,7 +106,7 @@ bool held_over_debug_trap(const TrapFrame& f)
 {
     f.vector &= ~uint64_t(VECTOR_GUEST_GS);
     const bool refused = f.vector == kExcNP || f.vector == kExcSS || f.vector == kExcGP;
-    if (refused && f.rip == reinterpret_cast<uint64_t>(&trap_return_iretq) && this_cpu().vcpu) {
+    if (refused && f.rip == reinterpret_cast<uint64_t>(&trap_return_iretq) && this_vcpu()) {
         // f.rsp is where IRETQ read the guest's RIP, CS, RFLAGS, RSP and SS.
         const uint64_t* ret = reinterpret_cast<const uint64_t*>(f.rsp);
         TrapFrame g = f;
@@ -128,7 +128,7 @@ bool refused_return_bounced(TrapFrame& f)
 {
     const uint64_t vector = f.vector & ~uint64_t(VECTOR_GUEST_GS);
     const bool refused = vector == kExcNP || vector == kExcSS || vector == kExcGP;
-    if (!refused || f.rip != reinterpret_cast<uint64_t>(&trap_return_iretq) || !this_cpu().vcpu) return false;
+    if (!refused || f.rip != reinterpret_cast<uint64_t>(&trap_return_iretq) || !this_vcpu()) return false;
     // f.rsp is where IRETQ read the guest's RIP, CS, RFLAGS, RSP and SS.
     const uint64_t* ret = reinterpret_cast<const uint64_t*>(f.rsp);
     TrapFrame g = f;
@@ -199,7 +199,7 @@ extern "C" void trap_dispatch(TrapFrame* f)
     // Back to a guest whose domain has shut down meanwhile (guest_shutdown
     // kicks its CPUs, which marks the check due): this CPU idles instead.
     const uint8_t check = guest_return_check_taken();
-    const Vcpu* v = this_cpu().vcpu;
+    const Vcpu* v = this_vcpu();
     if (check && v && guest_domain_stopped(*v)) cpu_idle();
     // IRETQ raises #GP in ring 0 on a non-canonical RIP. A guest reaches one
     // by an instruction that ends at the top of the lower half (a SYSCALL at
@@ -223,7 +223,7 @@ static void dispatch(TrapFrame* f)
     if (f->vector == VECTOR_SYSCALL) {
         // From the guest's user mode a SYSCALL is its system call, bounced
         // to its kernel (pv/traps.cc); from its kernel mode, a hypercall.
-        if (guest_in_user_mode(*this_cpu().vcpu)) {
+        if (guest_in_user_mode(*this_vcpu())) {
             guest_return_check_due();
             guest_user_syscall(*f);
             return;
@@ -246,7 +246,7 @@ static void dispatch(TrapFrame* f)
         // Only the guest's kernel mode writes page tables the hypervisor
         // emulates (guest_emulate_page_fault): user mode's faults (a
         // copy-on-write one among them) go to the bounce without the call.
-        if (!guest_in_user_mode(*this_cpu().vcpu) && guest_emulate_page_fault(*f)) return;
+        if (!guest_in_user_mode(*this_vcpu()) && guest_emulate_page_fault(*f)) return;
         if (!guest_bounce(*f)) guest_crash(*f, "exception in the guest");
         return;
     }

@@ -46,7 +46,7 @@ bool guest_range(const Vcpu& v, uint64_t va, size_t n)
     // so everything between them is in it too, whatever n. False for n == 0
     // (last is va - 1: below va, or ~0 for va 0, in neither part), which the
     // copies test only then, off their common path.
-    return &v == this_cpu().vcpu && last >= va &&
+    return &v == this_vcpu() && last >= va &&
            (last < kGuestLowerEnd || va >= kGuestUpperStart);
 }
 
@@ -68,7 +68,7 @@ int BareMetal::copy_to_guest(Vcpu& v, Vaddr dst, const void* src, size_t n)
 // hypervisor's slots) goes into CR3, which also flushes this CPU's TLB.
 void BareMetal::load_base(Vcpu& v)
 {
-    if (&v == this_cpu().vcpu) write_cr3(maddr_of(v.guest_table).v);
+    if (&v == this_vcpu()) write_cr3(maddr_of(v.guest_table).v);
 }
 
 // MMUEXT_SET_LDT: validated copies of the guest's descriptors (pv/descriptors.cc).

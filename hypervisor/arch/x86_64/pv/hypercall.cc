@@ -96,7 +96,7 @@ HcResult BareMetal::arch_hypercall(Vcpu& v, HypercallFrame& f)
 void syscall_dispatch(TrapFrame* f)
 {
     const Section in_core;   // kept out while the invariant check runs
-    Vcpu& v = *this_cpu().vcpu;
+    Vcpu& v = *this_vcpu();
     HypercallFrame hf{f->rax, {f->rdi, f->rsi, f->rdx, f->r10, f->r8, f->r9}};
     // pv/events.h: iret marks the upcall's check itself when it unmasks one (do_iret).
     if (hf.op != __HYPERVISOR_iret && !leaves_events(hf.op)) guest_return_check_due();

@@ -63,7 +63,7 @@ bool guest_bounce(TrapFrame& f)
     // U/S bit is evidence).
     const uint64_t cpu_error = f.error;
     if (f.vector == kExcPF)
-        f.error = guest_in_user_mode(*this_cpu().vcpu) ? f.error | kPfUser : f.error & ~kPfUser;
+        f.error = guest_in_user_mode(*this_vcpu()) ? f.error | kPfUser : f.error & ~kPfUser;
     if (guest_deliver(f, unsigned(f.vector), exception_has_error_code(unsigned(f.vector)))) return true;
     f.error = cpu_error;
     return false;
@@ -110,7 +110,7 @@ bool upcalls_masked(const vcpu_info* info, uint64_t rflags)
 
 bool guest_deliver(TrapFrame& f, unsigned vector, bool error_code)
 {
-    Vcpu& v = *this_cpu().vcpu;
+    Vcpu& v = *this_vcpu();
     const TrapEntry& t = arch(v).trap[vector];
     if (!t.address) return false;
     vcpu_info* const info = guest_vcpu_info(v);
@@ -127,7 +127,7 @@ bool guest_deliver(TrapFrame& f, unsigned vector, bool error_code)
 // written crashes the domain, as Xen's failed bounce does.
 void guest_upcall(TrapFrame& f)
 {
-    Vcpu& v = *this_cpu().vcpu;
+    Vcpu& v = *this_vcpu();
     const uint64_t cb = arch(v).callback[CALLBACKTYPE_event];
     vcpu_info* info = guest_vcpu_info(v);
     // A non-canonical RIP is the #GP's to report first; the event follows on
@@ -186,7 +186,7 @@ bool syscall_ud(TrapFrame& f, uint64_t rip)
 // (guest_return_events), as after a hypercall.
 void guest_user_syscall(TrapFrame& f)
 {
-    Vcpu& v = *this_cpu().vcpu;
+    Vcpu& v = *this_vcpu();
     if (!arch(v).callback[CALLBACKTYPE_syscall]) {
         if (!syscall_ud(f, f.rip - 2)) guest_crash(f, "syscall from user mode: no syscall callback, no #UD handler");
         return;
@@ -203,7 +203,7 @@ void guest_user_syscall(TrapFrame& f)
 // delivered (the caller crashes the domain).
 bool guest_syscall32(TrapFrame& f)
 {
-    Vcpu& v = *this_cpu().vcpu;
+    Vcpu& v = *this_vcpu();
     if (arch(v).callback[CALLBACKTYPE_syscall32]) return syscall_callback(v, f, CALLBACKTYPE_syscall32);
     return syscall_ud(f, uint32_t(f.rip - 2));
 }
