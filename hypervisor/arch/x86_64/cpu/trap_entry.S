@@ -12,6 +12,25 @@
 
 	.text
 
+/* The general registers, below the vector (cpu/traps.h TrapFrame). */
+.macro SAVE_GPRS
+	pushq %rax
+	pushq %rbx
+	pushq %rcx
+	pushq %rdx
+	pushq %rsi
+	pushq %rdi
+	pushq %rbp
+	pushq %r8
+	pushq %r9
+	pushq %r10
+	pushq %r11
+	pushq %r12
+	pushq %r13
+	pushq %r14
+	pushq %r15
+.endm
+
 .macro TRAP_STUB vec, cpu_pushes_error
 	.balign 16
 trap_stub_\vec:
@@ -131,21 +150,7 @@ trap_from_hypervisor:
 /* syscall_entry joins here with its frame built and the hypervisor's %gs. */
 	.globl trap_save
 trap_save:
-	pushq %rax
-	pushq %rbx
-	pushq %rcx
-	pushq %rdx
-	pushq %rsi
-	pushq %rdi
-	pushq %rbp
-	pushq %r8
-	pushq %r9
-	pushq %r10
-	pushq %r11
-	pushq %r12
-	pushq %r13
-	pushq %r14
-	pushq %r15
+	SAVE_GPRS
 	mov %rsp, %rdi
 	cld
 	/* EFLAGS.AC as the interrupted code left it: a guest may set it in ring
@@ -189,6 +194,17 @@ trap_return_iretq:
 	swapgs
 4:	add $16, %rsp
 	iretq
+
+/* syscall_entry (pv/syscall_entry.S) joins here with its frame built and the
+ * hypervisor's %gs: a SYSCALL from the guest's 64-bit mode, to syscall_trap
+ * (cpu/traps.cc). SYSCALL's entry has DF and AC clear (IA32_FMASK,
+ * cpu/entry_defs.h): neither CLD nor SMAP_CLOSE. */
+	.globl syscall_save
+syscall_save:
+	SAVE_GPRS
+	mov %rsp, %rdi
+	call syscall_trap
+	jmp trap_return
 
 /* The stubs' addresses, for cpu/descriptors.cc: 32 exceptions, then the four interrupts. */
 	.section .rodata

@@ -166,7 +166,6 @@ bool parked_gs_load_refused(TrapFrame& f)
 
 } // namespace
 
-static void dispatch(TrapFrame* f);
 static void dispatch_rest(TrapFrame* f);
 
 // An entry that found the guest's %gs (cpu/trap_entry.S): true when
@@ -185,20 +184,13 @@ const char* exception_name(uint64_t vector)
     return vector < kNrExceptions ? kNames[vector] : "interrupt";
 }
 
-extern "C" void trap_dispatch(TrapFrame* f)
+// The checks of the way back to the guest that find something to do, out of
+// line: a part of the return-to-guest check marked (pv/events.h), or a
+// non-canonical RIP.
+[[gnu::noinline]] static void guest_exit_checks(TrapFrame& f, uint8_t check)
 {
-    // pv/events.h says when the return's check is needed; a hypercall's
-    // number says it (syscall_dispatch).
-    if (f->vector != kExcPF && f->vector != VECTOR_SYSCALL) guest_return_check_due();
-    if (f->vector & VECTOR_GUEST_GS) [[unlikely]] {
-        if (guest_gs_entry_returns(*f)) return;
-    } else {
-        dispatch(f);
-    }
-    if ((f->cs & 3) != 3) return;
     // Back to a guest whose domain has shut down meanwhile (guest_shutdown
     // kicks its CPUs, which marks the check due): this CPU idles instead.
-    const uint8_t check = guest_return_check_taken();
     const Vcpu* v = this_vcpu();
     if (check && v && guest_domain_stopped(*v)) cpu_idle();
     // IRETQ raises #GP in ring 0 on a non-canonical RIP. A guest reaches one
@@ -208,52 +200,86 @@ extern "C" void trap_dispatch(TrapFrame* f)
     // none, as Xen): it gets the #GP the CPU would raise fetching there, at
     // that RIP, or its domain is crashed. Every other RIP the hypervisor
     // returns to (a handler, a vCPU's start) was checked.
-    if (!canonical(Vaddr{f->rip})) {
-        f->vector = kExcGP;
-        f->error = 0;
-        if (!guest_bounce(*f)) guest_crash(*f, "return to a non-canonical rip");
+    if (!canonical(Vaddr{f.rip})) {
+        f.vector = kExcGP;
+        f.error = 0;
+        if (!guest_bounce(f)) guest_crash(f, "return to a non-canonical rip");
     }
     // As Xen's exit path: timers, the upcall; only where something may have
     // changed them (pv/events.h guest_return_check_due).
-    if (check) guest_return_events(*f, check);
+    if (check) guest_return_events(f, check);
 }
 
-static void dispatch(TrapFrame* f)
+// Every return to ring 3, from trap_dispatch and syscall_trap: a load and a
+// compare of the mark, and the RIP's test, when nothing is due.
+static inline void guest_exit(TrapFrame& f)
 {
-    if (f->vector == VECTOR_SYSCALL) {
-        // From the guest's user mode a SYSCALL is its system call, bounced
-        // to its kernel (pv/traps.cc); from its kernel mode, a hypercall.
-        if (guest_in_user_mode(*this_vcpu())) {
-            guest_return_check_due();
-            guest_user_syscall(*f);
-            return;
-        }
-        sti();   // shootdown IPIs may arrive during a hypercall
-        syscall_dispatch(f);
-        cli();
-        return;
+    const uint8_t check = guest_return_check_taken();
+    if (check || !canonical(Vaddr{f.rip})) [[unlikely]] guest_exit_checks(f, check);
+}
+
+// An entry from ring 0 (the hypervisor interrupted, or one of its own
+// faults), out of line: true when the frame goes on to the guest in ring 3
+// (refused_return_bounced), false when trap_dispatch returns at once.
+[[gnu::noinline]] static bool hypervisor_trap(TrapFrame& f)
+{
+    // pv/events.h says when the return's check is needed: an interrupt
+    // taken during a hypercall or in the idle loop marks it; a page fault on
+    // a guest copy does not.
+    if (f.vector != kExcPF) guest_return_check_due();
+    if (f.vector & VECTOR_GUEST_GS) [[unlikely]] {
+        if (guest_gs_entry_returns(f)) return false;
+        return (f.cs & 3) == 3;
     }
     // A fault on guest_copy's access to guest memory resumes at its fixup,
     // which reports the bytes not copied (the copy returns -EFAULT); so does
     // load_gs_user_sel's segment load (#GP, or #NP for a descriptor not
     // present), which comes here only where the guest kernel's %gs base
     // equals the PerCpu's address (else parked_gs_load_refused).
-    if ((f->vector == kExcPF || f->vector == kExcGP || f->vector == kExcNP) && (f->cs & 3) == 0 && ring0_fixup(*f))
-        return;
-    // The guest's page faults go straight to their two ways: emulated (a
-    // write to a write-protected page table) or bounced to the guest.
-    if (f->vector == kExcPF && (f->cs & 3) == 3) {
-        // Only the guest's kernel mode writes page tables the hypervisor
-        // emulates (guest_emulate_page_fault): user mode's faults (a
-        // copy-on-write one among them) go to the bounce without the call.
-        if (!guest_in_user_mode(*this_vcpu()) && guest_emulate_page_fault(*f)) return;
-        if (!guest_bounce(*f)) guest_crash(*f, "exception in the guest");
-        return;
-    }
-    dispatch_rest(f);
+    if ((f.vector == kExcPF || f.vector == kExcGP || f.vector == kExcNP) && ring0_fixup(f)) return false;
+    dispatch_rest(&f);
+    return false;
 }
 
-// Every other vector: out of line, as guest_gs_entry_returns.
+extern "C" void trap_dispatch(TrapFrame* f)
+{
+    if ((f->cs & 3) != 3) [[unlikely]] {
+        if (!hypervisor_trap(*f)) return;
+    } else if (f->vector == kExcPF) {
+        // The guest's page faults go straight to their two ways: emulated (a
+        // write to a write-protected page table) or bounced to the guest;
+        // neither marks the return's check (pv/events.h). Only the guest's
+        // kernel mode writes page tables the hypervisor emulates
+        // (guest_emulate_page_fault): user mode's faults (a copy-on-write
+        // one among them) go to the bounce without the call.
+        if (guest_in_user_mode(*this_vcpu()) || !guest_emulate_page_fault(*f))
+            if (!guest_bounce(*f)) guest_crash(*f, "exception in the guest");
+    } else {
+        guest_return_check_due();
+        dispatch_rest(f);
+    }
+    guest_exit(*f);
+}
+
+// SYSCALL from the guest's 64-bit mode (pv/syscall_entry.S, through
+// syscall_save in cpu/trap_entry.S): from its user mode its system call,
+// bounced to its kernel (pv/traps.cc); from its kernel mode, a hypercall,
+// whose number says whether the return's check is needed
+// (syscall_dispatch).
+extern "C" void syscall_trap(TrapFrame* f)
+{
+    if (guest_in_user_mode(*this_vcpu())) {
+        guest_return_check_due();
+        guest_user_syscall(*f);
+    } else {
+        sti();   // shootdown IPIs may arrive during a hypercall
+        syscall_dispatch(f);
+        cli();
+    }
+    guest_exit(*f);
+}
+
+// Every other vector, from either ring: out of line, as guest_gs_entry_returns.
 [[gnu::noinline]] static void dispatch_rest(TrapFrame* f)
 {
     switch (f->vector) {

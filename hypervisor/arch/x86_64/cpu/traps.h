@@ -94,11 +94,14 @@ extern "C" const char load_gs_user_sel_load[];
 // not; 0 if it read, 1 if it faulted (the self-test of cpu/cpu_features.h).
 extern "C" int guest_probe_read(const void* va, bool open);
 
-// Called from cpu/trap_entry.S, for every vector and for SYSCALL
-// (VECTOR_SYSCALL, from pv/syscall_entry.S): from the guest's kernel mode a
-// hypercall, which goes to syscall_dispatch (pv/hypercall.cc) with
-// interrupts on; from its user mode the guest's system call (pv/traps.cc).
+// Called from cpu/trap_entry.S: trap_dispatch for every vector and for
+// SYSCALL from compatibility mode (VECTOR_SYSCALL32); syscall_trap for
+// SYSCALL from 64-bit mode (VECTOR_SYSCALL, from pv/syscall_entry.S): from
+// the guest's kernel mode a hypercall, which goes to syscall_dispatch
+// (pv/hypercall.cc) with interrupts on; from its user mode the guest's
+// system call (pv/traps.cc).
 extern "C" void trap_dispatch(TrapFrame* f);
+extern "C" void syscall_trap(TrapFrame* f);
 void syscall_dispatch(TrapFrame* f);
 
 } // namespace pvmmu::x86
