@@ -12,18 +12,19 @@
 
 	.text
 
-/* The general registers, below the vector (cpu/traps.h TrapFrame). */
+/* The general registers, below the vector (cpu/traps.h TrapFrame, whose
+ * RAX, RDI, RSI, RDX, R10, R8, R9 are a hypercall's frame in place). */
 .macro SAVE_GPRS
-	pushq %rax
-	pushq %rbx
-	pushq %rcx
+	pushq %r9
+	pushq %r8
+	pushq %r10
 	pushq %rdx
 	pushq %rsi
 	pushq %rdi
+	pushq %rax
+	pushq %rbx
+	pushq %rcx
 	pushq %rbp
-	pushq %r8
-	pushq %r9
-	pushq %r10
 	pushq %r11
 	pushq %r12
 	pushq %r13
@@ -168,16 +169,16 @@ trap_return:
 	popq %r13
 	popq %r12
 	popq %r11
-	popq %r10
-	popq %r9
-	popq %r8
 	popq %rbp
-	popq %rdi
-	popq %rsi
-	popq %rdx
 	popq %rcx
 	popq %rbx
 	popq %rax
+	popq %rdi
+	popq %rsi
+	popq %rdx
+	popq %r10
+	popq %r8
+	popq %r9
 	testb $3, 24(%rsp)              /* the frame's CS, above vector, error code, RIP */
 	jz 3f
 	add $16, %rsp                   /* vector and error code */
