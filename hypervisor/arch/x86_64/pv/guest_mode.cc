@@ -8,14 +8,12 @@
 
 namespace pvmmu::x86 {
 
-namespace {
-
 // While the hypervisor runs, IA32_KERNEL_GS_BASE holds the guest's live %gs
 // base (cpu/trap_entry.S swapped it out at the entry, trap_return swaps it
 // back): the base of the mode the vCPU is in. The other mode's waits in
 // VcpuArch. CR3 and the MSR change together with interrupts off, so that no
 // interrupt sees one mode's L4 with the other's base.
-void switch_mode(Vcpu& v, bool user)
+void guest_switch_mode(Vcpu& v, bool user)
 {
     VcpuArch& a = arch(v);
     uint64_t flags;
@@ -27,18 +25,6 @@ void switch_mode(Vcpu& v, bool user)
     write_cr3(maddr_of(user ? v.guest_table_user : v.guest_table).v);
     a.user_mode = user;
     if (flags & RFLAGS_IF) sti();
-}
-
-} // namespace
-
-void guest_enter_user_mode(Vcpu& v)
-{
-    if (!arch(v).user_mode) switch_mode(v, true);
-}
-
-void guest_enter_kernel_mode(Vcpu& v)
-{
-    if (arch(v).user_mode) switch_mode(v, false);
 }
 
 } // namespace pvmmu::x86

@@ -14,12 +14,22 @@ namespace pvmmu::x86 {
 // into CR3 (it must have one: MMUEXT_NEW_USER_BASEPTR), the kernel's %gs
 // base kept and the user's made the live one. And back. Only on the CPU
 // v runs on; interrupts may be on or off.
-void guest_enter_user_mode(Vcpu& v);
-void guest_enter_kernel_mode(Vcpu& v);
+// Inline tests of the mode, the switch out of line (guest_switch_mode).
+void guest_switch_mode(Vcpu& v, bool user);
 
 inline bool guest_in_user_mode(const Vcpu& v)
 {
     return static_cast<const VcpuArch*>(v.platform_data)->user_mode;
+}
+
+inline void guest_enter_user_mode(Vcpu& v)
+{
+    if (!guest_in_user_mode(v)) guest_switch_mode(v, true);
+}
+
+inline void guest_enter_kernel_mode(Vcpu& v)
+{
+    if (guest_in_user_mode(v)) guest_switch_mode(v, false);
 }
 
 } // namespace pvmmu::x86
