@@ -184,10 +184,7 @@ const char* exception_name(uint64_t vector)
     return vector < kNrExceptions ? kNames[vector] : "interrupt";
 }
 
-// The checks of the way back to the guest that find something to do, out of
-// line: a part of the return-to-guest check marked (pv/events.h), or a
-// non-canonical RIP.
-[[gnu::noinline]] static void guest_exit_checks(TrapFrame& f, uint8_t check)
+void guest_exit_checks(TrapFrame& f, uint8_t check)
 {
     // Back to a guest whose domain has shut down meanwhile (guest_shutdown
     // kicks its CPUs, which marks the check due): this CPU idles instead.
@@ -208,14 +205,6 @@ const char* exception_name(uint64_t vector)
     // As Xen's exit path: timers, the upcall; only where something may have
     // changed them (pv/events.h guest_return_check_due).
     if (check) guest_return_events(f, check);
-}
-
-// Every return to ring 3, from trap_dispatch and syscall_trap: a load and a
-// compare of the mark, and the RIP's test, when nothing is due.
-static inline void guest_exit(TrapFrame& f)
-{
-    const uint8_t check = guest_return_check_taken();
-    if (check || !canonical(Vaddr{f.rip})) [[unlikely]] guest_exit_checks(f, check);
 }
 
 // An entry from ring 0 (the hypervisor interrupted, or one of its own
@@ -257,24 +246,6 @@ extern "C" void trap_dispatch(TrapFrame* f)
     } else {
         guest_return_check_due();
         dispatch_rest(f);
-    }
-    guest_exit(*f);
-}
-
-// SYSCALL from the guest's 64-bit mode (pv/syscall_entry.S, through
-// syscall_save in cpu/trap_entry.S): from its user mode its system call,
-// bounced to its kernel (pv/traps.cc); from its kernel mode, a hypercall,
-// whose number says whether the return's check is needed
-// (syscall_dispatch).
-extern "C" void syscall_trap(TrapFrame* f)
-{
-    if (guest_in_user_mode(*this_vcpu())) {
-        guest_return_check_due();
-        guest_user_syscall(*f);
-    } else {
-        sti();   // shootdown IPIs may arrive during a hypercall
-        syscall_dispatch(f);
-        cli();
     }
     guest_exit(*f);
 }

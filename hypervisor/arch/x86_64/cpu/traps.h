@@ -117,10 +117,9 @@ extern "C" int guest_probe_read(const void* va, bool open);
 // SYSCALL from compatibility mode (VECTOR_SYSCALL32); syscall_trap for
 // SYSCALL from 64-bit mode (VECTOR_SYSCALL, from pv/syscall_entry.S): from
 // the guest's kernel mode a hypercall, which goes to syscall_dispatch
-// (pv/hypercall.cc) with interrupts on; from its user mode the guest's
+// (pv/hypercall.cc syscall_trap) with interrupts on; from its user mode the guest's
 // system call (pv/traps.cc).
 extern "C" void trap_dispatch(TrapFrame* f);
 extern "C" void syscall_trap(TrapFrame* f);
-void syscall_dispatch(TrapFrame* f);
 
 } // namespace pvmmu::x86

@@ -67,6 +67,17 @@ inline uint8_t guest_return_check_taken()
     return uint8_t(~clear & kCheckAll);
 }
 
+// Every return to the guest in ring 3 (cpu/traps.cc trap_dispatch,
+// pv/hypercall.cc syscall_trap): a load and a compare of the mark, and the
+// RIP's test, when nothing is due; the rest out of line
+// (guest_exit_checks).
+void guest_exit_checks(TrapFrame& f, uint8_t check);
+inline void guest_exit(TrapFrame& f)
+{
+    const uint8_t check = guest_return_check_taken();
+    if (check || !canonical(Vaddr{f.rip})) [[unlikely]] guest_exit_checks(f, check);
+}
+
 // Arms this CPU's timer for v's next deadline: a vCPU's first entry
 // (pv/run.cc), which is not a return.
 void guest_arm_timer(const Vcpu& v);

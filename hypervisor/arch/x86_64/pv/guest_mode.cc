@@ -13,7 +13,9 @@ namespace pvmmu::x86 {
 // back): the base of the mode the vCPU is in. The other mode's waits in
 // VcpuArch. CR3 and the MSR change together with interrupts off, so that no
 // interrupt sees one mode's L4 with the other's base.
-void guest_switch_mode(Vcpu& v, bool user)
+namespace {
+
+[[gnu::always_inline]] inline void switch_mode(Vcpu& v, bool user)
 {
     VcpuArch& a = arch(v);
     uint64_t flags;
@@ -26,5 +28,10 @@ void guest_switch_mode(Vcpu& v, bool user)
     a.user_mode = user;
     if (flags & RFLAGS_IF) sti();
 }
+
+} // namespace
+
+void guest_switch_to_user_mode(Vcpu& v) { switch_mode(v, true); }
+void guest_switch_to_kernel_mode(Vcpu& v) { switch_mode(v, false); }
 
 } // namespace pvmmu::x86

@@ -14,8 +14,9 @@ namespace pvmmu::x86 {
 // into CR3 (it must have one: MMUEXT_NEW_USER_BASEPTR), the kernel's %gs
 // base kept and the user's made the live one. And back. Only on the CPU
 // v runs on; interrupts may be on or off.
-// Inline tests of the mode, the switch out of line (guest_switch_mode).
-void guest_switch_mode(Vcpu& v, bool user);
+// Inline tests of the mode, each switch out of line.
+void guest_switch_to_user_mode(Vcpu& v);
+void guest_switch_to_kernel_mode(Vcpu& v);
 
 inline bool guest_in_user_mode(const Vcpu& v)
 {
@@ -24,12 +25,12 @@ inline bool guest_in_user_mode(const Vcpu& v)
 
 inline void guest_enter_user_mode(Vcpu& v)
 {
-    if (!guest_in_user_mode(v)) guest_switch_mode(v, true);
+    if (!guest_in_user_mode(v)) guest_switch_to_user_mode(v);
 }
 
 inline void guest_enter_kernel_mode(Vcpu& v)
 {
-    if (guest_in_user_mode(v)) guest_switch_mode(v, false);
+    if (guest_in_user_mode(v)) guest_switch_to_kernel_mode(v);
 }
 
 } // namespace pvmmu::x86

@@ -375,15 +375,6 @@ HcResult do_iret(Vcpu& v, HypercallFrame&)
     return ends_multicall(long(ctx.rax));   // syscall_dispatch puts it in RAX
 }
 
-// The switch an iret asked for (do_iret), once its hypercall has ended.
-void guest_iret_mode(Vcpu& v)
-{
-    VcpuArch& a = arch(v);
-    if (!a.user_mode_next) return;
-    a.user_mode_next = false;
-    guest_enter_user_mode(v);
-}
-
 namespace {
 
 // CALLBACKF_mask_events is taken for the failsafe, syscall, syscall32 and
