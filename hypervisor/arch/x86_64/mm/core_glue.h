@@ -6,8 +6,6 @@
 // DOMID_IO, so a guest can never map it.
 #pragma once
 
-#include <new>
-
 #include "boot/multiboot.h"
 #include "core/domain_builder.h"
 #include "core/hypervisor.h"
@@ -29,11 +27,10 @@ extern Hypervisor* g_core;
 inline Hypervisor* core() { return g_core; }
 
 // The Platform (mm/platform.h) as its own final class, so that the arch
-// code's guest copies are direct calls, not through the core's interface.
-// Inline: a constant address, for the copies of every bounce and iret.
+// code's guest copies are direct calls, not through the core's interface:
+// bare_metal(), inline in mm/platform.h, where the class is complete.
 class BareMetal;
 extern unsigned char g_platform_storage[];   // constructed at core_init
-inline BareMetal& bare_metal() { return *std::launder(reinterpret_cast<BareMetal*>(g_platform_storage)); }
 
 // Marks a CPU online in the core (a candidate for type-change flushes).
 void core_cpu_online(CpuId cpu);

@@ -4,12 +4,15 @@
 // guest L4.
 #pragma once
 
+#include <new>
+
 #include <pvmmu/abi.h>
 
 #include "core/guest_va.h"
 #include "core/platform.h"
 #include "cpu/percpu.h"
 #include "cpu/traps.h"
+#include "mm/core_glue.h"
 
 namespace pvmmu::x86 {
 
@@ -55,5 +58,9 @@ private:
     }
 };
 static_assert(XEN_EFAULT == 14, "mm/guest_copy.S's guest_copy_rc returns -14");
+
+// The one BareMetal, built in place at core_init (mm/core_glue.cc). Inline: a
+// constant address, for the copies of every bounce and iret.
+inline BareMetal& bare_metal() { return *std::launder(reinterpret_cast<BareMetal*>(g_platform_storage)); }
 
 } // namespace pvmmu::x86
