@@ -76,6 +76,10 @@ struct PerCpu {
     // Control registers as the CPU saw them once online (the invariant check).
     uint64_t cr0 = 0, cr3 = 0, cr4 = 0, efer = 0;
     alignas(128) Tss tss{};       // 104 bytes in one 128-byte line: never straddles a page
+    // The parts of the return-to-guest check not marked since the last one
+    // (pv/events.h), 0: every part due, a vCPU's first return too. In the
+    // line's tail after the TSS, read and written through %gs.
+    uint8_t return_clear = 0;
 };
 static_assert(__builtin_offsetof(PerCpu, self) == 0);
 static_assert(__builtin_offsetof(PerCpu, stack_top) == PERCPU_STACK_TOP);
@@ -106,6 +110,13 @@ inline PerCpu& this_cpu()
     return *p;
 }
 inline uint32_t this_cpu_id() { return this_cpu().id; }
+// The running vCPU (PerCpu::vcpu) in one load through %gs.
+inline pvmmu::Vcpu* this_vcpu()
+{
+    pvmmu::Vcpu* v;
+    asm volatile("mov %%gs:%c1, %0" : "=r"(v) : "i"(__builtin_offsetof(PerCpu, vcpu)));
+    return v;
+}
 
 // Early: points %gs at g_cpus[0] so the console and the trap path can name
 // the CPU before anything else exists.

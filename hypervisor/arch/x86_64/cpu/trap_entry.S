@@ -12,6 +12,26 @@
 
 	.text
 
+/* The general registers, below the vector (cpu/traps.h TrapFrame, whose
+ * RAX, RDI, RSI, RDX, R10, R8, R9 are a hypercall's frame in place). */
+.macro SAVE_GPRS
+	pushq %r9
+	pushq %r8
+	pushq %r10
+	pushq %rdx
+	pushq %rsi
+	pushq %rdi
+	pushq %rax
+	pushq %rbx
+	pushq %rcx
+	pushq %rbp
+	pushq %r11
+	pushq %r12
+	pushq %r13
+	pushq %r14
+	pushq %r15
+.endm
+
 .macro TRAP_STUB vec, cpu_pushes_error
 	.balign 16
 trap_stub_\vec:
@@ -131,21 +151,7 @@ trap_from_hypervisor:
 /* syscall_entry joins here with its frame built and the hypervisor's %gs. */
 	.globl trap_save
 trap_save:
-	pushq %rax
-	pushq %rbx
-	pushq %rcx
-	pushq %rdx
-	pushq %rsi
-	pushq %rdi
-	pushq %rbp
-	pushq %r8
-	pushq %r9
-	pushq %r10
-	pushq %r11
-	pushq %r12
-	pushq %r13
-	pushq %r14
-	pushq %r15
+	SAVE_GPRS
 	mov %rsp, %rdi
 	cld
 	/* EFLAGS.AC as the interrupted code left it: a guest may set it in ring
@@ -163,28 +169,43 @@ trap_return:
 	popq %r13
 	popq %r12
 	popq %r11
-	popq %r10
-	popq %r9
-	popq %r8
 	popq %rbp
-	popq %rdi
-	popq %rsi
-	popq %rdx
 	popq %rcx
 	popq %rbx
 	popq %rax
-	testq $VECTOR_GUEST_GS, (%rsp)  /* an entry that found the guest's %gs and */
-	jz 3f                           /* resumes (cpu/traps.cc): the guest's again */
-	swapgs
-3:	add $16, %rsp                   /* vector and error code */
-	testb $3, 8(%rsp)               /* back to ring 3: the guest's %gs again */
-	jz 2f
-	swapgs
+	popq %rdi
+	popq %rsi
+	popq %rdx
+	popq %r10
+	popq %r8
+	popq %r9
+	testb $3, 24(%rsp)              /* the frame's CS, above vector, error code, RIP */
+	jz 3f
+	add $16, %rsp                   /* vector and error code */
+	swapgs                          /* back to ring 3: the guest's %gs again */
 /* A fault here (the CPU refuses the frame) comes in on the guest's %gs:
- * trap_from_hypervisor repairs it, trap_dispatch crashes the domain. */
+ * trap_from_hypervisor repairs it, trap_dispatch crashes the domain or
+ * bounces the fault. No frame back to ring 3 carries VECTOR_GUEST_GS
+ * (cpu/traps.cc clears it on the one entry that goes on to ring 3). */
 	.globl trap_return_iretq
 trap_return_iretq:
-2:	iretq
+	iretq
+3:	testq $VECTOR_GUEST_GS, (%rsp)  /* an entry that found the guest's %gs and */
+	jz 4f                           /* resumes (cpu/traps.cc): the guest's again */
+	swapgs
+4:	add $16, %rsp
+	iretq
+
+/* syscall_entry (pv/syscall_entry.S) joins here with its frame built and the
+ * hypervisor's %gs: a SYSCALL from the guest's 64-bit mode, to syscall_trap
+ * (cpu/traps.cc). SYSCALL's entry has DF and AC clear (IA32_FMASK,
+ * cpu/entry_defs.h): neither CLD nor SMAP_CLOSE. */
+	.globl syscall_save
+syscall_save:
+	SAVE_GPRS
+	mov %rsp, %rdi
+	call syscall_trap
+	jmp trap_return
 
 /* The stubs' addresses, for cpu/descriptors.cc: 32 exceptions, then the four interrupts. */
 	.section .rodata

@@ -63,7 +63,7 @@ constexpr const char* kNames[kNrExceptions] = {
 [[noreturn]] void debug_over_debug_entry(const TrapFrame& f)
 {
     asm volatile("mov %0, %%dr6" : : "r"(uint64_t(kDr6Default)));
-    if (!this_cpu().vcpu) fatal(f);   // only a guest's INT1 enters from ring 3
+    if (!this_vcpu()) fatal(f);   // only a guest's INT1 enters from ring 3
     guest_debug_unload();
     TrapFrame g = f;
     g.vector = kExcDB;
@@ -106,7 +106,7 @@ bool held_over_debug_trap(const TrapFrame& f)
 {
     f.vector &= ~uint64_t(VECTOR_GUEST_GS);
     const bool refused = f.vector == kExcNP || f.vector == kExcSS || f.vector == kExcGP;
-    if (refused && f.rip == reinterpret_cast<uint64_t>(&trap_return_iretq) && this_cpu().vcpu) {
+    if (refused && f.rip == reinterpret_cast<uint64_t>(&trap_return_iretq) && this_vcpu()) {
         // f.rsp is where IRETQ read the guest's RIP, CS, RFLAGS, RSP and SS.
         const uint64_t* ret = reinterpret_cast<const uint64_t*>(f.rsp);
         TrapFrame g = f;
@@ -128,7 +128,7 @@ bool refused_return_bounced(TrapFrame& f)
 {
     const uint64_t vector = f.vector & ~uint64_t(VECTOR_GUEST_GS);
     const bool refused = vector == kExcNP || vector == kExcSS || vector == kExcGP;
-    if (!refused || f.rip != reinterpret_cast<uint64_t>(&trap_return_iretq) || !this_cpu().vcpu) return false;
+    if (!refused || f.rip != reinterpret_cast<uint64_t>(&trap_return_iretq) || !this_vcpu()) return false;
     // f.rsp is where IRETQ read the guest's RIP, CS, RFLAGS, RSP and SS.
     const uint64_t* ret = reinterpret_cast<const uint64_t*>(f.rsp);
     TrapFrame g = f;
@@ -166,7 +166,6 @@ bool parked_gs_load_refused(TrapFrame& f)
 
 } // namespace
 
-static void dispatch(TrapFrame* f);
 static void dispatch_rest(TrapFrame* f);
 
 // An entry that found the guest's %gs (cpu/trap_entry.S): true when
@@ -185,21 +184,11 @@ const char* exception_name(uint64_t vector)
     return vector < kNrExceptions ? kNames[vector] : "interrupt";
 }
 
-extern "C" void trap_dispatch(TrapFrame* f)
+void guest_exit_checks(TrapFrame& f, uint8_t check)
 {
-    // pv/events.h says when the return's check is needed; a hypercall's
-    // number says it (syscall_dispatch).
-    if (f->vector != kExcPF && f->vector != VECTOR_SYSCALL) guest_return_check_due();
-    if (f->vector & VECTOR_GUEST_GS) [[unlikely]] {
-        if (guest_gs_entry_returns(*f)) return;
-    } else {
-        dispatch(f);
-    }
-    if ((f->cs & 3) != 3) return;
     // Back to a guest whose domain has shut down meanwhile (guest_shutdown
     // kicks its CPUs, which marks the check due): this CPU idles instead.
-    const uint8_t check = guest_return_check_taken();
-    const Vcpu* v = this_cpu().vcpu;
+    const Vcpu* v = this_vcpu();
     if (check && v && guest_domain_stopped(*v)) cpu_idle();
     // IRETQ raises #GP in ring 0 on a non-canonical RIP. A guest reaches one
     // by an instruction that ends at the top of the lower half (a SYSCALL at
@@ -208,52 +197,60 @@ extern "C" void trap_dispatch(TrapFrame* f)
     // none, as Xen): it gets the #GP the CPU would raise fetching there, at
     // that RIP, or its domain is crashed. Every other RIP the hypervisor
     // returns to (a handler, a vCPU's start) was checked.
-    if (!canonical(Vaddr{f->rip})) {
-        f->vector = kExcGP;
-        f->error = 0;
-        if (!guest_bounce(*f)) guest_crash(*f, "return to a non-canonical rip");
+    if (!canonical(Vaddr{f.rip})) {
+        f.vector = kExcGP;
+        f.error = 0;
+        if (!guest_bounce(f)) guest_crash(f, "return to a non-canonical rip");
     }
     // As Xen's exit path: timers, the upcall; only where something may have
     // changed them (pv/events.h guest_return_check_due).
-    if (check) guest_return_events(*f, check);
+    if (check) guest_return_events(f, check);
 }
 
-static void dispatch(TrapFrame* f)
+// An entry from ring 0 (the hypervisor interrupted, or one of its own
+// faults), out of line: true when the frame goes on to the guest in ring 3
+// (refused_return_bounced), false when trap_dispatch returns at once.
+[[gnu::noinline]] static bool hypervisor_trap(TrapFrame& f)
 {
-    if (f->vector == VECTOR_SYSCALL) {
-        // From the guest's user mode a SYSCALL is its system call, bounced
-        // to its kernel (pv/traps.cc); from its kernel mode, a hypercall.
-        if (guest_in_user_mode(*this_cpu().vcpu)) {
-            guest_return_check_due();
-            guest_user_syscall(*f);
-            return;
-        }
-        sti();   // shootdown IPIs may arrive during a hypercall
-        syscall_dispatch(f);
-        cli();
-        return;
+    // pv/events.h says when the return's check is needed: an interrupt
+    // taken during a hypercall or in the idle loop marks it; a page fault on
+    // a guest copy does not.
+    if (f.vector != kExcPF) guest_return_check_due();
+    if (f.vector & VECTOR_GUEST_GS) [[unlikely]] {
+        if (guest_gs_entry_returns(f)) return false;
+        return (f.cs & 3) == 3;
     }
     // A fault on guest_copy's access to guest memory resumes at its fixup,
     // which reports the bytes not copied (the copy returns -EFAULT); so does
     // load_gs_user_sel's segment load (#GP, or #NP for a descriptor not
     // present), which comes here only where the guest kernel's %gs base
     // equals the PerCpu's address (else parked_gs_load_refused).
-    if ((f->vector == kExcPF || f->vector == kExcGP || f->vector == kExcNP) && (f->cs & 3) == 0 && ring0_fixup(*f))
-        return;
-    // The guest's page faults go straight to their two ways: emulated (a
-    // write to a write-protected page table) or bounced to the guest.
-    if (f->vector == kExcPF && (f->cs & 3) == 3) {
-        // Only the guest's kernel mode writes page tables the hypervisor
-        // emulates (guest_emulate_page_fault): user mode's faults (a
-        // copy-on-write one among them) go to the bounce without the call.
-        if (!guest_in_user_mode(*this_cpu().vcpu) && guest_emulate_page_fault(*f)) return;
-        if (!guest_bounce(*f)) guest_crash(*f, "exception in the guest");
-        return;
-    }
-    dispatch_rest(f);
+    if ((f.vector == kExcPF || f.vector == kExcGP || f.vector == kExcNP) && ring0_fixup(f)) return false;
+    dispatch_rest(&f);
+    return false;
 }
 
-// Every other vector: out of line, as guest_gs_entry_returns.
+extern "C" void trap_dispatch(TrapFrame* f)
+{
+    if ((f->cs & 3) != 3) [[unlikely]] {
+        if (!hypervisor_trap(*f)) return;
+    } else if (f->vector == kExcPF) {
+        // The guest's page faults go straight to their two ways: emulated (a
+        // write to a write-protected page table) or bounced to the guest;
+        // neither marks the return's check (pv/events.h). Only the guest's
+        // kernel mode writes page tables the hypervisor emulates
+        // (guest_emulate_page_fault): user mode's faults (a copy-on-write
+        // one among them) go to the bounce without the call.
+        if (guest_in_user_mode(*this_vcpu()) || !guest_emulate_page_fault(*f))
+            if (!guest_bounce(*f)) guest_crash(*f, "exception in the guest");
+    } else {
+        guest_return_check_due();
+        dispatch_rest(f);
+    }
+    guest_exit(*f);
+}
+
+// Every other vector, from either ring: out of line, as guest_gs_entry_returns.
 [[gnu::noinline]] static void dispatch_rest(TrapFrame* f)
 {
     switch (f->vector) {

@@ -12,18 +12,37 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/hypercall_frame.h"
 #include "cpu/entry_defs.h"
 #include "cpu/exceptions.h"
 
 namespace pvmmu::x86 {
 
 struct TrapFrame {
-    uint64_t r15, r14, r13, r12, r11, r10, r9, r8;
-    uint64_t rbp, rdi, rsi, rdx, rcx, rbx, rax;
+    uint64_t r15, r14, r13, r12, r11, rbp, rcx, rbx;
+    // RAX, then Xen's hypercall arguments in their order (docs/abi.md
+    // "Hypercalls": RDI, RSI, RDX, R10, R8, R9), so that a hypercall's
+    // number and arguments are a HypercallFrame in place (pv/hypercall.cc
+    // syscall_dispatch): a call's handler reads them there, and a
+    // continuation's rewritten arguments (only a preempted call writes
+    // them) are the guest's registers for its SYSCALL again.
+    union {
+        struct {
+            uint64_t rax, rdi, rsi, rdx, r10, r8, r9;
+        };
+        HypercallFrame hc;
+    };
     uint64_t vector, error;
     uint64_t rip, cs, rflags, rsp, ss;   // pushed by the CPU
 };
 static_assert(sizeof(TrapFrame) == TRAP_FRAME_SIZE);
+static_assert(offsetof(TrapFrame, hc) == offsetof(TrapFrame, rax) && sizeof(HypercallFrame) == 7 * sizeof(uint64_t));
+static_assert(offsetof(TrapFrame, hc.arg[0]) == offsetof(TrapFrame, rdi) &&
+              offsetof(TrapFrame, hc.arg[1]) == offsetof(TrapFrame, rsi) &&
+              offsetof(TrapFrame, hc.arg[2]) == offsetof(TrapFrame, rdx) &&
+              offsetof(TrapFrame, hc.arg[3]) == offsetof(TrapFrame, r10) &&
+              offsetof(TrapFrame, hc.arg[4]) == offsetof(TrapFrame, r8) &&
+              offsetof(TrapFrame, hc.arg[5]) == offsetof(TrapFrame, r9));
 static_assert(sizeof(TrapFrame) % 16 == 0);   // keeps the call aligned (cpu/trap_entry.S)
 
 // The frame's word of each general register, RAX..R15 in x86 encoding order
@@ -94,11 +113,13 @@ extern "C" const char load_gs_user_sel_load[];
 // not; 0 if it read, 1 if it faulted (the self-test of cpu/cpu_features.h).
 extern "C" int guest_probe_read(const void* va, bool open);
 
-// Called from cpu/trap_entry.S, for every vector and for SYSCALL
-// (VECTOR_SYSCALL, from pv/syscall_entry.S): from the guest's kernel mode a
-// hypercall, which goes to syscall_dispatch (pv/hypercall.cc) with
-// interrupts on; from its user mode the guest's system call (pv/traps.cc).
+// Called from cpu/trap_entry.S: trap_dispatch for every vector and for
+// SYSCALL from compatibility mode (VECTOR_SYSCALL32); syscall_trap for
+// SYSCALL from 64-bit mode (VECTOR_SYSCALL, from pv/syscall_entry.S): from
+// the guest's kernel mode a hypercall, which goes to syscall_dispatch
+// (pv/hypercall.cc syscall_trap) with interrupts on; from its user mode the guest's
+// system call (pv/traps.cc).
 extern "C" void trap_dispatch(TrapFrame* f);
-void syscall_dispatch(TrapFrame* f);
+extern "C" void syscall_trap(TrapFrame* f);
 
 } // namespace pvmmu::x86

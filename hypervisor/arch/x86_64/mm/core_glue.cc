@@ -22,7 +22,6 @@ namespace {
 
 // Static storage constructed at core_init: no global constructors in the image.
 alignas(Hypervisor) unsigned char g_hv_storage[sizeof(Hypervisor)];
-alignas(BareMetal) unsigned char g_platform_storage[sizeof(BareMetal)];
 TallySpan g_scratch{nullptr, 0};
 Domain g_test_domain;
 Mfn g_hv_frame{0}, g_io_frame{0};
@@ -40,7 +39,7 @@ bool usable_frame(const BootInfo& bi, uint64_t a)
 
 Hypervisor* g_core = nullptr;
 
-BareMetal& bare_metal() { return *std::launder(reinterpret_cast<BareMetal*>(g_platform_storage)); }
+alignas(BareMetal) unsigned char g_platform_storage[sizeof(BareMetal)];
 
 FrameCounts core_init(const BootInfo& bi)
 {

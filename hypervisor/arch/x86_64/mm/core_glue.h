@@ -27,9 +27,10 @@ extern Hypervisor* g_core;
 inline Hypervisor* core() { return g_core; }
 
 // The Platform (mm/platform.h) as its own final class, so that the arch
-// code's guest copies are direct calls, not through the core's interface.
+// code's guest copies are direct calls, not through the core's interface:
+// bare_metal(), inline in mm/platform.h, where the class is complete.
 class BareMetal;
-BareMetal& bare_metal();
+extern unsigned char g_platform_storage[];   // constructed at core_init
 
 // Marks a CPU online in the core (a candidate for type-change flushes).
 void core_cpu_online(CpuId cpu);

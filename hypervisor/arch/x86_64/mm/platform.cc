@@ -29,46 +29,11 @@ void BareMetal::relax()
     pause();
 }
 
-// Guest memory through the guest's own page tables: the vCPU asking is the
-// one running here, its L4 is loaded, and the hypervisor touches the guest
-// address directly. CR0.WP makes read-only guest pages (its page tables)
-// unwritable here too; a fault is fixed up (cpu/traps.cc) into -EFAULT. Only the
-// guest's part of the address space may be named: never a reserved L4 slot,
-// where the hypervisor itself is mapped.
-static_assert(XEN_EFAULT == 14, "mm/guest_copy.S's guest_copy_rc returns -14");
-
-namespace {
-
-bool guest_range(const Vcpu& v, uint64_t va, size_t n)
-{
-    const uint64_t last = va + n - 1;
-    // Not wrapping, and both ends in one of the guest's two parts (pv/domain.h),
-    // so everything between them is in it too, whatever n. False for n == 0
-    // (last is va - 1: below va, or ~0 for va 0, in neither part), which the
-    // copies test only then, off their common path.
-    return &v == this_cpu().vcpu && last >= va &&
-           (last < kGuestLowerEnd || va >= kGuestUpperStart);
-}
-
-} // namespace
-
-int BareMetal::copy_from_guest(Vcpu& v, void* dst, Vaddr src, size_t n)
-{
-    if (!guest_range(v, src.v, n)) return n == 0 ? 0 : -XEN_EFAULT;
-    return guest_copy_rc(dst, reinterpret_cast<const void*>(src.v), n);
-}
-
-int BareMetal::copy_to_guest(Vcpu& v, Vaddr dst, const void* src, size_t n)
-{
-    if (!guest_range(v, dst.v, n)) return n == 0 ? 0 : -XEN_EFAULT;
-    return guest_copy_rc(reinterpret_cast<void*>(dst.v), src, n);
-}
-
 // NEW_BASEPTR of the running vCPU: its new L4 (validated, so it holds the
 // hypervisor's slots) goes into CR3, which also flushes this CPU's TLB.
 void BareMetal::load_base(Vcpu& v)
 {
-    if (&v == this_cpu().vcpu) write_cr3(maddr_of(v.guest_table).v);
+    if (&v == this_vcpu()) write_cr3(maddr_of(v.guest_table).v);
 }
 
 // MMUEXT_SET_LDT: validated copies of the guest's descriptors (pv/descriptors.cc).

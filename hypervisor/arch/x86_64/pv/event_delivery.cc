@@ -116,11 +116,9 @@ void event_kick_remote(DomId dom, Kicks k)
     if (const Domain* d = core()->domain(dom)) kick_vcpus(*d, k);
 }
 
-uint8_t g_return_clear[kMaxCpus];   // 0: every part due, a vCPU's first return too
-
 void guest_return_events(TrapFrame& f, uint8_t what)
 {
-    Vcpu& v = *this_cpu().vcpu;
+    Vcpu& v = *this_vcpu();
     if (!v.domain->events) return;
     if (!(what & kCheckTimers)) {
         guest_upcall(f);

@@ -48,22 +48,34 @@ void guest_return_events(TrapFrame& f, uint8_t what);
 // ones and clears them. Inline: a few instructions, on every entry.
 // due() runs with interrupts on (a hypercall's, cpu/traps.cc dispatch) and
 // in the interrupt handlers that nest in it, all on this CPU and on its
-// byte: it is one atomic read-modify-write, so no marking is lost between
-// another's read and write, whatever instructions the compiler would pick
-// for a plain `&=`. taken() runs with interrupts off, so nothing on this CPU
-// comes between its load and its store; relaxed: no other CPU touches the
-// byte.
-extern uint8_t g_return_clear[kMaxCpus];   // by CPU id: the parts not marked since the last check
+// byte (PerCpu::return_clear, through %gs): it is one atomic
+// read-modify-write (LOCK AND), so no marking is lost between another's read
+// and write. taken() runs with interrupts off, so nothing on this CPU comes
+// between its load and its store, and stores only when a part was marked;
+// no other CPU touches the byte. Both are volatile asm, kept in program
+// order with each other and with the STI and CLI around a hypercall.
 inline void guest_return_check_due(uint8_t what = kCheckAll)
 {
-    __atomic_fetch_and(&g_return_clear[this_cpu_id()], uint8_t(~what), __ATOMIC_RELAXED);
+    asm volatile("lock andb %1, %%gs:%c0" : : "i"(__builtin_offsetof(PerCpu, return_clear)), "iq"(uint8_t(~what)));
 }
 inline uint8_t guest_return_check_taken()
 {
-    uint8_t* const clear = &g_return_clear[this_cpu_id()];
-    const uint8_t due = uint8_t(~__atomic_load_n(clear, __ATOMIC_RELAXED) & kCheckAll);
-    __atomic_store_n(clear, kCheckAll, __ATOMIC_RELAXED);
-    return due;
+    uint8_t clear;
+    asm volatile("movb %%gs:%c1, %0" : "=q"(clear) : "i"(__builtin_offsetof(PerCpu, return_clear)));
+    if (clear == kCheckAll) [[likely]] return 0;
+    asm volatile("movb %1, %%gs:%c0" : : "i"(__builtin_offsetof(PerCpu, return_clear)), "i"(kCheckAll));
+    return uint8_t(~clear & kCheckAll);
+}
+
+// Every return to the guest in ring 3 (cpu/traps.cc trap_dispatch,
+// pv/hypercall.cc syscall_trap): a load and a compare of the mark, and the
+// RIP's test, when nothing is due; the rest out of line
+// (guest_exit_checks).
+void guest_exit_checks(TrapFrame& f, uint8_t check);
+inline void guest_exit(TrapFrame& f)
+{
+    const uint8_t check = guest_return_check_taken();
+    if (check || !canonical(Vaddr{f.rip})) [[unlikely]] guest_exit_checks(f, check);
 }
 
 // Arms this CPU's timer for v's next deadline: a vCPU's first entry

@@ -8,14 +8,14 @@
 
 namespace pvmmu::x86 {
 
-namespace {
-
 // While the hypervisor runs, IA32_KERNEL_GS_BASE holds the guest's live %gs
 // base (cpu/trap_entry.S swapped it out at the entry, trap_return swaps it
 // back): the base of the mode the vCPU is in. The other mode's waits in
 // VcpuArch. CR3 and the MSR change together with interrupts off, so that no
 // interrupt sees one mode's L4 with the other's base.
-void switch_mode(Vcpu& v, bool user)
+namespace {
+
+[[gnu::always_inline]] inline void switch_mode(Vcpu& v, bool user)
 {
     VcpuArch& a = arch(v);
     uint64_t flags;
@@ -31,14 +31,7 @@ void switch_mode(Vcpu& v, bool user)
 
 } // namespace
 
-void guest_enter_user_mode(Vcpu& v)
-{
-    if (!arch(v).user_mode) switch_mode(v, true);
-}
-
-void guest_enter_kernel_mode(Vcpu& v)
-{
-    if (arch(v).user_mode) switch_mode(v, false);
-}
+void guest_switch_to_user_mode(Vcpu& v) { switch_mode(v, true); }
+void guest_switch_to_kernel_mode(Vcpu& v) { switch_mode(v, false); }
 
 } // namespace pvmmu::x86

@@ -14,12 +14,23 @@ namespace pvmmu::x86 {
 // into CR3 (it must have one: MMUEXT_NEW_USER_BASEPTR), the kernel's %gs
 // base kept and the user's made the live one. And back. Only on the CPU
 // v runs on; interrupts may be on or off.
-void guest_enter_user_mode(Vcpu& v);
-void guest_enter_kernel_mode(Vcpu& v);
+// Inline tests of the mode, each switch out of line.
+void guest_switch_to_user_mode(Vcpu& v);
+void guest_switch_to_kernel_mode(Vcpu& v);
 
 inline bool guest_in_user_mode(const Vcpu& v)
 {
     return static_cast<const VcpuArch*>(v.platform_data)->user_mode;
+}
+
+inline void guest_enter_user_mode(Vcpu& v)
+{
+    if (!guest_in_user_mode(v)) guest_switch_to_user_mode(v);
+}
+
+inline void guest_enter_kernel_mode(Vcpu& v)
+{
+    if (guest_in_user_mode(v)) guest_switch_to_kernel_mode(v);
 }
 
 } // namespace pvmmu::x86

@@ -17,6 +17,7 @@
 #include "mm/platform.h"
 #include "pv/domain.h"
 #include "pv/events.h"
+#include "pv/guest_mode.h"
 #include "pv/hypercall.h"
 #include "pv/surface.h"
 #include "pv/traps.h"
@@ -89,38 +90,68 @@ HcResult BareMetal::arch_hypercall(Vcpu& v, HypercallFrame& f)
     return h ? h(v, f) : done(-XEN_ENOSYS);
 }
 
+namespace {
+
 // Every hypercall, the core's and the platform's, direct or in a multicall,
-// goes through the core's hypercall(). Xen's continuation: the arguments now
-// describe what is left, and the guest re-executes its SYSCALL (2 bytes) with
-// RAX still the number, so interrupts are taken between the rounds.
-void syscall_dispatch(TrapFrame* f)
+// goes through the core's hypercall(). The call's HypercallFrame is the
+// frame's own registers (cpu/traps.h TrapFrame::hc): a handler writes its
+// arguments only when it is preempted, so every other register is the
+// guest's on return (docs/abi.md "Hypercalls"). Xen's continuation: the
+// arguments then describe what is left, and the guest re-executes its
+// SYSCALL (2 bytes) with RAX still the number, so interrupts are taken
+// between the rounds. Inline into syscall_trap, its one caller.
+[[gnu::always_inline]] inline void syscall_dispatch(Vcpu& v, TrapFrame* f)
 {
     const Section in_core;   // kept out while the invariant check runs
-    Vcpu& v = *this_cpu().vcpu;
-    HypercallFrame hf{f->rax, {f->rdi, f->rsi, f->rdx, f->r10, f->r8, f->r9}};
+    HypercallFrame& hf = f->hc;
+    const uint64_t op = hf.op;
     // pv/events.h: iret marks the upcall's check itself when it unmasks one (do_iret).
-    if (hf.op != __HYPERVISOR_iret && !leaves_events(hf.op)) guest_return_check_due();
-    if (hf.op == __HYPERVISOR_mmu_update) count_mmu_update(v.calls, hf.arg[1]);
+    if (op != __HYPERVISOR_iret && !leaves_events(op)) guest_return_check_due();
+    if (op == __HYPERVISOR_mmu_update) count_mmu_update(v.calls, hf.arg[1]);
     // iret and mmu_update (the two calls of a copy-on-write fault, the most
     // frequent of Linux's) straight to their handlers: the tables
     // (core/hypercall.cc, kArch above; both asserted) choose the same ones; a
     // multicall's entries go by them.
-    const HcResult r = hf.op == __HYPERVISOR_iret         ? do_iret(v, hf)
-                       : hf.op == __HYPERVISOR_mmu_update ? do_mmu_update(*core(), v, hf)
-                                                          : hypercall(*core(), v, hf);
+    const HcResult r = op == __HYPERVISOR_iret         ? do_iret(v, hf)
+                       : op == __HYPERVISOR_mmu_update ? do_mmu_update(*core(), v, hf)
+                                                       : hypercall(*core(), v, hf);
     if (!r.preempted()) {
         f->rax = uint64_t(r.rc);
         count(v.calls.hypercalls);
-        if (hf.op == __HYPERVISOR_multicall) count(v.calls.multicalls);
+        if (op == __HYPERVISOR_multicall) count(v.calls.multicalls);
     } else {
         count(v.calls.continuations);
-        f->rdi = hf.arg[0], f->rsi = hf.arg[1], f->rdx = hf.arg[2];
-        f->r10 = hf.arg[3], f->r8 = hf.arg[4], f->r9 = hf.arg[5];
         f->rip -= 2;
     }
-    if (arch(v).user_mode_next) guest_iret_mode(v);   // an iret to user mode: its L4 and %gs base from here on
+    // An iret to user mode (do_iret): its L4 and %gs base from here on, once
+    // the call has made its last write into kernel memory.
+    VcpuArch& a = arch(v);
+    if (a.user_mode_next) {
+        a.user_mode_next = false;
+        guest_enter_user_mode(v);
+    }
     // An event the call raised, or one it unmasked, arrives on the return to
-    // the guest (trap_dispatch's guest_return_events).
+    // the guest (guest_exit's guest_return_events).
+}
+
+} // namespace
+
+// SYSCALL from the guest's 64-bit mode (pv/syscall_entry.S, through
+// syscall_save in cpu/trap_entry.S): from its user mode its system call,
+// bounced to its kernel (pv/traps.cc); from its kernel mode, a hypercall,
+// whose number says whether the return's check is needed.
+extern "C" void syscall_trap(TrapFrame* f)
+{
+    Vcpu& v = *this_vcpu();
+    if (guest_in_user_mode(v)) {
+        guest_return_check_due();
+        guest_user_syscall(*f);
+    } else {
+        sti();   // shootdown IPIs may arrive during a hypercall
+        syscall_dispatch(v, f);
+        cli();
+    }
+    guest_exit(*f);
 }
 
 } // namespace pvmmu::x86

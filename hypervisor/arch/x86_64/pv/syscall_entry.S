@@ -20,8 +20,9 @@
 
 /* The frame an interrupt from ring 3 would have pushed, built by hand
  * (SYSCALL pushes nothing and saves RIP in RCX, RFLAGS in R11): CS as given,
- * then the vector trap_dispatch goes by. */
-	.macro syscall_frame cs, vector
+ * then the vector, and on to `save` in cpu/trap_entry.S: syscall_save
+ * (syscall_trap) for a 64-bit SYSCALL, trap_save (trap_dispatch) else. */
+	.macro syscall_frame cs, vector, save
 	swapgs
 	mov %rsp, %gs:PERCPU_GUEST_RSP
 	mov %gs:PERCPU_STACK_TOP, %rsp
@@ -32,12 +33,12 @@
 	pushq %rcx                      /* rip */
 	pushq $0                        /* error code */
 	pushq $\vector
-	jmp trap_save
+	jmp \save
 	.endm
 
 	.globl syscall_entry
-syscall_entry:                          /* trap_dispatch calls syscall_dispatch */
-	syscall_frame HV_SEL_GUEST_CS64, VECTOR_SYSCALL
+syscall_entry:                          /* syscall_trap, cpu/traps.cc */
+	syscall_frame HV_SEL_GUEST_CS64, VECTOR_SYSCALL, syscall_save
 
 /* SYSCALL from compatibility mode (IA32_CSTAR): never a hypercall (the
  * hypercall page is 64-bit code). The same frame, with Xen's FLAT_RING3_CS32
@@ -46,6 +47,6 @@ syscall_entry:                          /* trap_dispatch calls syscall_dispatch 
  * callback, or #UD (guest_syscall32, cpu/traps.cc). */
 	.globl syscall32_entry
 syscall32_entry:
-	syscall_frame HV_SEL_GUEST_CS32, VECTOR_SYSCALL32
+	syscall_frame HV_SEL_GUEST_CS32, VECTOR_SYSCALL32, trap_save
 
 	.section .note.GNU-stack, "", @progbits

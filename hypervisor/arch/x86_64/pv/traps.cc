@@ -53,18 +53,28 @@ BareMetal& platform() { return bare_metal(); }
 
 } // namespace
 
+namespace {
+[[gnu::always_inline]] inline bool deliver_exception(Vcpu& v, TrapFrame& f, unsigned vector, bool error_code);
+} // namespace
+
 bool guest_bounce(TrapFrame& f)
 {
     // NMI, #DF and #MC are the hypervisor's; nothing else is delivered twice.
     if (f.vector >= kNrExceptions || f.vector == kExcNMI || f.vector == kExcDF || f.vector == kExcMC) return false;
-    // Xen gives a page fault of the guest's kernel mode the U/S bit clear
-    // and one of its user mode the bit set, whatever ring the CPU saw. Not
-    // delivered, the frame keeps the CPU's code for the crash report (the
-    // U/S bit is evidence).
+    Vcpu& v = *this_vcpu();
     const uint64_t cpu_error = f.error;
-    if (f.vector == kExcPF)
-        f.error = guest_in_user_mode(*this_cpu().vcpu) ? f.error | kPfUser : f.error & ~kPfUser;
-    if (guest_deliver(f, unsigned(f.vector), exception_has_error_code(unsigned(f.vector)))) return true;
+    if (f.vector == kExcPF) {
+        // Xen gives a page fault of the guest's kernel mode the U/S bit clear
+        // and one of its user mode the bit set, whatever ring the CPU saw. Not
+        // delivered, the frame keeps the CPU's code for the crash report (the
+        // U/S bit is evidence). The page fault's own copy of the delivery
+        // (every copy-on-write fault of a fork): its vector and error code
+        // constants.
+        f.error = guest_in_user_mode(v) ? f.error | kPfUser : f.error & ~kPfUser;
+        if (deliver_exception(v, f, kExcPF, true)) return true;
+    } else if (deliver_exception(v, f, unsigned(f.vector), exception_has_error_code(unsigned(f.vector)))) {
+        return true;
+    }
     f.error = cpu_error;
     return false;
 }
@@ -108,15 +118,21 @@ bool upcalls_masked(const vcpu_info* info, uint64_t rflags)
 }
 } // namespace
 
-bool guest_deliver(TrapFrame& f, unsigned vector, bool error_code)
+namespace {
+inline bool deliver_exception(Vcpu& v, TrapFrame& f, unsigned vector, bool error_code)
 {
-    Vcpu& v = *this_cpu().vcpu;
     const TrapEntry& t = arch(v).trap[vector];
     if (!t.address) return false;
     vcpu_info* const info = guest_vcpu_info(v);
     if (!deliver_to(v, info, f, t.address, vector, error_code, upcalls_masked(info, f.rflags))) return false;
     if (t.mask_events) mask_upcalls(info);
     return true;
+}
+} // namespace
+
+bool guest_deliver(TrapFrame& f, unsigned vector, bool error_code)
+{
+    return deliver_exception(*this_vcpu(), f, vector, error_code);
 }
 
 // Xen's return-to-guest check for events, after a hypercall: with
@@ -127,7 +143,7 @@ bool guest_deliver(TrapFrame& f, unsigned vector, bool error_code)
 // written crashes the domain, as Xen's failed bounce does.
 void guest_upcall(TrapFrame& f)
 {
-    Vcpu& v = *this_cpu().vcpu;
+    Vcpu& v = *this_vcpu();
     const uint64_t cb = arch(v).callback[CALLBACKTYPE_event];
     vcpu_info* info = guest_vcpu_info(v);
     // A non-canonical RIP is the #GP's to report first; the event follows on
@@ -186,7 +202,7 @@ bool syscall_ud(TrapFrame& f, uint64_t rip)
 // (guest_return_events), as after a hypercall.
 void guest_user_syscall(TrapFrame& f)
 {
-    Vcpu& v = *this_cpu().vcpu;
+    Vcpu& v = *this_vcpu();
     if (!arch(v).callback[CALLBACKTYPE_syscall]) {
         if (!syscall_ud(f, f.rip - 2)) guest_crash(f, "syscall from user mode: no syscall callback, no #UD handler");
         return;
@@ -203,7 +219,7 @@ void guest_user_syscall(TrapFrame& f)
 // delivered (the caller crashes the domain).
 bool guest_syscall32(TrapFrame& f)
 {
-    Vcpu& v = *this_cpu().vcpu;
+    Vcpu& v = *this_vcpu();
     if (arch(v).callback[CALLBACKTYPE_syscall32]) return syscall_callback(v, f, CALLBACKTYPE_syscall32);
     return syscall_ud(f, uint32_t(f.rip - 2));
 }
@@ -357,15 +373,6 @@ HcResult do_iret(Vcpu& v, HypercallFrame&)
             guest_return_check_due(kCheckUpcall);
     }
     return ends_multicall(long(ctx.rax));   // syscall_dispatch puts it in RAX
-}
-
-// The switch an iret asked for (do_iret), once its hypercall has ended.
-void guest_iret_mode(Vcpu& v)
-{
-    VcpuArch& a = arch(v);
-    if (!a.user_mode_next) return;
-    a.user_mode_next = false;
-    guest_enter_user_mode(v);
 }
 
 namespace {

@@ -30,9 +30,6 @@ void guest_upcall(TrapFrame& f);
 // delivered.
 void guest_user_syscall(TrapFrame& f);
 
-// After a hypercall: the switch to user mode its iret asked for (do_iret).
-void guest_iret_mode(Vcpu& v);
-
 // SYSCALL from compatibility mode (VECTOR_SYSCALL32): the guest's syscall32
 // callback, or #UD; false when neither can be delivered.
 bool guest_syscall32(TrapFrame& f);

@@ -17,9 +17,8 @@
 
 namespace pvmmu::x86 {
 
-vcpu_info* guest_vcpu_info(Vcpu& v)
+vcpu_info* guest_shared_vcpu_info(Vcpu& v)
 {
-    if (vcpu_info* r = arch(v).info.load(std::memory_order_acquire)) return r;
     GuestDomain& d = guest_domain(v);
     return d.shared && v.id < XEN_LEGACY_MAX_VCPUS ? &d.shared->vcpu_info[v.id] : nullptr;
 }
