@@ -110,7 +110,11 @@ inline PerCpu& this_cpu()
     return *p;
 }
 inline uint32_t this_cpu_id() { return this_cpu().id; }
-// The running vCPU (PerCpu::vcpu) in one load through %gs.
+// The running vCPU (PerCpu::vcpu) in one load through %gs. Volatile asm
+// without a memory clobber: kept in order with calls and other volatile asm,
+// not with plain stores, so a writer of PerCpu::vcpu (pv/run.cc) must reach
+// any inline reader only through a call or a volatile asm with a memory
+// clobber (a CR3 write), as both writers do.
 inline pvmmu::Vcpu* this_vcpu()
 {
     pvmmu::Vcpu* v;

@@ -103,7 +103,8 @@ trap_common:
 
 /* From ring 0 %gs is the hypervisor's, except on the short paths between a
  * ring change and its SWAPGS: a stub and trap_common up to the SWAPGS above,
- * syscall_entry's SWAPGS, trap_return from its SWAPGS to the IRETQ, and this
+ * syscall_entry's SWAPGS, trap_return's two ways from their SWAPGS to their
+ * IRETQ (to ring 3, and to ring 0 from an entry on the guest's %gs), and this
  * code up to its own SWAPGS; and inside load_gs_user_sel (pv/segment_base.S),
  * which parks the PerCpu in IA32_KERNEL_GS_BASE while it loads a guest's
  * selector into %gs. IF is clear on all of them, but an NMI or #MC can
@@ -115,9 +116,11 @@ trap_common:
  * of the area the stack lies in (cpu/percpu.h; IST stacks too), or, on a stack
  * outside every area (the boot CPU's, before its area exists), some element
  * of g_cpus. Otherwise the hypervisor's base is swapped in and the frame's
- * vector marked VECTOR_GUEST_GS; trap_dispatch returns from such an entry
- * only for a guest's held-over #DB (cpu/traps.cc), and trap_return then swaps
- * the guest's base back. */
+ * vector marked VECTOR_GUEST_GS; trap_dispatch returns to ring 0 from such
+ * an entry only for a guest's held-over #DB or a refused parked %gs load
+ * (cpu/traps.cc), and trap_return then swaps the guest's base back; after
+ * a refused return to the guest, bounced, it goes on to ring 3 with the
+ * mark cleared. */
 trap_from_hypervisor:
 	pushq %rax
 	pushq %rcx
@@ -198,7 +201,7 @@ trap_return_iretq:
 
 /* syscall_entry (pv/syscall_entry.S) joins here with its frame built and the
  * hypervisor's %gs: a SYSCALL from the guest's 64-bit mode, to syscall_trap
- * (cpu/traps.cc). SYSCALL's entry has DF and AC clear (IA32_FMASK,
+ * (pv/hypercall.cc). SYSCALL's entry has DF and AC clear (IA32_FMASK,
  * cpu/entry_defs.h): neither CLD nor SMAP_CLOSE. */
 	.globl syscall_save
 syscall_save:

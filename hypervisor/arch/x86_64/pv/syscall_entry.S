@@ -37,7 +37,7 @@
 	.endm
 
 	.globl syscall_entry
-syscall_entry:                          /* syscall_trap, cpu/traps.cc */
+syscall_entry:                          /* syscall_trap, pv/hypercall.cc */
 	syscall_frame HV_SEL_GUEST_CS64, VECTOR_SYSCALL, syscall_save
 
 /* SYSCALL from compatibility mode (IA32_CSTAR): never a hypercall (the
