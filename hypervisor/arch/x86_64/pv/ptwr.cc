@@ -14,6 +14,7 @@
 // entry the core accepts. Decoding is bounded: at most 15 bytes, read
 // through the guest's tables as any guest pointer is, one pass, no loop
 // over guest data; nothing is trusted beyond the bytes checked.
+#include "core/guest_va.h"
 #include "core/pt_write.h"
 #include "cpu/cpu_bits.h"
 #include "cpu/exceptions.h"
@@ -169,10 +170,14 @@ bool guest_emulate_page_fault(TrapFrame& f)
     // decoder given at most the 15 an instruction may have.
     uint8_t b[16];
     static_assert(sizeof(b) >= kMaxInsn && sizeof(b) % 8 == 0);
-    // All sixteen on the first try in the common case (guest_fetch's own
-    // first step, without its call); guest_fetch for an instruction near
-    // the end of the last readable page.
-    const unsigned got = bare_metal().copy_from_guest(v, b, Vaddr{f.rip}, sizeof(b)) == 0
+    // All sixteen on the first try in the common case: two loads
+    // (guest_read16) where the sixteen lie in the guest's part of the
+    // address space (the range test of BareMetal::copy_from_guest,
+    // mm/platform.cc; v is the vCPU running here); guest_fetch for an
+    // instruction near the end of the last readable page.
+    const uint64_t last = f.rip + sizeof(b) - 1;
+    const bool guest_part = last >= f.rip && (last < kGuestLowerEnd || f.rip >= kGuestUpperStart);
+    const unsigned got = guest_part && guest_read16(b, reinterpret_cast<const void*>(f.rip)) == 0
                              ? unsigned(sizeof(b))
                              : guest_fetch(v, f.rip, b, sizeof(b));
     const unsigned n = got < kMaxInsn ? got : kMaxInsn;
