@@ -337,7 +337,7 @@ bool guest_emulate(TrapFrame& f)
         if (!long_mode_cs(f.cs)) return false;
         len = forced_cpuid(v, f);
         break;
-    case kExcPF: return guest_emulate_page_fault(f);
+    case kExcPF: return !guest_in_user_mode(v) && guest_emulate_page_fault(f);
     case kExcGP:
         if (!long_mode_cs(f.cs)) return false;
         if (f.error) return software_interrupt(v, f);

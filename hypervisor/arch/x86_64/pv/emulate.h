@@ -18,8 +18,10 @@ bool guest_emulate(TrapFrame& f);
 // guest_emulate's #PF: Xen's "writable page tables" (pv/ptwr.cc,
 // docs/abi.md §12.5), a write of the guest kernel's to one of its own L1
 // tables, emulated; for trap_dispatch's own way for page faults
-// (cpu/traps.cc). False when it is not: the #PF goes to the guest as the
-// CPU raised it, CR2 included.
+// (cpu/traps.cc). Only for a #PF of the guest's kernel mode, which both
+// callers test first (guest_in_user_mode): a PV kernel's tables are written
+// by its kernel only, as Xen emulates them. False when it is not emulated:
+// the #PF goes to the guest as the CPU raised it, CR2 included.
 bool guest_emulate_page_fault(TrapFrame& f);
 
 // Whether the guest ran 64-bit code (CS.L, "Segment Descriptors"; LAR puts

@@ -28,7 +28,6 @@
 #include "pv/decode.h"
 #include "pv/domain.h"
 #include "pv/emulate.h"
-#include "pv/guest_mode.h"
 
 namespace pvmmu::x86 {
 
@@ -159,10 +158,9 @@ bool guest_emulate_page_fault(TrapFrame& f)
 {
     // The U/S bit is always set here: the kernel runs in ring 3.
     if ((f.error & ~kPfUser) != (kPfPresent | kPfWrite)) return false;
+    // The decoder knows 64-bit code only (long_mode_cs).
+    if (!long_mode_cs(f.cs)) return false;
     Vcpu& v = *this_cpu().vcpu;
-    // The decoder knows 64-bit code only (long_mode_cs); only the kernel
-    // writes its tables.
-    if (!long_mode_cs(f.cs) || guest_in_user_mode(v)) return false;
     // Everything below may fault and fix up (a guest copy): the guest's
     // CR2 is put back when the #PF goes to it after all.
     const uint64_t cr2 = read_cr2();
