@@ -110,7 +110,7 @@ template <bool kWrprotect>
     } else {
         w = write_of(in, cr2, f.rax);
     }
-    uint64_t old = 0;
+    uint64_t old;   // the core's answer, read only when it wrote
     if ((!kWrprotect && (in.op == PteOp::None || (cr2 & (in.size - 1)) != 0)) || in.ea != cr2 ||
         in_core_write(v, Vaddr{cr2}, w, old) != 0) {
         // The #PF goes to the guest: the CR2 its bounce reads (pv/traps.cc).
