@@ -362,11 +362,11 @@ TEST(DecodePteWrite, AnIgnoredSegmentOverrideIsTaken)
 }
 
 // Linux's write-protect (LOCK or DS, maybe a REX, ANDB $imm8) has a short
-// way through the decoder (decode_wrprotect, which reads eight bytes): every
-// such form, with every ModRM, SIB and disp8 shape, decodes as it does after
-// a second prefix (which the short way does not take) but for that prefix's
-// byte of length, whole or cut short, and the short way itself, given the
-// form and what follows it in eight bytes or more, gives exactly that.
+// way through the decoder (decode_wrprotect, which the #PF path calls
+// itself): every such form, with every ModRM, SIB and disp8 shape, decodes
+// as it does after a second prefix (which the short way does not take) but
+// for that prefix's byte of length, whole or cut short, and the short way
+// itself, given the form followed by other bytes, gives exactly that.
 TEST(DecodePteWrite, TheWriteProtectShortWayAgreesWithTheGeneralDecoder)
 {
     using ptw::decode;

@@ -92,49 +92,42 @@ PteWriteInsn decode_pte_write(const uint8_t* b, unsigned n, GprView regs, uint64
 // arch/x86/include/asm/bitops.h makes LOCK (or DS, patched for one CPU)
 // ANDB $imm8 on the entry's low byte: one prefix, maybe a REX, 80 /4 ib, a
 // register or register-and-index address with or without a disp8. Taken
-// in a few operations on the first eight bytes as one word (the longest
-// such form has seven; with fewer than eight read, the general way), with
-// exactly the fields the general decoder gives it
+// in a few compares, with exactly the fields the general decoder gives it
 // (tests/arch/guest_decode_test.cc compares the two on every such form);
 // false for anything else. Inline: the #PF path (pv/ptwr.cc) tries it
 // before its call of decode_pte_write.
 [[gnu::always_inline]] inline bool decode_wrprotect(const uint8_t* b, unsigned n, GprView regs, PteWriteInsn& in)
 {
-    static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "b[0] is the word's low byte");
-    if (n < 8) return false;
-    uint64_t w;
-    __builtin_memcpy(&w, b, sizeof(w));
-    if ((w & 0xff) != 0xf0 && (w & 0xff) != 0x3e) return false;
-    const bool has_rex = ((w >> 8) & 0xf0) == 0x40;
-    const unsigned rex = has_rex ? unsigned(w >> 8) & 0xff : 0;
-    w >>= has_rex ? 16 : 8;   // the opcode in bits 7:0, ModRM in 15:8
-    const unsigned modrm = unsigned(w >> 8) & 0xff, mod = modrm >> 6;
-    // 80 /4, mod 0 or 1: ModRM's bit 7 clear, bits 5:3 100.
-    if ((w & 0xff) != 0x80 || (modrm & 0xb8) != 0x20) return false;
-    const bool sib = (modrm & 7) == 4;
-    const unsigned sb = unsigned(w >> 16) & 0xff;
-    // The base: SIB.base with a SIB byte, else ModRM.rm; 5 with mod 0 is
-    // no base (disp32) in a SIB and RIP-relative without: neither taken.
-    const unsigned base = ((sib ? sb : modrm) & 7) | (rex & 1) << 3;
-    if ((base & 7) == 5 && mod == 0) return false;
-    uint64_t ea = regs[base];
-    if (sib) {   // SIB: scale 7:6, index 5:3 (4 without REX.X: none)
-        const unsigned index = ((sb >> 3) & 7) | (rex & 2) << 2;
-        if (index != 4) ea += regs[index] << (sb >> 6);
+    if (n < 4 || (b[0] != 0xf0 && b[0] != 0x3e)) return false;
+    unsigned i = 1;
+    const uint8_t rex = (b[1] & 0xf0) == 0x40 ? b[i++] : 0;
+    if (n < i + 3 || b[i] != 0x80) return false;
+    const uint8_t modrm = b[i + 1];
+    const unsigned mod = modrm >> 6, rm = modrm & 7;
+    if (mod > 1 || ((modrm >> 3) & 7) != 4) return false;
+    i += 2;
+    uint64_t ea;
+    if (rm == 4) {   // SIB, as the general decoder reads it
+        const uint8_t sib = b[i++];
+        if ((sib & 7) == 5 && mod == 0) return false;
+        const unsigned index = ((sib >> 3) & 7) | (rex & 2 ? 8 : 0);
+        ea = regs[(sib & 7) | (rex & 1 ? 8 : 0)] + (index != 4 ? regs[index] << (sib >> 6) : 0);
+    } else {
+        if (rm == 5 && mod == 0) return false;   // RIP-relative
+        ea = regs[rm | (rex & 1 ? 8 : 0)];
     }
-    w >>= sib ? 24 : 16;   // a disp8 (mod 1), then the imm8
     if (mod == 1) {
-        ea += uint64_t(int64_t(int8_t(w & 0xff)));
-        w >>= 8;
+        if (i >= n) return false;
+        ea += uint64_t(int64_t(int8_t(b[i++])));
     }
-    const unsigned i = 4 + has_rex + sib + mod;   // the imm8's end
+    if (i >= n) return false;
     in.op = PteOp::And;
     in.size = 1;
     // ModRM.reg 4 (/4) of a byte form: AH without any REX, else SPL or,
     // with REX.R, R12B.
     in.reg = uint8_t(rex ? 4 | (rex & 4 ? 8 : 0) : 0);
     in.reg_shift = rex ? 0 : 8;
-    in.src = w & 0xff;
+    in.src = b[i++];
     in.len = uint8_t(i);
     in.ea = ea;
     return true;
