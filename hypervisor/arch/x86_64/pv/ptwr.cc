@@ -164,8 +164,8 @@ bool guest_emulate_page_fault(TrapFrame& f)
     // Everything below may fault and fix up (a guest copy): the guest's
     // CR2 is put back when the #PF goes to it after all.
     const uint64_t cr2 = read_cr2();
-    // Two words read (guest_copy moves words, then single bytes), the
-    // decoder given at most the 15 an instruction may have.
+    // Sixteen bytes, two words, the decoder given at most the 15 an
+    // instruction may have.
     uint8_t b[16];
     static_assert(sizeof(b) >= kMaxInsn && sizeof(b) % 8 == 0);
     // All sixteen on the first try in the common case: two loads
