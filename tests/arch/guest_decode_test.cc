@@ -362,13 +362,15 @@ TEST(DecodePteWrite, AnIgnoredSegmentOverrideIsTaken)
 }
 
 // Linux's write-protect (LOCK or DS, maybe a REX, ANDB $imm8) has a short
-// way through the decoder: every such form, with every ModRM, SIB and disp8
-// shape, decodes as it does after a second prefix (which the short way does
-// not take) but for that prefix's byte of length.
+// way through the decoder (decode_wrprotect, which the #PF path calls
+// itself): every such form, with every ModRM, SIB and disp8 shape, decodes
+// as it does after a second prefix (which the short way does not take) but
+// for that prefix's byte of length, whole or cut short, and the short way
+// itself, given the form followed by other bytes, gives exactly that.
 TEST(DecodePteWrite, TheWriteProtectShortWayAgreesWithTheGeneralDecoder)
 {
     using ptw::decode;
-    unsigned compared = 0, taken = 0;
+    unsigned compared = 0, taken = 0, short_taken = 0;
     std::vector<int> rexes = {-1};
     for (int r = 0x40; r <= 0x4f; ++r) rexes.push_back(r);
     for (uint8_t first : {0xf0, 0x3e}) {
@@ -401,6 +403,26 @@ TEST(DecodePteWrite, TheWriteProtectShortWayAgreesWithTheGeneralDecoder)
                                 EXPECT_EQ(a.src, g.src);
                             }
                             ++compared;
+                            // The short way alone, on the bytes followed by
+                            // others (an instruction's next ones), as the
+                            // #PF path reads sixteen.
+                            std::vector<uint8_t> padded = b;
+                            padded.resize(16, 0xcc);
+                            PteWriteInsn sw{};
+                            const bool took = decode_wrprotect(padded.data(), unsigned(padded.size()), ptw::kRegs, sw);
+                            std::vector<uint8_t> with_padded = {other};
+                            with_padded.insert(with_padded.end(), padded.begin(), padded.end());
+                            const PteWriteInsn gp = decode(with_padded);
+                            if (took) {   // not all: a SIB without a base (disp32) goes the general way
+                                ++short_taken;
+                                EXPECT_EQ(sw.op, gp.op);
+                                EXPECT_EQ(sw.size, gp.size);
+                                EXPECT_EQ(sw.reg, gp.reg);
+                                EXPECT_EQ(sw.reg_shift, gp.reg_shift);
+                                EXPECT_EQ(sw.len + 1, gp.len);
+                                EXPECT_EQ(sw.ea, gp.ea);
+                                EXPECT_EQ(sw.src, gp.src);
+                            }
                             b.push_back(0xfd);
                         }
                     }
@@ -409,11 +431,19 @@ TEST(DecodePteWrite, TheWriteProtectShortWayAgreesWithTheGeneralDecoder)
         }
     }
     EXPECT_GT(taken, 0u);
+    EXPECT_GT(short_taken, 0u);
     EXPECT_GT(compared, 100000u);
-    // Linux's own, from a kernel patched for one CPU: ds andb $0xfd, (%r12).
+    // Linux's own, from a kernel patched for one CPU: ds andb $0xfd, (%r12),
+    // the short way's, followed by the next instruction's bytes.
     const PteWriteInsn in = decode({0x3e, 0x41, 0x80, 0x24, 0x24, 0xfd});
     EXPECT_EQ(in.op, PteOp::And);
     EXPECT_EQ(in.len, 6);
+    const uint8_t linux_wp[16] = {0x3e, 0x41, 0x80, 0x24, 0x24, 0xfd, 0x5b, 0x5d};
+    PteWriteInsn sw{};
+    ASSERT_TRUE(decode_wrprotect(linux_wp, sizeof(linux_wp), ptw::kRegs, sw));
+    EXPECT_EQ(sw.ea, ptw::kRegs[12]);
+    EXPECT_EQ(sw.src, 0xfdu);
+    EXPECT_EQ(sw.len, 6);
 }
 
 // Byte and word forms (Linux's clear_bit(_PAGE_BIT_RW) is lock andb $0xfd)

@@ -45,9 +45,11 @@ bool install_exact(uint64_t* slot, uint64_t& cur, uint64_t nv)
 // put_page_type's common case, the last one its own path: keep them in step.
 class HeldL1 {
 public:
-    HeldL1(Hypervisor& hv, Mfn m, DomId owner) : hv_(hv), m_(m)
+    // known_valid: m is a frame of the machine already (emulate_pt_write's
+    // walk tested it), so the test is not made twice.
+    HeldL1(Hypervisor& hv, Mfn m, DomId owner, bool known_valid) : hv_(hv), m_(m)
     {
-        if (!hv.mem().valid(m)) return;
+        if (!known_valid && !hv.mem().valid(m)) return;
         FrameInfo& f = hv.frame(m);
         if (f.owner.load(std::memory_order_acquire) != owner) return;
         uint64_t x = f.type_info.load(std::memory_order_acquire);
@@ -84,13 +86,13 @@ private:
 // emulate_l1_write's body, for `d` already looked up (null: no such domain,
 // whose write the table's owner check refuses). Inline into both callers:
 // the #PF path (emulate_pt_write) pays no second call and no lookup.
-[[gnu::always_inline]] inline int write_l1(Hypervisor& hv, const Domain* d, DomId self, Mfn l1, unsigned index,
-                                           const PtWrite& w, uint64_t& old)
+[[gnu::always_inline]] inline int write_l1(Hypervisor& hv, const Domain* d, DomId self, Mfn l1, bool l1_valid,
+                                           unsigned index, const PtWrite& w, uint64_t& old)
 {
     // The same write as mmu_update cmd 0, so the same permission: a domain
     // denied it keeps the CPU's #PF (docs/security.md §7.15).
     if (d && !d->policy.allows(Perm::MmuNormal)) return -XEN_EPERM;
-    const HeldL1 table(hv, l1, self);
+    const HeldL1 table(hv, l1, self, l1_valid);
     if (!table.held()) return -XEN_EINVAL;
     uint64_t* const slot = table.table() + index;
     const MapContext ctx{self, self};
@@ -120,7 +122,7 @@ private:
 int emulate_l1_write(Hypervisor& hv, DomId self, Mfn l1, unsigned index, const PtWrite& w, uint64_t& old)
 {
     if (index >= kEntriesPerTable) return -XEN_EINVAL;
-    return write_l1(hv, hv.domain(self), self, l1, index, w, old);
+    return write_l1(hv, hv.domain(self), self, l1, false, index, w, old);
 }
 
 int emulate_pt_write(Hypervisor& hv, const Vcpu& v, Vaddr va, const PtWrite& w, uint64_t& old)
@@ -130,18 +132,22 @@ int emulate_pt_write(Hypervisor& hv, const Vcpu& v, Vaddr va, const PtWrite& w, 
     // are, and its entry names the frame written.
     if (!v.has_table || hv.l4_slot_reserved(table_index(va, Level::L4))) return -XEN_EINVAL;
     const Domain& d = *v.domain;
-    const MachineMemory mem = hv.mem();   // fixed while the machine runs
+    const DomId self = d.id;
+    // Fixed while the machine runs: held in registers across the walk's
+    // atomic loads, which would make the compiler read them again.
+    const MachineMemory mem = hv.mem();
+    FrameInfo* const frames = &hv.frame(Mfn{0});
     Mfn m = v.guest_table;
     // Unrolled: each level's index shift and PS test are constants.
 #pragma GCC unroll 4
     for (unsigned l = 4; l > 0; --l) {
-        if (hv.frame(m).owner.load(std::memory_order_acquire) != d.id) return -XEN_EINVAL;
+        if (frames[m.v].owner.load(std::memory_order_acquire) != self) return -XEN_EINVAL;
         const Pte e{load_entry(mem.table(m) + table_index(va, Level(uint8_t(l))))};
         // A PS bit in the L1 entry is PAT: only the levels above stop at it.
         if (!e.present() || (l > 1 && (e.v & pte_bit::PS)) || !mem.valid(e.mfn())) return -XEN_EINVAL;
         m = e.mfn();
     }
-    return write_l1(hv, &d, d.id, m, unsigned((va.v & (kPageSize - 1)) / sizeof(uint64_t)), w, old);
+    return write_l1(hv, &d, self, m, true, unsigned((va.v & (kPageSize - 1)) / sizeof(uint64_t)), w, old);
 }
 
 } // namespace pvmmu

@@ -102,6 +102,8 @@ extern "C" const uint64_t hv_extable[], hv_extable_end[];
 extern "C" size_t guest_copy(void* dst, const void* src, size_t n);
 // The same copy, returning 0 when all n bytes were copied and -XEN_EFAULT when not.
 extern "C" int guest_copy_rc(void* dst, const void* src, size_t n);
+// The 16 bytes at src, two words: 0, or -XEN_EFAULT when they cannot all be read.
+extern "C" int guest_read16(void* dst, const void* src);
 // Loads sel into %gs, or null where the CPU refuses it, with the PerCpu
 // parked in IA32_KERNEL_GS_BASE meanwhile; the base the descriptor gave, 0
 // for null (pv/segment_base.S; SEGBASE_GS_USER_SEL, pv/segment_base.cc). IF

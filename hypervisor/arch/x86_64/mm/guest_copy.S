@@ -61,6 +61,26 @@ guest_copy:
 guest_copy_rc:
 	GUEST_COPY 1
 
+/* int guest_read16(void* dst, const void* src): the two words at src (guest
+ * memory, already checked to lie in the guest's part of the address space)
+ * into dst: 0, or -14 (-XEN_EFAULT) when either load faults, dst then
+ * undefined. Two loads and no count: the #PF path's fetch of the
+ * instruction that wrote a page table (pv/ptwr.cc), at every fork's page. */
+	.globl guest_read16
+guest_read16:
+	SMAP_OPEN
+1:	mov (%rsi), %rax
+	EXTABLE_ENTRY(1b, 3f)
+2:	mov 8(%rsi), %rcx
+	EXTABLE_ENTRY(2b, 3f)
+	mov %rax, (%rdi)
+	mov %rcx, 8(%rdi)
+	xor %eax, %eax
+4:	SMAP_CLOSE
+	ret
+3:	mov $-14, %eax
+	jmp 4b
+
 /* int guest_probe_read(const void* va, bool open): reads the byte at va, a
  * guest address, with the SMAP window open (STAC) or closed; 0 if it read, 1
  * if it faulted. Only for the boot self-test "selftest=smap"

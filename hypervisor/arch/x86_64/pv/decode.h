@@ -84,8 +84,54 @@ struct GprView {
 };
 
 // b: the n bytes read at `rip`; regs: RAX..R15, for the address (base,
-// index, RIP-relative) and the source.
+// index, RIP-relative) and the source. decode_wrprotect's forms first.
 PteWriteInsn decode_pte_write(const uint8_t* b, unsigned n, GprView regs, uint64_t rip);
+
+// Linux's write-protect of a PTE (ptep_set_wrprotect, fork's copy of every
+// parent PTE): clear_bit of the constant _PAGE_BIT_RW, which
+// arch/x86/include/asm/bitops.h makes LOCK (or DS, patched for one CPU)
+// ANDB $imm8 on the entry's low byte: one prefix, maybe a REX, 80 /4 ib, a
+// register or register-and-index address with or without a disp8. Taken
+// in a few compares, with exactly the fields the general decoder gives it
+// (tests/arch/guest_decode_test.cc compares the two on every such form);
+// false for anything else. Inline: the #PF path (pv/ptwr.cc) tries it
+// before its call of decode_pte_write.
+[[gnu::always_inline]] inline bool decode_wrprotect(const uint8_t* b, unsigned n, GprView regs, PteWriteInsn& in)
+{
+    if (n < 4 || (b[0] != 0xf0 && b[0] != 0x3e)) return false;
+    unsigned i = 1;
+    const uint8_t rex = (b[1] & 0xf0) == 0x40 ? b[i++] : 0;
+    if (n < i + 3 || b[i] != 0x80) return false;
+    const uint8_t modrm = b[i + 1];
+    const unsigned mod = modrm >> 6, rm = modrm & 7;
+    if (mod > 1 || ((modrm >> 3) & 7) != 4) return false;
+    i += 2;
+    uint64_t ea;
+    if (rm == 4) {   // SIB, as the general decoder reads it
+        const uint8_t sib = b[i++];
+        if ((sib & 7) == 5 && mod == 0) return false;
+        const unsigned index = ((sib >> 3) & 7) | (rex & 2 ? 8 : 0);
+        ea = regs[(sib & 7) | (rex & 1 ? 8 : 0)] + (index != 4 ? regs[index] << (sib >> 6) : 0);
+    } else {
+        if (rm == 5 && mod == 0) return false;   // RIP-relative
+        ea = regs[rm | (rex & 1 ? 8 : 0)];
+    }
+    if (mod == 1) {
+        if (i >= n) return false;
+        ea += uint64_t(int64_t(int8_t(b[i++])));
+    }
+    if (i >= n) return false;
+    in.op = PteOp::And;
+    in.size = 1;
+    // ModRM.reg 4 (/4) of a byte form: AH without any REX, else SPL or,
+    // with REX.R, R12B.
+    in.reg = uint8_t(rex ? 4 | (rex & 4 ? 8 : 0) : 0);
+    in.reg_shift = rex ? 0 : 8;
+    in.src = b[i++];
+    in.len = uint8_t(i);
+    in.ea = ea;
+    return true;
+}
 
 // The arithmetic of pte_write_flags (below).
 namespace pte_flags {
@@ -98,7 +144,7 @@ constexpr uint64_t kCf = RFLAGS_CF, kPf = RFLAGS_PF, kAf = RFLAGS_AF, kZf = RFLA
 
 // CF and OF clear; PF (even parity of the low byte), ZF and SF of the
 // result `r` at the operand's size.
-inline uint64_t logic(uint64_t flags, uint64_t r, unsigned size = 8)
+[[gnu::always_inline]] inline uint64_t logic(uint64_t flags, uint64_t r, unsigned size = 8)
 {
     r &= size_mask(size);
     flags &= ~(kCf | kPf | kZf | kSf | kOf);
@@ -117,7 +163,7 @@ inline uint64_t logic(uint64_t flags, uint64_t r, unsigned size = 8)
 // value before (the entry's bytes at the operand, low-aligned), `rax` the
 // guest's.
 // Inline: the #PF path (pv/ptwr.cc) pays no call for it.
-inline uint64_t pte_write_flags(const PteWriteInsn& in, uint64_t flags, uint64_t old, uint64_t rax)
+[[gnu::always_inline]] inline uint64_t pte_write_flags(const PteWriteInsn& in, uint64_t flags, uint64_t old, uint64_t rax)
 {
     using namespace pte_flags;
     switch (in.op) {

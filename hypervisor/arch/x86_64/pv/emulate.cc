@@ -61,7 +61,6 @@
 #include "pv/guest_mode.h"
 #include "pv/place.h"
 #include "pv/port_io.h"
-#include "pv/ptwr.h"
 #include "pv/segment_base.h"
 #include "pv/traps.h"
 #include "pv/vcpu_info.h"
@@ -308,26 +307,6 @@ unsigned guest_fetch(Vcpu& v, uint64_t rip, uint8_t* b, unsigned n)
 
 namespace {
 
-// Whether the guest ran 64-bit code (CS.L, "Segment Descriptors"; LAR puts
-// the descriptor's bits 23:8 of its upper word in its result, L at bit 21).
-// The decoder knows 64-bit code only (a 40-4F byte is a REX prefix there,
-// INC or DEC in compatibility mode, where CS's base counts too), so from a
-// guest's 32-bit code segment nothing is emulated: its #GP or #UD goes to
-// the guest's handler as the CPU raised it (Xen emulates there too; a
-// difference, docs/abi.md §11).
-bool long_mode_cs(uint64_t cs)
-{
-    if (cs == HV_SEL_GUEST_CS64) return true;
-    uint32_t ar = 0;
-    bool valid = false;
-    asm("lar %2, %0" : "=r"(ar), "=@ccz"(valid) : "rm"(uint32_t(uint16_t(cs))));
-    return valid && ((ar >> 21) & 1);
-}
-
-} // namespace
-
-namespace {
-
 // An instruction of `len` bytes done: RIP past it, and what the CPU does at
 // the end of an instruction that completes.
 void completed(TrapFrame& f, unsigned len, uint32_t hits)
@@ -344,17 +323,6 @@ void completed(TrapFrame& f, unsigned len, uint32_t hits)
 
 } // namespace
 
-bool guest_emulate_page_fault(TrapFrame& f)
-{
-    Vcpu& v = *this_cpu().vcpu;
-    // The decoder knows 64-bit code only (long_mode_cs).
-    if (!long_mode_cs(f.cs) || guest_in_user_mode(v)) return false;
-    const unsigned len = guest_pt_write(v, f);
-    if (len == 0) return false;
-    completed(f, len, 0);
-    return true;
-}
-
 bool guest_emulate(TrapFrame& f)
 {
     Vcpu& v = *this_cpu().vcpu;
@@ -369,7 +337,7 @@ bool guest_emulate(TrapFrame& f)
         if (!long_mode_cs(f.cs)) return false;
         len = forced_cpuid(v, f);
         break;
-    case kExcPF: return guest_emulate_page_fault(f);
+    case kExcPF: return !guest_in_user_mode(v) && guest_emulate_page_fault(f);
     case kExcGP:
         if (!long_mode_cs(f.cs)) return false;
         if (f.error) return software_interrupt(v, f);

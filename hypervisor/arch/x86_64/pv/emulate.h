@@ -1,6 +1,7 @@
 // The instructions Xen emulates for a PV kernel in ring 3 (emulate.cc).
 #pragma once
 
+#include "cpu/selectors.h"
 #include "cpu/traps.h"
 #include "pv/domain.h"
 
@@ -14,9 +15,30 @@ namespace pvmmu::x86 {
 // the exception goes to the guest's handler as it is.
 bool guest_emulate(TrapFrame& f);
 
-// guest_emulate's #PF: a page-table write of the guest's kernel (pv/ptwr.h),
-// for trap_dispatch's own way for page faults (cpu/traps.cc).
+// guest_emulate's #PF: Xen's "writable page tables" (pv/ptwr.cc,
+// docs/abi.md §12.5), a write of the guest kernel's to one of its own L1
+// tables, emulated; for trap_dispatch's own way for page faults
+// (cpu/traps.cc). Only for a #PF of the guest's kernel mode, which both
+// callers test first (guest_in_user_mode): a PV kernel's tables are written
+// by its kernel only, as Xen emulates them. False when it is not emulated:
+// the #PF goes to the guest as the CPU raised it, CR2 included.
 bool guest_emulate_page_fault(TrapFrame& f);
+
+// Whether the guest ran 64-bit code (CS.L, "Segment Descriptors"; LAR puts
+// the descriptor's bits 23:8 of its upper word in its result, L at bit 21).
+// The decoders know 64-bit code only (a 40-4F byte is a REX prefix there,
+// INC or DEC in compatibility mode, where CS's base counts too), so from a
+// guest's 32-bit code segment nothing is emulated: its #GP, #UD or #PF goes
+// to the guest's handler as the CPU raised it (Xen emulates there too; a
+// difference, docs/abi.md §11).
+inline bool long_mode_cs(uint64_t cs)
+{
+    if (cs == HV_SEL_GUEST_CS64) return true;
+    uint32_t ar = 0;
+    bool valid = false;
+    asm("lar %2, %0" : "=r"(ar), "=@ccz"(valid) : "rm"(uint32_t(uint16_t(cs))));
+    return valid && ((ar >> 21) & 1);
+}
 
 // Up to n bytes at rip, as many as the guest's tables let be read (the
 // instruction may end on a page that is gone); the count read

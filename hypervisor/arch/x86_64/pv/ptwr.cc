@@ -14,17 +14,20 @@
 // entry the core accepts. Decoding is bounded: at most 15 bytes, read
 // through the guest's tables as any guest pointer is, one pass, no loop
 // over guest data; nothing is trusted beyond the bytes checked.
+#include "core/guest_va.h"
 #include "core/pt_write.h"
+#include "cpu/cpu_bits.h"
 #include "cpu/exceptions.h"
+#include "cpu/percpu.h"
 #include "cpu/quiesce.h"
 #include "cpu/traps.h"
 #include "cpu/x86.h"
 #include "mm/core_glue.h"
 #include "mm/platform.h"
+#include "pv/debugreg.h"
 #include "pv/decode.h"
 #include "pv/domain.h"
 #include "pv/emulate.h"
-#include "pv/ptwr.h"
 
 namespace pvmmu::x86 {
 
@@ -36,7 +39,7 @@ constexpr unsigned kMaxInsn = 15;   // the longest x86 instruction
 // narrower than the entry touches only its own bytes (offset ea mod 8, the
 // operand naturally aligned), the rest of the entry kept, as Xen merges a
 // smaller write into the entry.
-PtWrite write_of(const PteWriteInsn& in, uint64_t ea, uint64_t rax)
+[[gnu::always_inline]] inline PtWrite write_of(const PteWriteInsn& in, uint64_t ea, uint64_t rax)
 {
     const unsigned shift = unsigned(ea & 7) * 8;
     const uint64_t mask = (in.size == 8 ? ~0ull : (1ull << (8 * in.size)) - 1) << shift;
@@ -77,7 +80,7 @@ PtWrite write_of(const PteWriteInsn& in, uint64_t ea, uint64_t rax)
 // The walk to the written frame and the core's update of its entry, inside
 // a section with interrupts on, as a hypercall runs them (pv/emulate.cc's
 // in_core says why): 0 or the core's errno.
-int in_core_write(Vcpu& v, Vaddr va, const PtWrite& w, uint64_t& old)
+[[gnu::always_inline]] inline int in_core_write(Vcpu& v, Vaddr va, const PtWrite& w, uint64_t& old)
 {
     Hypervisor& hv = *core();
     sti();
@@ -90,47 +93,97 @@ int in_core_write(Vcpu& v, Vaddr va, const PtWrite& w, uint64_t& old)
     return rc;
 }
 
+// The instruction `in` done on the entry at CR2: the core's write, then the
+// registers and flags as the CPU leaves them; RIP past it. False (nothing
+// changed, the guest's CR2 put back) when it is not the write that faulted
+// or the core refuses it. kWrprotect: `in` is decode_wrprotect's, an And of
+// one byte (naturally aligned whatever its address), which this copy is
+// compiled for alone: write_of's and pte_write_flags' cases for it.
+template <bool kWrprotect>
+[[gnu::always_inline]] inline bool complete(Vcpu& v, TrapFrame& f, uint64_t cr2, const PteWriteInsn& in)
+{
+    const unsigned shift = unsigned(cr2 & 7) * 8;
+    PtWrite w;
+    if constexpr (kWrprotect) {
+        w.op = PtWriteOp::And;
+        w.val = (in.src << shift) | ~(uint64_t(0xff) << shift);
+    } else {
+        w = write_of(in, cr2, f.rax);
+    }
+    uint64_t old;   // the core's answer, read only when it wrote
+    if ((!kWrprotect && (in.op == PteOp::None || (cr2 & (in.size - 1)) != 0)) || in.ea != cr2 ||
+        in_core_write(v, Vaddr{cr2}, w, old) != 0) {
+        // The #PF goes to the guest: the CR2 its bounce reads (pv/traps.cc).
+        // After an emulated write nothing reads it (the guest's own CR2 is
+        // the vCPU's, pv/emulate.cc read_cr).
+        write_cr2(cr2);
+        return false;
+    }
+    count(v.calls.pt_writes);
+    // The operand's old bytes, low-aligned (the whole entry for 8).
+    const uint64_t field = old >> shift;
+    if constexpr (kWrprotect) {
+        f.rflags = pte_flags::logic(f.rflags, field & in.src, 1);
+    } else {
+        f.rflags = pte_write_flags(in, f.rflags, field, f.rax);
+        if (in.op == PteOp::Xchg) {
+            uint64_t* const gpr[16] = {&f.rax, &f.rcx, &f.rdx, &f.rbx, &f.rsp, &f.rbp, &f.rsi, &f.rdi,
+                                       &f.r8,  &f.r9,  &f.r10, &f.r11, &f.r12, &f.r13, &f.r14, &f.r15};
+            uint64_t& r = *gpr[in.reg & 15];
+            r = pte_xchg_result(in, r, field);
+        } else if (in.op == PteOp::Cmpxchg && old != f.rax) {
+            f.rax = old;
+        }
+    }
+    // What the CPU does at the end of an instruction that completes
+    // (pv/emulate.cc completed): RIP past it, RF cleared, and the
+    // single-step trap it would have taken.
+    f.rip += in.len;
+    f.rflags &= ~uint64_t(RFLAGS_RF);
+    if (f.rflags & RFLAGS_TF) guest_debug_after_emulation(f, 0);
+    return true;
+}
+
+// Every write but the write-protect: out of line, so that the short way's
+// core call and what follows it stay its own.
+[[gnu::noinline]] bool general_write(Vcpu& v, TrapFrame& f, uint64_t cr2, const uint8_t* b, unsigned n,
+                                     GprView regs)
+{
+    return complete<false>(v, f, cr2, decode_pte_write(b, n, regs, f.rip));
+}
+
 } // namespace
 
-unsigned guest_pt_write(Vcpu& v, TrapFrame& f)
+bool guest_emulate_page_fault(TrapFrame& f)
 {
     // The U/S bit is always set here: the kernel runs in ring 3.
-    if ((f.error & ~kPfUser) != (kPfPresent | kPfWrite)) return 0;
+    if ((f.error & ~kPfUser) != (kPfPresent | kPfWrite)) return false;
+    // The decoder knows 64-bit code only (long_mode_cs).
+    if (!long_mode_cs(f.cs)) return false;
+    Vcpu& v = *this_cpu().vcpu;
     // Everything below may fault and fix up (a guest copy): the guest's
     // CR2 is put back when the #PF goes to it after all.
     const uint64_t cr2 = read_cr2();
-    // Two words read (guest_copy moves words, then single bytes), the
-    // decoder given at most the 15 an instruction may have.
+    // Sixteen bytes, two words, the decoder given at most the 15 an
+    // instruction may have.
     uint8_t b[16];
     static_assert(sizeof(b) >= kMaxInsn && sizeof(b) % 8 == 0);
-    // All sixteen on the first try in the common case (guest_fetch's own
-    // first step, without its call); guest_fetch for an instruction near
-    // the end of the last readable page.
-    const unsigned got = bare_metal().copy_from_guest(v, b, Vaddr{f.rip}, sizeof(b)) == 0
+    // All sixteen on the first try in the common case: two loads
+    // (guest_read16) where the sixteen lie in the guest's part of the
+    // address space (the range test of BareMetal::copy_from_guest,
+    // mm/platform.cc; v is the vCPU running here); guest_fetch for an
+    // instruction near the end of the last readable page.
+    const uint64_t last = f.rip + sizeof(b) - 1;
+    const bool guest_part = last >= f.rip && (last < kGuestLowerEnd || f.rip >= kGuestUpperStart);
+    const unsigned got = guest_part && guest_read16(b, reinterpret_cast<const void*>(f.rip)) == 0
                              ? unsigned(sizeof(b))
                              : guest_fetch(v, f.rip, b, sizeof(b));
     const unsigned n = got < kMaxInsn ? got : kMaxInsn;
     const GprView regs{reinterpret_cast<const uint64_t*>(&f), kTrapFrameGpr.word};   // cpu/traps.h
-    const PteWriteInsn in = decode_pte_write(b, n, regs, f.rip);
-    uint64_t old = 0;
-    bool done = false;
-    if (in.op != PteOp::None && in.ea == cr2 && (cr2 & (in.size - 1)) == 0)
-        done = in_core_write(v, Vaddr{cr2}, write_of(in, cr2, f.rax), old) == 0;
-    write_cr2(cr2);
-    if (!done) return 0;
-    count(v.calls.pt_writes);
-    // The operand's old bytes, low-aligned (the whole entry for 8).
-    const uint64_t field = old >> ((cr2 & 7) * 8);
-    f.rflags = pte_write_flags(in, f.rflags, field, f.rax);
-    if (in.op == PteOp::Xchg) {
-        uint64_t* const gpr[16] = {&f.rax, &f.rcx, &f.rdx, &f.rbx, &f.rsp, &f.rbp, &f.rsi, &f.rdi,
-                                   &f.r8,  &f.r9,  &f.r10, &f.r11, &f.r12, &f.r13, &f.r14, &f.r15};
-        uint64_t& r = *gpr[in.reg & 15];
-        r = pte_xchg_result(in, r, field);
-    } else if (in.op == PteOp::Cmpxchg && old != f.rax) {
-        f.rax = old;
-    }
-    return in.len;
+    // Linux's write-protect of a PTE, fork's one write per page, its own
+    // way (decode_pte_write takes it first too).
+    if (PteWriteInsn in; decode_wrprotect(b, n, regs, in)) return complete<true>(v, f, cr2, in);
+    return general_write(v, f, cr2, b, n, regs);
 }
 
 } // namespace pvmmu::x86

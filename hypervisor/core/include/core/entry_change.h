@@ -32,7 +32,7 @@ template <class Install>
             if (raise) put_page_type(hv, nv.mfn());
             return rc;
         }
-        if (drop) put_page_type(hv, o.mfn());
+        if (drop) put_page_type_inline(hv, o.mfn());   // an L1's RW drop: mprotect, fork
         return 0;
     }
     if (nv.present()) {

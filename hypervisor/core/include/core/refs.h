@@ -46,6 +46,17 @@ void put_page_type(Hypervisor& hv, Mfn m);
     return get_page_type(hv, m, PageType::Writable);
 }
 
+// put_page_type with its common case inline: a type reference that is not
+// the frame's last, one compare-exchange and no call (put_page_type's first
+// case: keep the two in step). The last one takes the full path.
+inline void put_page_type_inline(Hypervisor& hv, Mfn m)
+{
+    std::atomic<uint64_t>& word = hv.frame(m).type_info;
+    uint64_t x = word.load(std::memory_order_acquire);
+    if (ti::count(x) != 1 && word.compare_exchange_strong(x, x - 1, std::memory_order_acq_rel)) return;
+    put_page_type(hv, m);
+}
+
 [[nodiscard]] inline int get_page_and_type(Hypervisor& hv, Mfn m, DomId owner, PageType t)
 {
     if (int rc = get_page(hv, m, owner)) return rc;
