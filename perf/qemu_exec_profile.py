@@ -41,18 +41,19 @@ import sys
 GROUPS = (
     ("the emulated write-protect (fetch, decode, walk, checked write)",
      r"guest_pt_write|decode_pte_write|decode_wrprotect|guest_emulate|guest_fetch|logic_flags|pte_write_flags|"
-     r"pt_write_target|walk_to_l1|emulate_l1_write|guest_debug_after_emulation"),
+     r"pt_write_target|walk_to_l1|emulate_l1_write|emulate_pt_write|guest_read16|general_write|"
+     r"guest_debug_after_emulation"),
     ("the return to the guest (timers, watchdog, upcall check)",
      r"guest_return_|guest_upcall|next_deadline|arm_timer|system_time_now|lapic_timer_arm|guest_domain_stopped|"
      r"watchdog|fire_due_timers|tsc_at|guest_exit"),
     ("trap entry and exit stubs, dispatch",
      r"^trap_|syscall_entry|syscall_save|syscall_trap|syscall_dispatch|9hypercall|platform_hypercall|arch_hypercall|section_enter|"
      r"section_leave|4coreEv|bare_metal|hypervisor_trap|dispatch_rest"),
-    ("mmu_update", r"mmu_update|plain_update|RequestReader|pt_update|l1_run"),
+    ("mmu_update", r"mmu_update|plain_update|plain_run|run_batch|RequestReader|pt_update|l1_run|mod_entry"),
     ("the #PF bounce and its iret",
      r"guest_bounce|guest_deliver|deliver_to|do_iret|guest_iret_mode|guest_enter_kernel_mode|guest_enter_user_mode|"
      r"guest_switch_to|guest_shared_vcpu_info|guest_vcpu_info"),
-    ("pin and unpin", r"validate_table|mmuext|one_op|end_last_table_drop"),
+    ("pin and unpin", r"validate_table|skip_absent|mmuext|one_op|end_last_table_drop"),
     ("page references", r"get_page|put_page|entry_refs|change_entry|get_existing_table|TableCursor"),
     ("guest copies", r"guest_copy|copy_from_guest|copy_to_guest"),
 )
