@@ -371,6 +371,15 @@ TEST(DecodePteWrite, TheWriteProtectShortWayAgreesWithTheGeneralDecoder)
 {
     using ptw::decode;
     unsigned compared = 0, taken = 0, short_taken = 0;
+    // x's fields as y's, y decoded with one prefix byte more.
+    const auto same_after_prefix = [](const PteWriteInsn& x, const PteWriteInsn& y) {
+        EXPECT_EQ(x.size, y.size);
+        EXPECT_EQ(x.reg, y.reg);
+        EXPECT_EQ(x.reg_shift, y.reg_shift);
+        EXPECT_EQ(x.len + 1, y.len);
+        EXPECT_EQ(x.ea, y.ea);
+        EXPECT_EQ(x.src, y.src);
+    };
     std::vector<int> rexes = {-1};
     for (int r = 0x40; r <= 0x4f; ++r) rexes.push_back(r);
     for (uint8_t first : {0xf0, 0x3e}) {
@@ -395,12 +404,7 @@ TEST(DecodePteWrite, TheWriteProtectShortWayAgreesWithTheGeneralDecoder)
                             ASSERT_EQ(a.op, g.op) << std::hex << modrm << " " << s << " " << rex;
                             if (a.op != PteOp::None) {
                                 ++taken;
-                                EXPECT_EQ(a.size, g.size);
-                                EXPECT_EQ(a.reg, g.reg);
-                                EXPECT_EQ(a.reg_shift, g.reg_shift);
-                                EXPECT_EQ(a.len + 1, g.len);
-                                EXPECT_EQ(a.ea, g.ea);
-                                EXPECT_EQ(a.src, g.src);
+                                same_after_prefix(a, g);
                             }
                             ++compared;
                             // The short way alone, on the bytes followed by
@@ -416,12 +420,7 @@ TEST(DecodePteWrite, TheWriteProtectShortWayAgreesWithTheGeneralDecoder)
                             if (took) {   // not all: a SIB without a base (disp32) goes the general way
                                 ++short_taken;
                                 EXPECT_EQ(sw.op, gp.op);
-                                EXPECT_EQ(sw.size, gp.size);
-                                EXPECT_EQ(sw.reg, gp.reg);
-                                EXPECT_EQ(sw.reg_shift, gp.reg_shift);
-                                EXPECT_EQ(sw.len + 1, gp.len);
-                                EXPECT_EQ(sw.ea, gp.ea);
-                                EXPECT_EQ(sw.src, gp.src);
+                                same_after_prefix(sw, gp);
                             }
                             b.push_back(0xfd);
                         }
