@@ -47,14 +47,11 @@ private:
     // tables) unwritable here too; a fault is fixed up (cpu/traps.cc) into
     // -EFAULT. Only the guest's part of the address space may be named:
     // never a reserved L4 slot, where the hypervisor itself is mapped.
-    // Not wrapping, and both ends in one of the guest's two parts
-    // (core/guest_va.h), so everything between them is in it too, whatever
-    // n. False for n == 0 (last is va - 1: below va, or ~0 for va 0, in
-    // neither part), which the copies test only then, off their common path.
+    // The range in the guest's part (core/guest_va.h guest_range_ok; false
+    // for n == 0, which the copies test only then, off their common path).
     static bool guest_range(const Vcpu& v, uint64_t va, size_t n)
     {
-        const uint64_t last = va + n - 1;
-        return &v == this_vcpu() && last >= va && (last < kGuestLowerEnd || va >= kGuestUpperStart);
+        return &v == this_vcpu() && guest_range_ok(va, n);
     }
 };
 static_assert(XEN_EFAULT == 14, "mm/guest_copy.S's guest_copy_rc returns -14");

@@ -110,7 +110,7 @@ template <bool kWrprotect>
     } else {
         w = write_of(in, cr2, f.rax);
     }
-    uint64_t old;   // the core's answer, read only when it wrote
+    uint64_t old = 0;   // the core's answer, read only when it wrote
     if ((!kWrprotect && (in.op == PteOp::None || (cr2 & (in.size - 1)) != 0)) || in.ea != cr2 ||
         in_core_write(v, Vaddr{cr2}, w, old) != 0) {
         // The #PF goes to the guest: the CR2 its bounce reads (pv/traps.cc).
@@ -167,15 +167,13 @@ bool guest_emulate_page_fault(TrapFrame& f)
     // Sixteen bytes, two words, the decoder given at most the 15 an
     // instruction may have.
     uint8_t b[16];
-    static_assert(sizeof(b) >= kMaxInsn && sizeof(b) % 8 == 0);
+    static_assert(sizeof(b) >= kMaxInsn && sizeof(b) == 16);   // guest_read16's two words
     // All sixteen on the first try in the common case: two loads
     // (guest_read16) where the sixteen lie in the guest's part of the
-    // address space (the range test of BareMetal::copy_from_guest,
-    // mm/platform.cc; v is the vCPU running here); guest_fetch for an
-    // instruction near the end of the last readable page.
-    const uint64_t last = f.rip + sizeof(b) - 1;
-    const bool guest_part = last >= f.rip && (last < kGuestLowerEnd || f.rip >= kGuestUpperStart);
-    const unsigned got = guest_part && guest_read16(b, reinterpret_cast<const void*>(f.rip)) == 0
+    // address space (guest_range_ok, as BareMetal's copies test it; v is
+    // the vCPU running here); guest_fetch for an instruction near the end
+    // of the last readable page.
+    const unsigned got = guest_range_ok(f.rip, sizeof(b)) && guest_read16(b, reinterpret_cast<const void*>(f.rip)) == 0
                              ? unsigned(sizeof(b))
                              : guest_fetch(v, f.rip, b, sizeof(b));
     const unsigned n = got < kMaxInsn ? got : kMaxInsn;

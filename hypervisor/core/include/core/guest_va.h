@@ -23,4 +23,18 @@ static_assert(guest_va_ok(0x00007fffffffffff) && !guest_va_ok(0x0000800000000000
               !guest_va_ok(0xffff800000000000) && !guest_va_ok(0xffff87ffffffffff) &&
               guest_va_ok(0xffff880000000000) && guest_va_ok(~0ull));   // the ends of each part
 
+// Whether the n bytes at va lie in one of the guest's two parts: not
+// wrapping, and both ends in the same part, so everything between them is
+// in it too, whatever n. False for n == 0 (last is va - 1: below va, or ~0
+// for va 0, in neither part). The range test of every guest copy on bare
+// metal (mm/platform.h) and of the #PF path's fetch (pv/ptwr.cc).
+constexpr bool guest_range_ok(uint64_t va, uint64_t n)
+{
+    const uint64_t last = va + n - 1;
+    return last >= va && (last < kGuestLowerEnd || va >= kGuestUpperStart);
+}
+static_assert(guest_range_ok(0x00007ffffffffff0, 16) && !guest_range_ok(0x00007ffffffffff1, 16) &&
+              !guest_range_ok(0xffff87fffffffff8, 16) && guest_range_ok(0xffff880000000000, 16) &&
+              !guest_range_ok(~0ull - 7, 16) && !guest_range_ok(0x1000, 0) && !guest_range_ok(0, 0));
+
 } // namespace pvmmu
