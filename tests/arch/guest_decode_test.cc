@@ -417,7 +417,13 @@ TEST(DecodePteWrite, TheWriteProtectShortWayAgreesWithTheGeneralDecoder)
                             std::vector<uint8_t> with_padded = {other};
                             with_padded.insert(with_padded.end(), padded.begin(), padded.end());
                             const PteWriteInsn gp = decode(with_padded);
-                            if (took) {   // not all: a SIB without a base (disp32) goes the general way
+                            // Exactly its forms: 80 /4 with no displacement or a disp8,
+                            // a base register (neither RIP-relative nor a SIB's disp32).
+                            const unsigned mod = modrm >> 6, rm = modrm & 7;
+                            const bool no_base = mod == 0 && (rm == 5 || (sib && (s & 7) == 5));
+                            EXPECT_EQ(took, ((modrm >> 3) & 7) == 4 && mod < 2 && !no_base)
+                                << std::hex << modrm << " " << s << " " << rex;
+                            if (took) {
                                 ++short_taken;
                                 EXPECT_EQ(sw.op, gp.op);
                                 same_after_prefix(sw, gp);
