@@ -106,7 +106,8 @@ extern "C" HIDDEN char c_rd_cr0[], c_rd_cr2[], c_rd_cr3[], c_rd_cr3_r9[], c_rd_c
     c_store[], c_store_end[], c_bp_target[], c_step[], c_step_end[], c_step_emul[], c_step_emul_end[], c_inw[],
     c_inl[], c_inl_imm[], c_armed[], c_inb_end[], c_outb[], c_outl[], c_rep_insb[], c_rep_outsb[], c_cli[], c_sti[],
     c_load_es[], c_rd_fs[], c_rd_gs[], c_fs_read[], c_gs_sel[], c_st64[], c_xchg[], c_cmpxchg[], c_btr_a[],
-    c_or[], c_and_imm8[], c_st_pinned[], c_andb_rw[], c_ds_andb_rw[], c_movb[], c_orw[], c_sse_double[], c_fxsave_xmm1[],
+    c_or[], c_and_imm8[], c_st_pinned[], c_andb_rw[], c_ds_andb_rw[], c_andb_nx_off[], c_movb[], c_orw[], c_sse_double[],
+    c_fxsave_xmm1[],
     c_stmxcsr[], c_ldmxcsr[], c_divss_zero[];
 extern "C" HIDDEN uint64_t conform_zf;
 void event_checks(volatile shared_info_t* sh, volatile vcpu_info_t* vi);   // events.cc
@@ -375,6 +376,8 @@ SNIPPET c_andb_rw       /* c_andb_rw(p): lock andb $0xfd (RW off), Linux's clear
     lock andb $0xfd, (%rdi); xor %eax, %eax; ret
 SNIPPET c_ds_andb_rw    /* c_ds_andb_rw(p): ds andb $0xfd: Linux's clear_bit on one CPU, its LOCK patched to DS */
     .byte 0x3e; andb $0xfd, (%rdi); xor %eax, %eax; ret
+SNIPPET c_andb_nx_off   /* c_andb_nx_off(p): lock andb $0x7f, 7(p): NX off by the write-protect's form with a disp8; ZF (bit 0) and SF (bit 1) into conform_zf */
+    lock andb $0x7f, 7(%rdi); setz %cl; sets %dl; movzbl %cl, %ecx; movzbl %dl, %edx; lea (%rcx,%rdx,2), %rcx; mov %rcx, conform_zf(%rip); xor %eax, %eax; ret
 SNIPPET c_movb          /* c_movb(p, v): *(uint8_t*)p = v, from %sil (a REX byte register) */
     mov %sil, (%rdi); xor %eax, %eax; ret
 SNIPPET c_orw           /* c_orw(p, v): lock orw %si */
@@ -2042,6 +2045,13 @@ void pt_writes(const start_info_t* si, bool pvmmu)
     check("movb $0x80 to byte 7: NX on", trap_of(c_movb, pte_va + 7, 0x80), kNoTrap);
     checkx("  the entry: NX, the rest kept", *pte & (kFrameAndPerms | kNx), mapped | kNx);
     check("movb $0 to byte 7: NX off", trap_of(c_movb, pte_va + 7, 0), kNoTrap);
+    checkx("  the entry as before", *pte & (kFrameAndPerms | kNx), mapped);
+    // Linux's write-protect form at the entry's top byte (a disp8), its
+    // flags those of the byte's AND: 0x80 & 0x7f, zero.
+    check("movb $0x80 to byte 7: NX on again", trap_of(c_movb, pte_va + 7, 0x80), kNoTrap);
+    conform_zf = 7;
+    check("lock andb $0x7f to byte 7 (a disp8): NX off", trap_of(c_andb_nx_off, pte_va), kNoTrap);
+    checkx("  ZF set, SF clear", conform_zf, 1);
     checkx("  the entry as before", *pte & (kFrameAndPerms | kNx), mapped);
     invlpg(va);
 
