@@ -41,8 +41,7 @@ bool install_exact(uint64_t* slot, uint64_t& cur, uint64_t nv)
 // The written L1, held as a TableCursor holds a table (core/table_cursor.h):
 // a type reference and the page lock, taken and dropped inline. Taking is
 // get_existing_table's (core/refs.h) for a validated L1 only, so a table of
-// another level is never referenced; a drop that leaves a reference is
-// put_page_type's common case, the last one its own path: keep them in step.
+// another level is never referenced; the drop is put_page_type_inline's.
 class HeldL1 {
 public:
     // known_valid: m is a frame of the machine already (emulate_pt_write's
@@ -69,6 +68,8 @@ public:
         hv_.platform().tables_written(m_);
         FrameInfo& f = hv_.frame(m_);
         f.lock.unlock();
+        // put_page_type_inline's body (core/refs.h), here by hand: the call
+        // form costs this path one instruction more (§1 ptwr-rw-lower).
         uint64_t x = f.type_info.load(std::memory_order_acquire);
         if (ti::count(x) != 1 && f.type_info.compare_exchange_strong(x, x - 1, std::memory_order_acq_rel)) return;
         put_page_type(hv_, m_);
@@ -127,27 +128,12 @@ int emulate_l1_write(Hypervisor& hv, DomId self, Mfn l1, unsigned index, const P
 
 int emulate_pt_write(Hypervisor& hv, const Vcpu& v, Vaddr va, const PtWrite& w, uint64_t& old)
 {
-    // walk_to_l1 (update_va_mapping.cc says why lock-free is enough) taken
-    // one level further: the L1 that maps va is read as the tables above it
-    // are, and its entry names the frame written.
-    if (!v.has_table || hv.l4_slot_reserved(table_index(va, Level::L4))) return -XEN_EINVAL;
+    // The walk one level past the L1: its entry names the frame written (a
+    // frame of the machine, which write_l1 need not test again).
     const Domain& d = *v.domain;
-    const DomId self = d.id;
-    // Fixed while the machine runs: held in registers across the walk's
-    // atomic loads, which would make the compiler read them again.
-    const MachineMemory mem = hv.mem();
-    FrameInfo* const frames = &hv.frame(Mfn{0});
-    Mfn m = v.guest_table;
-    // Unrolled: each level's index shift and PS test are constants.
-#pragma GCC unroll 4
-    for (unsigned l = 4; l > 0; --l) {
-        if (frames[m.v].owner.load(std::memory_order_acquire) != self) return -XEN_EINVAL;
-        const Pte e{load_entry(mem.table(m) + table_index(va, Level(uint8_t(l))))};
-        // A PS bit in the L1 entry is PAT: only the levels above stop at it.
-        if (!e.present() || (l > 1 && (e.v & pte_bit::PS)) || !mem.valid(e.mfn())) return -XEN_EINVAL;
-        m = e.mfn();
-    }
-    return write_l1(hv, &d, self, m, true, unsigned((va.v & (kPageSize - 1)) / sizeof(uint64_t)), w, old);
+    Mfn m;
+    if (!walk_tables<1>(hv, v, d.id, va, m)) return -XEN_EINVAL;
+    return write_l1(hv, &d, d.id, m, true, unsigned((va.v & (kPageSize - 1)) / sizeof(uint64_t)), w, old);
 }
 
 } // namespace pvmmu

@@ -20,17 +20,8 @@ namespace pvmmu {
 
 Mfn walk_to_l1(Hypervisor& hv, const Vcpu& v, Vaddr va)
 {
-    constexpr Mfn kNone{~0ull};
-    if (!v.has_table || hv.l4_slot_reserved(table_index(va, Level::L4))) return kNone;
-    const DomId self = v.domain->id;
-    Mfn m = v.guest_table;
-    for (unsigned l = 4; l > 1; --l) {
-        if (hv.frame(m).owner.load(std::memory_order_acquire) != self) return kNone;
-        const Pte e{load_entry(hv.mem().table(m) + table_index(va, Level(uint8_t(l))))};
-        if (!e.present() || (e.v & pte_bit::PS) || !hv.mem().valid(e.mfn())) return kNone;
-        m = e.mfn();
-    }
-    return m;
+    Mfn m;
+    return walk_tables<2>(hv, v, v.domain->id, va, m) ? m : Mfn{~0ull};
 }
 
 namespace {

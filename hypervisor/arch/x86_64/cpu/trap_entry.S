@@ -151,7 +151,7 @@ trap_from_hypervisor:
 	popq %rdx
 	popq %rcx
 	popq %rax
-/* syscall_entry joins here with its frame built and the hypervisor's %gs. */
+/* syscall32_entry joins here with its frame built and the hypervisor's %gs. */
 	.globl trap_save
 trap_save:
 	SAVE_GPRS

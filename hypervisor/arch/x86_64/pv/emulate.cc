@@ -305,24 +305,6 @@ unsigned guest_fetch(Vcpu& v, uint64_t rip, uint8_t* b, unsigned n)
     return first < n && !platform().copy_from_guest(v, b, Vaddr{rip}, first) ? first : 0;
 }
 
-namespace {
-
-// An instruction of `len` bytes done: RIP past it, and what the CPU does at
-// the end of an instruction that completes.
-void completed(TrapFrame& f, unsigned len, uint32_t hits)
-{
-    f.rip += len;
-    // RF ends with an instruction that completes, as the CPU clears it: an
-    // instruction breakpoint on the next one fires.
-    f.rflags &= ~uint64_t(RFLAGS_RF);
-    // The single-step trap the instruction would have taken, as the CPU
-    // delivers it after an instruction that completes, and the I/O
-    // breakpoints it met.
-    guest_debug_after_emulation(f, hits);
-}
-
-} // namespace
-
 bool guest_emulate(TrapFrame& f)
 {
     Vcpu& v = *this_cpu().vcpu;
@@ -337,7 +319,6 @@ bool guest_emulate(TrapFrame& f)
         if (!long_mode_cs(f.cs)) return false;
         len = forced_cpuid(v, f);
         break;
-    case kExcPF: return !guest_in_user_mode(v) && guest_emulate_page_fault(f);
     case kExcGP:
         if (!long_mode_cs(f.cs)) return false;
         if (f.error) return software_interrupt(v, f);

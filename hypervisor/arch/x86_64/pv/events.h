@@ -46,15 +46,15 @@ void guest_return_events(TrapFrame& f, uint8_t what);
 // next hypercall, interrupt, exception other than the page fault, or
 // user-mode SYSCALL. due() marks parts; taken() gives the marked
 // ones and clears them. Inline: a few instructions, on every entry.
-// due() runs with interrupts on (a hypercall's, pv/hypercall.cc
-// syscall_trap) and in the interrupt handlers that nest in it, all on this
-// CPU and on its byte (PerCpu::return_clear, through %gs): it is one
-// read-modify-write instruction (AND to memory), which no interrupt on this
-// CPU can split, so no marking is lost between another's read and write; no
-// LOCK, as no other CPU writes the byte. taken() runs with interrupts off, so nothing on this CPU comes
-// between its load and its store, and stores only when a part was marked;
-// no other CPU touches the byte. Both are volatile asm, kept in program
-// order with each other and with the STI and CLI around a hypercall.
+// Both work on this CPU's byte (PerCpu::return_clear, through %gs), which
+// no other CPU touches. due() runs with interrupts on (a hypercall's,
+// pv/hypercall.cc syscall_trap) and in the interrupt handlers that nest in
+// it: it is one read-modify-write instruction (AND to memory), which no
+// interrupt on this CPU can split, so no marking is lost between another's
+// read and write (no LOCK needed). taken() runs with interrupts off, so
+// nothing on this CPU comes between its load and its store, and stores
+// only when a part was marked. Both are volatile asm, kept in program order
+// with each other and with the STI and CLI around a hypercall.
 inline void guest_return_check_due(uint8_t what = kCheckAll)
 {
     asm volatile("andb %1, %%gs:%c0" : : "i"(__builtin_offsetof(PerCpu, return_clear)), "iq"(uint8_t(~what)));

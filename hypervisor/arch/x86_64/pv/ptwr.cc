@@ -16,7 +16,6 @@
 // over guest data; nothing is trusted beyond the bytes checked.
 #include "core/guest_va.h"
 #include "core/pt_write.h"
-#include "cpu/cpu_bits.h"
 #include "cpu/exceptions.h"
 #include "cpu/percpu.h"
 #include "cpu/quiesce.h"
@@ -24,7 +23,6 @@
 #include "cpu/x86.h"
 #include "mm/core_glue.h"
 #include "mm/platform.h"
-#include "pv/debugreg.h"
 #include "pv/decode.h"
 #include "pv/domain.h"
 #include "pv/emulate.h"
@@ -135,12 +133,7 @@ template <bool kWrprotect>
             f.rax = old;
         }
     }
-    // What the CPU does at the end of an instruction that completes
-    // (pv/emulate.cc completed): RIP past it, RF cleared, and the
-    // single-step trap it would have taken.
-    f.rip += in.len;
-    f.rflags &= ~uint64_t(RFLAGS_RF);
-    if (f.rflags & RFLAGS_TF) guest_debug_after_emulation(f, 0);
+    completed(f, in.len, 0);
     return true;
 }
 

@@ -53,32 +53,6 @@ BareMetal& platform() { return bare_metal(); }
 
 } // namespace
 
-namespace {
-[[gnu::always_inline]] inline bool deliver_exception(Vcpu& v, TrapFrame& f, unsigned vector, bool error_code);
-} // namespace
-
-bool guest_bounce(TrapFrame& f)
-{
-    // NMI, #DF and #MC are the hypervisor's; nothing else is delivered twice.
-    if (f.vector >= kNrExceptions || f.vector == kExcNMI || f.vector == kExcDF || f.vector == kExcMC) return false;
-    Vcpu& v = *this_vcpu();
-    const uint64_t cpu_error = f.error;
-    if (f.vector == kExcPF) {
-        // Xen gives a page fault of the guest's kernel mode the U/S bit clear
-        // and one of its user mode the bit set, whatever ring the CPU saw. Not
-        // delivered, the frame keeps the CPU's code for the crash report (the
-        // U/S bit is evidence). The page fault's own copy of the delivery
-        // (every copy-on-write fault of a fork): its vector and error code
-        // constants.
-        f.error = guest_in_user_mode(v) ? f.error | kPfUser : f.error & ~kPfUser;
-        if (deliver_exception(v, f, kExcPF, true)) return true;
-    } else if (deliver_exception(v, f, unsigned(f.vector), exception_has_error_code(unsigned(f.vector)))) {
-        return true;
-    }
-    f.error = cpu_error;
-    return false;
-}
-
 TrapEntry trap_entry(const trap_info_t& t) { return TrapEntry{t.address, uint8_t(t.flags & 3), TI_GET_IF(&t) != 0}; }
 
 void set_callbacks(VcpuArch& a, uint64_t event, uint64_t failsafe, uint64_t syscall, uint8_t masks)
@@ -116,10 +90,9 @@ bool upcalls_masked(const vcpu_info* info, uint64_t rflags)
     if (!info) return !(rflags & kRflagsIf);
     return __atomic_load_n(&info->evtchn_upcall_mask, __ATOMIC_SEQ_CST);
 }
-} // namespace
 
-namespace {
-inline bool deliver_exception(Vcpu& v, TrapFrame& f, unsigned vector, bool error_code)
+// Inline into guest_deliver and guest_bounce's two ways.
+[[gnu::always_inline]] inline bool deliver_exception(Vcpu& v, TrapFrame& f, unsigned vector, bool error_code)
 {
     const TrapEntry& t = arch(v).trap[vector];
     if (!t.address) return false;
@@ -133,6 +106,28 @@ inline bool deliver_exception(Vcpu& v, TrapFrame& f, unsigned vector, bool error
 bool guest_deliver(TrapFrame& f, unsigned vector, bool error_code)
 {
     return deliver_exception(*this_vcpu(), f, vector, error_code);
+}
+
+bool guest_bounce(TrapFrame& f)
+{
+    // NMI, #DF and #MC are the hypervisor's; nothing else is delivered twice.
+    if (f.vector >= kNrExceptions || f.vector == kExcNMI || f.vector == kExcDF || f.vector == kExcMC) return false;
+    Vcpu& v = *this_vcpu();
+    const uint64_t cpu_error = f.error;
+    if (f.vector == kExcPF) {
+        // Xen gives a page fault of the guest's kernel mode the U/S bit clear
+        // and one of its user mode the bit set, whatever ring the CPU saw. Not
+        // delivered, the frame keeps the CPU's code for the crash report (the
+        // U/S bit is evidence). The page fault's own copy of the delivery
+        // (every copy-on-write fault of a fork): its vector and error code
+        // constants.
+        f.error = guest_in_user_mode(v) ? f.error | kPfUser : f.error & ~kPfUser;
+        if (deliver_exception(v, f, kExcPF, true)) return true;
+    } else if (deliver_exception(v, f, unsigned(f.vector), exception_has_error_code(unsigned(f.vector)))) {
+        return true;
+    }
+    f.error = cpu_error;
+    return false;
 }
 
 // Xen's return-to-guest check for events, after a hypercall: with

@@ -165,10 +165,38 @@ template <bool FoldAd>
     return mod_entry_refs<FoldAd>(hv, level, slot, old, nv, ctx);
 }
 
-// The L1 that maps va in v's address space (its kernel root), or Mfn{~0}
-// when the walk ends early: lock-free, every value checked before use
-// (update_va_mapping.cc says why that is enough); the caller takes what
-// reference it needs on the result.
+// The frame that va's walk in v's address space (its kernel root) reaches
+// through the entry of level Last, into `out`: the L1 that maps va for Last
+// 2, the frame va maps for Last 1; false when the walk ends early. `self` is
+// v's domain, which the caller has at hand. Lock-free, every value checked
+// before use (update_va_mapping.cc says why that is enough): every table
+// read is the domain's own, every entry present and naming a
+// frame of the machine, and the levels above the L1 stop at a PS entry (in
+// an L1 entry the bit is PAT). The caller takes what reference it needs on
+// the result. Inline and unrolled: each level's index shift and PS test are
+// constants, the frame table and memory held in registers across the
+// atomic loads (the #PF path's emulated write, core/src/pt_write.cc).
+template <unsigned Last>
+[[gnu::always_inline]] inline bool walk_tables(Hypervisor& hv, const Vcpu& v, DomId self, Vaddr va, Mfn& out)
+{
+    static_assert(Last >= 1 && Last <= 4);
+    if (!v.has_table || hv.l4_slot_reserved(table_index(va, Level::L4))) return false;
+    const MachineMemory mem = hv.mem();   // fixed while the machine runs
+    FrameInfo* const frames = &hv.frame(Mfn{0});
+    Mfn m = v.guest_table;
+#pragma GCC unroll 4
+    for (unsigned l = 4; l >= Last; --l) {
+        if (frames[m.v].owner.load(std::memory_order_acquire) != self) return false;
+        const Pte e{load_entry(mem.table(m) + table_index(va, Level(uint8_t(l))))};
+        if (!e.present() || (l > 1 && (e.v & pte_bit::PS)) || !mem.valid(e.mfn())) return false;
+        m = e.mfn();
+    }
+    out = m;
+    return true;
+}
+
+// walk_tables<2>, out of line: the L1 that maps va, or Mfn{~0} when the
+// walk ends early.
 Mfn walk_to_l1(Hypervisor& hv, const Vcpu& v, Vaddr va);
 
 } // namespace pvmmu
